@@ -1,0 +1,45 @@
+# Two commands do all set-up (see README.md):
+#   make report   render the reports from the bundled data/
+#   make test     run every test: unit tests and nbval over the notebooks
+# Both create and reuse the virtual environment in .venv and install the
+# project from its own files (pyproject.toml, pinned by constraints.txt).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: report test verify sample-data bench lint browser clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+report: $(STAMP)
+	$(BIN)/explicit-audit report data --out reports
+
+verify: $(STAMP)
+	$(BIN)/explicit-audit verify data
+
+# Chromium renders the HTML reports in the browser test (Debian's package).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "chromium could not be installed: the browser test will fail"; }
+
+test: $(STAMP) browser
+	$(BIN)/python -m ruff check explicit_audit tests benchmarks scripts
+	$(BIN)/python -m pytest
+
+sample-data: $(STAMP)
+	$(BIN)/python -m scripts.sample_data data
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_receipts.py
+	$(BIN)/python benchmarks/bench_plans.py
+	$(BIN)/python benchmarks/bench_routing.py
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache

@@ -1,0 +1,367 @@
+"""The reading core: files, folders and globs into JSON values with provenance.
+
+What it reads (``shared/FORMATS.md``, "Files"):
+
+- ``.jsonl``: one JSON value per line, blank lines allowed;
+- ``.json``: one array of records, one record, or several JSON values one
+  after another (pretty-printed CLI outputs appended to one log included);
+- either of them gzip-compressed (``.gz``);
+- ``.yaml`` / ``.yml`` files are routing policies, handed to the policy loader.
+
+Every value keeps its file and the 1-based line on which it starts. Input
+that cannot be read becomes a :class:`~explicit_audit._records.Rejection`;
+nothing is dropped. For a file, ``values + rejections == values read``.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from ._records import RawValue, Rejection, excerpt
+from .errors import AuditError
+
+__all__ = [
+    "DATA_SUFFIXES",
+    "POLICY_SUFFIXES",
+    "FileContent",
+    "parse_content",
+    "read_file",
+    "resolve_sources",
+]
+
+DATA_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
+POLICY_SUFFIXES = (".yaml", ".yml")
+
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = b" \t\r\n"
+_STDLIB_DECODER = json.JSONDecoder()
+_COLUMN0_VALUE_START = re.compile(r"^[\[{]", re.MULTILINE)
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _suffix_of(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in (*DATA_SUFFIXES, *POLICY_SUFFIXES):
+        if name.endswith(suffix):
+            return suffix
+    return ""
+
+
+def _readable_files(folder: Path) -> list[Path]:
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(
+            Path(root, name)
+            for name in files
+            if not name.startswith(".") and _suffix_of(Path(name))
+        )
+    return sorted(found)
+
+
+def resolve_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """Expand a file, a folder, a glob or a list of them into files to read.
+
+    Parameters
+    ----------
+    source : str, path-like, or an iterable of them
+        A file; a folder (every readable file below it, recursively, hidden
+        files and folders skipped); or a glob pattern (``**`` allowed).
+
+    Returns
+    -------
+    list of pathlib.Path
+        Files in sorted order, each once.
+
+    Raises
+    ------
+    AuditError
+        When nothing matches, or a named file has a suffix the kit cannot read.
+    """
+    if isinstance(source, str | os.PathLike):
+        sources = [source]
+    else:
+        sources = list(source)
+    files: list[Path] = []
+    for item in sources:
+        path = Path(item)
+        if path.is_dir():
+            found = _readable_files(path)
+            if not found:
+                raise AuditError(
+                    f"{path}: the folder holds no file to load (looked for "
+                    f"{', '.join(DATA_SUFFIXES + POLICY_SUFFIXES)}). Point the loader at the "
+                    "folder that holds the logs."
+                )
+            files.extend(found)
+        elif path.is_file():
+            if not _suffix_of(path):
+                raise AuditError(
+                    f"{path}: cannot read this kind of file; expected one of "
+                    f"{', '.join(DATA_SUFFIXES + POLICY_SUFFIXES)}."
+                )
+            files.append(path)
+        else:
+            matches = sorted(
+                Path(m) for m in glob.glob(str(item), recursive=True) if Path(m).is_file()
+            )
+            matches = [m for m in matches if _suffix_of(m)]
+            if not matches:
+                raise AuditError(
+                    f"{item}: no such file or folder, and no readable file matches it as a glob."
+                )
+            files.extend(matches)
+    seen: set[Path] = set()
+    unique = []
+    for path in files:
+        if path not in seen:
+            seen.add(path)
+            unique.append(path)
+    return unique
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    """The decompressed bytes of one file, and what went wrong reading them.
+
+    Attributes
+    ----------
+    path : str
+        The file, as named to the loader.
+    data : bytes
+        Its content (decompressed, without a leading UTF-8 byte order mark).
+    lines_data : bool
+        True for JSON Lines (``.jsonl``), False for ``.json``.
+    problem : Rejection or None
+        A file-level problem (a truncated gzip stream, an unreadable file);
+        ``data`` then holds what could be read before it.
+    """
+
+    path: str
+    data: bytes
+    lines_data: bool
+    problem: Rejection | None = None
+
+
+def _gunzip(raw: bytes, path: str) -> tuple[bytes, Rejection | None]:
+    decompressor = zlib.decompressobj(wbits=31)
+    try:
+        data = decompressor.decompress(raw)
+    except zlib.error as exc:
+        return b"", Rejection(path, 0, "file", f"not a readable gzip file ({exc})", "")
+    if not decompressor.eof:
+        line = data.count(b"\n") + 1
+        return data, Rejection(
+            path,
+            line,
+            "file",
+            f"gzip stream is truncated: {len(data)} bytes could be read, the rest of the file "
+            f"is lost from line {line} on; the value on that line is rejected",
+            excerpt(data[data.rfind(b"\n") + 1 :]),
+        )
+    return data, None
+
+
+def read_file(path: Path) -> FileContent:
+    """Read one data file's bytes, decompressing gzip.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A ``.jsonl``, ``.json``, ``.jsonl.gz`` or ``.json.gz`` file.
+
+    Returns
+    -------
+    FileContent
+    """
+    name = str(path)
+    suffix = _suffix_of(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return FileContent(name, b"", True, Rejection(name, 0, "file", f"cannot read: {exc}", ""))
+    problem = None
+    if suffix.endswith(".gz") or raw[:2] == b"\x1f\x8b":
+        raw, problem = _gunzip(raw, name)
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    return FileContent(name, raw, suffix.startswith(".jsonl"), problem)
+
+
+def _parse_error(exc: Exception) -> str:
+    return str(exc).split(": line ")[0] if isinstance(exc, json.JSONDecodeError) else str(exc)
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads_text(text: bytes) -> object:
+    """Parse one JSON value exactly as written.
+
+    orjson first; the standard library only for what orjson refuses but JSON
+    allows (integers beyond 64 bits). NaN and Infinity are refused by both.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as first:
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, UnicodeDecodeError):
+            raise first from None
+
+
+def _iter_lines(content: FileContent) -> Iterator[RawValue | Rejection]:
+    data = content.data
+    start = 0
+    number = 0
+    size = len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        if end == -1:
+            end = size
+        number += 1
+        line = data[start:end]
+        start = end + 1
+        if not line.strip(_WHITESPACE):
+            continue
+        try:
+            value = _loads_text(line)
+        except orjson.JSONDecodeError as exc:
+            yield Rejection(content.path, number, "unknown", f"invalid JSON: {exc}", excerpt(line))
+            continue
+        yield RawValue(content.path, number, value, line)
+
+
+def _iter_concatenated(content: FileContent) -> Iterator[RawValue | Rejection]:
+    text = content.data.decode("utf-8", errors="surrogateescape")
+    position = 0
+    line = 1
+    size = len(text)
+    while True:
+        next_position = _skip_whitespace(text, position)
+        line += text.count("\n", position, next_position)
+        position = next_position
+        if position >= size:
+            return
+        if text[position] == "[":
+            position, line = yield from _iter_array(content.path, text, position, line)
+            continue
+        end, item = _decode_one(content.path, text, position, line)
+        yield item
+        line += text.count("\n", position, end)
+        position = end
+
+
+def _skip_whitespace(text: str, position: int) -> int:
+    size = len(text)
+    while position < size and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _resync(text: str, position: int) -> int:
+    """Where to resume after a value that cannot be parsed.
+
+    Pretty-printed values appended to a log start at column 0 with ``{`` or
+    ``[``; resuming at the next such line keeps every later value.
+    """
+    match = _COLUMN0_VALUE_START.search(text, text.find("\n", position) + 1 or len(text))
+    return match.start() if match and text.find("\n", position) != -1 else len(text)
+
+
+def _decode_one(path: str, text: str, position: int, line: int) -> tuple[int, RawValue | Rejection]:
+    try:
+        value, end = _STDLIB_DECODER.raw_decode(text, position)
+    except json.JSONDecodeError as exc:
+        end = _resync(text, position)
+        return end, Rejection(
+            path, line, "unknown", f"invalid JSON: {_parse_error(exc)}", excerpt(text[position:end])
+        )
+    raw = text[position:end]
+    if _ESCAPED_BYTE.search(raw):
+        return end, Rejection(path, line, "unknown", "invalid UTF-8 in this value", excerpt(raw))
+    try:
+        # The standard library's decoder accepts NaN and Infinity; JSON does not.
+        value = _loads_text(raw.encode("utf-8"))
+    except (orjson.JSONDecodeError, UnicodeEncodeError) as exc:
+        return end, Rejection(path, line, "unknown", f"invalid JSON: {exc}", excerpt(raw))
+    return end, RawValue(path, line, value, raw.encode("utf-8"))
+
+
+def _iter_array(path: str, text: str, position: int, line: int):
+    """Yield the elements of a top-level array, each with its own line."""
+    start_line = line
+    position += 1
+    while True:
+        next_position = _skip_whitespace(text, position)
+        line += text.count("\n", position, next_position)
+        position = next_position
+        if position >= len(text):
+            yield Rejection(
+                path, start_line, "unknown", "invalid JSON: the array is never closed", ""
+            )
+            return position, line
+        if text[position] == "]":
+            return position + 1, line
+        end, item = _decode_one(path, text, position, line)
+        yield item
+        line += text.count("\n", position, end)
+        position = _skip_whitespace(text, end)
+        line += text.count("\n", end, position)
+        if isinstance(item, Rejection):
+            return position, line
+        if position < len(text) and text[position] == ",":
+            position += 1
+        elif position < len(text) and text[position] != "]":
+            end = _resync(text, position)
+            yield Rejection(
+                path,
+                line,
+                "unknown",
+                "invalid JSON: expected ',' or ']' between array elements",
+                excerpt(text[position:end]),
+            )
+            line += text.count("\n", position, end)
+            return end, line
+
+
+def parse_content(content: FileContent) -> Iterator[RawValue | Rejection]:
+    """Every JSON value of one file, or a Rejection where one cannot be read.
+
+    Parameters
+    ----------
+    content : FileContent
+
+    Yields
+    ------
+    RawValue or Rejection
+        In file order. A file-level problem (a truncated gzip stream) comes
+        last, after the values read before it.
+    """
+    items = _iter_lines(content) if content.lines_data else _iter_concatenated(content)
+    problem = content.problem
+    if problem is None:
+        yield from items
+        return
+    last = None
+    for item in items:
+        if last is not None:
+            yield last
+        last = item
+    if isinstance(last, Rejection) and last.source_line == problem.source_line:
+        # The value cut off by the truncation is the one rejected: say why once.
+        yield Rejection(last.source_file, last.source_line, "file", problem.reason, last.raw)
+        return
+    if last is not None:
+        yield last
+    yield problem

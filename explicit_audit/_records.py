@@ -1,0 +1,117 @@
+"""What the reading core hands to each record kind.
+
+The reading core (:mod:`explicit_audit._reader`) turns files into
+:class:`RawValue` objects (parsed JSON values with their provenance) and
+:class:`Rejection` objects (input that could not be read). Each record kind
+(receipts, plans, requests, decisions) is a :class:`RecordKind`: a shape test
+that claims a parsed value, and a builder that turns the claimed values into
+that kind's DataFrames plus the values that do not fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["KindTables", "RawValue", "RecordKind", "Rejection"]
+
+
+@dataclass(frozen=True, slots=True)
+class RawValue:
+    """One JSON value as read from a file.
+
+    Attributes
+    ----------
+    source_file : str
+        The file it came from, as given or found.
+    source_line : int
+        The 1-based line on which the value starts.
+    value : Any
+        The value parsed with orjson: ints stay ints, floats keep the exact
+        value written, strings are not normalised. Hashes are rebuilt from
+        this, never from DataFrame columns.
+    text : bytes
+        The raw bytes of the value as written (UTF-8), for excerpts and for
+        checks that need the exact text.
+    """
+
+    source_file: str
+    source_line: int
+    value: Any
+    text: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """One input that was read but could not be loaded.
+
+    Attributes
+    ----------
+    source_file, source_line :
+        Where the value starts (``source_line`` is 0 when the whole file is at fault).
+    kind : str
+        The record kind it was meant for (``"receipts"``, ...), or ``"unknown"``
+        when no kind claimed it, or ``"file"`` when the file itself is at fault.
+    reason : str
+        What is wrong, naming the field.
+    raw : str
+        An excerpt of the raw text (at most a few hundred characters).
+    """
+
+    source_file: str
+    source_line: int
+    kind: str
+    reason: str
+    raw: str
+
+
+@dataclass(slots=True)
+class KindTables:
+    """What a record kind's builder returns: its tables and what did not fit."""
+
+    tables: dict[str, pd.DataFrame]
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RecordKind:
+    """One record kind the loader can sort values into.
+
+    Attributes
+    ----------
+    name : str
+        The kind's name, also used in the rejected table (``"receipts"``).
+    tables : tuple of str
+        The names of the :class:`~explicit_audit.Audit` tables it fills; the
+        first is its main table.
+    matches : callable
+        ``matches(value) -> bool``: whether a parsed JSON value has this kind's
+        shape. Shapes of different kinds must not overlap.
+    build : callable
+        ``build(values) -> KindTables`` for all values of this kind, in load order.
+        A value that is claimed but does not fit goes to ``rejected``; nothing
+        is dropped. A kind with ``arrow_build`` also takes
+        ``build(values, columnar=parts)``, the parts its fast path returned.
+    arrow_build : callable, optional
+        ``arrow_build(path, first_line) -> part | None``: a columnar fast path
+        over one JSON Lines file whose first line this kind claims, returning
+        a part for ``build``, or None where the file must be read value by
+        value instead.
+    """
+
+    name: str
+    tables: tuple[str, ...]
+    matches: Callable[[Any], bool]
+    build: Callable[[Sequence[RawValue]], KindTables]
+    arrow_build: Callable[..., KindTables | None] | None = None
+
+
+def excerpt(text: bytes | str, limit: int = 300) -> str:
+    """A short, printable excerpt of raw input for the rejected table."""
+    if isinstance(text, bytes):
+        text = text[: limit * 4].decode("utf-8", errors="replace")
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"

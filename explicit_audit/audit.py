@@ -1,0 +1,331 @@
+"""One entry point: ``ea.load(source)`` and the :class:`Audit` it returns.
+
+The loader reads every file once, sorts each JSON value into its record kind
+by its shape, and hands each kind its values to build that kind's tables.
+Whatever cannot be read, or is claimed by a kind but does not fit it, ends up
+in ``Audit.rejected``; for every file, loaded + rejected == values read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import warnings
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from ._reader import POLICY_SUFFIXES, parse_content, read_file, resolve_sources
+from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
+from .errors import InputError
+
+__all__ = ["Audit", "RejectedRowsWarning", "load", "load_kind", "rejected_frame"]
+
+Source = str | os.PathLike | Iterable[str | os.PathLike]
+
+#: Columns of ``Audit.rejected``, one row per input that was not loaded.
+REJECTED_COLUMNS = {
+    "source_file": "file the input came from",
+    "source_line": "1-based line where the value starts (0: the file as a whole)",
+    "kind": "record kind it was meant for; 'unknown' when no kind claimed it; 'file' for a "
+    "file-level problem",
+    "reason": "what is wrong, naming the field",
+    "raw": "excerpt of the raw text",
+}
+
+
+class RejectedRowsWarning(UserWarning):
+    """Some input could not be loaded; it is kept in ``Audit.rejected``."""
+
+
+def _record_kinds() -> list[RecordKind]:
+    """Every record kind ``load`` sorts values into, in matching order."""
+    from . import plans, receipts, requests
+
+    return [receipts.KIND, plans.KIND, requests.KIND]
+
+
+def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
+    """The rejected rows as a DataFrame with the columns of :data:`REJECTED_COLUMNS`."""
+    frame = pd.DataFrame(
+        {
+            "source_file": pd.Series([r.source_file for r in rejections], dtype="str"),
+            "source_line": pd.Series([r.source_line for r in rejections], dtype="int64"),
+            "kind": pd.Series([r.kind for r in rejections], dtype="category"),
+            "reason": pd.Series([r.reason for r in rejections], dtype="str"),
+            "raw": pd.Series([r.raw for r in rejections], dtype="str"),
+        }
+    )
+    return frame
+
+
+def _empty_policies() -> Any:
+    from .policy import PolicySet
+
+    return PolicySet([])
+
+
+def _load_policy_files(paths: Sequence[Path], strict: bool) -> tuple[Any, list[Rejection]]:
+    from .policy import load_policy_files
+
+    return load_policy_files(paths, strict=strict)
+
+
+@dataclass
+class Audit:
+    """Every table loaded from one source, read together.
+
+    Attributes
+    ----------
+    receipts, exposed : DataFrame
+        Retrieval receipts (one row each) and their exposed results.
+    plans : DataFrame
+        Retrieval plans with their recorded ``retrieval_plan_hash``.
+    requests : DataFrame
+        C2 compile requests with their recorded ``request_sha256``.
+    decisions : DataFrame
+        Routing decisions: inputs and recorded outputs.
+    policies : PolicySet
+        The routing policies found (YAML files), by ``policy_id``.
+    rejected : DataFrame
+        Every input that was not loaded, with file, line, kind, reason and an
+        excerpt (see :data:`REJECTED_COLUMNS`).
+    files : list of str
+        The files read, in order.
+    """
+
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    policies: Any = None
+    rejected: pd.DataFrame = field(default_factory=lambda: rejected_frame([]))
+    files: list[str] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{name}={len(frame)}" for name, frame in self.tables.items())
+        n_policies = len(self.policies) if self.policies is not None else 0
+        return (
+            f"Audit({len(self.files)} files: {counts}, policies={n_policies}, "
+            f"rejected={len(self.rejected)})"
+        )
+
+    def summary(self) -> pd.DataFrame:
+        """Row counts per table, rejected rows included.
+
+        Returns
+        -------
+        DataFrame
+            One row per table: ``table``, ``rows``.
+        """
+        rows = [(name, len(frame)) for name, frame in self.tables.items()]
+        if self.policies is not None:
+            rows.append(("policies", len(self.policies)))
+        rows.append(("rejected", len(self.rejected)))
+        return pd.DataFrame(rows, columns=["table", "rows"])
+
+
+def _progress(items: list, enabled: bool, what: str):
+    if not enabled or len(items) < 2:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=what, unit="file", leave=False)
+
+
+def _sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rejection:
+    value = item.value
+    if not isinstance(value, dict):
+        kind_of = type(value).__name__ if value is not None else "null"
+        kind_of = {"list": "array", "str": "string", "int": "number", "float": "number"}.get(
+            kind_of, kind_of
+        )
+        return Rejection(
+            item.source_file,
+            item.source_line,
+            "unknown",
+            f"expected a JSON object (a record), got a JSON {kind_of}",
+            excerpt(item.text),
+        )
+    for kind in kinds:
+        if kind.matches(value):
+            return kind
+    keys = ", ".join(list(value)[:8])
+    return Rejection(
+        item.source_file,
+        item.source_line,
+        "unknown",
+        f"not a record of any known kind (keys: {keys}); see FORMATS.md for the record shapes",
+        excerpt(item.text),
+    )
+
+
+def _first_line(path: Path) -> bytes:
+    """A JSON Lines file's first line (at most 1 MiB of it), read without the rest."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rb") as stream:
+            return stream.readline(1 << 20).strip()
+    except (OSError, EOFError, zlib.error):
+        return b""
+
+
+def _fast_path_kind(path: Path, kinds: Sequence[RecordKind]) -> tuple[RecordKind, bytes] | None:
+    """The kind whose columnar fast path should read this file, if any."""
+    if not path.name.lower().endswith((".jsonl", ".jsonl.gz")):
+        return None
+    first = _first_line(path)
+    try:
+        value = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    kind = next((kind for kind in kinds if kind.matches(value)), None)
+    if kind is None or kind.arrow_build is None:
+        return None
+    return kind, first
+
+
+def _read_all(
+    source: Source, kinds: Sequence[RecordKind], *, progress: bool
+) -> tuple[list[str], dict[str, list[RawValue]], dict[str, list[Any]], list[Rejection], list[Path]]:
+    files = resolve_sources(source)
+    values: dict[str, list[RawValue]] = defaultdict(list)
+    columnar: dict[str, list[Any]] = defaultdict(list)
+    rejections: list[Rejection] = []
+    policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
+    data_files = [path for path in files if path not in policy_files]
+    for path in _progress(data_files, progress, "reading"):
+        fast = _fast_path_kind(path, kinds)
+        if fast is not None:
+            kind, first = fast
+            part = kind.arrow_build(path, first)
+            if part is not None:
+                columnar[kind.name].append(part)
+                continue
+        for item in parse_content(read_file(path)):
+            if isinstance(item, Rejection):
+                rejections.append(item)
+                continue
+            sorted_into = _sort_value(item, kinds)
+            if isinstance(sorted_into, Rejection):
+                rejections.append(sorted_into)
+            else:
+                values[sorted_into.name].append(item)
+    return [str(f) for f in files], values, columnar, rejections, policy_files
+
+
+def _combine(kind: RecordKind, values: list[RawValue], columnar: list[Any]) -> KindTables:
+    """Build one kind's tables from its values and its columnar parts."""
+    if columnar:
+        return kind.build(values, columnar=columnar)
+    return kind.build(values)
+
+
+def _warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
+    if not rejections:
+        return
+    first = rejections[0]
+    if strict:
+        raise InputError(first.source_file, first.source_line or None, first.reason)
+    files = sorted({r.source_file for r in rejections})
+    where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    warnings.warn(
+        f"{len(rejections)} input value(s) could not be loaded, in {where} "
+        f"(first: {first.source_file}:{first.source_line}: {first.reason}). "
+        "They are kept in `audit.rejected` (ea.load(...).rejected).",
+        RejectedRowsWarning,
+        stacklevel=3,
+    )
+
+
+def load_kind(
+    source: Source, kind: RecordKind, *, strict: bool = False, progress: bool = True
+) -> KindTables:
+    """Load only one record kind from a source.
+
+    Values of other kinds are skipped; values that no kind claims, or that
+    this kind claims but that do not fit it, are rejected.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs.
+    kind : RecordKind
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` at the first rejection.
+    progress : bool, default True
+        Show a progress bar over files for long loads.
+
+    Returns
+    -------
+    KindTables
+    """
+    kinds = _record_kinds()
+    _, values, columnar, rejections, _ = _read_all(source, kinds, progress=progress)
+    rejections = [r for r in rejections if r.kind in ("unknown", "file")]
+    built = _combine(kind, values.get(kind.name, []), columnar.get(kind.name, []))
+    rejections.extend(built.rejected)
+    _warn_or_raise(rejections, strict)
+    return KindTables(built.tables, rejections)
+
+
+def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audit:
+    """Load every audit record from files, folders or globs.
+
+    Each JSON value is sorted into its record kind by its shape, so a folder
+    of mixed logs just works. YAML files are read as routing policies.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        A file, a folder (read recursively), a glob, or a list of them.
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` naming file and line at the
+        first input that cannot be loaded, instead of collecting it in
+        ``Audit.rejected``.
+    progress : bool, default True
+        Show a progress bar over files (tqdm) for long loads.
+
+    Returns
+    -------
+    Audit
+
+    Warns
+    -----
+    RejectedRowsWarning
+        When some input was rejected: how many, and where to look.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> audit = ea.load("data/")  # doctest: +SKIP
+    >>> audit.receipts.withheld_count.sum()  # doctest: +SKIP
+    """
+    kinds = _record_kinds()
+    files, values, columnar, rejections, policy_files = _read_all(source, kinds, progress=progress)
+    if strict and rejections:
+        _warn_or_raise(rejections, strict)
+    tables: dict[str, pd.DataFrame] = {}
+    for kind in kinds:
+        built = _combine(kind, values.get(kind.name, []), columnar.get(kind.name, []))
+        tables.update(built.tables)
+        rejections.extend(built.rejected)
+        if strict and built.rejected:
+            _warn_or_raise(built.rejected, strict)
+    policies = _empty_policies() if not policy_files else None
+    if policy_files:
+        policies, policy_rejections = _load_policy_files(policy_files, strict)
+        rejections.extend(policy_rejections)
+    _warn_or_raise(rejections, strict)
+    return Audit(tables=tables, policies=policies, rejected=rejected_frame(rejections), files=files)

@@ -1,0 +1,298 @@
+"""Routing decisions (hyungi document server): loading them into ``decisions``.
+
+One record per decision, nested ``{"decision_id", "policy_id", "inputs": {...},
+"decision": {...}}`` or flat (the input and decision fields side by side at the
+top level), as in FORMATS.md section 4. Inputs and recorded outputs become
+separate columns: the recorded outputs carry the prefix ``recorded_``, so that
+a replayed decision (:func:`~explicit_audit.replay`) sits beside them without
+a clash.
+
+``decisions`` columns:
+
+=============================  ============  ==============================================
+column                         dtype         meaning
+=============================  ============  ==============================================
+source_file                    str           file the record came from
+source_line                    int64         1-based line where the record starts
+decision_id                    str           the record's ``decision_id``; missing if absent
+policy_id                      category      the policy the decision says it followed
+shape                          category      nested / flat
+subject_domain                 category      input: the domain upstream matched
+content_chars                  int64         input: characters given to the 4B model
+deterministic_keyword_hits     list<string>  input: keyword matches
+self_declared_high_impact      bool          input: the 4B model's high-impact declaration
+self_declared_risk_flags       list<string>  input: flags the 4B model declared
+confidence                     float64       input: the 4B model's confidence, in [0, 1]
+evidence_doc_count             int64         input: documents the answer draws on
+recorded_escalate_to_26b       bool          recorded: escalated to the 26B model
+recorded_escalation_reasons    list<string>  recorded: reasons, in recorded order
+recorded_risk_flags            list<string>  recorded: risk flags
+recorded_high_impact_task      bool          recorded: high impact
+recorded_synthesis_directives  list<string>  recorded: directives
+recorded_subject_domain_used   category      recorded: the domain applied
+recorded_used_fallback         bool          recorded: the fallback domain was used
+=============================  ============  ==============================================
+
+Inputs ``decide_routing`` gives a default may be left out and take that
+default: no keyword hits, no self-declared high impact or flags, confidence
+1.0, no evidence documents; so may ``used_fallback`` (false), as in
+``RoutingDecision``. ``subject_domain`` and ``content_chars`` and every other
+decision field are required. A record is rejected, naming the field, when a
+count is negative or not a whole number, the confidence is not a number in
+[0, 1] (NaN included), a list is given as a string or holds a non-string, or a
+boolean is not ``true``/``false``. Other keys are kept: top-level ones under
+their own name (``extra.<key>`` if the name is taken by a column above),
+keys inside ``inputs``/``decision`` as ``inputs.<key>`` / ``decision.<key>``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ._decision_lists import LIST_OF_STRINGS
+from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
+from .decision_checks import DECISION_RULES, FINDING_COLUMNS, verify_decisions
+
+__all__ = [
+    "DECISION_RULES",
+    "FINDING_COLUMNS",
+    "KIND",
+    "load_decisions",
+    "verify_decisions",
+]
+
+_INPUT_DEFAULTS: dict[str, Any] = {
+    "deterministic_keyword_hits": [],
+    "self_declared_high_impact": False,
+    "self_declared_risk_flags": [],
+    "confidence": 1.0,
+    "evidence_doc_count": 0,
+}
+_INPUTS = ("subject_domain", "content_chars", *_INPUT_DEFAULTS)
+_OUTPUTS = (
+    "escalate_to_26b",
+    "escalation_reasons",
+    "risk_flags",
+    "high_impact_task",
+    "synthesis_directives",
+    "subject_domain_used",
+    "used_fallback",
+)
+_LISTS = {
+    "deterministic_keyword_hits",
+    "self_declared_risk_flags",
+    "escalation_reasons",
+    "risk_flags",
+    "synthesis_directives",
+}
+_BOOLS = {"self_declared_high_impact", "escalate_to_26b", "high_impact_task", "used_fallback"}
+_COUNTS = {"content_chars", "evidence_doc_count"}
+_STRINGS = {"subject_domain", "subject_domain_used"}
+_INT64_MAX = 2**63 - 1
+_IDS = ("decision_id", "policy_id")
+
+#: Column name -> dtype of the ``decisions`` table (extra columns follow these).
+COLUMN_DTYPES: dict[str, Any] = {
+    "source_file": "str",
+    "source_line": "int64",
+    "decision_id": "str",
+    "policy_id": "category",
+    "shape": "category",
+    "subject_domain": "category",
+    "content_chars": "int64",
+    "deterministic_keyword_hits": LIST_OF_STRINGS,
+    "self_declared_high_impact": "bool",
+    "self_declared_risk_flags": LIST_OF_STRINGS,
+    "confidence": "float64",
+    "evidence_doc_count": "int64",
+    "recorded_escalate_to_26b": "bool",
+    "recorded_escalation_reasons": LIST_OF_STRINGS,
+    "recorded_risk_flags": LIST_OF_STRINGS,
+    "recorded_high_impact_task": "bool",
+    "recorded_synthesis_directives": LIST_OF_STRINGS,
+    "recorded_subject_domain_used": "category",
+    "recorded_used_fallback": "bool",
+}
+
+
+class _Unfit(ValueError):
+    """A claimed record does not fit; the message names the field."""
+
+
+def matches(value: Any) -> bool:
+    """Whether a parsed JSON value is a routing decision record (nested or flat)."""
+    if not isinstance(value, dict):
+        return False
+    if "inputs" in value and "decision" in value:
+        return True
+    return "subject_domain" in value and "escalate_to_26b" in value
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {excerpt(value, 40)!r}"
+    return {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _field(name: str, value: Any, path: str) -> Any:
+    """Check one input or output field; return the value to store."""
+    if name in _LISTS:
+        if isinstance(value, str):
+            raise _Unfit(f"{path}: expected a list of strings, got a string {value!r}")
+        if not isinstance(value, list):
+            raise _Unfit(f"{path}: expected a list of strings, got {_describe(value)}")
+        for item in value:
+            if not isinstance(item, str):
+                raise _Unfit(f"{path}: expected a list of strings, holds {_describe(item)}")
+        return value
+    if name in _BOOLS:
+        if not isinstance(value, bool):
+            raise _Unfit(f"{path}: expected true or false, got {_describe(value)}")
+        return value
+    if name in _COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Unfit(f"{path}: expected a whole number, got {_describe(value)}")
+        if not 0 <= value <= _INT64_MAX:
+            raise _Unfit(f"{path}: a count cannot be negative or above 2**63-1, got {value}")
+        return value
+    if name == "confidence":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Unfit(f"{path}: expected a number in [0, 1], got {_describe(value)}")
+        if not (math.isfinite(value) and 0 <= value <= 1):
+            raise _Unfit(f"{path}: must be a number in [0, 1], got {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        raise _Unfit(f"{path}: expected a string, got {_describe(value)}")
+    return value
+
+
+def _section(part: Any, names: Sequence[str], prefix: str, defaults: dict) -> tuple[dict, dict]:
+    """Check the fields of one section; return them and the section's unknown keys."""
+    row: dict[str, Any] = {}
+    for name in names:
+        if name in part:
+            row[name] = _field(name, part[name], prefix + name)
+        elif name in defaults:
+            row[name] = defaults[name]
+        else:
+            raise _Unfit(f"{prefix}{name}: missing (a required field)")
+    extras = {key: item for key, item in part.items() if key not in names}
+    return row, extras
+
+
+def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
+    nested = "inputs" in value and "decision" in value
+    for key in _IDS:
+        item = value.get(key)
+        if item is not None and not isinstance(item, str):
+            raise _Unfit(f"{key}: expected a string, got {_describe(item)}")
+    row = {
+        "decision_id": value.get("decision_id"),
+        "policy_id": value.get("policy_id"),
+        "shape": "nested" if nested else "flat",
+    }
+    output_defaults = {"used_fallback": False}
+    if nested:
+        for key in ("inputs", "decision"):
+            if not isinstance(value[key], dict):
+                raise _Unfit(f"{key}: expected an object, got {_describe(value[key])}")
+        inputs, input_extras = _section(value["inputs"], _INPUTS, "inputs.", _INPUT_DEFAULTS)
+        outputs, output_extras = _section(value["decision"], _OUTPUTS, "decision.", output_defaults)
+        extras = {f"inputs.{key}": item for key, item in input_extras.items()}
+        extras |= {f"decision.{key}": item for key, item in output_extras.items()}
+        top = {k: v for k, v in value.items() if k not in ("inputs", "decision", *_IDS)}
+    else:
+        inputs, _ = _section(value, _INPUTS, "", _INPUT_DEFAULTS)
+        outputs, _ = _section(value, _OUTPUTS, "", output_defaults)
+        extras = {}
+        top = {k: v for k, v in value.items() if k not in (*_INPUTS, *_OUTPUTS, *_IDS)}
+    row |= inputs
+    row |= {f"recorded_{name}": item for name, item in outputs.items()}
+    return row, extras | top
+
+
+def _frame(rows: list[dict], where: list[tuple[str, int]], extras: list[dict]) -> pd.DataFrame:
+    columns: dict[str, Any] = {
+        "source_file": [w[0] for w in where],
+        "source_line": [w[1] for w in where],
+    }
+    for name in list(COLUMN_DTYPES)[2:]:
+        columns[name] = [row[name] for row in rows]
+    frame = pd.DataFrame(
+        {name: pd.Series(columns[name], dtype=dtype) for name, dtype in COLUMN_DTYPES.items()}
+    )
+    extra = pd.DataFrame.from_records(extras, index=frame.index) if extras else None
+    if extra is not None and len(extra.columns):
+        extra = extra.astype(object).where(extra.notna(), None)
+        extra.columns = [f"extra.{c}" if c in frame.columns else c for c in extra.columns]
+        frame = pd.concat([frame, extra], axis=1)
+    return frame
+
+
+def _build(values: Sequence[RawValue]) -> KindTables:
+    rows: list[dict] = []
+    where: list[tuple[str, int]] = []
+    extras: list[dict] = []
+    rejected: list[Rejection] = []
+    for item in values:
+        try:
+            row, extra = _row(item.value)
+        except _Unfit as exc:
+            rejected.append(
+                Rejection(item.source_file, item.source_line, "decisions", str(exc), excerpt(item.text))
+            )
+            continue
+        rows.append(row)
+        where.append((item.source_file, item.source_line))
+        extras.append(extra)
+    return KindTables({"decisions": _frame(rows, where, extras)}, rejected)
+
+
+KIND = RecordKind(name="decisions", tables=("decisions",), matches=matches, build=_build)
+"""The routing-decision record kind, for :func:`explicit_audit.load`."""
+
+
+def load_decisions(
+    source: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    strict: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Load routing decision records into one table.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs of ``.jsonl``/``.json`` (optionally ``.gz``).
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` at the first record that does not fit.
+    progress : bool, default True
+        Show a progress bar over files.
+
+    Returns
+    -------
+    DataFrame
+        The ``decisions`` table (columns in the module docstring). Rejected
+        records are only reported; load with :func:`explicit_audit.load` to
+        keep them in ``audit.rejected``.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> decisions = ea.load_decisions("data/decisions/")  # doctest: +SKIP
+    >>> decisions.recorded_escalate_to_26b.mean()  # doctest: +SKIP
+    """
+    from .audit import load_kind
+
+    return load_kind(source, KIND, strict=strict, progress=progress).tables["decisions"]

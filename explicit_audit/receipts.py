@@ -1,0 +1,148 @@
+"""Retrieval receipts (engram): loading them into ``receipts`` and ``exposed``.
+
+A line is any of the three shapes of ``shared/FORMATS.md`` section 1: a bare
+``RetrievalReceipt`` (``shape="receipt"``), the CLI's output
+``{schema_version, status, records|errors, receipt}`` (``shape="cli"``), or
+the internal outcome ``{kind, records|errors, receipt}`` (``shape="outcome"``).
+Keys a logger wrapped around a line are kept as columns of their own.
+
+``receipts`` columns (one row per receipt; the index label is the receipt row):
+
+=========================  ===================  ==========================================
+column                     dtype                meaning
+=========================  ===================  ==========================================
+source_file                category             file the value came from
+source_line                int64                1-based line where the value starts
+shape                      category             receipt / cli / outcome
+outcome                    category             hit / miss / failed; <NA> for a bare receipt
+error_codes                list<string>         ``errors[].code``; <NA> for a bare receipt
+n_records                  Int64                records returned; <NA> for a bare receipt
+schema_version             Int64                ``receipt.schemaVersion`` (always 0)
+scope                      category             search (a qmd query ran) / space (enumerated)
+query                      str                  the query; missing for a space receipt
+active_space               str                  missing when the space never resolved
+collection                 str                  qmd collection; "" when unresolved
+kind                       category             hit / miss
+requested_source_classes   list<string>         classes the caller asked for
+allowed_source_classes     list<string>         classes the policy allows
+locator_uris               list<string>         ``qmd://<collection>/<path>.md`` locators
+record_ids                 list<string>         ids of the records returned
+relevance_threshold        Float64              threshold applied; <NA> when none was
+withheld_audience          str                  ``withheld.audienceId``
+withheld_count             Int64                records authorization withheld
+n_exposed                  Int64                exposed results (guarded retrieval only)
+=========================  ===================  ==========================================
+
+``exposed`` columns (one row per exposed result):
+
+==============  ============  =================================================
+receipt_row     int64         index label of its receipt in ``receipts``
+position        int64         0-based position in ``exposedResults``
+record_id       str           ``recordId``
+source_uri      str           ``sourceUri`` (the locator)
+relative_path   str           ``relativePath``
+source_classes  list<string>  ``sourceClasses``
+score           Float64       qmd's score; <NA> when the result was never ranked
+==============  ============  =================================================
+
+A value that does not fit (a missing or mistyped field, an unknown
+``schemaVersion``, a withheld count that is not an integer) is rejected with
+a reason naming the field. A field the receipt type allows to be null
+(``query``, ``activeSpace``, ``relevanceThreshold``, ``withheld.audienceId``)
+reads as null when absent. A negative withheld count loads, and the receipt
+checks flag it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from ._receipt_arrow import arrow_part, frames_from_parts
+from ._receipt_values import matches, normalise_values
+from ._records import KindTables, RawValue, RecordKind
+
+__all__ = ["KIND", "load_receipts", "load_receipts_and_exposed"]
+
+
+def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+    parts = list(columnar or [])
+    rejected = []
+    if values or not parts:
+        part, rejected = normalise_values(values)
+        parts.append(part)
+    receipts, exposed = frames_from_parts(parts)
+    return KindTables({"receipts": receipts, "exposed": exposed}, rejected)
+
+
+KIND = RecordKind(
+    name="receipts",
+    tables=("receipts", "exposed"),
+    matches=matches,
+    build=_build,
+    arrow_build=arrow_part,
+)
+
+
+def load_receipts_and_exposed(
+    source: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    strict: bool = False,
+    progress: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Load retrieval receipts and their exposed results.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs.
+    strict : bool, default False
+        Raise at the first input that cannot be loaded.
+    progress : bool, default True
+        Show a progress bar over files for long loads.
+
+    Returns
+    -------
+    receipts, exposed : DataFrame
+        See the module docstring for their columns.
+    """
+    from .audit import load_kind
+
+    built = load_kind(source, KIND, strict=strict, progress=progress)
+    return built.tables["receipts"], built.tables["exposed"]
+
+
+def load_receipts(
+    source: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    strict: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Load retrieval receipts (engram) into a DataFrame, one row per receipt.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs; ``.jsonl``, ``.json``, either gzip-compressed.
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` naming file and line at the
+        first input that cannot be loaded.
+    progress : bool, default True
+        Show a progress bar over files for long loads.
+
+    Returns
+    -------
+    DataFrame
+        The ``receipts`` table (columns in the module docstring). Rejected
+        inputs are announced by a :class:`~explicit_audit.RejectedRowsWarning`;
+        ``ea.load(source).rejected`` lists them.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> receipts = ea.load_receipts("data/receipts/")  # doctest: +SKIP
+    >>> receipts.groupby("withheld_audience").withheld_count.sum()  # doctest: +SKIP
+    """
+    return load_receipts_and_exposed(source, strict=strict, progress=progress)[0]

@@ -1,0 +1,419 @@
+"""C2 compile requests (explicit_learning): loading them, and checking §7.1.
+
+A request record is ``CompileRequest.to_dict()`` plus the model that received
+it (``shared/FORMATS.md`` section 3). Three things are checked, all from the
+payload exactly as written (the ``payload`` column):
+
+- ``request_sha256`` is the canonical-JSON SHA-256 of the payload, by default
+  in the ``python-utf8`` dialect (sorted keys, compact, non-ASCII raw); a
+  mismatch is tested against every other dialect of
+  :mod:`explicit_audit.canonical`;
+- the hiding rule: the payload carries no key of the seed's
+  ``_FORBIDDEN_PAYLOAD_KEYS`` at its top level (what the seed asserts); the same
+  names nested deeper are reported apart, as a weaker finding;
+- independence: every request for one ``base_id`` carries the same payload.
+
+``requests`` columns:
+
+=====================  ============  ==============================================
+column                 dtype         meaning
+=====================  ============  ==============================================
+source_file            str           file the record came from
+source_line            int64         1-based line where the record starts
+model                  category      the model that received it; <NA> if not written
+base_id                str           the C2 candidate
+dsl                    category      the DSL named by the record; <NA> if not written
+request_sha256         str           the recorded hash, as written
+image_sha256           str           the untransformed image's hash; <NA> if absent
+question               str           ``payload.question``; <NA> when not a string
+n_choices              Int64         ``len(payload.choices)``; <NA> when not a list
+has_world_candidates   boolean       the payload carries structured evidence
+payload_keys           list<string>  the payload's top-level keys, sorted
+payload                object        the payload exactly as written
+(other keys)           inferred      any other key of the record (``record.<key>`` if
+                                     the name is taken above)
+=====================  ============  ==============================================
+
+A record is rejected, naming the field, when ``payload`` is not an object, or
+``request_sha256`` or ``base_id`` is missing or not a string.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ._extras import extra_columns
+from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
+from .canonical import DIALECTS, canonical_hash, is_sha256_hex, matching_dialects
+from .errors import AuditError
+
+__all__ = [
+    "FINDING_COLUMNS",
+    "FORBIDDEN_PAYLOAD_KEYS",
+    "KIND",
+    "load_requests",
+    "request_hash",
+    "verify_requests",
+]
+
+#: Keys a compile-request payload must never carry (§7.1 hiding rule).
+FORBIDDEN_PAYLOAD_KEYS = frozenset(
+    {
+        "intended_state",
+        "intended_intervention",
+        "operator_name",
+        "proposer_output",
+        "verifier_output",
+        "other_model_output",
+        "transformed_image_sha256",
+        "transformed_image",
+        "candidate_transformed_image",
+        "original_answer",
+    }
+)
+_RECORD_KEYS = ("model", "base_id", "dsl", "request_sha256", "image_sha256", "payload")
+_DTYPES = {
+    "model": "category",
+    "base_id": "str",
+    "dsl": "category",
+    "request_sha256": "str",
+    "image_sha256": "str",
+    "question": "str",
+    "n_choices": "Int64",
+    "has_world_candidates": "boolean",
+    "payload_keys": pd.ArrowDtype(pa.list_(pa.string())),
+    "payload": object,
+}
+#: Columns of :func:`verify_requests`' result.
+FINDING_COLUMNS = {
+    "source_file": "file of the request record",
+    "source_line": "line of the request record",
+    "base_id": "the C2 candidate",
+    "model": "the model that received the request",
+    "finding": "hash_mismatch / hash_malformed / unhashable / forbidden_key / "
+    "forbidden_key_nested / independence / record_payload_mismatch",
+    "severity": "error (a breach or an unexplained hash) / warning (explained or weaker)",
+    "field": "dotted path of the field at fault",
+    "dialect": "for hash_mismatch: the dialect that reproduces the recorded hash",
+    "detail": "what was found, in words",
+}
+_FINDINGS = pd.CategoricalDtype(
+    [
+        "hash_mismatch",
+        "hash_malformed",
+        "unhashable",
+        "forbidden_key",
+        "forbidden_key_nested",
+        "independence",
+        "record_payload_mismatch",
+    ]
+)
+
+
+class _RecordError(Exception):
+    pass
+
+
+def _matches(value: dict) -> bool:
+    return "payload" in value and ("request_sha256" in value or "base_id" in value)
+
+
+def _optional_text(value: dict, key: str) -> Any:
+    item = value.get(key)
+    if item is None:
+        return pd.NA
+    if not isinstance(item, str):
+        raise _RecordError(f"{key}: is {type(item).__name__}, not a string")
+    return item
+
+
+def _row(value: dict) -> dict[str, Any]:
+    payload = value["payload"]
+    if not isinstance(payload, dict):
+        kind = "null" if payload is None else type(payload).__name__
+        raise _RecordError(f"payload: is {kind}, not an object; request_sha256 hashes an object")
+    for key in ("request_sha256", "base_id"):
+        if not isinstance(value.get(key), str):
+            what = "is missing" if value.get(key) is None else "is not a string"
+            raise _RecordError(f"{key}: {what}")
+    choices = payload.get("choices")
+    question = payload.get("question")
+    return {
+        "model": _optional_text(value, "model"),
+        "base_id": value["base_id"],
+        "dsl": _optional_text(value, "dsl"),
+        "request_sha256": value["request_sha256"],
+        "image_sha256": _optional_text(value, "image_sha256"),
+        "question": question if isinstance(question, str) else pd.NA,
+        "n_choices": len(choices) if isinstance(choices, list) else pd.NA,
+        "has_world_candidates": "world_candidates" in payload,
+        "payload_keys": sorted(payload),
+        "payload": payload,
+    }
+
+
+def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+    rows, files, lines, extras, rejected = [], [], [], [], []
+    for item in values:
+        try:
+            rows.append(_row(item.value))
+        except _RecordError as exc:
+            rejected.append(
+                Rejection(
+                    item.source_file, item.source_line, "requests", str(exc), excerpt(item.text)
+                )
+            )
+            continue
+        files.append(item.source_file)
+        lines.append(item.source_line)
+        extras.append({k: v for k, v in item.value.items() if k not in _RECORD_KEYS})
+    data = {
+        "source_file": pd.Series(files, dtype="str"),
+        "source_line": pd.Series(lines, dtype="int64"),
+    }
+    for name, dtype in _DTYPES.items():
+        data[name] = pd.Series([row[name] for row in rows], dtype=dtype)
+    frame = pd.DataFrame(data)
+    if any(extras):
+        extra = extra_columns(extras, frame.index)
+        extra.columns = [f"record.{c}" if c in frame.columns else c for c in extra.columns]
+        frame = pd.concat([frame, extra], axis=1)
+    return KindTables({"requests": frame}, rejected)
+
+
+KIND = RecordKind(name="requests", tables=("requests",), matches=_matches, build=_build)
+
+
+def load_requests(
+    source: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    strict: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Load explicit_learning C2 compile requests, one row per request sent.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs; ``.jsonl``, ``.json``, either gzip-compressed.
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` naming file and line at the
+        first input that cannot be loaded.
+    progress : bool, default True
+        Show a progress bar over files for long loads.
+
+    Returns
+    -------
+    DataFrame
+        The ``requests`` table (columns in the module docstring).
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> requests = ea.load_requests("data/requests/")  # doctest: +SKIP
+    >>> ea.verify_requests(requests).finding.value_counts()  # doctest: +SKIP
+    """
+    from .audit import load_kind
+
+    return load_kind(source, KIND, strict=strict, progress=progress).tables["requests"]
+
+
+def request_hash(payload: Mapping[str, Any], dialect: str = "python-utf8") -> str:
+    """``request_sha256`` of a compile-request payload.
+
+    Parameters
+    ----------
+    payload : mapping
+        The payload object.
+    dialect : str, default "python-utf8"
+        A dialect of :data:`explicit_audit.canonical.DIALECTS`; the default is
+        the seed's ``_compact_json`` writer (sorted keys, compact, non-ASCII raw).
+
+    Returns
+    -------
+    str
+        64 lowercase hex characters.
+
+    Raises
+    ------
+    AuditError
+        When ``payload`` is not a mapping, holds NaN or Infinity (JSON has no
+        such numbers; Python's ``json.dumps`` would write the non-JSON token
+        ``NaN``), or cannot be written in ``dialect``.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> ea.request_hash({"question": "몇 개?"}) == ea.request_hash({"question": "몇 개?"},
+    ...                                                          "python-ascii")
+    False
+    """
+    if not isinstance(payload, Mapping):
+        raise AuditError(
+            f"a compile-request payload is an object, not {type(payload).__name__}; pass the "
+            "record's 'payload' value"
+        )
+    return canonical_hash(payload, dialect)
+
+
+def _forbidden_nested(value: Any, path: str, found: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in FORBIDDEN_PAYLOAD_KEYS:
+                found.append(f"{path}.{key}")
+            _forbidden_nested(item, f"{path}.{key}", found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _forbidden_nested(item, f"{path}[{index}]", found)
+
+
+def _hash_findings(payload: Any, recorded: Any, dialect: str) -> tuple[list[tuple], str | None]:
+    """Hash findings of one row, and the payload's digest (None if unwritable)."""
+    try:
+        rebuilt = request_hash(payload, dialect)
+    except AuditError as exc:
+        return [("unhashable", "error", "payload", pd.NA, str(exc))], None
+    if recorded == rebuilt:
+        return [], rebuilt
+    if not is_sha256_hex(recorded):
+        detail = f"recorded request_sha256 {recorded!r} is not 64 lowercase hex characters"
+        if isinstance(recorded, str) and recorded.strip().lower() == rebuilt:
+            detail += "; otherwise it matches"
+        return [("hash_malformed", "error", "request_sha256", pd.NA, detail)], rebuilt
+    others = [name for name in DIALECTS if name != dialect]
+    found = matching_dialects(payload, recorded, others)
+    if found:
+        detail = (
+            f"recorded request_sha256 matches dialect {found[0]!r} "
+            f"({DIALECTS[found[0]].description}), not {dialect!r}; rebuilt {rebuilt}"
+        )
+        return [("hash_mismatch", "warning", "request_sha256", found[0], detail)], rebuilt
+    detail = (
+        f"no known dialect reproduces the recorded request_sha256 (rebuilt {rebuilt}): the "
+        "payload or its hash was changed after hashing"
+    )
+    return [("hash_mismatch", "error", "request_sha256", pd.NA, detail)], rebuilt
+
+
+def verify_requests(requests: pd.DataFrame, *, dialect: str = "python-utf8") -> pd.DataFrame:
+    """Check every compile request's hash, the hiding rule and independence.
+
+    Parameters
+    ----------
+    requests : DataFrame or Audit
+        The ``requests`` table from :func:`load_requests` or ``ea.load(...)``.
+    dialect : str, default "python-utf8"
+        The dialect ``request_sha256`` is expected in.
+
+    Returns
+    -------
+    DataFrame
+        One row per finding (none when all is well), with the columns of
+        :data:`FINDING_COLUMNS`. An independence breach is reported on every
+        request of the ``base_id``, since either side may be the one that
+        differs.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> findings = ea.verify_requests(ea.load("data/").requests)  # doctest: +SKIP
+    >>> findings.groupby("finding").size()  # doctest: +SKIP
+    """
+    frame = getattr(requests, "requests", requests)
+    if not isinstance(frame, pd.DataFrame) or not {"payload", "request_sha256", "base_id"} <= set(
+        frame.columns
+    ):
+        raise AuditError(
+            "verify_requests needs the requests table (columns 'payload', 'request_sha256', "
+            "'base_id'); pass ea.load(...).requests or ea.load_requests(...)."
+        )
+    n = len(frame)
+    files = frame["source_file"].tolist() if "source_file" in frame else [pd.NA] * n
+    lines = frame["source_line"].tolist() if "source_line" in frame else [pd.NA] * n
+    models = frame["model"].tolist() if "model" in frame else [pd.NA] * n
+    base_ids = frame["base_id"].tolist()
+    findings: list[tuple] = []
+    digests: list[str | None] = []
+    columns = [c for c in ("base_id", "dsl", "image_sha256") if c in frame]
+    record_values = {c: frame[c].tolist() for c in columns}
+    for row, (payload, recorded) in enumerate(
+        zip(frame["payload"].tolist(), frame["request_sha256"].tolist(), strict=True)
+    ):
+        found, payload_digest = _hash_findings(payload, recorded, dialect)
+        digests.append(payload_digest)
+        if isinstance(payload, dict):
+            for key in payload:
+                if key in FORBIDDEN_PAYLOAD_KEYS:
+                    found.append(
+                        (
+                            "forbidden_key",
+                            "error",
+                            f"payload.{key}",
+                            pd.NA,
+                            f"payload carries {key!r}, which the §7.1 hiding rule forbids",
+                        )
+                    )
+            nested: list[str] = []
+            for key, item in payload.items():
+                _forbidden_nested(item, f"payload.{key}", nested)
+            for path in nested:
+                found.append(
+                    (
+                        "forbidden_key_nested",
+                        "warning",
+                        path,
+                        pd.NA,
+                        f"a key named {path.rsplit('.', 1)[-1]!r} (a name the hiding rule forbids at "
+                        "the top level) is nested in the payload",
+                    )
+                )
+            for column in columns:
+                written, sent = record_values[column][row], payload.get(column)
+                if sent is not None and not pd.isna(written) and written != sent:
+                    found.append(
+                        (
+                            "record_payload_mismatch",
+                            "warning",
+                            column,
+                            pd.NA,
+                            f"the record says {column}={written!r}, the payload {sent!r}",
+                        )
+                    )
+        findings.extend((row, *f) for f in found)
+    groups: dict[Any, list[int]] = {}
+    for row, base_id in enumerate(base_ids):
+        groups.setdefault(base_id, []).append(row)
+    for base_id, rows in groups.items():
+        distinct = {digests[r] for r in rows if digests[r] is not None}
+        if len(distinct) < 2:
+            continue
+        sent = ", ".join(f"{models[r]}: {str(digests[r])[:12]}" for r in rows)
+        detail = (
+            f"{len(rows)} requests for base_id {base_id!r} carry {len(distinct)} different "
+            f"payloads ({sent}); every model must compile from the same evidence"
+        )
+        findings.extend((r, "independence", "error", "payload", pd.NA, detail) for r in rows)
+    findings.sort(key=lambda f: f[0])
+    keys = [f[0] for f in findings]
+    result = pd.DataFrame(
+        {
+            "source_file": pd.Series([files[k] for k in keys], dtype="str"),
+            "source_line": pd.Series([lines[k] for k in keys], dtype="Int64"),
+            "base_id": pd.Series([base_ids[k] for k in keys], dtype="str"),
+            "model": pd.Series([models[k] for k in keys], dtype="str"),
+            "finding": pd.Series([f[1] for f in findings], dtype=_FINDINGS),
+            "severity": pd.Series(
+                [f[2] for f in findings], dtype=pd.CategoricalDtype(["error", "warning"])
+            ),
+            "field": pd.Series([f[3] for f in findings], dtype="str"),
+            "dialect": pd.Series([f[4] for f in findings], dtype="str"),
+            "detail": pd.Series([f[5] for f in findings], dtype="str"),
+        }
+    )
+    result.index = pd.Index([frame.index[k] for k in keys], name=frame.index.name)
+    return result

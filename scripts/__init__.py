@@ -1,0 +1,1 @@
+"""Scripts that maintain the repository's bundled files."""

@@ -1,0 +1,1 @@
+"""Deterministic generators of the sample data under ``data/``."""
