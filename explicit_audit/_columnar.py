@@ -1,14 +1,19 @@
 """The columnar fast path: one clean JSON Lines file read by pyarrow.
 
-pyarrow's JSON reader parses a whole file into Arrow columns in C++, many
-times faster than parsing value by value. It gives no line numbers, so they
-are recovered from the bytes: the n-th row is the n-th non-blank line. Any
-doubt (a parse error, a row count that does not match the lines) sends the
-file back to the value-by-value path, which says exactly what is wrong where.
+pyarrow's JSON reader parses lines into Arrow columns in C++, many times
+faster than parsing value by value. The file is read in pieces of whole
+lines, so that a caller can keep only the columns it needs from each piece
+and peak memory stays well under the file's size plus its table.
+
+pyarrow gives no line numbers; they are recovered from the bytes: the n-th
+row is the n-th non-empty line. Any doubt (a parse error, a line that starts
+with white space, a row count that does not match the lines) makes the whole
+file go back to the value-by-value path, which says exactly what is wrong where.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,79 +21,64 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-__all__ = ["JsonlTable", "read_jsonl_table"]
+__all__ = ["JsonlPiece", "NotClean", "iter_jsonl_pieces"]
 
-_CHUNK = 1 << 24
-_BLOCK_SIZE = 1 << 24
+_PIECE_BYTES = 1 << 24
+_BLOCK_SIZE = 1 << 20
 _SNIFF_BYTES = 1 << 18
 
 
+class NotClean(Exception):
+    """The file is not clean JSON Lines of the expected shape: read it value by value."""
+
+
 @dataclass(frozen=True, slots=True)
-class JsonlTable:
-    """One JSON Lines file as an Arrow table, row ``i`` starting on ``lines[i]``."""
+class JsonlPiece:
+    """Some whole lines of a JSON Lines file as an Arrow table.
+
+    Row ``i`` of ``table`` starts on line ``lines[i]`` of ``source_file``.
+    """
 
     source_file: str
     table: pa.Table
     lines: np.ndarray
 
 
-def _value_lines(data: pa.Buffer) -> np.ndarray | None:
-    """1-based numbers of the non-empty lines, chunk by chunk to bound memory.
+def _value_lines(buffer: np.ndarray, first_line: int) -> tuple[np.ndarray, int]:
+    """Numbers of the non-empty lines of a piece that starts on ``first_line``.
 
-    None when a line starts with white space (an indented or CRLF-blank
-    line): such a file is not clean JSON Lines for this path.
+    Returns those numbers and how many line ends the piece holds.
     """
-    found = []
-    line_count = 0
-    pending_start = True
-    whole = np.frombuffer(data, dtype=np.uint8)
-    for offset in range(0, len(whole), _CHUNK):
-        buffer = whole[offset : offset + _CHUNK]
-        starts = np.flatnonzero(buffer == 10) + 1
-        starts = starts[starts < len(buffer)]
-        if pending_start:
-            starts = np.concatenate(([0], starts))
-        first = buffer[starts]
-        if np.isin(first, (9, 13, 32)).any():
-            return None
-        numbers = np.arange(line_count + 1, line_count + 1 + len(starts), dtype=np.int64)
-        found.append(numbers[first != 10])
-        line_count += len(starts)
-        pending_start = buffer[-1] == 10
-    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    ends = np.flatnonzero(buffer == 10)
+    starts = ends + 1
+    starts = np.concatenate(([0], starts[starts < len(buffer)]))
+    first = buffer[starts]
+    if np.isin(first, (9, 13, 32)).any():
+        # An indented or white-space line: not plain JSON Lines.
+        raise NotClean
+    return (np.flatnonzero(first != 10) + first_line).astype(np.int64), len(ends)
 
 
-def _content(path: Path) -> pa.Buffer:
-    """The file's bytes: memory-mapped, or decompressed when it is gzip."""
-    if path.name.lower().endswith(".gz"):
-        with pa.input_stream(str(path), compression="gzip") as stream:
-            return stream.read_buffer()
-    with pa.memory_map(str(path)) as mapped:
-        return mapped.read_buffer()
-
-
-def _read(data: pa.Buffer, schema: pa.Schema | None) -> pa.Table:
+def _parse(data: pa.Buffer, schema: pa.Schema | None) -> pa.Table:
     return pa_json.read_json(
         pa.BufferReader(data),
         read_options=pa_json.ReadOptions(block_size=_BLOCK_SIZE),
         parse_options=pa_json.ParseOptions(explicit_schema=schema),
         # The system allocator hands parse buffers back at once, so that peak
-        # memory stays close to the file and the table.
+        # memory stays close to what the caller keeps.
         memory_pool=pa.system_memory_pool(),
     )
 
 
-def _with_temporal_as_strings(data: pa.Buffer, schema: pa.Schema | None) -> pa.Schema | None:
+def _with_temporal_as_strings(head: bytes, schema: pa.Schema | None) -> pa.Schema | None:
     """Add the top-level fields pyarrow would read as timestamps, as strings.
 
     pyarrow turns ISO-looking strings into timestamps; an audit keeps them
     as written. The first lines are enough to find such fields.
     """
-    head = data.slice(0, min(_SNIFF_BYTES, data.size))
-    if head.size < data.size:
-        cut = head.to_pybytes().rfind(b"\n")
-        head = head.slice(0, cut if cut > 0 else head.size)
-    sample = _read(head, schema)
+    if len(head) > _SNIFF_BYTES:
+        head = head[: head.rfind(b"\n", 0, _SNIFF_BYTES) + 1 or len(head)]
+    sample = _parse(pa.py_buffer(head), schema)
     temporal = [f.name for f in sample.schema if pa.types.is_temporal(f.type)]
     if not temporal:
         return schema
@@ -96,8 +86,25 @@ def _with_temporal_as_strings(data: pa.Buffer, schema: pa.Schema | None) -> pa.S
     return pa.schema(fields + [pa.field(name, pa.string()) for name in temporal])
 
 
-def read_jsonl_table(path: Path, schema: pa.Schema | None = None) -> JsonlTable | None:
-    """Read a JSON Lines file (gzip or not) with pyarrow, or None when it is not clean.
+def _pieces(path: Path) -> Iterator[bytes]:
+    """The file's content (decompressed) in pieces that end at a line end."""
+    compression = "gzip" if path.name.lower().endswith(".gz") else None
+    carry = b""
+    with pa.input_stream(str(path), compression=compression) as stream:
+        while chunk := stream.read(_PIECE_BYTES):
+            data = carry + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            carry = data[cut:]
+            yield data[:cut]
+    if carry:
+        yield carry
+
+
+def iter_jsonl_pieces(path: Path, schema: pa.Schema | None = None) -> Iterator[JsonlPiece]:
+    """Read a JSON Lines file (gzip or not) with pyarrow, piece by piece.
 
     Parameters
     ----------
@@ -105,23 +112,31 @@ def read_jsonl_table(path: Path, schema: pa.Schema | None = None) -> JsonlTable 
     schema : pyarrow.Schema, optional
         Types of the fields the caller knows; other fields are inferred.
 
-    Returns
-    -------
-    JsonlTable or None
-        None when pyarrow cannot read the file, its values do not fit
-        ``schema``, or its rows do not line up with its non-blank lines; the
-        caller then reads it value by value.
+    Yields
+    ------
+    JsonlPiece
+
+    Raises
+    ------
+    NotClean
+        When pyarrow cannot read a piece, its values do not fit ``schema``,
+        or its rows do not line up with its lines: the caller then reads the
+        whole file value by value.
     """
+    next_line = 1
     try:
-        data = _content(path)
-        lines = _value_lines(data)
-        if lines is None or not len(lines):
-            return None
-        schema = _with_temporal_as_strings(data, schema)
-        table = _read(data, schema)
-        table.validate(full=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError):
-        return None
-    if table.num_rows != len(lines):
-        return None
-    return JsonlTable(str(path), table, lines)
+        for number, piece in enumerate(_pieces(path)):
+            if number == 0:
+                if piece.startswith(b"\xef\xbb\xbf"):
+                    raise NotClean
+                schema = _with_temporal_as_strings(piece, schema)
+            lines, line_ends = _value_lines(np.frombuffer(piece, dtype=np.uint8), next_line)
+            next_line += line_ends
+            table = _parse(pa.py_buffer(piece), schema)
+            del piece
+            table.validate(full=True)
+            if table.num_rows != len(lines):
+                raise NotClean
+            yield JsonlPiece(str(path), table, lines)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
+        raise NotClean from exc

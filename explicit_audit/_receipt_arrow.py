@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._columnar import read_jsonl_table
+from ._columnar import JsonlPiece, NotClean, iter_jsonl_pieces
 from ._receipt_values import RECEIPT_KEYS, WRAPPER_KEYS
 
 __all__ = ["NORMAL_SCHEMA", "arrow_part", "frames_from_parts"]
@@ -97,10 +97,6 @@ _CATEGORIES = {
 _INTEGERS_NULLABLE = ("n_records", "schema_version", "withheld_count")
 
 
-class _NotClean(Exception):
-    """The file is not clean enough for the fast path."""
-
-
 def _field(struct: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
     if struct.type.get_field_index(name) == -1:
         return pa.chunked_array([pa.nulls(len(struct))])
@@ -125,36 +121,36 @@ def _as(array: pa.Array, type_: pa.DataType, nulls_allowed: bool) -> pa.Array:
             )
         )
         if not compatible:
-            raise _NotClean
+            raise NotClean
         array = array.cast(type_)
     if not nulls_allowed and array.null_count:
-        raise _NotClean
+        raise NotClean
     return array
 
 
 def _within(array: pa.Array, allowed: Sequence) -> None:
     inside = pc.is_in(array, value_set=pa.array(allowed, type=array.type))
     if not pc.all(inside, min_count=0).as_py():
-        raise _NotClean
+        raise NotClean
 
 
 def _exposed(exposed: pa.ChunkedArray) -> pa.ChunkedArray:
     exposed = _as(exposed, pa.list_(_EXPOSED), False)
     flat = pc.list_flatten(exposed)
     if flat.null_count:
-        raise _NotClean
+        raise NotClean
     for name in ("recordId", "sourceUri", "relativePath", "sourceClasses"):
         if pc.struct_field(flat, name).null_count:
-            raise _NotClean
+            raise NotClean
     if pc.list_flatten(pc.struct_field(flat, "sourceClasses")).null_count:
-        raise _NotClean
+        raise NotClean
     return exposed
 
 
 def _receipt_columns(receipt: pa.ChunkedArray) -> dict[str, pa.ChunkedArray]:
     withheld = _field(receipt, "withheld")
     if not pa.types.is_struct(withheld.type) or withheld.null_count:
-        raise _NotClean
+        raise NotClean
     version = _as(_field(receipt, "schemaVersion"), pa.int64(), False)
     _within(version, [0])
     columns = {
@@ -182,10 +178,10 @@ def _receipt_columns(receipt: pa.ChunkedArray) -> dict[str, pa.ChunkedArray]:
         "record_ids",
     ):
         if pc.list_flatten(columns[name]).null_count:
-            raise _NotClean
+            raise NotClean
     withheld_keys = {withheld.type.field(i).name for i in range(withheld.type.num_fields)}
     if not withheld_keys <= {"audienceId", "count"}:
-        raise _NotClean
+        raise NotClean
     return columns
 
 
@@ -198,7 +194,7 @@ def _codes(errors: pa.ChunkedArray) -> pa.ChunkedArray:
         chunks.append(codes)
     codes = pa.chunked_array(chunks, _STRINGS)
     if pc.list_flatten(codes).null_count:
-        raise _NotClean
+        raise NotClean
     return pc.fill_null(codes, pa.scalar([], _STRINGS)) if codes.null_count else codes
 
 
@@ -209,9 +205,9 @@ def _wrapper_columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
     is_cli = pc.is_valid(status)
     # A CLI line carries schema_version 0 and a status; an outcome line a kind and neither.
     if not pc.all(pc.equal(pc.is_valid(version), is_cli), min_count=0).as_py():
-        raise _NotClean
+        raise NotClean
     if not pc.all(pc.or_(is_cli, pc.is_valid(kind)), min_count=0).as_py():
-        raise _NotClean
+        raise NotClean
     _within(version.drop_null(), [0])
     _within(status.drop_null(), ["hit", "miss", "failed"])
     outcome_kind = pc.if_else(is_cli, pa.scalar(None, pa.string()), kind)
@@ -220,7 +216,7 @@ def _wrapper_columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
     if "records" in table.column_names:
         records = table.column("records")
         if not pa.types.is_list(records.type):
-            raise _NotClean
+            raise NotClean
         n_records = pc.fill_null(pc.list_value_length(records).cast(pa.int64()), 0)
     else:
         n_records = pa.chunked_array([np.zeros(table.num_rows, dtype=np.int64)])
@@ -230,6 +226,45 @@ def _wrapper_columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
         "error_codes": _codes(_column(table, "errors", WRAPPED_LINE.field("errors").type)),
         "n_records": n_records,
     }
+
+
+def _normal_piece(piece: JsonlPiece, wrapped: bool) -> tuple[pa.Table, pd.DataFrame]:
+    """One piece of a file in the normal layout, plus its extra columns."""
+    table = piece.table
+    names = table.column_names
+    n = table.num_rows
+    if wrapped:
+        receipt = table.column("receipt")
+        if receipt.null_count:
+            raise NotClean
+        columns = _wrapper_columns(table)
+        extra_names = [name for name in names if name not in WRAPPER_KEYS]
+        unknown = [field.name for field in receipt.type if field.name not in RECEIPT_KEYS]
+    else:
+        receipt = pa.chunked_array(
+            [batch.to_struct_array() for batch in table.to_batches()],
+            pa.struct(list(table.schema)),
+        )
+        columns = {
+            "shape": pa.repeat(pa.scalar("receipt"), n),
+            "outcome": pa.nulls(n, pa.string()),
+            "error_codes": pa.nulls(n, _STRINGS),
+            "n_records": pa.nulls(n, pa.int64()),
+        }
+        extra_names = [name for name in names if name not in RECEIPT_KEYS]
+        unknown = []
+    columns.update(_receipt_columns(receipt))
+    columns["source_file"] = pa.repeat(pa.scalar(piece.source_file, pa.string()), n)
+    columns["source_line"] = pa.array(piece.lines)
+    normal = pa.Table.from_pydict(
+        {field.name: columns[field.name] for field in NORMAL_SCHEMA}, schema=NORMAL_SCHEMA
+    )
+    extras = pd.DataFrame(index=pd.RangeIndex(n))
+    for name in extra_names:
+        extras[name] = table.column(name).to_pandas()
+    for name in unknown:
+        extras[f"receipt.{name}"] = pc.struct_field(receipt, name).to_pandas()
+    return normal, extras
 
 
 def arrow_part(path: Path, first_line: bytes):
@@ -249,50 +284,20 @@ def arrow_part(path: Path, first_line: bytes):
         plainly valid (the value-by-value path then names the problem).
     """
     wrapped = b'"receipt"' in first_line
-    jsonl = read_jsonl_table(path, WRAPPED_LINE if wrapped else BARE_LINE)
-    if jsonl is None:
-        return None
-    table = jsonl.table
-    names = table.column_names
-    n = table.num_rows
+    normals, extras = [], []
     try:
-        if "receipt" in names:
-            receipt = table.column("receipt")
-            if not pa.types.is_struct(receipt.type) or receipt.null_count:
-                raise _NotClean
-            columns = _wrapper_columns(table)
-            extra_names = [name for name in names if name not in WRAPPER_KEYS]
-            nested = [receipt.type.field(i).name for i in range(receipt.type.num_fields)]
-            unknown = [name for name in nested if name not in RECEIPT_KEYS]
-        elif "schemaVersion" in names:
-            receipt = pa.chunked_array(
-                [batch.to_struct_array() for batch in table.to_batches()],
-                pa.struct(list(table.schema)),
-            )
-            columns = {
-                "shape": pa.array(["receipt"] * n, pa.string()),
-                "outcome": pa.nulls(n, pa.string()),
-                "error_codes": pa.nulls(n, _STRINGS),
-                "n_records": pa.nulls(n, pa.int64()),
-            }
-            extra_names = [name for name in names if name not in RECEIPT_KEYS]
-            unknown = []
-        else:
-            return None
-        columns.update(_receipt_columns(receipt))
-    except (_NotClean, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        for piece in iter_jsonl_pieces(path, WRAPPED_LINE if wrapped else BARE_LINE):
+            if ("receipt" in piece.table.column_names) != wrapped:
+                raise NotClean
+            normal, extra = _normal_piece(piece, wrapped)
+            normals.append(normal)
+            extras.append(extra)
+            del piece
+    except (NotClean, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
-    columns["source_file"] = pa.repeat(pa.scalar(jsonl.source_file, pa.string()), n)
-    columns["source_line"] = pa.array(jsonl.lines.astype(np.int64))
-    normal = pa.Table.from_pydict(
-        {field.name: columns[field.name] for field in NORMAL_SCHEMA}, schema=NORMAL_SCHEMA
-    )
-    extras = pd.DataFrame(index=pd.RangeIndex(n))
-    for name in extra_names:
-        extras[name] = table.column(name).to_pandas()
-    for name in unknown:
-        extras[f"receipt.{name}"] = pc.struct_field(receipt, name).to_pandas()
-    return normal, extras
+    if not normals:
+        return None
+    return pa.concat_tables(normals), pd.concat(extras, ignore_index=True)
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)
