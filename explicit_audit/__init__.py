@@ -17,6 +17,19 @@ from .requests import load_requests, request_hash, verify_requests
 from .locators import locator_safety, safe_relative_markdown_path
 from .receipt_checks import RECEIPT_RULES, check_receipts
 from .withheld import withheld_oracle, withheld_queries, withheld_summary, within_time_window
+from .policy import (
+    Escalation,
+    FallbackDomain,
+    Policy,
+    PolicySet,
+    RiskFlag,
+    SubjectDomain,
+    load_policies,
+    load_policy,
+)
+from .routing import RoutingDecision, replay, route
+from .decisions import DECISION_RULES, load_decisions, verify_decisions
+from .sweep import sweep
 
 try:
     __version__ = version("explicit_audit")
@@ -50,4 +63,19 @@ __all__ = [
     "withheld_queries",
     "withheld_summary",
     "within_time_window",
+    "Escalation",
+    "FallbackDomain",
+    "Policy",
+    "PolicySet",
+    "RiskFlag",
+    "SubjectDomain",
+    "load_policies",
+    "load_policy",
+    "RoutingDecision",
+    "replay",
+    "route",
+    "DECISION_RULES",
+    "load_decisions",
+    "verify_decisions",
+    "sweep",
 ]

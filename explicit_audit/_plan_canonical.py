@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import AuditError
@@ -45,6 +45,7 @@ __all__ = [
     "canonical_text",
     "dataclass_fields",
     "digest",
+    "digests",
     "seed_canonical",
 ]
 
@@ -281,6 +282,19 @@ def _fast_text(plan: Any) -> str | None:
         # A missing key, a shard id that is not a string, an integer too long
         # for str(): the slow route decides.
         return None
+
+
+def digests(plans: Sequence[Any]) -> list[str | None]:
+    """SHA-256 hex of each plan's canonical text; None where the seed would not hash it."""
+    sha256 = _sha256
+    texts = list(map(_fast_text, plans))
+    out = [None if t is None else sha256(t.encode("utf-8")).hexdigest() for t in texts]
+    for index in [i for i, text in enumerate(texts) if text is None]:
+        try:
+            out[index] = digest(plans[index])
+        except PlanError:
+            out[index] = None
+    return out
 
 
 def canonical_text(plan: Any) -> str:

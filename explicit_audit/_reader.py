@@ -197,8 +197,17 @@ def read_file(path: Path) -> FileContent:
     return FileContent(name, raw, suffix.startswith(".jsonl"), problem)
 
 
-def _parse_error(exc: Exception) -> str:
-    return str(exc).split(": line ")[0] if isinstance(exc, json.JSONDecodeError) else str(exc)
+def _parse_error(exc: Exception, first_line: int | None = None) -> str:
+    """A parser's message, with the position said in the file's own lines.
+
+    ``first_line`` is the file line on which the parsed text starts; without
+    it, the text was one line and only the column is given.
+    """
+    if not isinstance(exc, json.JSONDecodeError):
+        return str(exc)
+    if first_line is None:
+        return f"{exc.msg} at column {exc.colno}"
+    return f"{exc.msg} at line {first_line + exc.lineno - 1}, column {exc.colno}"
 
 
 def _reject_constant(name: str) -> None:
@@ -237,7 +246,13 @@ def _iter_lines(content: FileContent) -> Iterator[RawValue | Rejection]:
         try:
             value = _loads_text(line)
         except orjson.JSONDecodeError as exc:
-            yield Rejection(content.path, number, "unknown", f"invalid JSON: {exc}", excerpt(line))
+            yield Rejection(
+                content.path,
+                number,
+                "unknown",
+                f"invalid JSON: {_parse_error(exc)}",
+                excerpt(line),
+            )
             continue
         yield RawValue(content.path, number, value, line)
 
@@ -284,8 +299,15 @@ def _decode_one(path: str, text: str, position: int, line: int) -> tuple[int, Ra
         value, end = _STDLIB_DECODER.raw_decode(text, position)
     except json.JSONDecodeError as exc:
         end = _resync(text, position)
-        return end, Rejection(
-            path, line, "unknown", f"invalid JSON: {_parse_error(exc)}", excerpt(text[position:end])
+        return (
+            end,
+            Rejection(
+                path,
+                line,
+                "unknown",
+                f"invalid JSON: {_parse_error(exc, 1)}",  # raw_decode counts from the top
+                excerpt(text[position:end]),
+            ),
         )
     raw = text[position:end]
     if _ESCAPED_BYTE.search(raw):
@@ -294,7 +316,9 @@ def _decode_one(path: str, text: str, position: int, line: int) -> tuple[int, Ra
         # The standard library's decoder accepts NaN and Infinity; JSON does not.
         value = _loads_text(raw.encode("utf-8"))
     except (orjson.JSONDecodeError, UnicodeEncodeError) as exc:
-        return end, Rejection(path, line, "unknown", f"invalid JSON: {exc}", excerpt(raw))
+        return end, Rejection(
+            path, line, "unknown", f"invalid JSON: {_parse_error(exc, line)}", excerpt(raw)
+        )
     return end, RawValue(path, line, value, raw.encode("utf-8"))
 
 

@@ -9,25 +9,20 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._receipt_frames import Findings, list_column, list_lengths, starts_of
+from ._receipt_frames import (
+    Findings,
+    list_column,
+    list_lengths,
+    pair_keys,
+    starts_of,
+    string_array,
+)
 
 __all__ = ["exposed_findings"]
 
 
 def _q(value) -> str:
     return "null" if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def _strings(series: pd.Series) -> pa.Array:
-    return pa.array(series.to_numpy(dtype=object, na_value=None), type=pa.string())
-
-
-def _keys(owners: np.ndarray, values: pa.Array) -> pa.Array:
-    # "owner\x1fvalue": one hashable key per (receipt, string) pair, so
-    # membership in a receipt's list is one vectorised is_in.
-    return pc.binary_join_element_wise(
-        pc.cast(pa.array(owners, pa.int64()), pa.string()), values, "\x1f"
-    )
 
 
 def _at_positions(
@@ -74,9 +69,9 @@ def exposed_findings(
     exposed = exposed[keep]
     owners = owners_all[keep].astype(np.int64)
     positions = exposed["position"].to_numpy(dtype=np.int64)
-    exposed_ids = _strings(exposed["record_id"])
-    source_uris = _strings(exposed["source_uri"])
-    relative_paths = _strings(exposed["relative_path"])
+    exposed_ids = string_array(exposed["record_id"])
+    source_uris = string_array(exposed["source_uri"])
+    relative_paths = string_array(exposed["relative_path"])
 
     # Exposed result i is record i: same id, same locator, same safe path.
     _, id_there = _at_positions(record_ids, owners, positions)
@@ -86,10 +81,11 @@ def exposed_findings(
         flat_ids = pc.list_flatten(record_ids)
         id_owners = pc.list_parent_indices(record_ids).to_numpy()
         wanted = np.isin(id_owners, owners[stray])
-        member = pc.is_in(
-            _keys(owners[stray], exposed_ids.take(pa.array(stray))),
-            value_set=_keys(id_owners[wanted], flat_ids.filter(pa.array(wanted))),
-        ).to_numpy(zero_copy_only=False)
+        stray_keys, id_keys = pair_keys(
+            (owners[stray], exposed_ids.take(pa.array(stray))),
+            (id_owners[wanted], flat_ids.filter(pa.array(wanted))),
+        )
+        member = np.isin(stray_keys, id_keys)
         for j, is_member in zip(stray, member, strict=True):
             rule = "exposed_misaligned" if is_member else "exposed_not_in_records"
             detail = (
@@ -150,8 +146,8 @@ def _class_findings(
     if len(flat) == 0:
         return
     result_of = pc.list_parent_indices(classes).to_numpy()
-    class_keys = _keys(owners[result_of], flat)
-    involved = np.unique(owners)
+    involved = np.zeros(len(receipts), dtype=bool)
+    involved[owners] = True
     missing = {}
     for column, word in (
         ("allowed_source_classes", "not allowed"),
@@ -159,9 +155,12 @@ def _class_findings(
     ):
         listed = list_column(receipts, column)
         listed_owners = pc.list_parent_indices(listed).to_numpy()
-        wanted = np.isin(listed_owners, involved)
-        keys = _keys(listed_owners[wanted], pc.list_flatten(listed).filter(pa.array(wanted)))
-        inside = pc.is_in(class_keys, value_set=keys).to_numpy(zero_copy_only=False)
+        wanted = involved[listed_owners]
+        class_keys, keys = pair_keys(
+            (owners[result_of], flat),
+            (listed_owners[wanted], pc.list_flatten(listed).filter(pa.array(wanted))),
+        )
+        inside = np.isin(class_keys, keys)
         for k in np.flatnonzero(~inside):
             missing.setdefault(int(result_of[k]), {}).setdefault(word, []).append(
                 flat[int(k)].as_py()

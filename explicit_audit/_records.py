@@ -100,18 +100,23 @@ class RecordKind:
         over one JSON Lines file whose first line this kind claims, returning
         a part for ``build``, or None where the file must be read value by
         value instead.
+    part_rows : callable, optional
+        ``part_rows(part) -> int``: how many values a fast-path part holds.
     """
 
     name: str
     tables: tuple[str, ...]
     matches: Callable[[Any], bool]
     build: Callable[[Sequence[RawValue]], KindTables]
-    arrow_build: Callable[..., KindTables | None] | None = None
+    arrow_build: Callable[..., Any] | None = None
+    part_rows: Callable[[Any], int] | None = None
 
 
 def excerpt(text: bytes | str, limit: int = 300) -> str:
     """A short, printable excerpt of raw input for the rejected table."""
-    if isinstance(text, bytes):
-        text = text[: limit * 4].decode("utf-8", errors="replace")
+    if isinstance(text, str):
+        # Text decoded with surrogateescape carries invalid bytes as lone surrogates.
+        text = text[: limit * 4].encode("utf-8", errors="surrogateescape")
+    text = text[: limit * 4].decode("utf-8", errors="replace")
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -46,9 +46,9 @@ class RejectedRowsWarning(UserWarning):
 
 def _record_kinds() -> list[RecordKind]:
     """Every record kind ``load`` sorts values into, in matching order."""
-    from . import plans, receipts, requests
+    from . import decisions, plans, receipts, requests
 
-    return [receipts.KIND, plans.KIND, requests.KIND]
+    return [receipts.KIND, plans.KIND, requests.KIND, decisions.KIND]
 
 
 def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
@@ -98,12 +98,19 @@ class Audit:
         excerpt (see :data:`REJECTED_COLUMNS`).
     files : list of str
         The files read, in order.
+    sources : DataFrame
+        Per file: ``values_read``, ``loaded`` (rows in any record table, or 1
+        for a policy file) and ``rejected`` (values rejected; a file-level
+        problem such as a truncated gzip stream is in ``rejected`` with line 0
+        and is not counted here). For every file, loaded + rejected ==
+        values_read.
     """
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     policies: Any = None
     rejected: pd.DataFrame = field(default_factory=lambda: rejected_frame([]))
     files: list[str] = field(default_factory=list)
+    sources: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables", {})
@@ -196,33 +203,47 @@ def _fast_path_kind(path: Path, kinds: Sequence[RecordKind]) -> tuple[RecordKind
     return kind, first
 
 
-def _read_all(
-    source: Source, kinds: Sequence[RecordKind], *, progress: bool
-) -> tuple[list[str], dict[str, list[RawValue]], dict[str, list[Any]], list[Rejection], list[Path]]:
+@dataclass
+class _Reading:
+    """What one pass over the files found, before the kinds build their tables."""
+
+    files: list[str]
+    policy_files: list[Path]
+    values: dict[str, list[RawValue]] = field(default_factory=lambda: defaultdict(list))
+    columnar: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
+    rejections: list[Rejection] = field(default_factory=list)
+    values_read: dict[str, int] = field(default_factory=dict)
+
+
+def _read_all(source: Source, kinds: Sequence[RecordKind], *, progress: bool) -> _Reading:
     files = resolve_sources(source)
-    values: dict[str, list[RawValue]] = defaultdict(list)
-    columnar: dict[str, list[Any]] = defaultdict(list)
-    rejections: list[Rejection] = []
     policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
-    data_files = [path for path in files if path not in policy_files]
-    for path in _progress(data_files, progress, "reading"):
+    reading = _Reading([str(f) for f in files], policy_files)
+    for path in _progress([p for p in files if p not in policy_files], progress, "reading"):
         fast = _fast_path_kind(path, kinds)
         if fast is not None:
             kind, first = fast
             part = kind.arrow_build(path, first)
             if part is not None:
-                columnar[kind.name].append(part)
+                reading.columnar[kind.name].append(part)
+                reading.values_read[str(path)] = kind.part_rows(part)
                 continue
+        count = 0
         for item in parse_content(read_file(path)):
+            # A file-level problem (line 0) is not a value that was read.
+            count += isinstance(item, RawValue) or item.source_line > 0
             if isinstance(item, Rejection):
-                rejections.append(item)
+                reading.rejections.append(item)
                 continue
             sorted_into = _sort_value(item, kinds)
             if isinstance(sorted_into, Rejection):
-                rejections.append(sorted_into)
+                reading.rejections.append(sorted_into)
             else:
-                values[sorted_into.name].append(item)
-    return [str(f) for f in files], values, columnar, rejections, policy_files
+                reading.values[sorted_into.name].append(item)
+        reading.values_read[str(path)] = count
+    for path in policy_files:
+        reading.values_read[str(path)] = 1
+    return reading
 
 
 def _combine(kind: RecordKind, values: list[RawValue], columnar: list[Any]) -> KindTables:
@@ -271,10 +292,9 @@ def load_kind(
     -------
     KindTables
     """
-    kinds = _record_kinds()
-    _, values, columnar, rejections, _ = _read_all(source, kinds, progress=progress)
-    rejections = [r for r in rejections if r.kind in ("unknown", "file")]
-    built = _combine(kind, values.get(kind.name, []), columnar.get(kind.name, []))
+    reading = _read_all(source, _record_kinds(), progress=progress)
+    rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
+    built = _combine(kind, reading.values.get(kind.name, []), reading.columnar.get(kind.name, []))
     rejections.extend(built.rejected)
     _warn_or_raise(rejections, strict)
     return KindTables(built.tables, rejections)
@@ -313,19 +333,60 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
     >>> audit.receipts.withheld_count.sum()  # doctest: +SKIP
     """
     kinds = _record_kinds()
-    files, values, columnar, rejections, policy_files = _read_all(source, kinds, progress=progress)
+    reading = _read_all(source, kinds, progress=progress)
+    rejections = reading.rejections
     if strict and rejections:
         _warn_or_raise(rejections, strict)
     tables: dict[str, pd.DataFrame] = {}
+    main_tables = []
     for kind in kinds:
-        built = _combine(kind, values.get(kind.name, []), columnar.get(kind.name, []))
+        values = reading.values.get(kind.name, [])
+        built = _combine(kind, values, reading.columnar.get(kind.name, []))
         tables.update(built.tables)
+        main_tables.append(built.tables[kind.tables[0]])
         rejections.extend(built.rejected)
         if strict and built.rejected:
             _warn_or_raise(built.rejected, strict)
-    policies = _empty_policies() if not policy_files else None
-    if policy_files:
-        policies, policy_rejections = _load_policy_files(policy_files, strict)
+    policies = _empty_policies()
+    if reading.policy_files:
+        policies, policy_rejections = _load_policy_files(reading.policy_files, strict)
         rejections.extend(policy_rejections)
     _warn_or_raise(rejections, strict)
-    return Audit(tables=tables, policies=policies, rejected=rejected_frame(rejections), files=files)
+    rejected = rejected_frame(rejections)
+    return Audit(
+        tables=tables,
+        policies=policies,
+        rejected=rejected,
+        files=reading.files,
+        sources=_sources_frame(reading, main_tables, policies, rejected),
+    )
+
+
+def _sources_frame(
+    reading: _Reading, main_tables: list[pd.DataFrame], policies: Any, rejected: pd.DataFrame
+) -> pd.DataFrame:
+    """Per input file: values read, rows loaded into any table, rows rejected."""
+    loaded = pd.Series(0, index=pd.Index(reading.files, dtype="str"), dtype="int64")
+    for frame in main_tables:
+        if len(frame):
+            counts = frame["source_file"].astype("str").value_counts()
+            loaded = loaded.add(counts, fill_value=0).astype("int64")
+    for policy_file in _policy_source_files(policies):
+        if policy_file in loaded.index:
+            loaded[policy_file] += 1
+    rejected_counts = rejected.loc[rejected["source_line"] > 0, "source_file"].value_counts()
+    frame = pd.DataFrame(
+        {
+            "source_file": pd.Series(reading.files, dtype="str"),
+            "values_read": [reading.values_read.get(f, 0) for f in reading.files],
+            "loaded": [int(loaded.get(f, 0)) for f in reading.files],
+            "rejected": [int(rejected_counts.get(f, 0)) for f in reading.files],
+        }
+    )
+    return frame.astype({"values_read": "int64", "loaded": "int64", "rejected": "int64"})
+
+
+def _policy_source_files(policies: Any) -> list[str]:
+    if policies is None or not len(policies):
+        return []
+    return [str(policy.source_file) for policy in policies.values() if policy.source_file]

@@ -73,6 +73,7 @@ FINDING_COLUMNS = MappingProxyType(
 """Columns of the DataFrame :func:`verify_decisions` returns."""
 
 _RULE_ORDER = {rule: i for i, rule in enumerate(DECISION_RULES)}
+_LIST_FIELDS = {"escalation_reasons", "risk_flags", "synthesis_directives"}
 
 
 def _show(value: Any) -> str:
@@ -100,7 +101,7 @@ def _replay_findings(sub: pd.DataFrame, replayed: pd.DataFrame) -> list[tuple[in
     differs: dict[str, np.ndarray] = {}
     for name in REPLAY_COLUMNS:
         recorded = sub[f"recorded_{name}"]
-        if isinstance(recorded.dtype, pd.ArrowDtype) or recorded.dtype == object:
+        if name in _LIST_FIELDS:
             same = lists_equal(flat_list(recorded), flat_tuples(replayed[name]))
         else:
             left = recorded.to_numpy(dtype=object)
@@ -268,7 +269,9 @@ def verify_decisions(decisions: pd.DataFrame, policies: Any) -> pd.DataFrame:
                 dtype="str",
             ),
             "policy_id": pd.Series(decisions["policy_id"].to_numpy()[rows], dtype="str"),
-            "rule": pd.Series([f[1] for f in findings], dtype="category"),
+            "rule": pd.Series(
+                pd.Categorical([f[1] for f in findings], categories=list(DECISION_RULES))
+            ),
             "fields": pd.Series([f[2] for f in findings], dtype=LIST_OF_STRINGS),
             "detail": pd.Series([f[3] for f in findings], dtype="str"),
         }

@@ -47,10 +47,12 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ._plan_canonical import PlanError, dataclass_fields, digest, seed_canonical
+from ._plan_canonical import PlanError, dataclass_fields, digest, digests, seed_canonical
 from ._extras import extra_columns
 from ._plan_variants import diagnose_plan, diagnose_recorded_hash
 from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
@@ -80,6 +82,8 @@ _COLUMN_DTYPES = {
     "seed_coercions": "str",
     "plan": "object",
 }
+_STATUS = ("match", "known_variant", "no_known_variant", "malformed_hash", "unhashable")
+_STATUS_DTYPE = pd.CategoricalDtype(list(_STATUS))
 
 
 def _matches(value: dict) -> bool:
@@ -299,54 +303,57 @@ def verify_plans(plans: pd.DataFrame) -> pd.DataFrame:
     >>> checked[~checked.match]  # doctest: +SKIP
     """
     frame = _plans_frame(plans)
-    recorded = frame["retrieval_plan_hash"].tolist()
     written = frame["plan"].tolist()
-    rebuilt: list[Any] = [None] * len(written)
-    statuses: list[str] = ["match"] * len(written)
-    variants: list[Any] = [pd.NA] * len(written)
-    diagnoses: list[Any] = [pd.NA] * len(written)
-    for index, plan in enumerate(written):
+    rebuilt = digests(written)
+    statuses = np.zeros(len(written), dtype=np.int8)
+    variants: dict[int, str] = {}
+    diagnoses: dict[int, str] = {}
+    for index in [i for i, digest_ in enumerate(rebuilt) if digest_ is None]:
         try:
-            rebuilt[index] = digest(plan)
+            digest(written[index])
         except PlanError as exc:
-            statuses[index], diagnoses[index] = "unhashable", f"the seed cannot hash it: {exc}"
-    matched = [r == b for r, b in zip(recorded, rebuilt, strict=True)]
-    for index in [i for i, ok in enumerate(matched) if not ok]:
-        if statuses[index] == "unhashable":
+            statuses[index] = _STATUS.index("unhashable")
+            diagnoses[index] = f"the seed cannot hash it: {exc}"
+    recorded = pa.array(frame["retrieval_plan_hash"], type=pa.string())
+    rebuilt_array = pa.array(rebuilt, type=pa.string())
+    matched = pc.fill_null(pc.equal(recorded, rebuilt_array), False).to_numpy(zero_copy_only=False)
+    for index in np.flatnonzero(~matched).tolist():
+        if statuses[index]:
             continue
-        if not is_sha256_hex(recorded[index]):
-            statuses[index] = "malformed_hash"
+        recorded_hash = recorded[index].as_py()
+        if not is_sha256_hex(recorded_hash):
+            statuses[index] = _STATUS.index("malformed_hash")
             variants[index], diagnoses[index] = diagnose_recorded_hash(
-                recorded[index], rebuilt[index]
+                recorded_hash, rebuilt[index]
             )
             continue
-        found = diagnose_plan(written[index], recorded[index])
+        found = diagnose_plan(written[index], recorded_hash)
         if found is None:
-            statuses[index] = "no_known_variant"
+            statuses[index] = _STATUS.index("no_known_variant")
             diagnoses[index] = (
                 "no known variant reproduces the recorded hash: the plan or its hash was "
                 "changed after hashing"
             )
         else:
-            statuses[index] = "known_variant"
+            statuses[index] = _STATUS.index("known_variant")
             variants[index], diagnoses[index] = found
-    out = {
-        "source_file": frame["source_file"] if "source_file" in frame else pd.NA,
-        "source_line": frame["source_line"] if "source_line" in frame else pd.NA,
-    }
-    if "run_id" in frame:
-        out["run_id"] = frame["run_id"]
-    result = pd.DataFrame(out, index=frame.index)
-    result["recorded_hash"] = pd.Series(recorded, index=frame.index, dtype="str")
-    result["rebuilt_hash"] = pd.Series(rebuilt, index=frame.index, dtype="str")
-    result["match"] = pd.Series(matched, index=frame.index, dtype="boolean")
-    result["status"] = pd.Series(
-        statuses,
-        index=frame.index,
-        dtype=pd.CategoricalDtype(
-            ["match", "known_variant", "no_known_variant", "malformed_hash", "unhashable"]
-        ),
-    )
-    result["variant"] = pd.Series(variants, index=frame.index, dtype="str")
-    result["diagnosis"] = pd.Series(diagnoses, index=frame.index, dtype="str")
+    index = frame.index
+    result = pd.DataFrame(index=index)
+    for name in ("source_file", "source_line", "run_id"):
+        if name in frame:
+            result[name] = frame[name]
+    result["recorded_hash"] = pd.Series(recorded, index=index, dtype="str")
+    result["rebuilt_hash"] = pd.Series(rebuilt_array, index=index, dtype="str")
+    result["match"] = pd.Series(pd.arrays.BooleanArray(matched, np.zeros_like(matched)), index=index)
+    result["status"] = pd.Categorical.from_codes(statuses, dtype=_STATUS_DTYPE)
+    result["variant"] = _sparse_text(variants, len(written), index)
+    result["diagnosis"] = _sparse_text(diagnoses, len(written), index)
     return result
+
+
+def _sparse_text(values: dict[int, str], size: int, index: pd.Index) -> pd.Series:
+    """A str column that is <NA> except at a few positions."""
+    column = [None] * size
+    for position, text in values.items():
+        column[position] = text
+    return pd.Series(pa.array(column, type=pa.string()), index=index, dtype="str")

@@ -15,7 +15,8 @@ Why each holds, in the seed's terms:
   threshold to null. A failure returns that receipt, at most with a count.
 - Only ``filterCandidates`` fills ``locatorUris``/``recordIds``, one of each per
   record, after ``safeRelativeMarkdownPath`` accepted the locator for the
-  active collection, after ``seenPaths`` skipped a repeat, and after the record
+  active collection (for an enumeration, one built from a file name directly
+  in the records root), after ``seenPaths`` skipped a repeat, and after the record
   read there proved to carry ``id == basename(relativePath, ".md")``.
 - Under a filter, every record kept is first pushed to ``exposedResults``, so
   exposed results match records one for one and in order; without a filter
@@ -39,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._receipt_exposed import exposed_findings
-from ._receipt_frames import Findings, list_column, list_lengths, starts_of
+from ._receipt_frames import Findings, list_column, list_lengths, pair_keys, starts_of
 from .locators import locator_safety
 
 __all__ = ["FINDING_COLUMNS", "RECEIPT_RULES", "check_receipts"]
@@ -62,6 +63,8 @@ RECEIPT_RULES = MappingProxyType(
         "locator_unsafe": "Every locator's path passes safeRelativeMarkdownPath "
         "(locator_invalid / locator_escape).",
         "locator_duplicate": "No locator appears twice in one receipt.",
+        "space_locator_nested": "A space receipt's locators name files directly in the "
+        "collection root: enumeration lists that one folder.",
         "record_id_locator": "Each record id is the name its locator requires: "
         "basename(relativePath, '.md').",
         "exposed_count": "A guarded receipt (non-null audience, or any exposed result) "
@@ -212,13 +215,26 @@ def _locator_level(receipts: pd.DataFrame, found: Findings) -> pa.Table:
         )
 
     # seenPaths: a locator repeated within one receipt.
-    keys = pc.binary_join_element_wise(pc.cast(pa.array(parents), pa.string()), flat_uris, "\x1f")
-    codes = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
-    if len(codes):
-        previous_max = np.maximum.accumulate(np.concatenate(([-1], codes[:-1])))
-        for j in np.flatnonzero(codes <= previous_max):
+    (keys,) = pair_keys((parents, flat_uris))
+    if len(keys):
+        _, first = np.unique(keys, return_index=True)
+        repeated = np.ones(len(keys), dtype=bool)
+        repeated[first] = False
+        for j in np.flatnonzero(repeated):
             found.add(
                 int(parents[j]), "locator_duplicate", f"{_q(flat_uris[int(j)].as_py())} repeats"
+            )
+
+    # enumerateCandidates lists the records root itself, never a subfolder.
+    relative = safety.column("relative_path").combine_chunks()
+    nested = pc.fill_null(pc.match_substring(relative, "/"), False).to_numpy(zero_copy_only=False)
+    if nested.any():
+        in_space = _eq(receipts["scope"], "space")[parents]
+        for j in np.flatnonzero(nested & in_space):
+            found.add(
+                int(parents[j]),
+                "space_locator_nested",
+                f"{_q(flat_uris[int(j)].as_py())} is in a subfolder of the collection",
             )
 
     # The record id at the same position must be the locator's name.

@@ -142,7 +142,12 @@ class _Simulator:
                 "qmd_not_run": "qmd search did not start",
                 "qmd_output_malformed": "qmd search returned malformed JSON",
             }[failure]
-            return "failure", [], [{"kind": "retrieval", "code": failure, "message": message}], receipt
+            return (
+                "failure",
+                [],
+                [{"kind": "retrieval", "code": failure, "message": message}],
+                receipt,
+            )
         records = self.records[space]
         if scope == "space":
             pool = sorted((r for r in records if "/" not in r["path"]), key=lambda r: r["path"])
@@ -213,7 +218,7 @@ class _Simulator:
 
 
 def _queries(rng: random.Random) -> list[str]:
-    words = TOPICS + ["review", "plan", "risk", "owner", "weekly", "q2"]
+    words = [*TOPICS, "review", "plan", "risk", "owner", "weekly", "q2"]
     queries = sorted({" ".join(rng.sample(words, rng.randint(1, 3))) for _ in range(60)})
     return queries
 
@@ -359,9 +364,8 @@ def write(data_dir: Path) -> None:
     escape = next(r for r in receipts[250:] if len(r["locatorUris"]) >= 2)
     escape["locatorUris"][1] = escape["locatorUris"][1].replace("-notes/", "-notes/archive/../")
     exposed = escape["exposedResults"][1]
-    exposed["sourceUri"], exposed["relativePath"] = escape["locatorUris"][1], "archive/../" + (
-        exposed["relativePath"]
-    )
+    exposed["sourceUri"] = escape["locatorUris"][1]
+    exposed["relativePath"] = "archive/../" + exposed["relativePath"]
     unrequested = next(
         r
         for r in receipts[380:]

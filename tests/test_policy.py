@@ -1,0 +1,242 @@
+"""Routing policies: loading YAML, errors naming file and key, hashing, variants, sets."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+import explicit_audit as ea
+from explicit_audit.policy import load_policy_files
+
+DATA = Path(__file__).parent / "data"
+EXAMPLE = DATA / "routing_policy_example.yaml"
+KNOWN = json.loads((DATA / "routing_known_answers.json").read_text(encoding="utf-8"))
+
+
+def _write(path: Path, data) -> Path:
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_load_example_policy():
+    policy = ea.load_policy(EXAMPLE)
+    assert policy.policy_id == "baseline"
+    assert policy.escalation == ea.Escalation(6000, 3, 0.6)
+    assert policy.subject_domains["legal"] == ea.SubjectDomain(True, ("legal_advice",))
+    assert policy.fallback_domain == ea.FallbackDomain("general", False, ())
+    assert policy.risk_flags["low_confidence_reasoning"] == ea.RiskFlag(True, None)
+    assert policy.source_file == str(EXAMPLE)
+
+
+def test_content_hash_follows_the_documented_recipe():
+    policy = ea.load_policy(EXAMPLE)
+    raw = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    rules = {key: raw[key] for key in ("escalation", "subject_domains", "fallback_domain")}
+    rules["risk_flags"] = {
+        name: {"requires_26b": spec["requires_26b"], "synthesis_directive": None} | spec
+        for name, spec in raw["risk_flags"].items()
+    }
+    text = json.dumps(rules, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert policy.content_hash == hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_hash_ignores_names_and_order_but_not_rules(tmp_path):
+    raw = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    policy = ea.Policy.from_dict(raw)
+    renamed = dict(raw, policy_id="other", description="same rules")
+    renamed["subject_domains"] = dict(reversed(list(raw["subject_domains"].items())))
+    renamed["escalation"] = dict(raw["escalation"], confidence_threshold=0.6)
+    same = ea.Policy.from_dict(renamed)
+    assert same.content_hash == policy.content_hash
+    assert same != policy  # the id differs
+    changed = json.loads(json.dumps(raw))
+    changed["subject_domains"]["finance"]["high_impact"] = True
+    assert ea.Policy.from_dict(changed).content_hash != policy.content_hash
+    path = _write(tmp_path / "copy.yaml", raw)
+    assert ea.load_policy(path).content_hash == policy.content_hash
+
+
+def test_policy_is_immutable():
+    policy = ea.load_policy(EXAMPLE)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        policy.policy_id = "x"
+    with pytest.raises(TypeError):
+        policy.subject_domains["new"] = ea.SubjectDomain(False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        policy.escalation.context_char_cap_4b = 1
+    assert hash(policy) == hash(ea.load_policy(EXAMPLE))
+
+
+def test_with_escalation_makes_a_new_policy():
+    policy = ea.load_policy(EXAMPLE)
+    cheaper = policy.with_escalation(context_char_cap_4b=9000, confidence_threshold=0.5)
+    assert cheaper.escalation == ea.Escalation(9000, 3, 0.5)
+    assert cheaper.policy_id == "baseline[cap=9000,conf=0.5]"
+    assert cheaper.content_hash != policy.content_hash
+    assert policy.escalation == ea.Escalation(6000, 3, 0.6)
+    assert cheaper.subject_domains == policy.subject_domains
+    named = policy.with_escalation(escalate_on_multi_doc_count=4, policy_id="four_docs")
+    assert named.policy_id == "four_docs"
+    with pytest.raises(ea.PolicyError, match="confidence_threshold"):
+        policy.with_escalation(confidence_threshold=1.5)
+    with pytest.raises(ea.PolicyError, match="context_char_cap_4b"):
+        policy.with_escalation(context_char_cap_4b=-1)
+
+
+def test_replace_parts_of_a_policy():
+    policy = ea.load_policy(EXAMPLE)
+    flags = dict(policy.risk_flags)
+    flags["numeric_claims"] = ea.RiskFlag(requires_26b=True, synthesis_directive="Check sums.")
+    variant = policy.replace(risk_flags=flags)
+    assert variant.risk_flags["numeric_claims"].requires_26b
+    assert variant.policy_id == f"baseline~{variant.content_hash[:8]}"
+    assert not policy.risk_flags["numeric_claims"].requires_26b
+    domains = dict(policy.subject_domains) | {"hr": {"high_impact": True}}
+    with_hr = policy.replace(subject_domains=domains, policy_id="with_hr")
+    assert with_hr.subject_domains["hr"] == ea.SubjectDomain(True, ())
+    with pytest.raises(ea.PolicyError, match="subject_domains.hr.high_impact"):
+        policy.replace(subject_domains={"hr": {"high_impact": "yes"}})
+    assert ea.Policy.from_dict(policy.to_dict()) == policy
+
+
+def _example() -> dict:
+    return yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+
+
+def _set(data: dict, dotted: str, value) -> dict:
+    *parents, last = dotted.split(".")
+    node = data
+    for part in parents:
+        node = node[part]
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return data
+
+
+_DELETE = object()
+BAD = [
+    ("surprise", 1, "surprise", "unknown key"),
+    ("escalation.cap", 5, "escalation.cap", "unknown key"),
+    ("subject_domains.legal.impact", True, "subject_domains.legal.impact", "unknown key"),
+    ("escalation", _DELETE, "escalation", "missing"),
+    ("fallback_domain.name", _DELETE, "fallback_domain.name", "missing"),
+    ("risk_flags.legal_advice.requires_26b", _DELETE, "requires_26b", "missing"),
+    ("escalation.context_char_cap_4b", "6000", "context_char_cap_4b", "whole number"),
+    ("escalation.context_char_cap_4b", 6000.5, "context_char_cap_4b", "whole number"),
+    ("escalation.context_char_cap_4b", -1, "context_char_cap_4b", "between 0"),
+    ("escalation.escalate_on_multi_doc_count", -3, "escalate_on_multi_doc_count", "between"),
+    ("escalation.confidence_threshold", 1.5, "confidence_threshold", r"\[0, 1\]"),
+    ("escalation.confidence_threshold", -0.1, "confidence_threshold", r"\[0, 1\]"),
+    ("escalation.confidence_threshold", float("nan"), "confidence_threshold", r"\[0, 1\]"),
+    ("escalation.confidence_threshold", True, "confidence_threshold", "number"),
+    ("subject_domains.legal.high_impact", "yes", "high_impact", "true or false"),
+    ("subject_domains.legal.default_risk_flags", "legal_advice", "default_risk_flags", "list"),
+    ("risk_flags.legal_advice.synthesis_directive", 3, "synthesis_directive", "string"),
+    ("policy_id", "", "policy_id", "empty"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "named", "reason"), BAD)
+def test_bad_policy_names_file_line_and_key(tmp_path, key, value, named, reason):
+    path = _write(tmp_path / "bad.yaml", _set(_example(), key, value))
+    with pytest.raises(ea.PolicyError, match=reason) as caught:
+        ea.load_policy(path)
+    message = str(caught.value)
+    assert str(path) in message and named in message
+    line = caught.value.source_line
+    if key == "escalation":  # a missing top-level section has no line to point at
+        assert line is None
+    else:
+        assert line is not None and 1 <= line <= len(path.read_text().splitlines())
+
+
+def test_python_tag_is_refused(tmp_path):
+    path = tmp_path / "tagged.yaml"
+    path.write_text(
+        EXAMPLE.read_text() + "extra: !!python/object/apply:os.system ['true']\n", "utf-8"
+    )
+    with pytest.raises(ea.PolicyError, match="Python tag") as caught:
+        ea.load_policy(path)
+    assert str(path) in str(caught.value)
+    assert caught.value.source_line == len(path.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("", "empty"), ("policy_id: [unclosed\n", "not valid YAML"), ("- a\n- b\n", "mapping")],
+)
+def test_unreadable_yaml(tmp_path, text, reason):
+    path = tmp_path / "p.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ea.PolicyError, match=reason):
+        ea.load_policy(path)
+
+
+def test_policy_id_defaults_to_the_file_stem(tmp_path):
+    data = _example()
+    del data["policy_id"]
+    assert ea.load_policy(_write(tmp_path / "winter.yaml", data)).policy_id == "winter"
+    with pytest.raises(ea.PolicyError, match="policy_id"):
+        ea.Policy.from_dict(data)
+
+
+def test_load_policy_files_collects_rejections(tmp_path):
+    good = _write(tmp_path / "a.yaml", _example())
+    bad = _write(tmp_path / "b.yaml", _set(_example(), "escalation.confidence_threshold", 2))
+    twin = _write(tmp_path / "c.yaml", _example())
+    policies, rejected = load_policy_files([good, bad, twin], strict=False)
+    assert list(policies) == ["baseline"]
+    assert [(r.source_file, r.kind) for r in rejected] == [
+        (str(bad), "policies"),
+        (str(twin), "policies"),
+    ]
+    assert "confidence_threshold" in rejected[0].reason
+    assert rejected[0].source_line == 5 and "confidence_threshold" in rejected[0].raw
+    assert "already used" in rejected[1].reason
+    with pytest.raises(ea.PolicyError, match="confidence_threshold"):
+        load_policy_files([good, bad], strict=True)
+
+
+def test_load_policies_from_a_folder_and_policy_set(tmp_path):
+    for name, data in KNOWN["policies"].items():
+        _write(tmp_path / f"{name}.yml", data)
+    policies = ea.load_policies(tmp_path)
+    assert list(policies) == sorted(KNOWN["policies"])
+    assert len(policies) == 4 and "kat_base" in policies
+    frame = policies.to_frame()
+    assert list(frame.columns) == list(ea.PolicySet.COLUMNS)
+    assert frame.set_index("policy_id").loc["kat_base", "context_char_cap_4b"] == 6000
+    assert frame["confidence_threshold"].dtype == "float64"
+    assert "<table" in policies._repr_html_()
+    assert "kat_derived" in repr(policies)
+    with pytest.raises(ea.PolicyError, match="already used"):
+        ea.PolicySet([policies["kat_base"], policies["kat_base"]])
+    assert len(ea.PolicySet()) == 0
+
+
+def test_ea_load_finds_policies_and_rejects_bad_yaml(tmp_path):
+    shutil.copy(EXAMPLE, tmp_path / "baseline.yaml")
+    (tmp_path / "broken.yaml").write_text("policy_id: x\nescalation: !!python/name:os.system\n")
+    with pytest.warns(ea.RejectedRowsWarning):
+        audit = ea.load(tmp_path, progress=False)
+    assert isinstance(audit.policies, ea.PolicySet)
+    assert list(audit.policies) == ["baseline"]
+    rejected = audit.rejected[audit.rejected["kind"] == "policies"]
+    assert rejected["source_file"].tolist() == [str(tmp_path / "broken.yaml")]
+    assert rejected["source_line"].tolist() == [2]
+    with pytest.raises(ea.PolicyError, match="Python tag"):
+        ea.load(tmp_path, strict=True, progress=False)
+
+
+def test_policy_set_frame_of_nothing():
+    frame = ea.PolicySet().to_frame()
+    assert len(frame) == 0 and isinstance(frame, pd.DataFrame)

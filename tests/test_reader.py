@@ -1,0 +1,215 @@
+"""The reading core on real files: formats, provenance, and every kind of bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from conftest import make_receipt
+
+import explicit_audit as ea
+from explicit_audit._reader import parse_content, read_file, resolve_sources
+from explicit_audit._records import RawValue, Rejection
+
+FIXTURES = Path(__file__).parent / "data" / "engram"
+
+
+def _line(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _load(path, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(path, progress=False, **kwargs)
+
+
+def _accounted(audit: ea.Audit) -> None:
+    """Every value read is either loaded or rejected, per file."""
+    sources = audit.sources
+    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
+
+
+def test_jsonl_values_keep_file_and_line(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text(f"{_line(make_receipt())}\n\n{_line(make_receipt(query='second'))}\n", "utf-8")
+    items = list(parse_content(read_file(path)))
+    assert [item.source_line for item in items] == [1, 3]
+    assert all(isinstance(item, RawValue) for item in items)
+    assert items[1].value["query"] == "second"
+
+
+def test_concatenated_pretty_printed_values_start_on_their_own_lines(tmp_path):
+    path = tmp_path / "recall.json"
+    first = json.dumps(make_receipt(), indent=2)
+    second = json.dumps(make_receipt(query="b"), indent=2)
+    path.write_text(first + "\n" + second + "\n", "utf-8")
+    items = list(parse_content(read_file(path)))
+    assert [item.source_line for item in items] == [1, first.count("\n") + 2]
+
+
+def test_array_elements_get_their_own_lines(tmp_path):
+    path = tmp_path / "array.json"
+    path.write_text(
+        "[\n" + _line(make_receipt()) + ",\n\n" + _line(make_receipt(query="x")) + "\n]\n"
+    )
+    audit = _load(path)
+    assert audit.receipts.source_line.tolist() == [2, 4]
+    _accounted(audit)
+
+
+def test_engram_recall_log_loads_with_nothing_rejected():
+    audit = _load(FIXTURES / "recall_log.json")
+    assert len(audit.receipts) == 12
+    assert audit.rejected.empty
+    starts = [
+        number
+        for number, text in enumerate(
+            (FIXTURES / "recall_log.json").read_text("utf-8").splitlines(), 1
+        )
+        if text == "{"
+    ]
+    assert audit.receipts.source_line.tolist() == starts
+
+
+def test_invalid_json_line_is_rejected_with_its_line(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text(f'{_line(make_receipt())}\n{{"schemaVersion": 0,\n{_line(make_receipt())}\n')
+    with pytest.warns(ea.RejectedRowsWarning, match=r"log.jsonl:2: invalid JSON"):
+        audit = ea.load(path, progress=False)
+    assert audit.receipts.source_line.tolist() == [1, 3]
+    row = audit.rejected.iloc[0]
+    assert (row.source_line, row.kind) == (2, "unknown")
+    assert "at column" in row.reason and row.raw.startswith('{"schemaVersion"')
+    _accounted(audit)
+
+
+def test_broken_value_in_a_concatenated_log_does_not_lose_the_next_ones(tmp_path):
+    path = tmp_path / "recall.json"
+    good = json.dumps(make_receipt(), indent=2)
+    broken = good.replace('"scope": "search",', '"scope": "search"', 1)
+    path.write_text("\n".join([good, broken, good]) + "\n", "utf-8")
+    audit = _load(path)
+    height = good.count("\n") + 1
+    assert audit.receipts.source_line.tolist() == [1, 2 * height + 1]
+    assert audit.rejected.source_line.tolist() == [height + 1]
+    assert "line" in audit.rejected.reason.iloc[0]
+
+
+def test_strict_mode_raises_naming_file_and_line(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text(f"{_line(make_receipt())}\nnot json\n")
+    with pytest.raises(ea.InputError, match=r"log.jsonl:2: invalid JSON") as raised:
+        ea.load(path, strict=True, progress=False)
+    assert raised.value.source_line == 2
+
+
+def test_truncated_gzip_keeps_what_was_read_and_rejects_the_cut_value(tmp_path):
+    lines = "".join(_line(make_receipt(query=f"q{i}")) + "\n" for i in range(40)).encode()
+    whole = gzip.compress(lines)
+    path = tmp_path / "log.jsonl.gz"
+    path.write_bytes(whole[: len(whole) * 2 // 3])
+    audit = _load(path)
+    assert 0 < len(audit.receipts) < 40
+    assert audit.receipts.source_line.tolist() == list(range(1, len(audit.receipts) + 1))
+    reasons = audit.rejected.reason.tolist()
+    assert any("gzip stream is truncated" in reason for reason in reasons)
+    _accounted(audit)
+
+
+def test_gzip_jsonl_loads_like_plain(tmp_path):
+    text = "".join(_line(make_receipt(query=f"q{i}")) + "\n" for i in range(5))
+    (tmp_path / "a.jsonl").write_text(text)
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    plain = _load(tmp_path / "a.jsonl").receipts.drop(columns="source_file")
+    packed = _load(tmp_path / "b.jsonl.gz").receipts.drop(columns="source_file")
+    assert plain.equals(packed)
+
+
+def test_invalid_utf8_is_rejected_per_value(tmp_path):
+    bad = _line(make_receipt(query="caf\u00e9")).encode().replace(b"\xc3\xa9", b"\xe9")
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(_line(make_receipt()).encode() + b"\n" + bad + b"\n")
+    audit = _load(path)
+    assert len(audit.receipts) == 1
+    assert audit.rejected.source_line.tolist() == [2]
+    assert "utf-8" in audit.rejected.reason.iloc[0].lower()
+    json_path = tmp_path / "log.json"
+    json_path.write_bytes(_line(make_receipt()).encode() + b"\n" + bad + b"\n")
+    audit = _load(json_path)
+    assert len(audit.receipts) == 1 and audit.rejected.source_line.tolist() == [2]
+    _accounted(audit)
+
+
+def test_byte_order_mark_and_crlf_line_ends_load(tmp_path):
+    path = tmp_path / "windows.jsonl"
+    body = "\r\n".join(_line(make_receipt(query=f"q{i}")) for i in range(3)) + "\r\n\r\n"
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    audit = _load(path)
+    assert audit.rejected.empty
+    assert audit.receipts["query"].tolist() == ["q0", "q1", "q2"]
+    assert audit.receipts.source_line.tolist() == [1, 2, 3]
+
+
+def test_empty_file_loads_nothing_and_is_accounted_for(tmp_path):
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "log.jsonl").write_text(_line(make_receipt()) + "\n")
+    audit = _load(tmp_path)
+    assert len(audit.receipts) == 1 and audit.rejected.empty
+    empty = audit.sources.set_index("source_file").loc[str(tmp_path / "empty.jsonl")]
+    assert (empty.values_read, empty.loaded, empty.rejected) == (0, 0, 0)
+
+
+def test_folder_with_nothing_to_load_is_an_error(tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing here")
+    with pytest.raises(ea.AuditError, match="holds no file to load"):
+        ea.load(tmp_path, progress=False)
+
+
+def test_missing_path_and_unknown_suffix_are_errors(tmp_path):
+    with pytest.raises(ea.AuditError, match="no such file"):
+        ea.load(tmp_path / "missing.jsonl", progress=False)
+    (tmp_path / "log.csv").write_text("a,b\n")
+    with pytest.raises(ea.AuditError, match="cannot read this kind of file"):
+        ea.load(tmp_path / "log.csv", progress=False)
+
+
+def test_globs_and_folders_are_read_in_sorted_order(tmp_path):
+    (tmp_path / "sub").mkdir()
+    for name in ("b.jsonl", "a.jsonl", "sub/c.jsonl", ".hidden.jsonl"):
+        (tmp_path / name).write_text(_line(make_receipt()) + "\n")
+    found = resolve_sources(tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        "a.jsonl",
+        "b.jsonl",
+        "sub/c.jsonl",
+    ]
+    assert resolve_sources(str(tmp_path / "*.jsonl")) == found[:2]
+
+
+def test_values_of_no_known_kind_are_rejected_not_dropped(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(_line(make_receipt()) + '\n{"hello": "world"}\n[1, 2]\n"text"\n')
+    audit = _load(path)
+    assert len(audit.receipts) == 1
+    reasons = audit.rejected.reason.tolist()
+    assert "not a record of any known kind" in reasons[0]
+    assert "got a JSON array" in reasons[1] and "got a JSON string" in reasons[2]
+    _accounted(audit)
+
+
+def test_nan_and_infinity_are_not_json(tmp_path):
+    path = tmp_path / "log.json"
+    path.write_text(
+        _line(make_receipt()).replace('"relevanceThreshold": 0.5', '"relevanceThreshold": NaN')
+    )
+    audit = _load(path)
+    assert audit.receipts.empty and len(audit.rejected) == 1
+
+
+def test_rejection_is_a_value_object():
+    rejection = Rejection("f.jsonl", 3, "receipts", "why", "raw")
+    assert rejection.source_line == 3

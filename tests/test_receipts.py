@@ -1,0 +1,221 @@
+"""Loading retrieval receipts: the three line shapes, dtypes, both reading paths."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import make_receipt
+
+import explicit_audit as ea
+from explicit_audit import audit as audit_module
+from explicit_audit import receipts as receipts_module
+from explicit_audit._receipt_arrow import arrow_part
+
+FIXTURES = Path(__file__).parent / "data" / "engram"
+
+
+def _write_lines(path: Path, values) -> Path:
+    path.write_text("".join(json.dumps(v, ensure_ascii=False) + "\n" for v in values), "utf-8")
+    return path
+
+
+def _load(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(path, progress=False)
+
+
+def _value_by_value(path, monkeypatch):
+    """Load with the columnar fast path switched off."""
+    slow = dataclasses.replace(receipts_module.KIND, arrow_build=None)
+    with monkeypatch.context() as patch:
+        patch.setattr(audit_module, "_record_kinds", lambda: [slow])
+        built = audit_module.load_kind(path, slow, progress=False)
+    return built.tables["receipts"], built.tables["exposed"]
+
+
+def test_engram_fixtures_load_with_nothing_rejected():
+    audit = _load(FIXTURES)
+    assert audit.rejected.empty
+    assert len(audit.receipts) == 27
+    assert set(audit.receipts["shape"]) == {"cli", "outcome"}
+    assert set(audit.receipts["outcome"]) == {"hit", "miss", "failed"}
+    assert audit.receipts["withheld_count"].sum() > 0
+
+
+def test_declared_dtypes():
+    receipts = _load(FIXTURES).receipts
+    assert receipts["source_line"].dtype == "int64"
+    for name in ("source_file", "shape", "outcome", "scope", "kind"):
+        assert isinstance(receipts[name].dtype, pd.CategoricalDtype), name
+    for name in ("withheld_count", "n_exposed", "n_records", "schema_version"):
+        assert receipts[name].dtype == "Int64", name
+    assert receipts["relevance_threshold"].dtype == "Float64"
+    for name in ("record_ids", "locator_uris", "error_codes", "requested_source_classes"):
+        assert isinstance(receipts[name].dtype, pd.ArrowDtype), name
+    assert receipts["query"].dtype == "str"
+
+
+def test_three_line_shapes(tmp_path):
+    bare = make_receipt()
+    cli = {
+        "schema_version": 0,
+        "status": "failed",
+        "errors": [{"code": "qmd_exit"}],
+        "receipt": make_receipt(kind="miss", locatorUris=[], recordIds=[], exposedResults=[]),
+    }
+    internal = {"kind": "hit", "records": [{}, {}], "receipt": make_receipt()}
+    audit = _load(_write_lines(tmp_path / "log.jsonl", [bare, cli, internal]))
+    receipts = audit.receipts
+    assert receipts["shape"].tolist() == ["receipt", "cli", "outcome"]
+    assert receipts["outcome"].tolist()[1:] == ["failed", "hit"]
+    assert pd.isna(receipts["outcome"].iloc[0])
+    assert list(receipts["error_codes"].iloc[1]) == ["qmd_exit"]
+    assert receipts["n_records"].tolist()[1:] == [0, 2]
+
+
+def test_exposed_rows_are_keyed_to_theirmake_receipt(tmp_path):
+    first = make_receipt()
+    second = make_receipt(
+        exposedResults=[
+            {
+                "recordId": "a",
+                "sourceUri": "qmd://c/a.md",
+                "relativePath": "a.md",
+                "sourceClasses": ["status"],
+            },
+            {
+                "recordId": "b",
+                "sourceUri": "qmd://c/b.md",
+                "relativePath": "b.md",
+                "sourceClasses": ["risk", "status"],
+                "score": 0.7,
+            },
+        ]
+    )
+    audit = _load(_write_lines(tmp_path / "log.jsonl", [first, second]))
+    exposed = audit.exposed
+    assert exposed["receipt_row"].tolist() == [0, 1, 1]
+    assert exposed["position"].tolist() == [0, 0, 1]
+    assert exposed["record_id"].tolist() == ["brief", "a", "b"]
+    assert pd.isna(exposed["score"].iloc[1]) and exposed["score"].iloc[2] == 0.7
+    assert audit.receipts["n_exposed"].tolist() == [1, 2]
+
+
+def test_logger_keys_are_kept_as_columns(tmp_path):
+    lines = [
+        {
+            "timestamp": "2026-10-01T10:00:00Z",
+            "request_id": f"r{i}",
+            "schema_version": 0,
+            "status": "hit",
+            "records": [],
+            "receipt": make_receipt(),
+        }
+        for i in range(3)
+    ]
+    receipts = _load(_write_lines(tmp_path / "log.jsonl", lines)).receipts
+    # Kept as written: not turned into timestamps.
+    assert receipts["timestamp"].tolist() == ["2026-10-01T10:00:00Z"] * 3
+    assert receipts["request_id"].tolist() == ["r0", "r1", "r2"]
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (
+            {"withheld": {"audienceId": "peer", "count": "3"}},
+            "withheld.count must be an integer, got the string '3'",
+        ),
+        (
+            {"withheld": {"audienceId": "peer", "count": 1.5}},
+            "withheld.count must be an integer, got the number 1.5",
+        ),
+        (
+            {"withheld": {"audienceId": "peer", "count": True}},
+            "withheld.count must be an integer, got a boolean",
+        ),
+        ({"schemaVersion": 1}, "schemaVersion is 1, a receipt schema this kit does not know"),
+        ({"scope": "global"}, "scope must be one of search, space"),
+        ({"recordIds": "brief"}, "recordIds must be an array of strings"),
+        ({"relevanceThreshold": "high"}, "relevanceThreshold must be a finite number or null"),
+    ],
+)
+def test_misfit_receipts_are_rejected_naming_the_field(tmp_path, change, reason):
+    path = _write_lines(
+        tmp_path / "log.jsonl", [make_receipt(), make_receipt(**change), make_receipt()]
+    )
+    with pytest.warns(ea.RejectedRowsWarning):
+        audit = ea.load(path, progress=False)
+    assert audit.receipts["source_line"].tolist() == [1, 3]
+    rejected = audit.rejected.iloc[0]
+    assert (rejected.source_line, rejected.kind) == (2, "receipts")
+    assert reason in rejected.reason
+
+
+def test_missing_withheld_is_rejected(tmp_path):
+    receipt = make_receipt()
+    del receipt["withheld"]
+    wrapped = {"kind": "miss", "records": [], "receipt": receipt}
+    audit = _load(_write_lines(tmp_path / "log.jsonl", [wrapped]))
+    assert audit.receipts.empty
+    assert audit.rejected.reason.tolist() == ["receipt.withheld is missing"]
+
+
+def test_negative_count_loads_for_the_checks_to_flag(tmp_path):
+    path = _write_lines(
+        tmp_path / "log.jsonl", [make_receipt(withheld={"audienceId": "x", "count": -2})]
+    )
+    audit = _load(path)
+    assert audit.rejected.empty and audit.receipts["withheld_count"].tolist() == [-2]
+
+
+def test_fast_path_takes_clean_files_and_equals_the_exact_path(tmp_path, monkeypatch):
+    source = tmp_path / "outcomes.jsonl"
+    shutil.copy(FIXTURES / "outcomes.jsonl", source)
+    first_line = source.read_bytes().split(b"\n", 1)[0]
+    assert arrow_part(source, first_line) is not None
+    fast = ea.load_receipts_and_exposed(source, progress=False)
+    slow = _value_by_value(source, monkeypatch)
+    pd.testing.assert_frame_equal(fast[0], slow[0])
+    pd.testing.assert_frame_equal(fast[1], slow[1])
+
+
+def test_fast_path_equals_exact_path_on_gzip_bare_receipts_with_blank_lines(tmp_path, monkeypatch):
+    values = [
+        make_receipt(query=f"q{i}", withheld={"audienceId": None, "count": i % 3})
+        for i in range(50)
+    ]
+    text = "".join(json.dumps(v) + ("\n\n" if i % 7 == 0 else "\n") for i, v in enumerate(values))
+    path = tmp_path / "bare.jsonl.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    assert arrow_part(path, json.dumps(values[0]).encode()) is not None
+    fast = ea.load_receipts_and_exposed(path, progress=False)
+    slow = _value_by_value(path, monkeypatch)
+    pd.testing.assert_frame_equal(fast[0], slow[0])
+    pd.testing.assert_frame_equal(fast[1], slow[1])
+    assert fast[0]["source_line"].iloc[:3].tolist() == [1, 3, 4]
+
+
+def test_a_misfit_line_sends_the_file_to_the_exact_path(tmp_path):
+    values = [make_receipt() for _ in range(5)]
+    values[3] = make_receipt(withheld={"audienceId": "peer", "count": "many"})
+    path = _write_lines(tmp_path / "log.jsonl", values)
+    assert arrow_part(path, json.dumps(values[0]).encode()) is None
+    audit = _load(path)
+    assert audit.rejected.source_line.tolist() == [4]
+    assert len(audit.receipts) == 4
+
+
+def test_load_receipts_warns_and_returns_the_frame(tmp_path):
+    path = _write_lines(tmp_path / "log.jsonl", [make_receipt(), {"receipt": 1, "kind": "hit"}])
+    with pytest.warns(ea.RejectedRowsWarning, match="1 input value"):
+        receipts = ea.load_receipts(path, progress=False)
+    assert len(receipts) == 1
