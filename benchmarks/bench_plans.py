@@ -33,9 +33,9 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import explicit_audit as ea  # noqa: E402
-from explicit_audit._records import RawValue  # noqa: E402
-from explicit_audit.plans import KIND  # noqa: E402
+import explicit_audit as ea
+from explicit_audit._records import RawValue
+from explicit_audit.plans import KIND
 
 
 # --- baseline: arborist's RetrievalPlan / retrieval_plan_hash, restated -------------------
@@ -78,7 +78,9 @@ def baseline_digest(written: dict) -> str:
         fields = {k: v for k, v in written.items() if k != "mt"}
         mt = written["mt"]
         fields.update(
-            mt_engine=mt["engine"], mt_manifest_hash=mt["manifest_hash"], source_lang=mt["source_lang"]
+            mt_engine=mt["engine"],
+            mt_manifest_hash=mt["manifest_hash"],
+            source_lang=mt["source_lang"],
         )
         return retrieval_plan_hash(RetrievalPlan(**fields))
     return retrieval_plan_hash(RetrievalPlan(**written))
@@ -154,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rebuilt = checked["rebuilt_hash"].tolist()
     identical = rebuilt == baseline
-    print(f"baseline (seed's retrieval_plan_hash, loop): {len(written) / baseline_time:,.0f} plans/s")
+    print(
+        f"baseline (seed's retrieval_plan_hash, loop): {len(written) / baseline_time:,.0f} plans/s"
+    )
     print(f"ea.verify_plans:                             {len(written) / kit_time:,.0f} plans/s")
     print(f"ratio: {baseline_time / kit_time:.2f}x")
     print(

@@ -23,7 +23,7 @@ __all__ = [
     "FlatList",
     "flat_list",
     "flat_tuples",
-        "lists_equal",
+    "lists_equal",
     "sets_equal",
     "tuple_series",
 ]
@@ -108,7 +108,9 @@ def flat_list(series: pd.Series, name: str = "") -> FlatList:
     return FlatList(offsets - offsets[0], values)
 
 
-def tuple_series(table: list[tuple[str, ...]], index_into: np.ndarray, index: pd.Index) -> pd.Series:
+def tuple_series(
+    table: list[tuple[str, ...]], index_into: np.ndarray, index: pd.Index
+) -> pd.Series:
     """``table[i]`` for each ``i`` of ``index_into``, as a categorical of tuples.
 
     A routing table holds few distinct lists, so each row stores a small code

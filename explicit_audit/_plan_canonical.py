@@ -233,11 +233,30 @@ def _seed_dumps(canonical: dict[str, Any]) -> str:
         raise PlanError("retrieval_plan", f"the seed's json.dumps would raise ({exc})") from None
 
 
+def _mt_text(engine: Any, manifest: Any, lang: Any) -> str | None:
+    if type(engine) is not str or type(manifest) is not str or type(lang) is not str:
+        return None
+    if not (engine or manifest or lang):
+        return ""
+    return (
+        f'"mt":{{"engine":{_escape(engine)},"manifest_hash":{_escape(manifest)},'
+        f'"source_lang":{_escape(lang)}}},'
+    )
+
+
+# Escaped pieces that recur from plan to plan (shard sets, MT engines), keyed
+# by the tuple of strings they were made from. A key holds strings only (a
+# piece is stored only once every value escaped as a string), and a string
+# never equals a non-string, so a lookup cannot return another value's text.
+_SHARD_TEXT: dict[tuple, str] = {}
+_MT_PIECE: dict[tuple, str] = {}
+_CACHE_LIMIT = 1 << 16
+
+
 def _fast_text(plan: Any) -> str | None:
     """The canonical text for the shapes producers write, or None."""
     if type(plan) is not dict:
         return None
-    size = len(plan)
     try:
         keywords = plan["retrieval_keywords"]
         top_k = plan["top_k"]
@@ -252,34 +271,38 @@ def _fast_text(plan: Any) -> str | None:
             or type(shard_ids) is not list
         ):
             return None
+        size = len(plan)
         if size == 5:
-            engine = manifest = lang = ""
-        elif size == 6:
-            block = plan["mt"]
-            if type(block) is not dict or len(block) != 3:
-                return None
-            engine, manifest, lang = block["engine"], block["manifest_hash"], block["source_lang"]
-        elif size == 8:
-            engine, manifest = plan["mt_engine"], plan["mt_manifest_hash"]
-            lang = plan["source_lang"]
-        else:
-            return None
-        if type(engine) is not str or type(manifest) is not str or type(lang) is not str:
-            return None
-        if engine or manifest or lang:
-            mt = (
-                f'"mt":{{"engine":{_escape(engine)},"manifest_hash":{_escape(manifest)},'
-                f'"source_lang":{_escape(lang)}}},'
-            )
-        else:
             mt = ""
-        shards = ",".join(map(_escape, shard_ids))
+        else:
+            if size == 6:
+                block = plan["mt"]
+                if type(block) is not dict or len(block) != 3:
+                    return None
+                key = (block["engine"], block["manifest_hash"], block["source_lang"])
+            elif size == 8:
+                key = (plan["mt_engine"], plan["mt_manifest_hash"], plan["source_lang"])
+            else:
+                return None
+            mt = _MT_PIECE.get(key)
+            if mt is None:
+                mt = _mt_text(*key)
+                if mt is None:
+                    return None
+                if len(_MT_PIECE) < _CACHE_LIMIT:
+                    _MT_PIECE[key] = mt
+        key = tuple(shard_ids)
+        shards = _SHARD_TEXT.get(key)
+        if shards is None:
+            shards = ",".join(map(_escape, shard_ids))
+            if len(_SHARD_TEXT) < _CACHE_LIMIT:
+                _SHARD_TEXT[key] = shards
         return (
             f'{{"max_context_chars":{max_chars},{mt}"over_fetch":{over_fetch},'
             f'"retrieval_keywords":{_escape(keywords)},"shard_ids":[{shards}],"top_k":{top_k}}}'
         )
     except (KeyError, TypeError, ValueError):
-        # A missing key, a shard id that is not a string, an integer too long
+        # A missing key, an unhashable or non-string value, an integer too long
         # for str(): the slow route decides.
         return None
 

@@ -66,13 +66,13 @@ def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
 
 
 def _empty_policies() -> Any:
-    from .policy import PolicySet
+    from .policies import PolicySet
 
     return PolicySet([])
 
 
 def _load_policy_files(paths: Sequence[Path], strict: bool) -> tuple[Any, list[Rejection]]:
-    from .policy import load_policy_files
+    from .policies import load_policy_files
 
     return load_policy_files(paths, strict=strict)
 

@@ -177,8 +177,7 @@ def _invariant_findings(
                 cause = f"content_chars {chars[pos]} > cap {escalation.context_char_cap_4b}"
             else:
                 cause = (
-                    f"evidence_doc_count {docs[pos]} >= "
-                    f"{escalation.escalate_on_multi_doc_count}"
+                    f"evidence_doc_count {docs[pos]} >= {escalation.escalate_on_multi_doc_count}"
                 )
             found.append((pos, rule, fields, f"{cause}, but " + " and ".join(parts)))
 

@@ -250,7 +250,9 @@ def _build(values: Sequence[RawValue]) -> KindTables:
             row, extra = _row(item.value)
         except _Unfit as exc:
             rejected.append(
-                Rejection(item.source_file, item.source_line, "decisions", str(exc), excerpt(item.text))
+                Rejection(
+                    item.source_file, item.source_line, "decisions", str(exc), excerpt(item.text)
+                )
             )
             continue
         rows.append(row)

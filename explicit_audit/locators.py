@@ -47,7 +47,7 @@ __all__ = [
 LOCATOR_ERROR_CODES = ("foreign_locator", "locator_invalid", "locator_escape")
 """The error codes of ``safeRelativeMarkdownPath``, in the order it tests them."""
 
-# A segment that is empty, "." or "..": the seed's `parts.some(...)` test.
+# A segment that is empty, "." or "..": engram's `parts.some(...)` test.
 _UNSAFE_SEGMENT = r"(^|/)\.{0,2}(/|$)"
 
 
@@ -336,7 +336,7 @@ def locator_safety(uris, collections) -> pa.Table:
         ),
     )
     # Once no segment is empty, "." or "..", and the path does not start with
-    # "/", posix.normalize returns it unchanged: the seed's last test adds
+    # "/", posix.normalize returns it unchanged: engram's last test adds
     # nothing here (tests/test_locators.py checks this against the port).
     escape = pc.match_substring_regex(relative, _UNSAFE_SEGMENT)
     error = pc.case_when(

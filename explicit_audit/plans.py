@@ -52,8 +52,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._frame_columns import extra_columns, text_safe_series
 from ._plan_canonical import PlanError, dataclass_fields, digest, digests, seed_canonical
-from ._extras import extra_columns
 from ._plan_variants import diagnose_plan, diagnose_recorded_hash
 from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
 from .canonical import is_sha256_hex
@@ -144,7 +144,9 @@ def _frame(
         columns[name] = [row[name] for row in rows]
     frame = pd.DataFrame(
         {
-            name: pd.Series(data, dtype=_COLUMN_DTYPES[name] if name != "plan" else object)
+            name: pd.Series(data, dtype=object)
+            if name == "plan"
+            else text_safe_series(data, _COLUMN_DTYPES[name])
             for name, data in columns.items()
         }
     )
@@ -344,7 +346,9 @@ def verify_plans(plans: pd.DataFrame) -> pd.DataFrame:
             result[name] = frame[name]
     result["recorded_hash"] = pd.Series(recorded, index=index, dtype="str")
     result["rebuilt_hash"] = pd.Series(rebuilt_array, index=index, dtype="str")
-    result["match"] = pd.Series(pd.arrays.BooleanArray(matched, np.zeros_like(matched)), index=index)
+    result["match"] = pd.Series(
+        pd.arrays.BooleanArray(matched, np.zeros_like(matched)), index=index
+    )
     result["status"] = pd.Categorical.from_codes(statuses, dtype=_STATUS_DTYPE)
     result["variant"] = _sparse_text(variants, len(written), index)
     result["diagnosis"] = _sparse_text(diagnoses, len(written), index)

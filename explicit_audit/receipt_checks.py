@@ -6,7 +6,7 @@ Each rule below restates a guarantee of engram's ``knowledgeRetrieval.ts``
 passes them all; a finding means the log was edited, damaged, or written by
 other code.
 
-Why each holds, in the seed's terms:
+Why each holds, in engram's terms:
 
 - A receipt starts as ``emptyReceipt`` (ids, locators, exposed results empty,
   ``kind: "miss"``, threshold null, ``withheld: {audienceId: null, count: 0}``).
@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 
 from ._receipt_exposed import exposed_findings
 from ._receipt_frames import Findings, list_column, list_lengths, pair_keys, starts_of
+from .errors import AuditError
 from .locators import locator_safety
 
 __all__ = ["FINDING_COLUMNS", "RECEIPT_RULES", "check_receipts"]
@@ -118,7 +119,7 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
         found.add(
             pos,
             "space_threshold",
-            f"scope is 'space' but relevance_threshold is {threshold.iat[pos]!r}",
+            f"scope is 'space' but relevance_threshold is {float(threshold.iat[pos])!r}",
         )
     collection = receipts["collection"]
     unresolved = receipts["active_space"].isna().to_numpy() & ~_eq(collection, "")
@@ -275,7 +276,8 @@ def check_receipts(receipts, exposed: pd.DataFrame | None = None) -> pd.DataFram
     Returns
     -------
     DataFrame
-        One row per finding, columns of :data:`FINDING_COLUMNS`, ordered by
+        One row per finding (one per offending locator or exposed result
+        where a rule concerns those), columns of :data:`FINDING_COLUMNS`, ordered by
         receipt then rule. ``rule`` is a categorical over the keys of
         :data:`RECEIPT_RULES`. Empty when every receipt passes.
 
@@ -288,6 +290,12 @@ def check_receipts(receipts, exposed: pd.DataFrame | None = None) -> pd.DataFram
     """
     if exposed is None and hasattr(receipts, "receipts") and hasattr(receipts, "exposed"):
         receipts, exposed = receipts.receipts, receipts.exposed
+    if not receipts.index.is_unique:
+        raise AuditError(
+            "the receipts table has repeated index labels, so exposed results cannot be "
+            "matched to their receipt; check each loaded table separately, or load all "
+            "files in one ea.load call"
+        )
     found = Findings(list(RECEIPT_RULES))
     _receipt_level(receipts, found)
     safety = _locator_level(receipts, found)

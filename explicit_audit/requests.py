@@ -47,9 +47,10 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ._extras import extra_columns
+from ._frame_columns import extra_columns, text_safe_series
 from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
-from .canonical import DIALECTS, canonical_hash, is_sha256_hex, matching_dialects
+from ._request_findings import FINDING_COLUMNS, FORBIDDEN_PAYLOAD_KEYS, findings_frame
+from .canonical import canonical_hash
 from .errors import AuditError
 
 __all__ = [
@@ -61,21 +62,6 @@ __all__ = [
     "verify_requests",
 ]
 
-#: Keys a compile-request payload must never carry (§7.1 hiding rule).
-FORBIDDEN_PAYLOAD_KEYS = frozenset(
-    {
-        "intended_state",
-        "intended_intervention",
-        "operator_name",
-        "proposer_output",
-        "verifier_output",
-        "other_model_output",
-        "transformed_image_sha256",
-        "transformed_image",
-        "candidate_transformed_image",
-        "original_answer",
-    }
-)
 _RECORD_KEYS = ("model", "base_id", "dsl", "request_sha256", "image_sha256", "payload")
 _DTYPES = {
     "model": "category",
@@ -89,30 +75,6 @@ _DTYPES = {
     "payload_keys": pd.ArrowDtype(pa.list_(pa.string())),
     "payload": object,
 }
-#: Columns of :func:`verify_requests`' result.
-FINDING_COLUMNS = {
-    "source_file": "file of the request record",
-    "source_line": "line of the request record",
-    "base_id": "the C2 candidate",
-    "model": "the model that received the request",
-    "finding": "hash_mismatch / hash_malformed / unhashable / forbidden_key / "
-    "forbidden_key_nested / independence / record_payload_mismatch",
-    "severity": "error (a breach or an unexplained hash) / warning (explained or weaker)",
-    "field": "dotted path of the field at fault",
-    "dialect": "for hash_mismatch: the dialect that reproduces the recorded hash",
-    "detail": "what was found, in words",
-}
-_FINDINGS = pd.CategoricalDtype(
-    [
-        "hash_mismatch",
-        "hash_malformed",
-        "unhashable",
-        "forbidden_key",
-        "forbidden_key_nested",
-        "independence",
-        "record_payload_mismatch",
-    ]
-)
 
 
 class _RecordError(Exception):
@@ -177,7 +139,12 @@ def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> Kind
         "source_line": pd.Series(lines, dtype="int64"),
     }
     for name, dtype in _DTYPES.items():
-        data[name] = pd.Series([row[name] for row in rows], dtype=dtype)
+        values = [row[name] for row in rows]
+        data[name] = (
+            pd.Series(values, dtype=object)
+            if name == "payload"
+            else text_safe_series(values, dtype)
+        )
     frame = pd.DataFrame(data)
     if any(extras):
         extra = extra_columns(extras, frame.index)
@@ -261,45 +228,6 @@ def request_hash(payload: Mapping[str, Any], dialect: str = "python-utf8") -> st
     return canonical_hash(payload, dialect)
 
 
-def _forbidden_nested(value: Any, path: str, found: list[str]) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in FORBIDDEN_PAYLOAD_KEYS:
-                found.append(f"{path}.{key}")
-            _forbidden_nested(item, f"{path}.{key}", found)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _forbidden_nested(item, f"{path}[{index}]", found)
-
-
-def _hash_findings(payload: Any, recorded: Any, dialect: str) -> tuple[list[tuple], str | None]:
-    """Hash findings of one row, and the payload's digest (None if unwritable)."""
-    try:
-        rebuilt = request_hash(payload, dialect)
-    except AuditError as exc:
-        return [("unhashable", "error", "payload", pd.NA, str(exc))], None
-    if recorded == rebuilt:
-        return [], rebuilt
-    if not is_sha256_hex(recorded):
-        detail = f"recorded request_sha256 {recorded!r} is not 64 lowercase hex characters"
-        if isinstance(recorded, str) and recorded.strip().lower() == rebuilt:
-            detail += "; otherwise it matches"
-        return [("hash_malformed", "error", "request_sha256", pd.NA, detail)], rebuilt
-    others = [name for name in DIALECTS if name != dialect]
-    found = matching_dialects(payload, recorded, others)
-    if found:
-        detail = (
-            f"recorded request_sha256 matches dialect {found[0]!r} "
-            f"({DIALECTS[found[0]].description}), not {dialect!r}; rebuilt {rebuilt}"
-        )
-        return [("hash_mismatch", "warning", "request_sha256", found[0], detail)], rebuilt
-    detail = (
-        f"no known dialect reproduces the recorded request_sha256 (rebuilt {rebuilt}): the "
-        "payload or its hash was changed after hashing"
-    )
-    return [("hash_mismatch", "error", "request_sha256", pd.NA, detail)], rebuilt
-
-
 def verify_requests(requests: pd.DataFrame, *, dialect: str = "python-utf8") -> pd.DataFrame:
     """Check every compile request's hash, the hiding rule and independence.
 
@@ -332,88 +260,4 @@ def verify_requests(requests: pd.DataFrame, *, dialect: str = "python-utf8") -> 
             "verify_requests needs the requests table (columns 'payload', 'request_sha256', "
             "'base_id'); pass ea.load(...).requests or ea.load_requests(...)."
         )
-    n = len(frame)
-    files = frame["source_file"].tolist() if "source_file" in frame else [pd.NA] * n
-    lines = frame["source_line"].tolist() if "source_line" in frame else [pd.NA] * n
-    models = frame["model"].tolist() if "model" in frame else [pd.NA] * n
-    base_ids = frame["base_id"].tolist()
-    findings: list[tuple] = []
-    digests: list[str | None] = []
-    columns = [c for c in ("base_id", "dsl", "image_sha256") if c in frame]
-    record_values = {c: frame[c].tolist() for c in columns}
-    for row, (payload, recorded) in enumerate(
-        zip(frame["payload"].tolist(), frame["request_sha256"].tolist(), strict=True)
-    ):
-        found, payload_digest = _hash_findings(payload, recorded, dialect)
-        digests.append(payload_digest)
-        if isinstance(payload, dict):
-            for key in payload:
-                if key in FORBIDDEN_PAYLOAD_KEYS:
-                    found.append(
-                        (
-                            "forbidden_key",
-                            "error",
-                            f"payload.{key}",
-                            pd.NA,
-                            f"payload carries {key!r}, which the §7.1 hiding rule forbids",
-                        )
-                    )
-            nested: list[str] = []
-            for key, item in payload.items():
-                _forbidden_nested(item, f"payload.{key}", nested)
-            for path in nested:
-                found.append(
-                    (
-                        "forbidden_key_nested",
-                        "warning",
-                        path,
-                        pd.NA,
-                        f"a key named {path.rsplit('.', 1)[-1]!r} (a name the hiding rule forbids at "
-                        "the top level) is nested in the payload",
-                    )
-                )
-            for column in columns:
-                written, sent = record_values[column][row], payload.get(column)
-                if sent is not None and not pd.isna(written) and written != sent:
-                    found.append(
-                        (
-                            "record_payload_mismatch",
-                            "warning",
-                            column,
-                            pd.NA,
-                            f"the record says {column}={written!r}, the payload {sent!r}",
-                        )
-                    )
-        findings.extend((row, *f) for f in found)
-    groups: dict[Any, list[int]] = {}
-    for row, base_id in enumerate(base_ids):
-        groups.setdefault(base_id, []).append(row)
-    for base_id, rows in groups.items():
-        distinct = {digests[r] for r in rows if digests[r] is not None}
-        if len(distinct) < 2:
-            continue
-        sent = ", ".join(f"{models[r]}: {str(digests[r])[:12]}" for r in rows)
-        detail = (
-            f"{len(rows)} requests for base_id {base_id!r} carry {len(distinct)} different "
-            f"payloads ({sent}); every model must compile from the same evidence"
-        )
-        findings.extend((r, "independence", "error", "payload", pd.NA, detail) for r in rows)
-    findings.sort(key=lambda f: f[0])
-    keys = [f[0] for f in findings]
-    result = pd.DataFrame(
-        {
-            "source_file": pd.Series([files[k] for k in keys], dtype="str"),
-            "source_line": pd.Series([lines[k] for k in keys], dtype="Int64"),
-            "base_id": pd.Series([base_ids[k] for k in keys], dtype="str"),
-            "model": pd.Series([models[k] for k in keys], dtype="str"),
-            "finding": pd.Series([f[1] for f in findings], dtype=_FINDINGS),
-            "severity": pd.Series(
-                [f[2] for f in findings], dtype=pd.CategoricalDtype(["error", "warning"])
-            ),
-            "field": pd.Series([f[3] for f in findings], dtype="str"),
-            "dialect": pd.Series([f[4] for f in findings], dtype="str"),
-            "detail": pd.Series([f[5] for f in findings], dtype="str"),
-        }
-    )
-    result.index = pd.Index([frame.index[k] for k in keys], name=frame.index.name)
-    return result
+    return findings_frame(frame, dialect)

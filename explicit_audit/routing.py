@@ -242,8 +242,11 @@ def _row_keys(domain_codes: np.ndarray, n_domains: int, flags: FlatList) -> np.n
     starts = flags.offsets[:-1][nonempty]
     for word in range(0, len(names), 62):
         width = min(62, len(names) - word)
-        in_word = (codes >= word) & (codes < word + width)
-        bits = np.where(in_word, np.left_shift(1, np.clip(codes - word, 0, 61)), 0)
+        if len(names) <= 62:
+            bits = np.left_shift(np.int64(1), codes)
+        else:
+            in_word = (codes >= word) & (codes < word + width)
+            bits = np.where(in_word, np.left_shift(1, np.clip(codes - word, 0, 61)), 0)
         mask = np.zeros(len(key), dtype=np.int64)
         if len(bits):
             mask[nonempty] = np.bitwise_or.reduceat(bits, starts)
@@ -397,14 +400,10 @@ def replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     state = encoded.combo * 4 + multi_doc * 2 + low_confidence
     requires = view.requires_table[state]
     escalate = view.high_impact | requires | long_context | multi_doc | low_confidence
-    reason_code = (
-        view.high_impact.astype(np.int64) << 5
-        | long_context << 4
-        | multi_doc << 3
-        | low_confidence << 2
-        | requires << 1
-        | view.used_fallback
-    )
+    reason_code = view.high_impact.astype(np.uint8) << 5
+    for shift, fired in ((4, long_context), (3, multi_doc), (2, low_confidence), (1, requires)):
+        reason_code |= fired.view(np.uint8) << shift
+    reason_code |= view.used_fallback.view(np.uint8)
     index = encoded.index
     return pd.DataFrame(
         {

@@ -142,9 +142,9 @@ def _policy_counts(
     flags = policy.risk_flags
     multi_forces = FLAG_MULTI_DOC in flags and flags[FLAG_MULTI_DOC].requires_26b
     low_forces = FLAG_LOW_CONFIDENCE in flags and flags[FLAG_LOW_CONFIDENCE].requires_26b
-    risk_bucket = (
-        doc_bucket if multi_forces else 0
-    ) * stride + (conf_bucket if low_forces else len(thresholds))
+    risk_bucket = (doc_bucket if multi_forces else 0) * stride + (
+        conf_bucket if low_forces else len(thresholds)
+    )
     risk_bucket = np.broadcast_to(risk_bucket, (n,))
     out["reason_high_impact"] = np.full(shape, int(high.sum()))
     out["reason_long_context"] = np.broadcast_to(tripped_cap[:, None, None], shape)

@@ -11,8 +11,9 @@ per-query table :func:`withheld_queries`).
 Every function takes the ``receipts`` table of :func:`explicit_audit.load`
 (or any subset of its rows) and leaves it unchanged. Receipts with no audience
 (unguarded retrieval, which never withholds) form their own group, with a
-missing audience label. Invalid counts (negative, flagged by
-:func:`explicit_audit.check_receipts`) are summed as loaded.
+missing audience label. An invalid count (negative, flagged by
+:func:`explicit_audit.check_receipts`) is never summed: it would hide real
+withheld records. Such receipts are counted in ``invalid_counts`` instead.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ def _as_list(by: str | Sequence[str] | None) -> list[str]:
 
 def _counts(receipts: pd.DataFrame) -> pd.DataFrame:
     count = receipts["withheld_count"].astype("Int64")
+    invalid = (count < 0).astype("boolean").fillna(False)
     return pd.DataFrame(
         {
-            "count": count,
+            "count": count.mask(invalid, 0),
+            "as_loaded": count,
+            "invalid": invalid.astype("int64"),
             "withheld": (count > 0).astype("boolean").fillna(False).astype("int64"),
             "returned": list_lengths(list_column(receipts, "record_ids")),
         },
@@ -91,8 +95,10 @@ def withheld_summary(
         own), with columns ``receipts``, ``receipts_withheld`` (count > 0),
         ``records_withheld`` (sum of counts), ``withheld_rate``
         (receipts_withheld / receipts), ``records_returned`` (record ids
-        returned) and ``withheld_share`` (records_withheld /
-        (records_withheld + records_returned); <NA> when both are 0).
+        returned), ``withheld_share`` (records_withheld /
+        (records_withheld + records_returned); <NA> when both are 0) and
+        ``invalid_counts`` (receipts whose count is negative, left out of
+        ``records_withheld``).
 
     Examples
     --------
@@ -112,6 +118,7 @@ def withheld_summary(
                 "receipts_withheld": grouped["withheld"].sum(),
                 "records_withheld": grouped["count"].sum(),
                 "records_returned": grouped["returned"].sum(),
+                "invalid_counts": grouped["invalid"].sum(),
             }
         )
     else:
@@ -124,6 +131,7 @@ def withheld_summary(
             "receipts_withheld": "int64",
             "records_withheld": "Int64",
             "records_returned": "int64",
+            "invalid_counts": "int64",
         }
     )
     table["withheld_rate"] = _ratio(table["receipts_withheld"], table["receipts"])
@@ -138,6 +146,7 @@ def withheld_summary(
             "withheld_rate",
             "records_returned",
             "withheld_share",
+            "invalid_counts",
         ]
     ]
 
@@ -148,6 +157,7 @@ def _overall_row(counts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         "receipts_withheld": [int(counts["withheld"].sum())],
         "records_withheld": [counts["count"].sum()],
         "records_returned": [int(counts["returned"].sum())],
+        "invalid_counts": [int(counts["invalid"].sum())],
     }
     if len(keys) > 1:
         index = pd.MultiIndex.from_tuples([(ALL_LABEL,) * len(keys)], names=keys)
@@ -188,7 +198,7 @@ def withheld_queries(
     DataFrame
         Indexed by ``by`` + ``query_columns``, with ``receipts``,
         ``receipts_withheld``, ``min_count``, ``max_count`` and
-        ``records_withheld`` (sum of counts).
+        ``records_withheld`` (sum of the valid, non-negative counts).
 
     Examples
     --------
@@ -203,8 +213,9 @@ def withheld_queries(
         {
             "receipts": grouped.size().astype("int64"),
             "receipts_withheld": grouped["withheld"].sum().astype("int64"),
-            "min_count": grouped["count"].min().astype("Int64"),
-            "max_count": grouped["count"].max().astype("Int64"),
+            # As loaded, so that an invalid count stays visible here.
+            "min_count": grouped["as_loaded"].min().astype("Int64"),
+            "max_count": grouped["as_loaded"].max().astype("Int64"),
             "records_withheld": grouped["count"].sum().astype("Int64"),
         }
     )

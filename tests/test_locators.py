@@ -1,6 +1,6 @@
 """Locator safety against engram's own answers (tests/data/locator_vectors.json).
 
-The vectors hold inputs and what Node computed for them with the seed's
+The vectors hold inputs and what Node computed for them with engram's
 ``safeRelativeMarkdownPath`` and with ``path.posix``.
 """
 
@@ -140,7 +140,7 @@ def test_vectorised_matches_port_on_random_locators():
 
 
 def test_normalize_adds_nothing_after_the_segment_test():
-    # The vectorised path skips the seed's last test (normalize / isAbsolute);
+    # The vectorised path skips engram's last test (normalize / isAbsolute);
     # that is sound only if every path passing the earlier tests is normal.
     rng = random.Random(11)
     checked = 0

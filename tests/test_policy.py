@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 import explicit_audit as ea
-from explicit_audit.policy import load_policy_files
+from explicit_audit.policies import load_policy_files
 
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "routing_policy_example.yaml"
@@ -101,7 +101,7 @@ def test_replace_parts_of_a_policy():
     domains = dict(policy.subject_domains) | {"hr": {"high_impact": True}}
     with_hr = policy.replace(subject_domains=domains, policy_id="with_hr")
     assert with_hr.subject_domains["hr"] == ea.SubjectDomain(True, ())
-    with pytest.raises(ea.PolicyError, match="subject_domains.hr.high_impact"):
+    with pytest.raises(ea.PolicyError, match=r"subject_domains\.hr\.high_impact"):
         policy.replace(subject_domains={"hr": {"high_impact": "yes"}})
     assert ea.Policy.from_dict(policy.to_dict()) == policy
 

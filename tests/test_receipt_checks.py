@@ -213,6 +213,27 @@ def test_rule_fires_on_minimal_change(tmp_path, rule, line, change, expected):
     assert findings.detail.str.len().min() > 10
 
 
+def _dot_md(value):
+    value["receipt"]["locatorUris"][0] = "qmd://retrieval-space-0/notes/.md"
+    value["receipt"]["recordIds"][0] = ".md"  # Node: basename("notes/.md", ".md")
+
+
+SILENT = [
+    # engram would write these; the checks must stay silent.
+    (1, lambda v: _set(["receipt", "exposedResults", 2, "score"])(v, 0.5)),
+    (8, lambda v: _set(["receipt", "withheld", "count"])(v, 2)),
+    (15, _dot_md),
+    (14, lambda v: v["receipt"].update(activeSpace=None, collection="")),
+]
+
+
+@pytest.mark.parametrize(("line", "change"), SILENT)
+def test_boundaries_stay_silent(tmp_path, line, change):
+    value = _fixture(line)
+    change(value)
+    assert _findings(tmp_path, value).empty
+
+
 def test_findings_frame_shape(tmp_path):
     altered = _fixture(4)
     altered["receipt"]["withheld"]["count"] = -3
@@ -241,6 +262,13 @@ def test_subset_keeps_receipt_labels_and_ignores_other_exposed(tmp_path):
     assert findings.receipt_row.tolist() == [3]
     assert findings.rule.astype(str).tolist() == ["exposed_below_threshold"]
     assert check_receipts(audit).receipt_row.tolist() == [1, 3]
+
+
+def test_repeated_labels_are_refused():
+    audit = ea.load(ENGRAM, progress=False)
+    twice = pd.concat([audit.receipts, audit.receipts])
+    with pytest.raises(ea.AuditError, match="repeated index labels"):
+        check_receipts(twice, audit.exposed)
 
 
 def test_without_exposed_only_receipt_rules_run(tmp_path):

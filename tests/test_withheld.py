@@ -51,18 +51,21 @@ def _label(value):
 
 
 def _recount(rows, key):
-    groups = defaultdict(lambda: [0, 0, 0, 0])
+    groups = defaultdict(lambda: [0, 0, 0, 0, 0])
     for row in rows:
         g = groups[key(row)]
         g[0] += 1
         g[1] += row["count"] > 0
-        g[2] += row["count"]
+        # A negative count is invalid: never summed, counted apart.
+        g[2] += max(row["count"], 0)
         g[3] += row["returned"]
+        g[4] += row["count"] < 0
     return groups
 
 
 def _assert_summary_row(table_row, expected):
-    receipts, withheld, records, returned = expected
+    receipts, withheld, records, returned, invalid = expected
+    assert table_row["invalid_counts"] == invalid
     assert table_row["receipts"] == receipts
     assert table_row["receipts_withheld"] == withheld
     assert table_row["records_withheld"] == records
@@ -113,13 +116,16 @@ def test_summary_dtypes(sample_receipts):
         "withheld_rate": "Float64",
         "records_returned": "int64",
         "withheld_share": "Float64",
+        "invalid_counts": "int64",
     }
 
 
 def test_sample_counts_follow_clearance(sample_receipts):
     table = ea.withheld_summary(sample_receipts, by="withheld_audience")
-    # The supervisor is cleared for everything; only a planted -1 moves its sum.
+    # The supervisor is cleared for everything; the planted -1 is set apart, not summed.
     assert table.loc["supervisor", "receipts_withheld"] == 0
+    assert table.loc["supervisor", "records_withheld"] == 0
+    assert table.loc["supervisor", "invalid_counts"] == 1
     assert table.loc["status-only", "withheld_rate"] > table.loc["peer", "withheld_rate"]
 
 
@@ -137,7 +143,7 @@ def test_oracle_matches_recount(sample_receipts):
         e["queries_count_varies"] += min(counts) != max(counts)
         e["receipts"] += len(counts)
         e["receipts_withheld"] += sum(c > 0 for c in counts)
-        e["records_withheld"] += sum(counts)
+        e["records_withheld"] += sum(max(c, 0) for c in counts)
     table = ea.withheld_oracle(sample_receipts)
     assert len(table) == len(expected)
     for audience, table_row in table.iterrows():

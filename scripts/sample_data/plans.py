@@ -49,10 +49,32 @@ MODELS = ("qwen2.5-vl-72b-instruct", "internvl3-78b")
 MT_ENGINES = {"nllb-200-distilled-600M": "2f1c", "m2m100_418M": "9ab0"}
 
 KEYWORDS = {
-    "ko": ["서울 지하철 노선도", "부산 항만 물동량", "한국어 형태소 분석", "전세 사기 판례", "반도체 수출 통계"],
-    "ja": ["東京 天気 予報", "日本語 形態素解析", "新幹線 運賃 改定", "半導体 輸出 統計", "介護保険 制度"],
-    "fr": ["café crème prix", "réforme des retraites", "élection présidentielle", "crème brûlée recette"],
-    "de": ["Müller Straße Bebauungsplan", "Bürgergeld Höhe", "Glühwein Rezept", "Öffentlicher Nahverkehr"],
+    "ko": [
+        "서울 지하철 노선도",
+        "부산 항만 물동량",
+        "한국어 형태소 분석",
+        "전세 사기 판례",
+        "반도체 수출 통계",
+    ],
+    "ja": [
+        "東京 天気 予報",
+        "日本語 形態素解析",
+        "新幹線 運賃 改定",
+        "半導体 輸出 統計",
+        "介護保険 制度",
+    ],
+    "fr": [
+        "café crème prix",
+        "réforme des retraites",
+        "élection présidentielle",
+        "crème brûlée recette",
+    ],
+    "de": [
+        "Müller Straße Bebauungsplan",
+        "Bürgergeld Höhe",
+        "Glühwein Rezept",
+        "Öffentlicher Nahverkehr",
+    ],
     "en": ["retrieval audit trail", "quarterly revenue by region", "merkle proof verification"],
 }
 
@@ -187,13 +209,23 @@ def _plan_records(rng: random.Random) -> tuple[list[dict], list[dict], list[dict
 DATASETS = ("chartqa-h", "mmk12", "mmr1-rl", "mmmu")
 DSL_OF = {"chartqa-h": "chart", "mmk12": "arith", "mmr1-rl": "geometry", "mmmu": "table"}
 OPERATORS = {
-    "chart": [("argmax", ["series"], "label", False), ("sum", ["number", "number"], "number", True),
-              ("value_at", ["series", "label"], "number", False)],
-    "arith": [("add", ["number", "number"], "number", True), ("div", ["number", "number"], "number", False)],
-    "geometry": [("angle", ["point", "point", "point"], "number", False),
-                 ("length", ["segment"], "number", False)],
-    "table": [("lookup", ["table", "string", "string"], "string", False),
-              ("count_if", ["table", "string"], "number", False)],
+    "chart": [
+        ("argmax", ["series"], "label", False),
+        ("sum", ["number", "number"], "number", True),
+        ("value_at", ["series", "label"], "number", False),
+    ],
+    "arith": [
+        ("add", ["number", "number"], "number", True),
+        ("div", ["number", "number"], "number", False),
+    ],
+    "geometry": [
+        ("angle", ["point", "point", "point"], "number", False),
+        ("length", ["segment"], "number", False),
+    ],
+    "table": [
+        ("lookup", ["table", "string", "string"], "string", False),
+        ("count_if", ["table", "string"], "number", False),
+    ],
 }
 QUESTIONS = [
     ("2020년 매출이 가장 높은 지역은 어디입니까?", ["서울", "부산", "대구", "인천"]),
@@ -207,8 +239,14 @@ QUESTIONS = [
 
 def _grammar(dsl: str) -> list[dict]:
     return [
-        {"op": op, "arg_types": args, "return_type": ret, "commutative": comm,
-         "selector_kind": None, "variadic": False}
+        {
+            "op": op,
+            "arg_types": args,
+            "return_type": ret,
+            "commutative": comm,
+            "selector_kind": None,
+            "variadic": False,
+        }
         for op, args, ret, comm in sorted(OPERATORS[dsl])
     ]
 
@@ -221,8 +259,10 @@ def _world(rng: random.Random, dsl: str) -> dict | None:
     if dsl == "table":
         return {"rows": [{"지역": "서울", "値": rng.randint(1, 9)}, {"지역": "東京", "値": 2.5}]}
     if dsl == "geometry":
-        return {"entities": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
-                "constraints": [{"kind": "right_angle", "at": "C"}]}
+        return {
+            "entities": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
+            "constraints": [{"kind": "right_angle", "at": "C"}],
+        }
     return None
 
 
@@ -233,8 +273,11 @@ def _payload(rng: random.Random, base_id: str, dsl: str) -> dict:
         "grammar": _grammar(dsl),
         "ast_node_schema": {
             "$ref": "schemas/compiled_program.schema.json#/$defs/astNode",
-            "shape": {"op": "string", "args": "array of astNode | string | number | boolean",
-                      "return_type": "string (optional)"},
+            "shape": {
+                "op": "string",
+                "args": "array of astNode | string | number | boolean",
+                "return_type": "string (optional)",
+            },
         },
         "question": question,
         "choices": [{"key": "ABCD"[i], "text": t} for i, t in enumerate(answers)],

@@ -1,13 +1,39 @@
-"""Keys a record carries beyond those of its kind, as extra DataFrame columns."""
+"""Column helpers shared by the plan and request builders.
+
+Arrow-backed string columns hold UTF-8 only, and a JSON string may carry a
+lone surrogate (``"\\ud800"``, which the standard library's parser accepts).
+Such a value is shown with U+FFFD in a flattened column; the record's own
+object column (``plan``, ``payload``) keeps it exactly as written, and hashes
+are rebuilt from that.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["extra_columns"]
+__all__ = ["extra_columns", "text_safe_series"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _displayable(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_displayable(item) for item in value]
+    return value
+
+
+def text_safe_series(values: Sequence[Any], dtype: Any, index: pd.Index | None = None) -> pd.Series:
+    """``pd.Series(values, dtype=dtype)``, lone surrogates shown as U+FFFD if Arrow refuses them."""
+    try:
+        return pd.Series(values, dtype=dtype, index=index)
+    except UnicodeEncodeError:
+        return pd.Series([_displayable(v) for v in values], dtype=dtype, index=index)
 
 
 def _dtype(values: list[Any]) -> Any:
@@ -39,5 +65,5 @@ def extra_columns(records: Sequence[dict[str, Any]], index: pd.Index) -> pd.Data
     columns = {}
     for name in names:
         values = [record.get(name) for record in records]
-        columns[name] = pd.Series(values, index=index, dtype=_dtype(values))
+        columns[name] = text_safe_series(values, _dtype(values), index)
     return pd.DataFrame(columns, index=index)
