@@ -3,9 +3,10 @@
 Generates ``--n`` decisions in memory (default 1,000,000), then measures, in
 one run and on the same machine:
 
-1. the scalar loop: the reference ``decide_routing`` algorithm (restated below
-   statement for statement, with minimal policy classes) called once per
-   decision on a sample, in decisions per second;
+1. the scalar loop: the seed's own ``decide_routing`` (read from
+   ``shared/seeds/`` at run time, see ``_seeds.py``, with minimal policy
+   classes standing in for the schema it imports) called once per decision on
+   a sample, in decisions per second;
 2. ``ea.replay`` over all decisions;
 3. ``ea.sweep`` over a 50 x 50 x 10 grid of thresholds (``--n`` times 25,000
    decision-evaluations).
@@ -20,23 +21,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from _seeds import load_seed
 
 import explicit_audit as ea
 
-# --- the reference algorithm, with minimal policy classes -----------------------------------
-
-REASON_HIGH_IMPACT = "high_impact"
-REASON_RISK_FLAG = "risk_flag_requires_26b"
-REASON_LOW_CONFIDENCE = "low_confidence"
-REASON_LONG_CONTEXT = "long_context"
-REASON_MULTI_DOC = "multi_doc"
-REASON_FALLBACK_DOMAIN = "fallback_domain"
+# --- the reference algorithm: the seed's own decide_routing ------------------------------------
 
 
 @dataclass(frozen=True)
@@ -67,103 +61,25 @@ class _DomainPolicy:
     risk_flags: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _RoutingDecision:
-    escalate_to_26b: bool
-    escalation_reasons: tuple[str, ...]
-    risk_flags: tuple[str, ...]
-    high_impact_task: bool
-    synthesis_directives: tuple[str, ...]
-    subject_domain_used: str
-    used_fallback: bool = False
+def _unused_loader():
+    raise RuntimeError("the benchmark passes its policy explicitly")
 
 
-def _resolve_domain(policy, subject_domain):
-    spec = policy.subject_domains.get(subject_domain)
-    if spec is not None:
-        return spec, subject_domain, False
-    return policy.fallback_domain, policy.fallback_domain.name, True
-
-
-def decide_routing(
-    *,
-    subject_domain: str,
-    content_chars: int,
-    deterministic_keyword_hits: Iterable[str] = (),
-    self_declared_high_impact: bool = False,
-    self_declared_risk_flags: Iterable[str] = (),
-    confidence: float = 1.0,
-    evidence_doc_count: int = 0,
-    policy=None,
-) -> _RoutingDecision:
-    domain_spec, domain_name, used_fallback = _resolve_domain(policy, subject_domain)
-
-    reasons: list[str] = []
-    flags: set[str] = set()
-
-    deterministic_high_impact = bool(list(deterministic_keyword_hits)) or domain_spec.high_impact
-    high_impact = deterministic_high_impact
-    if self_declared_high_impact:
-        high_impact = True
-
-    if high_impact:
-        reasons.append(REASON_HIGH_IMPACT)
-
-    flags.update(domain_spec.default_risk_flags)
-    flags.update(self_declared_risk_flags)
-
-    if content_chars > policy.escalation.context_char_cap_4b:
-        reasons.append(REASON_LONG_CONTEXT)
-
-    if evidence_doc_count >= policy.escalation.escalate_on_multi_doc_count:
-        reasons.append(REASON_MULTI_DOC)
-        flags.add("multi_doc_dependency")
-
-    if confidence < policy.escalation.confidence_threshold:
-        reasons.append(REASON_LOW_CONFIDENCE)
-        flags.add("low_confidence_reasoning")
-
-    requires_26b_flag = any(
-        policy.risk_flags[f].requires_26b
-        for f in flags
-        if f in policy.risk_flags and policy.risk_flags[f].requires_26b
-    )
-    if requires_26b_flag:
-        reasons.append(REASON_RISK_FLAG)
-
-    if used_fallback:
-        reasons.append(REASON_FALLBACK_DOMAIN)
-
-    directives: list[str] = []
-    for f in sorted(flags):
-        rf = policy.risk_flags.get(f)
-        if rf is not None and rf.synthesis_directive:
-            directives.append(rf.synthesis_directive)
-
-    escalate = (
-        high_impact
-        or requires_26b_flag
-        or content_chars > policy.escalation.context_char_cap_4b
-        or evidence_doc_count >= policy.escalation.escalate_on_multi_doc_count
-        or confidence < policy.escalation.confidence_threshold
-    )
-
-    seen: set[str] = set()
-    dedup_reasons: list[str] = []
-    for r in reasons:
-        if r not in seen:
-            seen.add(r)
-            dedup_reasons.append(r)
-
-    return _RoutingDecision(
-        escalate_to_26b=escalate,
-        escalation_reasons=tuple(dedup_reasons),
-        risk_flags=tuple(sorted(flags)),
-        high_impact_task=high_impact,
-        synthesis_directives=tuple(directives),
-        subject_domain_used=domain_name,
-        used_fallback=used_fallback,
-    )
+# The seed imports its policy schema and loader, which it does not show; these
+# minimal classes stand in for them. The routing logic itself is the seed's.
+_SEED = load_seed(
+    "004",
+    "seed_routing",
+    stubs={
+        "policy.loader": {"load_policy": _unused_loader},
+        "policy.schema": {
+            "DomainPolicy": _DomainPolicy,
+            "SubjectDomain": _Domain,
+            "FallbackDomain": _Domain,
+        },
+    },
+)
+decide_routing = _SEED.decide_routing
 
 
 # --- data -----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from .locators import locator_safety, safe_relative_markdown_path
 from .receipt_checks import RECEIPT_RULES, check_receipts
 from .withheld import withheld_oracle, withheld_queries, withheld_summary, within_time_window
 from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
-from .policies import PolicySet, load_policies, load_policy, load_policy_files
+from .policies import PolicySet, load_policies, load_policy
 from .routing import RoutingDecision, replay, route
 from .decisions import DECISION_RULES, load_decisions, verify_decisions
 from .sweep import sweep
@@ -63,7 +63,6 @@ __all__ = [
     "SubjectDomain",
     "load_policies",
     "load_policy",
-    "load_policy_files",
     "RoutingDecision",
     "replay",
     "route",

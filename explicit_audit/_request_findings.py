@@ -75,7 +75,12 @@ def _hash_findings(payload: Any, recorded: Any, dialect: str) -> tuple[list[tupl
     try:
         rebuilt = _payload_hash(payload, dialect)
     except AuditError as exc:
-        return [("unhashable", "error", "payload", pd.NA, str(exc))], None
+        others = [name for name in DIALECTS if name != dialect]
+        found = matching_dialects(payload, recorded, others) if isinstance(payload, dict) else []
+        detail = f"no {dialect!r} digest exists for this payload: {exc}"
+        if found:
+            detail += f"; the recorded request_sha256 matches dialect {found[0]!r}"
+        return [("unhashable", "error", "payload", found[0] if found else pd.NA, detail)], None
     if recorded == rebuilt:
         return [], rebuilt
     if not is_sha256_hex(recorded):

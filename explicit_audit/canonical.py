@@ -268,7 +268,7 @@ def matching_dialects(value: Any, digest: str, dialects: Iterable[str] | None = 
     Examples
     --------
     >>> matching_dialects({"a": "é"}, canonical_hash({"a": "é"}, "python-ascii"))
-    ['python-ascii', 'python-spaced', 'unsorted-ascii']
+    ['python-ascii', 'unsorted-ascii']
     """
     found = []
     for name in DIALECTS if dialects is None else dialects:

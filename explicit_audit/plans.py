@@ -243,7 +243,7 @@ def plan_hash(plan: Mapping[str, Any]) -> str:
     >>> plan = {"retrieval_keywords": "서울", "top_k": 8, "over_fetch": 2,
     ...         "max_context_chars": 12000, "shard_ids": ["s1"]}
     >>> ea.plan_hash(plan)[:16]
-    'c3e2ab5e8bb7f3d9'
+    '69948a403a3a1a09'
     >>> ea.plan_hash(dict(plan, top_k="8")) == ea.plan_hash(plan)
     True
     """

@@ -50,7 +50,7 @@ import pyarrow as pa
 from ._frame_columns import extra_columns, text_safe_series
 from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
 from ._request_findings import FINDING_COLUMNS, FORBIDDEN_PAYLOAD_KEYS, findings_frame
-from .canonical import canonical_hash
+from .canonical import DIALECTS, canonical_hash
 from .errors import AuditError
 
 __all__ = [
@@ -259,5 +259,9 @@ def verify_requests(requests: pd.DataFrame, *, dialect: str = "python-utf8") -> 
         raise AuditError(
             "verify_requests needs the requests table (columns 'payload', 'request_sha256', "
             "'base_id'); pass ea.load(...).requests or ea.load_requests(...)."
+        )
+    if dialect not in DIALECTS:
+        raise AuditError(
+            f"unknown canonical-JSON dialect {dialect!r}; choose one of {', '.join(DIALECTS)}"
         )
     return findings_frame(frame, dialect)

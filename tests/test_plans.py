@@ -8,7 +8,6 @@ import random
 import unicodedata
 from pathlib import Path
 
-import orjson
 import pandas as pd
 import pytest
 
@@ -53,7 +52,9 @@ def _write_jsonl(path: Path, records) -> Path:
 
 
 def _frame(records) -> pd.DataFrame:
-    values = [RawValue("mem.jsonl", i + 1, r, orjson.dumps(r)) for i, r in enumerate(records)]
+    values = [
+        RawValue("mem.jsonl", i + 1, r, json.dumps(r).encode()) for i, r in enumerate(records)
+    ]
     built = KIND.build(values)
     assert not built.rejected
     return built.tables["plans"]
@@ -182,6 +183,17 @@ def test_load_plans_reads_both_shapes_with_declared_dtypes(tmp_path):
     assert isinstance(plans["shard_ids"].dtype, pd.ArrowDtype)
     assert plans["question_hash"].tolist() == ["q1", "q2"]
     assert plans["replayed"].dtype == "boolean"
+    assert ea.verify_plans(plans)["match"].all()
+
+
+def test_lone_surrogates_load_and_hash_as_the_seed_hashes_them(tmp_path):
+    vector = next(v for v in HASHED if v["name"] == "keywords: lone high surrogate")
+    path = tmp_path / "runs.jsonl"
+    # json.dumps writes the lone surrogate as the escape \ud800, as a Python producer would.
+    path.write_text(json.dumps(_record(vector["plan"], vector["expected"])) + "\n", "utf-8")
+    plans = ea.load_plans(path, progress=False)
+    assert plans["plan"].iloc[0]["retrieval_keywords"] == "x\ud800y"
+    assert plans["retrieval_keywords"].iloc[0] == "x\ufffdy"  # shown; the plan column is exact
     assert ea.verify_plans(plans)["match"].all()
 
 

@@ -7,7 +7,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import orjson
 import pandas as pd
 import pytest
 
@@ -41,7 +40,9 @@ def _request(model, payload, digest=None, **extra):
 
 
 def _frame(records) -> pd.DataFrame:
-    values = [RawValue("mem.jsonl", i + 1, r, orjson.dumps(r)) for i, r in enumerate(records)]
+    values = [
+        RawValue("mem.jsonl", i + 1, r, json.dumps(r).encode()) for i, r in enumerate(records)
+    ]
     built = KIND.build(values)
     assert not built.rejected
     return built.tables["requests"]
@@ -192,6 +193,20 @@ def test_record_and_payload_disagreeing_is_a_warning():
     found = ea.verify_requests(_frame(records))
     assert found["finding"].tolist() == ["record_payload_mismatch"]
     assert found["field"].tolist() == ["dsl"]
+
+
+def test_a_payload_the_dialect_cannot_write_is_unhashable_and_names_a_dialect_that_can():
+    payload = dict(PAYLOAD, question="x\ud800y")
+    records = [_request("m-a", payload, ea.request_hash(payload, "python-ascii"))]
+    found = ea.verify_requests(_frame(records))
+    assert found["finding"].tolist() == ["unhashable"]
+    assert found["dialect"].tolist() == ["python-ascii"]
+    assert "no 'python-utf8' digest exists" in found["detail"].iloc[0]
+
+
+def test_unknown_expected_dialect_is_an_error():
+    with pytest.raises(ea.AuditError, match="unknown canonical-JSON dialect"):
+        ea.verify_requests(_frame([_request("m-a", PAYLOAD)]), dialect="js")
 
 
 def test_findings_have_the_documented_columns_even_when_empty():

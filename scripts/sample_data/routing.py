@@ -49,18 +49,18 @@ escalation:
   escalate_on_multi_doc_count: 3     # evidence_doc_count >= count escalates
   confidence_threshold: 0.6          # confidence < threshold escalates
 subject_domains:
-  legal:       {high_impact: true,  default_risk_flags: [legal_advice]}
-  medical:     {high_impact: true,  default_risk_flags: [medical_advice]}
-  finance:     {high_impact: false, default_risk_flags: [numeric_claims]}
-  hr:          {high_impact: false, default_risk_flags: [personal_data]}
+  legal: {high_impact: true,  default_risk_flags: [legal_advice]}
+  medical: {high_impact: true,  default_risk_flags: [medical_advice]}
+  finance: {high_impact: false, default_risk_flags: [numeric_claims]}
+  hr: {high_impact: false, default_risk_flags: [personal_data]}
   engineering: {high_impact: false, default_risk_flags: []}
 fallback_domain: {name: general, high_impact: false, default_risk_flags: []}
 risk_flags:
-  legal_advice:             {requires_26b: true,  synthesis_directive: "Cite the governing clause."}
-  medical_advice:           {requires_26b: true,  synthesis_directive: "Point to the clinical source."}
-  numeric_claims:           {requires_26b: false, synthesis_directive: "Show every figure's source."}
-  personal_data:            {requires_26b: false, synthesis_directive: "Redact personal identifiers."}
-  multi_doc_dependency:     {requires_26b: false, synthesis_directive: "Reconcile the documents."}
+  legal_advice: {requires_26b: true,  synthesis_directive: "Cite the governing clause."}
+  medical_advice: {requires_26b: true,  synthesis_directive: "Point to the clinical source."}
+  numeric_claims: {requires_26b: false, synthesis_directive: "Show every figure's source."}
+  personal_data: {requires_26b: false, synthesis_directive: "Redact personal identifiers."}
+  multi_doc_dependency: {requires_26b: false, synthesis_directive: "Reconcile the documents."}
   low_confidence_reasoning: {requires_26b: true}
 """,
     "strict": """\
@@ -71,18 +71,18 @@ escalation:
   escalate_on_multi_doc_count: 2
   confidence_threshold: 0.75
 subject_domains:
-  legal:       {high_impact: true,  default_risk_flags: [legal_advice]}
-  medical:     {high_impact: true,  default_risk_flags: [medical_advice]}
-  finance:     {high_impact: true,  default_risk_flags: [numeric_claims]}
-  hr:          {high_impact: false, default_risk_flags: [personal_data]}
+  legal: {high_impact: true,  default_risk_flags: [legal_advice]}
+  medical: {high_impact: true,  default_risk_flags: [medical_advice]}
+  finance: {high_impact: true,  default_risk_flags: [numeric_claims]}
+  hr: {high_impact: false, default_risk_flags: [personal_data]}
   engineering: {high_impact: false, default_risk_flags: []}
 fallback_domain: {name: general, high_impact: false, default_risk_flags: [unverified_scope]}
 risk_flags:
-  legal_advice:             {requires_26b: true,  synthesis_directive: "Cite the governing clause."}
-  medical_advice:           {requires_26b: true,  synthesis_directive: "Point to the clinical source."}
-  numeric_claims:           {requires_26b: false, synthesis_directive: "Show every figure's source."}
-  personal_data:            {requires_26b: true,  synthesis_directive: "Redact personal identifiers."}
-  multi_doc_dependency:     {requires_26b: true,  synthesis_directive: "Reconcile the documents."}
+  legal_advice: {requires_26b: true,  synthesis_directive: "Cite the governing clause."}
+  medical_advice: {requires_26b: true,  synthesis_directive: "Point to the clinical source."}
+  numeric_claims: {requires_26b: false, synthesis_directive: "Show every figure's source."}
+  personal_data: {requires_26b: true,  synthesis_directive: "Redact personal identifiers."}
+  multi_doc_dependency: {requires_26b: true,  synthesis_directive: "Reconcile the documents."}
   low_confidence_reasoning: {requires_26b: true,  synthesis_directive: "State what is uncertain."}
 """,
     "cost_saver": """\
@@ -93,18 +93,18 @@ escalation:
   escalate_on_multi_doc_count: 5
   confidence_threshold: 0.45
 subject_domains:
-  legal:       {high_impact: true,  default_risk_flags: [legal_advice]}
-  medical:     {high_impact: true,  default_risk_flags: [medical_advice]}
-  finance:     {high_impact: false, default_risk_flags: [numeric_claims]}
-  hr:          {high_impact: false, default_risk_flags: [personal_data]}
+  legal: {high_impact: true,  default_risk_flags: [legal_advice]}
+  medical: {high_impact: true,  default_risk_flags: [medical_advice]}
+  finance: {high_impact: false, default_risk_flags: [numeric_claims]}
+  hr: {high_impact: false, default_risk_flags: [personal_data]}
   engineering: {high_impact: false, default_risk_flags: []}
 fallback_domain: {name: general, high_impact: false, default_risk_flags: []}
 risk_flags:
-  legal_advice:             {requires_26b: true,  synthesis_directive: "Cite the governing clause."}
-  medical_advice:           {requires_26b: true,  synthesis_directive: "Point to the clinical source."}
-  numeric_claims:           {requires_26b: false, synthesis_directive: "Show every figure's source."}
-  personal_data:            {requires_26b: false, synthesis_directive: "Redact personal identifiers."}
-  multi_doc_dependency:     {requires_26b: false, synthesis_directive: "Reconcile the documents."}
+  legal_advice: {requires_26b: true,  synthesis_directive: "Cite the governing clause."}
+  medical_advice: {requires_26b: true,  synthesis_directive: "Point to the clinical source."}
+  numeric_claims: {requires_26b: false, synthesis_directive: "Show every figure's source."}
+  personal_data: {requires_26b: false, synthesis_directive: "Redact personal identifiers."}
+  multi_doc_dependency: {requires_26b: false, synthesis_directive: "Reconcile the documents."}
   low_confidence_reasoning: {requires_26b: false, synthesis_directive: "State what is uncertain."}
 """,
 }
