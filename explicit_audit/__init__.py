@@ -9,19 +9,19 @@ Public names are re-exported here; ``__all__`` is pinned by a test.
 from importlib.metadata import PackageNotFoundError, version
 
 from .audit import Audit, RejectedRowsWarning, load
-from .errors import AuditError, InputError, PolicyError
-from .receipts import load_receipts, load_receipts_and_exposed
 from .canonical import DIALECTS, canonical_hash, canonical_json
-from .plans import load_plans, plan_hash, verify_plans
-from .requests import load_requests, request_hash, verify_requests
-from .locators import locator_safety, safe_relative_markdown_path
-from .receipt_checks import RECEIPT_RULES, check_receipts
-from .withheld import withheld_oracle, withheld_queries, withheld_summary, within_time_window
-from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
-from .policies import PolicySet, load_policies, load_policy
-from .routing import RoutingDecision, replay, route
 from .decisions import DECISION_RULES, load_decisions, verify_decisions
+from .errors import AuditError, InputError, PolicyError
+from .locators import locator_safety, safe_relative_markdown_path
+from .plans import load_plans, plan_hash, verify_plans
+from .policies import PolicySet, load_policies, load_policy
+from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
+from .receipt_checks import RECEIPT_RULES, check_receipts
+from .receipts import load_receipts, load_receipts_and_exposed
+from .requests import load_requests, request_hash, verify_requests
+from .routing import RoutingDecision, replay, route
 from .sweep import sweep
+from .withheld import withheld_oracle, withheld_queries, withheld_summary, within_time_window
 
 try:
     __version__ = version("explicit_audit")
@@ -29,45 +29,45 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "DECISION_RULES",
+    "DIALECTS",
+    "RECEIPT_RULES",
     "Audit",
     "AuditError",
+    "Escalation",
+    "FallbackDomain",
     "InputError",
+    "Policy",
     "PolicyError",
+    "PolicySet",
     "RejectedRowsWarning",
+    "RiskFlag",
+    "RoutingDecision",
+    "SubjectDomain",
     "__version__",
-    "load",
-    "load_receipts",
-    "load_receipts_and_exposed",
-    "DIALECTS",
     "canonical_hash",
     "canonical_json",
-    "load_plans",
-    "plan_hash",
-    "verify_plans",
-    "load_requests",
-    "request_hash",
-    "verify_requests",
-    "RECEIPT_RULES",
     "check_receipts",
+    "load",
+    "load_decisions",
+    "load_plans",
+    "load_policies",
+    "load_policy",
+    "load_receipts",
+    "load_receipts_and_exposed",
+    "load_requests",
     "locator_safety",
+    "plan_hash",
+    "replay",
+    "request_hash",
+    "route",
     "safe_relative_markdown_path",
+    "sweep",
+    "verify_decisions",
+    "verify_plans",
+    "verify_requests",
     "withheld_oracle",
     "withheld_queries",
     "withheld_summary",
     "within_time_window",
-    "Escalation",
-    "FallbackDomain",
-    "Policy",
-    "PolicySet",
-    "RiskFlag",
-    "SubjectDomain",
-    "load_policies",
-    "load_policy",
-    "RoutingDecision",
-    "replay",
-    "route",
-    "DECISION_RULES",
-    "load_decisions",
-    "verify_decisions",
-    "sweep",
 ]

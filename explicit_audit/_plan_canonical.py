@@ -210,7 +210,7 @@ def seed_canonical(fields: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
         notes.append(
             f"shard_ids: {_describe(shard_ids)} -> {_describe(out['shard_ids'])} by list()"
         )
-    elif not all(type(item) is str for item in shard_ids):
+    elif not set(map(type, shard_ids)) <= {str}:
         notes.append("shard_ids: holds values that are not strings; hashed as written")
     engine, manifest, lang = fields["mt_engine"], fields["mt_manifest_hash"], fields["source_lang"]
     for name in FLAT_MT_FIELDS:

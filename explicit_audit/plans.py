@@ -18,7 +18,7 @@ retrieval_plan_hash     str           the recorded hash, as written
 plan_shape              category      canonical (``mt`` object) / flat (``mt_*`` keys)
 retrieval_keywords      str           keywords as hashed; <NA> when not a string
 keywords_non_ascii      boolean       keywords hold a non-ASCII character
-top_k                   Int64         ``int(top_k)``, as the seed hashes it
+top_k                   Int64         ``int(top_k)``, as the seed hashes it (<NA> past 64 bits)
 over_fetch              Int64         ``int(over_fetch)``
 max_context_chars       Int64         ``int(max_context_chars)``
 shard_ids               list<string>  ``list(shard_ids)``; <NA> when not all strings
@@ -94,11 +94,17 @@ def _text_or_na(value: Any) -> Any:
     return value if type(value) is str else pd.NA
 
 
+def _int64_or_na(number: int) -> Any:
+    # The seed hashes any int; the column holds 64 bits (the plan column keeps all).
+    return number if -(2**63) <= number < 2**63 else pd.NA
+
+
 def _row(value: dict) -> dict[str, Any]:
     """One record's columns; raises PlanError naming the field that does not fit."""
     for key in ("retrieval_plan", "retrieval_plan_hash"):
-        if key not in value or value[key] is None:
-            raise PlanError(key, "is missing; a plan record carries the plan and its hash")
+        if value.get(key) is None:
+            what = "is missing" if key not in value else "is null"
+            raise PlanError(key, f"{what}; a plan record carries the plan and its hash")
     recorded = value["retrieval_plan_hash"]
     if not isinstance(recorded, str):
         raise PlanError(
@@ -120,10 +126,10 @@ def _row(value: dict) -> dict[str, Any]:
         "plan_shape": shape,
         "retrieval_keywords": keywords,
         "keywords_non_ascii": pd.NA if keywords is pd.NA else not keywords.isascii(),
-        "top_k": canonical["top_k"],
-        "over_fetch": canonical["over_fetch"],
-        "max_context_chars": canonical["max_context_chars"],
-        "shard_ids": shard_ids if all(type(s) is str for s in shard_ids) else None,
+        "top_k": _int64_or_na(canonical["top_k"]),
+        "over_fetch": _int64_or_na(canonical["over_fetch"]),
+        "max_context_chars": _int64_or_na(canonical["max_context_chars"]),
+        "shard_ids": shard_ids if set(map(type, shard_ids)) <= {str} else None,
         "has_mt": mt is not None,
         "mt_engine": pd.NA if mt is None else _text_or_na(mt["engine"]),
         "mt_manifest_hash": pd.NA if mt is None else _text_or_na(mt["manifest_hash"]),
@@ -257,7 +263,7 @@ def plan_hash(plan: Mapping[str, Any]) -> str:
 
 
 def _plans_frame(plans: Any) -> pd.DataFrame:
-    frame = getattr(plans, "plans", plans)
+    frame = plans if isinstance(plans, pd.DataFrame) else getattr(plans, "plans", plans)
     if not isinstance(frame, pd.DataFrame) or not {"plan", "retrieval_plan_hash"} <= set(
         frame.columns
     ):

@@ -3,18 +3,18 @@
 Every function draws one picture from one table that a computing function
 returned, and nothing it has to compute on its own beyond counting rows:
 
-=================================  ==================================================
-function                           draws
-=================================  ==================================================
-:func:`plot_hash_verification`     plans per verification status (:func:`~explicit_audit.verify_plans`)
-:func:`plot_finding_counts`        findings per rule (``check_receipts``, ``verify_requests``,
-                                   ``verify_decisions``)
-:func:`plot_withheld_by`           a column of :func:`~explicit_audit.withheld_summary` per group
-:func:`plot_withheld_oracle`       share of queries with a non-zero withheld count
-                                   (:func:`~explicit_audit.withheld_oracle`)
-:func:`plot_escalation_curve`      one line per policy across one threshold (:func:`~explicit_audit.sweep`)
-:func:`plot_reason_mix`            escalation reasons per policy (rows of :func:`~explicit_audit.sweep`)
-=================================  ==================================================
+==============================  =========================================================
+function                        draws
+==============================  =========================================================
+``plot_hash_verification``      plans per verification status (``ea.verify_plans``)
+``plot_finding_counts``         findings per rule (``ea.check_receipts``,
+                                ``ea.verify_requests``, ``ea.verify_decisions``)
+``plot_withheld_by``            a column of ``ea.withheld_summary``, one bar per group
+``plot_withheld_oracle``        queries whose withheld count revealed restricted
+                                matches (``ea.withheld_oracle``)
+``plot_escalation_curve``       one line per policy across one threshold (``ea.sweep``)
+``plot_reason_mix``             escalation reasons per policy (rows of ``ea.sweep``)
+==============================  =========================================================
 
 Each reads ``plot_x(frame, *, ..., ax=None, **kwargs)``: it draws on ``ax``
 (the current Axes when None), passes ``kwargs`` to the matplotlib call that
@@ -23,14 +23,21 @@ draws the data, never calls ``plt.show()``, and returns the Axes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import PercentFormatter
+
+from ._plot_style import (
+    ALL_LABEL,
+    AXIS_LABELS,
+    PERCENT_COLUMNS,
+    barh_counts,
+    current_axes,
+    group_label,
+    require,
+)
+from ._routing_plots import plot_escalation_curve, plot_reason_mix
 
 __all__ = [
     "plot_escalation_curve",
@@ -40,58 +47,6 @@ __all__ = [
     "plot_withheld_by",
     "plot_withheld_oracle",
 ]
-
-#: The label the withheld views give the overall row (``withheld.ALL_LABEL``).
-_ALL_LABEL = "(all)"
-_MISSING_LABEL = "(none)"
-
-_AXIS_LABELS = {
-    "context_char_cap_4b": "context cap for the 4B model (characters)",
-    "escalate_on_multi_doc_count": "multi-document escalation count (documents)",
-    "confidence_threshold": "confidence threshold (4B model confidence, 0 to 1)",
-    "escalation_rate": "decisions escalated to 26B (%)",
-    "escalations": "decisions escalated to 26B (count)",
-    "flips": "decisions whose escalation differs from the record (count)",
-    "flips_to_26b": "decisions newly escalated to 26B (count)",
-    "flips_to_4b": "decisions no longer escalated (count)",
-    "records_withheld": "records withheld (count)",
-    "receipts_withheld": "receipts that withheld anything (count)",
-    "receipts": "receipts (count)",
-    "withheld_rate": "receipts that withheld anything (%)",
-    "withheld_share": "records withheld, of records matched (%)",
-    "records_returned": "records returned (count)",
-}
-_PERCENT_COLUMNS = {"escalation_rate", "withheld_rate", "withheld_share", "query_share"}
-
-
-def _axes(ax: Axes | None) -> Axes:
-    return plt.gca() if ax is None else ax
-
-
-def _label(value: Any) -> str:
-    if isinstance(value, tuple):
-        return " / ".join(_label(v) for v in value)
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return _MISSING_LABEL
-    return str(value)
-
-
-def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    missing = [c for c in columns if c not in frame]
-    if missing:
-        raise ValueError(
-            f"{what} needs the column(s) {', '.join(map(repr, missing))}; pass the table the "
-            "computing function returned"
-        )
-
-
-def _barh_counts(ax: Axes, labels: Sequence[str], counts: Sequence[float], **kwargs) -> None:
-    positions = np.arange(len(labels))
-    bars = ax.barh(positions, counts, **kwargs)
-    ax.set_yticks(positions, labels)
-    ax.invert_yaxis()  # first row on top, as in the table
-    ax.bar_label(bars, padding=2)
-    ax.margins(x=0.15)
 
 
 def plot_hash_verification(
@@ -128,13 +83,13 @@ def plot_hash_verification(
     >>> from explicit_audit.plots import plot_hash_verification
     >>> plot_hash_verification(ea.verify_plans(ea.load("data/").plans))  # doctest: +SKIP
     """
-    _require(checked, [by], "plot_hash_verification")
-    ax = _axes(ax)
+    require(checked, [by], "plot_hash_verification")
+    ax = current_axes(ax)
     counts = checked[by].value_counts(sort=False, dropna=False)
     if not isinstance(checked[by].dtype, pd.CategoricalDtype):
         counts = counts.sort_index()
     kwargs.setdefault("log", bool(len(counts)) and counts.max() >= 20 * max(counts.min(), 1))
-    _barh_counts(ax, [_label(v) for v in counts.index], counts.to_numpy(), **kwargs)
+    barh_counts(ax, [group_label(v) for v in counts.index], counts.to_numpy(), **kwargs)
     ax.set_xlabel("recorded hashes (count, log scale)" if kwargs["log"] else "recorded hashes")
     ax.set_ylabel(by)
     ax.set_title(title)
@@ -180,8 +135,8 @@ def plot_finding_counts(
     >>> audit = ea.load("data/")  # doctest: +SKIP
     >>> plot_finding_counts(ea.check_receipts(audit))  # doctest: +SKIP
     """
-    _require(findings, [by], "plot_finding_counts")
-    ax = _axes(ax)
+    require(findings, [by], "plot_finding_counts")
+    ax = current_axes(ax)
     counts = findings[by].value_counts(sort=False)
     if not isinstance(findings[by].dtype, pd.CategoricalDtype):
         counts = counts.sort_index()
@@ -191,7 +146,7 @@ def plot_finding_counts(
         ax.text(0.5, 0.5, "no findings", ha="center", va="center", transform=ax.transAxes)
         ax.set_yticks([])
     else:
-        _barh_counts(ax, [_label(v) for v in counts.index], counts.to_numpy(), **kwargs)
+        barh_counts(ax, [group_label(v) for v in counts.index], counts.to_numpy(), **kwargs)
     ax.set_xlabel("findings (count)")
     ax.set_ylabel(by)
     ax.set_title(title)
@@ -199,7 +154,7 @@ def plot_finding_counts(
 
 
 def _group_labels(index: pd.Index) -> list[str]:
-    return [_label(value) for value in index]
+    return [group_label(value) for value in index]
 
 
 def plot_withheld_by(
@@ -238,11 +193,11 @@ def plot_withheld_by(
     >>> receipts = ea.load("data/").receipts  # doctest: +SKIP
     >>> plot_withheld_by(ea.withheld_summary(receipts, by="active_space"))  # doctest: +SKIP
     """
-    _require(summary, [column], "plot_withheld_by")
-    ax = _axes(ax)
-    rows = summary[[_label(v) != _ALL_LABEL for v in summary.index]]
+    require(summary, [column], "plot_withheld_by")
+    ax = current_axes(ax)
+    rows = summary[[group_label(v) != ALL_LABEL for v in summary.index]]
     values = rows[column].astype("Float64").fillna(0).to_numpy(dtype=float)
-    percent = column in _PERCENT_COLUMNS
+    percent = column in PERCENT_COLUMNS
     positions = np.arange(len(rows))
     bars = ax.barh(positions, values * 100 if percent else values, **kwargs)
     ax.set_yticks(positions, _group_labels(rows.index))
@@ -252,9 +207,11 @@ def plot_withheld_by(
     if percent:
         ax.xaxis.set_major_formatter(PercentFormatter())
     grouping = " / ".join(str(name) for name in summary.index.names if name) or "group"
-    ax.set_xlabel(_AXIS_LABELS.get(column, column))
+    ax.set_xlabel(AXIS_LABELS.get(column, column))
     ax.set_ylabel(grouping)
-    ax.set_title(title or f"{column.replace('_', ' ').capitalize()} by {grouping}")
+    ax.set_title(
+        title if title is not None else f"{column.replace('_', ' ').capitalize()} by {grouping}"
+    )
     return ax
 
 
@@ -290,8 +247,8 @@ def plot_withheld_oracle(
     >>> from explicit_audit.plots import plot_withheld_oracle
     >>> plot_withheld_oracle(ea.withheld_oracle(ea.load("data/").receipts))  # doctest: +SKIP
     """
-    _require(oracle, ["queries", "queries_withheld", "query_share"], "plot_withheld_oracle")
-    ax = _axes(ax)
+    require(oracle, ["queries", "queries_withheld", "query_share"], "plot_withheld_oracle")
+    ax = current_axes(ax)
     positions = np.arange(len(oracle))
     revealed = oracle["queries_withheld"].to_numpy(dtype=float)
     rest = oracle["queries"].to_numpy(dtype=float) - revealed
@@ -306,143 +263,4 @@ def plot_withheld_oracle(
     ax.set_ylabel(" / ".join(str(n) for n in oracle.index.names if n) or "audience")
     ax.set_title(title)
     ax.legend(loc="lower right")
-    return ax
-
-
-def plot_escalation_curve(
-    sweep: pd.DataFrame,
-    *,
-    threshold: str = "confidence_threshold",
-    metric: str = "escalation_rate",
-    current: Mapping[str, float] | None = None,
-    title: str | None = None,
-    ax: Axes | None = None,
-    **kwargs,
-) -> Axes:
-    """Line chart: a sweep metric across one threshold, one line per policy.
-
-    Parameters
-    ----------
-    sweep : DataFrame
-        What :func:`~explicit_audit.sweep` returned, varying ``threshold``
-        and holding the other two thresholds at one value per policy (a grid
-        over ``threshold`` alone does that).
-    threshold : str, default "confidence_threshold"
-        The threshold on the x axis, one of
-        :data:`explicit_audit.sweep.GRID_AXES`.
-    metric : str, default "escalation_rate"
-        The column on the y axis (``"escalation_rate"``, ``"escalations"``,
-        ``"flips"``, ``"flips_to_26b"``, ``"flips_to_4b"``, a ``reason_*``).
-    current : mapping of policy_id to float, optional
-        Each policy's own value of ``threshold``, marked on its line.
-    title : str, optional
-        The Axes title; by default it names the metric and the threshold.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.plot`.
-
-    Returns
-    -------
-    Axes
-
-    Raises
-    ------
-    ValueError
-        When a policy's rows vary another threshold too: one line would mix
-        several curves. Select the rows first, or sweep one axis.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import explicit_audit as ea
-    >>> from explicit_audit.plots import plot_escalation_curve
-    >>> audit = ea.load("data/")  # doctest: +SKIP
-    >>> swept = ea.sweep(audit.decisions, audit.policies,
-    ...                  {"confidence_threshold": np.linspace(0, 1, 21)})  # doctest: +SKIP
-    >>> plot_escalation_curve(swept, threshold="confidence_threshold")  # doctest: +SKIP
-    """
-    axes_names = ("context_char_cap_4b", "escalate_on_multi_doc_count", "confidence_threshold")
-    _require(sweep, ["policy_id", threshold, metric], "plot_escalation_curve")
-    others = [name for name in axes_names if name != threshold and name in sweep]
-    ax = _axes(ax)
-    percent = metric in _PERCENT_COLUMNS
-    for policy_id, rows in sweep.groupby("policy_id", observed=True, sort=False):
-        varying = [name for name in others if rows[name].nunique() > 1]
-        if varying:
-            raise ValueError(
-                f"policy {policy_id!r} varies {', '.join(varying)} as well as {threshold}; "
-                "select the rows with one value of each other threshold first"
-            )
-        rows = rows.sort_values(threshold)
-        y = rows[metric].to_numpy(dtype=float) * (100 if percent else 1)
-        (line,) = ax.plot(rows[threshold].to_numpy(dtype=float), y, label=policy_id, **kwargs)
-        if current is not None and policy_id in current:
-            x0 = float(current[policy_id])
-            y0 = np.interp(x0, rows[threshold].to_numpy(dtype=float), y)
-            ax.plot([x0], [y0], marker="o", color=line.get_color(), linestyle="none")
-    if percent:
-        ax.yaxis.set_major_formatter(PercentFormatter())
-    ax.set_xlabel(_AXIS_LABELS.get(threshold, threshold))
-    ax.set_ylabel(_AXIS_LABELS.get(metric, metric))
-    what = metric.replace("_", " ")
-    marked = "; dots: each policy's own value" if current else ""
-    ax.set_title(title or f"{what.capitalize()} across the {threshold.replace('_', ' ')}{marked}")
-    ax.legend(title="policy")
-    ax.grid(alpha=0.3)
-    return ax
-
-
-def plot_reason_mix(
-    sweep: pd.DataFrame,
-    *,
-    label: str = "policy_id",
-    title: str = "Escalation reasons per policy",
-    ax: Axes | None = None,
-    **kwargs,
-) -> Axes:
-    """Grouped bars: decisions carrying each escalation reason, per row of a sweep.
-
-    Parameters
-    ----------
-    sweep : DataFrame
-        Rows of :func:`~explicit_audit.sweep` (for example one per policy, from
-        an empty grid: each policy at its own thresholds), with the
-        ``reason_*`` columns.
-    label : str, default "policy_id"
-        The column naming each row.
-    title : str
-        The Axes title.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.barh`.
-
-    Returns
-    -------
-    Axes
-
-    Examples
-    --------
-    >>> import explicit_audit as ea
-    >>> from explicit_audit.plots import plot_reason_mix
-    >>> audit = ea.load("data/")  # doctest: +SKIP
-    >>> plot_reason_mix(ea.sweep(audit.decisions, audit.policies, {}))  # doctest: +SKIP
-    """
-    reasons = [c for c in sweep.columns if c.startswith("reason_")]
-    _require(sweep, [label], "plot_reason_mix")
-    if not reasons:
-        raise ValueError("plot_reason_mix needs the reason_* columns of ea.sweep")
-    ax = _axes(ax)
-    positions = np.arange(len(reasons))
-    height = 0.8 / max(len(sweep), 1)
-    for i, (_, row) in enumerate(sweep.iterrows()):
-        counts = row[reasons].to_numpy(dtype=float)
-        ax.barh(positions + i * height, counts, height=height, label=_label(row[label]), **kwargs)
-    ax.set_yticks(positions + height * (len(sweep) - 1) / 2, [r[len("reason_") :] for r in reasons])
-    ax.invert_yaxis()
-    ax.set_xlabel("decisions with the reason (count)")
-    ax.set_ylabel("escalation reason")
-    ax.set_title(title)
-    ax.legend(title=label.replace("_", " "))
     return ax

@@ -32,7 +32,14 @@ from .audit import Audit
 from .canonical import DIALECTS
 from .requests import verify_requests
 
-__all__ = ["LIBRARIES", "Provenance", "file_sha256", "hash_dialects", "library_versions", "provenance"]
+__all__ = [
+    "LIBRARIES",
+    "Provenance",
+    "file_sha256",
+    "hash_dialects",
+    "library_versions",
+    "provenance",
+]
 
 #: Distributions whose versions a provenance records, the kit first.
 LIBRARIES = (
@@ -66,8 +73,7 @@ DIALECT_COLUMNS = MappingProxyType(
     {
         "dialect": "name in explicit_audit.canonical.DIALECTS",
         "canonical": "whether it is a canonical form or a known non-canonical writer",
-        "used_for": "the recorded hash rebuilt in it, or that it is tried to explain a "
-        "mismatch",
+        "used_for": "the recorded hash rebuilt in it, or that it is tried to explain a mismatch",
         "description": "what the writer does",
     }
 )

@@ -252,7 +252,7 @@ def verify_requests(requests: pd.DataFrame, *, dialect: str = "python-utf8") -> 
     >>> findings = ea.verify_requests(ea.load("data/").requests)  # doctest: +SKIP
     >>> findings.groupby("finding").size()  # doctest: +SKIP
     """
-    frame = getattr(requests, "requests", requests)
+    frame = requests if isinstance(requests, pd.DataFrame) else getattr(requests, "requests", None)
     if not isinstance(frame, pd.DataFrame) or not {"payload", "request_sha256", "base_id"} <= set(
         frame.columns
     ):

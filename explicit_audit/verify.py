@@ -220,7 +220,9 @@ def _plans(audit: Audit) -> pd.DataFrame:
         )
     ]
     detail = pd.Series(detail, dtype="str")
-    return _part("plan_hashes", bad, record=_column(bad, "run_id"), rule=bad["status"], detail=detail)
+    return _part(
+        "plan_hashes", bad, record=_column(bad, "run_id"), rule=bad["status"], detail=detail
+    )
 
 
 def _requests(audit: Audit) -> pd.DataFrame:
@@ -289,7 +291,13 @@ def verify_all(audit: Audit) -> Verification:
     findings = pd.concat([part(audit) for part in _PARTS], ignore_index=True)
     findings["check"] = pd.Categorical(findings["check"], categories=list(CHECKS))
     findings = findings.astype(
-        {"source_file": "str", "source_line": "Int64", "record": "str", "rule": "str", "detail": "str"}
+        {
+            "source_file": "str",
+            "source_line": "Int64",
+            "record": "str",
+            "rule": "str",
+            "detail": "str",
+        }
     )
     findings = findings.sort_values(
         ["check", "source_file", "source_line"], kind="stable", na_position="first"

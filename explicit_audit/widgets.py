@@ -108,7 +108,7 @@ class Panel(widgets.VBox):
         values = self.values
         self.results = [view(self.data, **values) for view in self.views]
         for output, result in zip(self.outputs, self.results, strict=True):
-            output.clear_output(wait=True)
+            output.outputs = ()
             output.append_display_data(result)
 
 
@@ -118,6 +118,13 @@ def _style(description: str) -> dict[str, Any]:
         "style": {"description_width": "initial"},
         "layout": widgets.Layout(width="520px"),
     }
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
 
 
 def plan_panel(plan: Mapping[str, Any] | None = None) -> Panel:
@@ -150,10 +157,10 @@ def plan_panel(plan: Mapping[str, Any] | None = None) -> Panel:
         "retrieval_keywords": widgets.Text(
             value=fields["retrieval_keywords"], **_style("keywords")
         ),
-        "top_k": widgets.IntText(value=fields["top_k"], **_style("top_k")),
-        "over_fetch": widgets.IntText(value=fields["over_fetch"], **_style("over_fetch")),
+        "top_k": widgets.IntText(value=_as_int(fields["top_k"]), **_style("top_k")),
+        "over_fetch": widgets.IntText(value=_as_int(fields["over_fetch"]), **_style("over_fetch")),
         "max_context_chars": widgets.IntText(
-            value=fields["max_context_chars"], **_style("max_context_chars")
+            value=_as_int(fields["max_context_chars"]), **_style("max_context_chars")
         ),
         "shard_ids": widgets.Text(
             value=", ".join(fields["shard_ids"]), **_style("shard ids (comma-separated)")
@@ -211,7 +218,12 @@ def withheld_panel(data: Any) -> Panel:
     }
     days = time_range(receipts)
     if days is not None:
-        options = [(day.strftime("%Y-%m-%d"), day) for day in days]
+        # The open ends (None) keep receipts that carry no timestamp as well.
+        options = [
+            ("open", None),
+            *((day.strftime("%Y-%m-%d"), day) for day in days),
+            ("open", None),
+        ]
         controls["window"] = widgets.SelectionRangeSlider(
             options=options, index=(0, len(options) - 1), **_style("days (UTC, end exclusive)")
         )

@@ -197,6 +197,17 @@ def test_lone_surrogates_load_and_hash_as_the_seed_hashes_them(tmp_path):
     assert ea.verify_plans(plans)["match"].all()
 
 
+def test_counts_beyond_64_bits_load_and_hash_exactly(tmp_path):
+    plan = dict(BASE, top_k=2**70, over_fetch="1" * 30)
+    vector = next(v for v in HASHED if v["name"] == "top_k as big int 2**70")
+    assert ea.plan_hash(vector["plan"]) == vector["expected"]
+    path = _write_jsonl(tmp_path / "big.jsonl", [_record(plan, ea.plan_hash(plan))])
+    plans = ea.load_plans(path, progress=False)
+    assert pd.isna(plans["top_k"].iloc[0]) and pd.isna(plans["over_fetch"].iloc[0])
+    assert plans["plan"].iloc[0]["top_k"] == 2**70
+    assert ea.verify_plans(plans)["match"].all()
+
+
 def test_bad_records_are_rejected_naming_file_line_and_field():
     path = DATA / "plans_bad.jsonl"
     with pytest.warns(ea.RejectedRowsWarning):
@@ -424,6 +435,7 @@ def test_sample_plans_verification_flags_exactly_the_planted_rows(sample_dir):
     assert plans["has_mt"].any() and (~plans["has_mt"]).any()
     assert set(plans["plan_shape"]) == {"canonical", "flat"}
     checked = ea.verify_plans(plans)
+    pd.testing.assert_frame_equal(ea.verify_plans(audit), checked)
     flagged = checked[~checked["match"]]
     got = {
         run: (status, None if pd.isna(variant) else variant)

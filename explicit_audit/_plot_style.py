@@ -1,0 +1,74 @@
+"""Shared look of the kit's plots: axis labels with units, group labels, bar helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+__all__ = [
+    "ALL_LABEL",
+    "AXIS_LABELS",
+    "MISSING_LABEL",
+    "PERCENT_COLUMNS",
+    "barh_counts",
+    "current_axes",
+    "group_label",
+    "require",
+]
+
+#: The label the withheld views give the overall row (``withheld.ALL_LABEL``).
+ALL_LABEL = "(all)"
+MISSING_LABEL = "(none)"
+
+AXIS_LABELS = {
+    "context_char_cap_4b": "context cap for the 4B model (characters)",
+    "escalate_on_multi_doc_count": "multi-document escalation count (documents)",
+    "confidence_threshold": "confidence threshold (4B model confidence, 0 to 1)",
+    "escalation_rate": "decisions escalated to 26B (%)",
+    "escalations": "decisions escalated to 26B (count)",
+    "flips": "decisions whose escalation differs from the record (count)",
+    "flips_to_26b": "decisions newly escalated to 26B (count)",
+    "flips_to_4b": "decisions no longer escalated (count)",
+    "records_withheld": "records withheld (count)",
+    "receipts_withheld": "receipts that withheld anything (count)",
+    "receipts": "receipts (count)",
+    "withheld_rate": "receipts that withheld anything (%)",
+    "withheld_share": "records withheld, of records matched (%)",
+    "records_returned": "records returned (count)",
+}
+PERCENT_COLUMNS = {"escalation_rate", "withheld_rate", "withheld_share", "query_share"}
+
+
+def current_axes(ax: Axes | None) -> Axes:
+    return plt.gca() if ax is None else ax
+
+
+def group_label(value: Any) -> str:
+    if isinstance(value, tuple):
+        return " / ".join(group_label(v) for v in value)
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return MISSING_LABEL
+    return str(value)
+
+
+def require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame]
+    if missing:
+        raise ValueError(
+            f"{what} needs the column(s) {', '.join(map(repr, missing))}; pass the table the "
+            "computing function returned"
+        )
+
+
+def barh_counts(ax: Axes, labels: Sequence[str], counts: Sequence[float], **kwargs) -> None:
+    positions = np.arange(len(labels))
+    bars = ax.barh(positions, counts, **kwargs)
+    ax.set_yticks(positions, labels)
+    ax.invert_yaxis()  # first row on top, as in the table
+    ax.bar_label(bars, padding=2)
+    ax.margins(x=0.15)

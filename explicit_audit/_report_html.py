@@ -1,0 +1,232 @@
+"""The markup of a report page: its template, its provenance block, its HTML cleaning.
+
+Everything here writes or filters HTML; what goes into it is computed
+elsewhere (:mod:`explicit_audit.provenance`, the notebook's own outputs).
+Every value from the data is escaped before it reaches the page.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import bleach
+import pandas as pd
+from bleach.css_sanitizer import CSSSanitizer
+
+from .provenance import Provenance
+
+__all__ = ["PAGE_TEMPLATE", "REJECTED_SHOWN", "clean_html", "provenance_html"]
+
+#: At most this many rejected rows are listed in a page's provenance block.
+REJECTED_SHOWN = 50
+
+_HTML_TAGS = frozenset(
+    {
+        *bleach.sanitizer.ALLOWED_TAGS,
+        *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "colgroup", "col"),
+        *("div", "span", "p", "pre", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6"),
+        *("details", "summary", "small", "sub", "sup", "dl", "dt", "dd", "figure"),
+        *("figcaption", "img", "style", "mark", "del", "ins", "kbd", "samp", "var"),
+    }
+)
+_HTML_ATTRIBUTES = {
+    "*": ["class", "id", "title", "style", "align", "valign", "colspan", "rowspan"],
+    "a": ["href", "title"],
+    "img": ["src", "alt", "width", "height"],
+    "table": ["border", "cellpadding", "cellspacing"],
+    "style": ["scoped", "type"],
+    "details": ["open"],
+}
+_CSS = CSSSanitizer()
+
+
+def clean_html(text: str) -> str:
+    """Keep an allowlist of tags and attributes of an HTML output; escape the rest.
+
+    Tables, text markup, ``<style>`` and images pass; a ``<script>``, an event
+    handler attribute or a ``javascript:`` link does not: the tag is written
+    out as text, so the reader sees what the data held.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> clean_html("<b>ok</b><script>alert(1)</script>")
+    '<b>ok</b>&lt;script&gt;alert(1)&lt;/script&gt;'
+    """
+    return bleach.clean(
+        text,
+        tags=_HTML_TAGS,
+        attributes=_HTML_ATTRIBUTES,
+        protocols={"data", "https", "http", "mailto"},
+        css_sanitizer=_CSS,
+        strip=False,
+        strip_comments=True,
+    )
+
+
+def _cell(value) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return escape(str(value))
+
+
+def _table(frame: pd.DataFrame, *, labels: dict[str, str], code: tuple[str, ...] = ()) -> str:
+    """A plain HTML table of ``frame``'s ``labels`` columns, every value escaped."""
+    columns = list(labels)
+    head = "".join(f"<th>{escape(labels[c])}</th>" for c in columns)
+    rows = []
+    for row in frame[columns].astype(object).itertuples(index=False):
+        cells = []
+        for column, value in zip(columns, row, strict=True):
+            text = _cell(value)
+            cells.append(f"<td><code>{text}</code></td>" if column in code else f"<td>{text}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | None) -> str:
+    """The block that opens a report: what it was computed from.
+
+    Parameters
+    ----------
+    facts : Provenance
+    notebook : str
+        The notebook's file name.
+    notebook_sha256 : str or None
+        The notebook file's SHA-256.
+
+    Returns
+    -------
+    str
+        A ``<section class="ea-provenance">`` element.
+    """
+    notebook_hash = f" (SHA-256 <code>{escape(notebook_sha256)}</code>)" if notebook_sha256 else ""
+    kit = escape(facts.versions.get("explicit_audit", "?"))
+    parts = [
+        '<section class="ea-provenance" id="provenance">',
+        "<h2>Provenance</h2>",
+        f"<p>Notebook <code>{escape(notebook)}</code>{notebook_hash}, run on "
+        f"<code>{escape(facts.source)}</code> with explicit_audit {kit}. "
+        '<span class="ea-note">The report records no time of day: the same inputs and '
+        "versions give the same page.</span></p>",
+        "<h3>Input files</h3>",
+        _table(
+            facts.files,
+            labels={
+                "source_file": "file",
+                "bytes": "bytes",
+                "sha256": "SHA-256",
+                "values_read": "values read",
+                "loaded": "loaded",
+                "rejected": "rejected",
+            },
+            code=("sha256",),
+        ),
+        "<h3>Rows per table</h3>",
+        _table(facts.tables, labels={"table": "table", "rows": "rows"}),
+    ]
+    rejected = facts.rejected
+    parts.append(f"<h3>Rejected rows ({len(rejected)})</h3>")
+    if len(rejected):
+        parts.append(
+            _table(
+                rejected.head(REJECTED_SHOWN),
+                labels={
+                    "source_file": "file",
+                    "source_line": "line",
+                    "kind": "kind",
+                    "reason": "reason",
+                    "raw": "raw text (excerpt)",
+                },
+                code=("raw",),
+            )
+        )
+        if len(rejected) > REJECTED_SHOWN:
+            parts.append(
+                f'<p class="ea-note">The first {REJECTED_SHOWN} of {len(rejected)}; '
+                "<code>explicit-audit verify DATA --json</code> lists them all.</p>"
+            )
+    else:
+        parts.append("<p>None: every value read was loaded.</p>")
+    versions = pd.DataFrame([facts.versions])
+    parts += [
+        "<h3>Versions</h3>",
+        _table(versions, labels={name: name for name in facts.versions}),
+        "<h3>Hash dialects</h3>",
+        _table(
+            facts.dialects,
+            labels={
+                "dialect": "dialect",
+                "canonical": "canonical",
+                "used_for": "used for",
+                "description": "writes",
+            },
+            code=("dialect",),
+        ),
+        "</section>",
+    ]
+    return "\n".join(parts)
+
+
+# The lab template, less everything that runs or fetches: no require.js,
+# MathJax, Mermaid or widget manager; code folded into <details>; HTML and
+# Markdown outputs cleaned; the provenance block first in <main>.
+PAGE_TEMPLATE = r"""
+{%- extends 'index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{% block extra_css %}
+<meta http-equiv="Content-Security-Policy"
+  content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:">
+<meta name="generator" content="explicit_audit {{ resources.explicit_audit.version }}">
+<style type="text/css">
+main { max-width: 1200px; margin: 0 auto; padding: 1em 1.5em; }
+details.ea-code > summary { cursor: pointer; color: #666; font-size: 0.85em; margin: 0.2em 0; }
+details.ea-code[open] > summary { margin-bottom: 0.4em; }
+section.ea-provenance { border: 1px solid #ccc; border-radius: 4px; padding: 0.6em 1em;
+  margin: 0 0 1.5em 0; background: #fafafa; font-size: 0.85em;
+  font-family: var(--jp-content-font-family, system-ui, sans-serif); }
+section.ea-provenance h2 { font-size: 1.2em; margin: 0.2em 0 0.5em 0; }
+section.ea-provenance h3 { font-size: 1em; margin: 1em 0 0.3em 0; }
+section.ea-provenance table { border-collapse: collapse; margin: 0.2em 0; }
+section.ea-provenance th, section.ea-provenance td { border: 1px solid #ddd; padding: 2px 6px;
+  text-align: left; vertical-align: top; }
+section.ea-provenance code { font-family: monospace; word-break: break-all; }
+section.ea-provenance .ea-note { color: #555; }
+</style>
+{% endblock extra_css %}
+{%- block body_header -%}
+{{ super() }}
+{{ resources.explicit_audit.provenance_html }}
+{%- endblock body_header -%}
+{% block input_group -%}
+<details class="ea-code"><summary>Show code</summary>
+{{ super() }}
+</details>
+{%- endblock input_group %}
+{% block data_html scoped -%}
+<div class="jp-RenderedHTMLCommon jp-RenderedHTML jp-OutputArea-output {{ extra_class }}"
+  data-mime-type="text/html">
+{{ output.data['text/html'] | ea_clean_html }}
+</div>
+{%- endblock data_html %}
+{% block data_markdown scoped -%}
+<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-OutputArea-output {{ extra_class }}"
+  data-mime-type="text/markdown">
+{{ output.data['text/markdown'] | markdown2html | ea_clean_html }}
+</div>
+{%- endblock data_markdown %}
+{%- block data_javascript scoped -%}{%- endblock data_javascript -%}
+{%- block data_widget_view scoped -%}{%- endblock data_widget_view -%}
+"""

@@ -1,0 +1,232 @@
+"""The ``explicit-audit`` command: reports, verification for pipelines, a quick summary.
+
+::
+
+    explicit-audit report DATA --out DIR [--notebooks DIR]
+    explicit-audit verify DATA [--json] [--max-findings N]
+    explicit-audit summary DATA
+
+Exit status, for use in a producer's CI:
+
+- ``0``: done; for ``verify``, nothing was found;
+- ``1``: ``verify`` found something (a rejected row, a hash mismatch, a
+  receipt finding, a policy breach), or a notebook failed in ``report``;
+- ``2``: the command was used wrongly, or the data could not be read at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from .audit import Audit, RejectedRowsWarning, load
+from .errors import AuditError
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FOUND = 1
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="explicit-audit",
+        description="Load, verify and report on the audit records of AI retrieval and routing "
+        "systems.",
+        epilog="Exit status: 0 done (verify: clean), 1 something found or a notebook failed, "
+        "2 usage or input error.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    report = commands.add_parser(
+        "report",
+        help="run every notebook on DATA and write one self-contained HTML report each",
+        description="Run every notebook on DATA and write one self-contained HTML report per "
+        "notebook into DIR (readable offline: tables and plots embedded, code folded away, "
+        "a provenance block first).",
+    )
+    report.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
+    report.add_argument("--out", required=True, metavar="DIR", help="folder for the reports")
+    report.add_argument(
+        "--notebooks",
+        metavar="DIR",
+        help="folder of notebooks (*.ipynb) to run; default: ./notebooks",
+    )
+    report.add_argument(
+        "--timeout", type=int, default=300, metavar="SECONDS", help="time a cell may run"
+    )
+
+    verify = commands.add_parser(
+        "verify",
+        help="run every check on DATA; exit 1 when anything is found",
+        description="Run every check on DATA: rejected rows, plan and request hashes, the "
+        "hiding rule, independence, receipt rules, routing policy. Exit 1 when anything is "
+        "found, 0 when clean.",
+    )
+    verify.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
+    verify.add_argument("--json", action="store_true", help="write the result as JSON to stdout")
+    verify.add_argument(
+        "--max-findings",
+        type=int,
+        default=20,
+        metavar="N",
+        help="findings listed per check in the text output (default 20; --json lists all)",
+    )
+
+    summary = commands.add_parser(
+        "summary", help="rows per table and per file", description="Rows per table and per file."
+    )
+    summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _load(data: str) -> Audit:
+    with warnings.catch_warnings():
+        # Every command reports rejected rows itself.
+        warnings.simplefilter("ignore", RejectedRowsWarning)
+        return load(data, progress=sys.stderr.isatty())
+
+
+def _text_table(frame: pd.DataFrame) -> str:
+    return frame.to_string(index=False)
+
+
+def _summary(args: argparse.Namespace) -> int:
+    audit = _load(args.data)
+    print(f"explicit-audit summary {args.data}: {len(audit.files)} files\n")
+    print(_text_table(audit.summary()))
+    print()
+    print(_text_table(audit.sources))
+    if len(audit.rejected):
+        print(
+            f"\n{len(audit.rejected)} value(s) could not be loaded; "
+            f"`explicit-audit verify {args.data}` lists them."
+        )
+    return EXIT_OK
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .provenance import provenance
+    from .verify import verify_all
+
+    audit = _load(args.data)
+    result = verify_all(audit)
+    if args.json:
+        facts = provenance(audit, args.data).to_dict()
+        facts.pop("rejected")  # every rejected row is a finding below
+        document = {"data": str(args.data), **result.to_dict(), "provenance": facts}
+        json.dump(document, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK if result.clean else EXIT_FOUND
+    summary = result.summary()
+    found = summary[summary["findings"] > 0]
+    if result.clean:
+        print(f"explicit-audit verify {args.data}: clean ({len(summary)} checks, nothing found)")
+    else:
+        print(
+            f"explicit-audit verify {args.data}: {len(result.findings)} finding(s) "
+            f"in {len(found)} of {len(summary)} checks"
+        )
+    print()
+    print(_text_table(summary[["check", "checked", "findings", "covers"]]))
+    for check, rows in result.findings.groupby("check", observed=True, sort=False):
+        print(f"\n{check} ({len(rows)})")
+        for row in rows.head(max(args.max_findings, 0)).itertuples(index=False):
+            record = f" [{row.record}]" if isinstance(row.record, str) else ""
+            print(f"  {row.source_file}:{row.source_line}: {row.rule}{record}: {row.detail}")
+        if len(rows) > args.max_findings:
+            print(f"  ... and {len(rows) - args.max_findings} more (--json lists all)")
+    return EXIT_OK if result.clean else EXIT_FOUND
+
+
+def _default_notebooks() -> Path | None:
+    here = Path("notebooks")
+    if here.is_dir():
+        return here
+    source_tree = Path(__file__).resolve().parent.parent / "notebooks"
+    return source_tree if source_tree.is_dir() else None
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import NotebookError, write_reports
+
+    notebooks = Path(args.notebooks) if args.notebooks else _default_notebooks()
+    if notebooks is None or not notebooks.exists():
+        where = args.notebooks or "./notebooks"
+        print(
+            f"explicit-audit report: {where}: no such folder; pass --notebooks DIR", file=sys.stderr
+        )
+        return EXIT_USAGE
+    try:
+        written = write_reports(
+            args.data,
+            args.out,
+            notebooks,
+            timeout=args.timeout,
+            progress=lambda line: print(line, flush=True),
+        )
+    except NotebookError as exc:
+        print(f"explicit-audit report: {exc}", file=sys.stderr)
+        return EXIT_FOUND
+    print(f"{len(written)} report(s) in {args.out}")
+    return EXIT_OK
+
+
+_COMMANDS = {"report": _report, "verify": _verify, "summary": _summary}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``explicit-audit`` command.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the program name; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        The exit status: 0 done (``verify``: clean), 1 something found or a
+        notebook failed, 2 usage or input error.
+
+    Examples
+    --------
+    >>> main(["verify", "data", "--json"])  # doctest: +SKIP
+    1
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse: --help, --version, or a usage error
+        return int(exc.code or 0)
+    if not Path(args.data).exists() and not any(ch in args.data for ch in "*?["):
+        print(
+            f"explicit-audit {args.command}: {args.data}: no such file or folder", file=sys.stderr
+        )
+        return EXIT_USAGE
+    try:
+        return _COMMANDS[args.command](args)
+    except AuditError as exc:
+        print(f"explicit-audit {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

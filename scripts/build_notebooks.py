@@ -1,0 +1,484 @@
+"""Build the notebooks in notebooks/ from the cell sources below, and optionally run them.
+
+    python scripts/build_notebooks.py            # write the .ipynb files, without outputs
+    python scripts/build_notebooks.py --execute  # ... and run them in notebooks/, saving outputs
+
+The cell sources live here so that a change to a notebook is a reviewable
+change to this file. Each notebook answers one question: a markdown title and
+a paragraph saying what it answers, a ``parameters`` cell holding ``DATA``
+(papermill style), then the public API only. Cells that only show an image or
+an interactive panel carry the ``nbval-ignore-output`` tag: nbval compares
+the summary tables, not pictures or widgets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+IGNORE_OUTPUT = "nbval-ignore-output"
+
+SETUP = """\
+import warnings
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+import explicit_audit as ea
+from explicit_audit import plots, widgets
+
+pd.set_option("display.max_colwidth", 160)
+pd.set_option("display.width", 200)
+pd.set_option("display.max_rows", 60)
+with warnings.catch_warnings():
+    # Inputs that could not be loaded are listed below, from audit.rejected.
+    warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+    audit = ea.load(DATA, progress=False)
+audit.summary()"""
+
+
+def md(text: str):
+    return new_markdown_cell(text)
+
+
+def code(text: str, *tags: str):
+    cell = new_code_cell(text)
+    if tags:
+        cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def picture(text: str):
+    """A cell that only draws: nbval does not compare its image."""
+    return code(text, IGNORE_OUTPUT)
+
+
+def opening(title: str, paragraph: str) -> list:
+    return [
+        md(f"# {title}\n\n{paragraph}"),
+        code('DATA = "../data"', "parameters"),
+        code(SETUP),
+    ]
+
+
+def plan_hashes() -> list:
+    return [
+        *opening(
+            "Do the recorded plan and request hashes hold?",
+            "arborist records a `retrieval_plan_hash` with every run, and explicit_learning's "
+            "C2 compiler records a `request_sha256` with every compile request. This notebook "
+            "rebuilds both from the records exactly as written and answers: how many recorded "
+            "hashes hold; for each one that does not, which known writer or edit reproduces it "
+            "(the diagnosis) or whether none does (the plan or its hash changed after hashing); "
+            "whether any compile-request payload carries a key the §7.1 hiding rule forbids; "
+            "and whether every model asked about one `base_id` received the same payload "
+            "(independence). A plan editor at the end shows how each field moves the hash, and "
+            "that a plan whose MT fields are all empty keeps its pre-MT hash.",
+        ),
+        md("Inputs of these two kinds that could not be loaded (file, line, reason):"),
+        code(
+            'rejected = audit.rejected[audit.rejected["kind"].isin(["plans", "requests"])]\n'
+            'rejected[["source_file", "source_line", "kind", "reason"]]'
+        ),
+        md(
+            "## Retrieval plans\n\n"
+            "Every recorded `retrieval_plan_hash`, rebuilt with arborist's own canonical "
+            "JSON (sorted keys, compact, non-ASCII escaped, MT block only when an MT field "
+            "is set). Plans per verification status:"
+        ),
+        code(
+            "checked = ea.verify_plans(audit.plans)\n"
+            'checked["status"].value_counts(sort=False).rename("plans").to_frame()'
+        ),
+        picture(
+            "fig, ax = plt.subplots(figsize=(7, 2.8))\n"
+            "plots.plot_hash_verification(checked, ax=ax)\n"
+            "plt.show()"
+        ),
+        md("The mismatches, with the variant that reproduces each recorded hash:"),
+        code(
+            'mismatches = checked[~checked["match"]]\n'
+            'mismatches[["run_id", "source_file", "source_line", "status", "variant", '
+            '"diagnosis"]]'
+        ),
+        code(
+            'mismatches.groupby(["status", "variant"], observed=True, dropna=False)'
+            '.size().rename("plans").to_frame()'
+        ),
+        md(
+            "## Compile requests\n\n"
+            "`request_sha256` rebuilt in the default dialect (Python `json.dumps`, sorted "
+            "keys, compact, non-ASCII raw); a mismatch is tested against every other known "
+            "dialect. Findings per kind and severity:"
+        ),
+        code(
+            "findings = ea.verify_requests(audit.requests)\n"
+            'findings.groupby(["finding", "severity"], observed=True).size()'
+            '.rename("findings").to_frame()'
+        ),
+        picture(
+            "fig, ax = plt.subplots(figsize=(7, 2.8))\n"
+            'plots.plot_finding_counts(findings, by="finding", title="Compile-request findings")\n'
+            "plt.show()"
+        ),
+        md("### Hash mismatches, and the dialect that explains each, if any"),
+        code(
+            'columns = ["base_id", "model", "source_file", "source_line", "severity", '
+            '"dialect", "detail"]\n'
+            'hashes = findings["finding"].isin(["hash_mismatch", "hash_malformed", "unhashable"])\n'
+            "findings.loc[hashes, columns]"
+        ),
+        md(
+            "### The hiding rule (§7.1)\n\nA payload never carries a forbidden key at its top "
+            "level (`forbidden_key`, an error); the same names nested deeper are reported as a "
+            "weaker warning (`forbidden_key_nested`)."
+        ),
+        code(
+            'hiding = findings["finding"].isin(["forbidden_key", "forbidden_key_nested"])\n'
+            'findings.loc[hiding, ["base_id", "model", "source_line", "finding", "field", '
+            '"detail"]]'
+        ),
+        md(
+            "### Independence\n\nEvery model asked about one `base_id` must compile from the "
+            "same payload; a breach is reported on every request of the `base_id`."
+        ),
+        code(
+            'independence = findings["finding"] == "independence"\n'
+            'findings.loc[independence, ["base_id", "model", "source_line", "detail"]]'
+        ),
+        md(
+            "## Plan editor\n\n"
+            "The view behind the editor, rendered for the first recorded plan: the canonical "
+            "JSON arborist hashes, its hash, and the hash of the same plan with every MT field "
+            "empty (the pre-MT hash)."
+        ),
+        code('first_plan = audit.plans["plan"].iloc[0]\nwidgets.plan_view(first_plan)'),
+        md(
+            "Setting an MT field adds the `mt` block and changes the hash; setting every MT "
+            "field to the empty string leaves the block out, so the hash is the pre-MT hash. "
+            "One non-ASCII keyword is written `\\uXXXX`-escaped, as Python's `json.dumps` "
+            "does by default:"
+        ),
+        code(
+            "edits = {\n"
+            '    "as recorded": {},\n'
+            '    "MT engine set": {"mt_engine": "nllb-200", "source_lang": "ko"},\n'
+            '    "MT fields empty": {"mt_engine": "", "mt_manifest_hash": "", "source_lang": ""},\n'
+            '    "top_k + 1": {"top_k": widgets.plan_view(first_plan).fields["top_k"] + 1},\n'
+            '    "Korean keywords": {"retrieval_keywords": "서울 예산"},\n'
+            "}\n"
+            "previews = {name: widgets.plan_view(first_plan, **change) "
+            "for name, change in edits.items()}\n"
+            "pd.DataFrame(\n"
+            "    {\n"
+            '        "retrieval_plan_hash": [p.plan_hash for p in previews.values()],\n'
+            '        "mt_block": [p.mt_block for p in previews.values()],\n'
+            '        "equals_pre_mt_hash": [p.hash_unchanged_by_mt for p in previews.values()],\n'
+            "    },\n"
+            "    index=pd.Index(list(previews), name=\"edit\"),\n"
+            ")"
+        ),
+        code('previews["Korean keywords"]'),
+        md(
+            "The interactive editor (change keywords, `top_k`, shards or the MT fields and "
+            "watch the canonical JSON and the hash):"
+        ),
+        code("widgets.plan_panel(first_plan)", IGNORE_OUTPUT),
+    ]
+
+
+def withheld_counts() -> list:
+    return [
+        *opening(
+            "What did authorization withhold, from whom, where?",
+            "An engram retrieval receipt carries `withheld: {audienceId, count}`: how many "
+            "records authorization withheld from one retrieval, never which. This notebook "
+            "answers how many receipts withheld anything and how many records were withheld, "
+            "per audience, per space and per scope (a search or an enumeration of a space); "
+            "whether any receipt breaks what engram's own code guarantees (the receipt "
+            "checks); and how much each audience could learn from the counts alone, the "
+            "count as a weak oracle. An explorer at the end picks one audience, one space "
+            "and, where the log carries timestamps, a time window.",
+        ),
+        md("Receipts that could not be loaded (file, line, reason):"),
+        code(
+            'rejected = audit.rejected[audit.rejected["source_file"].str.contains("receipts")]\n'
+            'rejected[["source_file", "source_line", "kind", "reason"]]'
+        ),
+        md(
+            "## Withheld counts\n\nPer audience (a missing audience is unguarded retrieval, "
+            "which never withholds), with an overall row:"
+        ),
+        code(
+            "receipts = audit.receipts\n"
+            'by_audience = ea.withheld_summary(receipts, by="withheld_audience", overall=True)\n'
+            "by_audience.round(3)"
+        ),
+        picture(
+            "fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3))\n"
+            'plots.plot_withheld_by(by_audience, column="records_withheld", ax=left)\n'
+            'plots.plot_withheld_by(by_audience, column="withheld_share", ax=right)\n'
+            "fig.tight_layout()\n"
+            "plt.show()"
+        ),
+        md("Per space:"),
+        code(
+            'by_space = ea.withheld_summary(receipts, by="active_space", overall=True)\n'
+            "by_space.round(3)"
+        ),
+        md("Per scope (`search`: a query ran; `space`: the records root was enumerated):"),
+        code(
+            'by_scope = ea.withheld_summary(receipts, by="scope", overall=True)\nby_scope.round(3)'
+        ),
+        picture(
+            "fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3))\n"
+            'plots.plot_withheld_by(by_space, column="records_withheld", ax=left)\n'
+            'plots.plot_withheld_by(by_scope, column="withheld_rate", ax=right)\n'
+            "fig.tight_layout()\n"
+            "plt.show()"
+        ),
+        md(
+            "## Receipt checks\n\nEvery receipt against the guarantees of engram's own code "
+            "(`ea.RECEIPT_RULES`). Findings per rule:"
+        ),
+        code(
+            "findings = ea.check_receipts(audit)\n"
+            'findings["rule"].value_counts(sort=False).loc[lambda n: n > 0]'
+            '.rename("findings").to_frame()'
+        ),
+        code('findings[["source_file", "source_line", "rule", "detail"]]'),
+        md(
+            "## The count as an oracle\n\nA non-zero count tells the caller that restricted "
+            "content matched the query. Per audience: distinct queries asked, those whose "
+            "count was non-zero at least once (`queries_withheld`) and their share:"
+        ),
+        code("oracle = ea.withheld_oracle(receipts)\noracle.round(3)"),
+        picture(
+            "fig, ax = plt.subplots(figsize=(9, 3))\n"
+            "plots.plot_withheld_oracle(oracle, ax=ax)\n"
+            "plt.show()"
+        ),
+        md(
+            "## Over time\n\nOnly some loggers add a `timestamp`; receipts without one are "
+            "left out of every time window. Receipts with and without a timestamp, and the "
+            "days the timestamps span:"
+        ),
+        code(
+            'dated = receipts["timestamp"].notna()\n'
+            'print(f"with a timestamp: {int(dated.sum())}, without: {int((~dated).sum())}")\n'
+            "days = widgets.time_range(receipts)\n"
+            'print(f"from {days[0]:%Y-%m-%d} to {days[-1]:%Y-%m-%d} (UTC, end exclusive)")'
+        ),
+        md("Withheld counts in the first two days of the log, per audience:"),
+        code(
+            "first_days = ea.within_time_window(receipts, days[0], days[2])\n"
+            'ea.withheld_summary(first_days, by="withheld_audience", overall=True).round(3)'
+        ),
+        md(
+            "## Explorer\n\nThe explorer's view with its defaults (every audience, every "
+            "space, no time window, grouped by scope):"
+        ),
+        code("widgets.withheld_view(audit)"),
+        md("The same view for one audience in one space, over the first two days, per outcome:"),
+        code(
+            'widgets.withheld_view(audit, audience="peer", space="harbor-ops", by="outcome",\n'
+            "                      window=(days[0], days[2]))"
+        ),
+        md("The interactive explorer:"),
+        code("widgets.withheld_panel(audit)", IGNORE_OUTPUT),
+    ]
+
+
+def routing_sweep() -> list:
+    return [
+        *opening(
+            "Did routing decisions follow policy, and what would other thresholds cost?",
+            "The document server decides, per request, whether the 4B model answers or the "
+            "task escalates to the 26B model, from a policy's three thresholds (context cap, "
+            "multi-document count, confidence), its subject domains and its risk flags. This "
+            "notebook replays every recorded decision under the policy it names and answers "
+            "whether each follows it (the replay and the six invariants); then, for every "
+            "policy variant, how the escalation rate moves across each threshold, which "
+            "reasons drive escalation, and which decisions would flip. An explorer at the end "
+            "has a slider per threshold and a variant picker.",
+        ),
+        md("Decisions that could not be loaded, and the policy variants:"),
+        code(
+            'rejected = audit.rejected[audit.rejected["kind"] == "decisions"]\n'
+            'rejected[["source_file", "source_line", "reason"]]'
+        ),
+        code(
+            'audit.policies.to_frame().drop(columns=["source_file"]).set_index("policy_id")'
+        ),
+        md(
+            "## Replay verification\n\nEvery recorded decision against the policy it names: "
+            "the replay (field by field) and the invariants INV-1 to INV-6 "
+            "(`ea.DECISION_RULES`). Findings per policy and rule:"
+        ),
+        code(
+            "findings = ea.verify_decisions(audit.decisions, audit.policies)\n"
+            'findings.groupby(["policy_id", "rule"], observed=True).size()'
+            '.rename("findings").to_frame()'
+        ),
+        code('findings[["decision_id", "policy_id", "rule", "detail"]]'),
+        picture(
+            "fig, ax = plt.subplots(figsize=(7, 3))\n"
+            'plots.plot_finding_counts(findings, title="Decision findings per rule")\n'
+            "plt.show()"
+        ),
+        md(
+            "## Escalation across each threshold\n\nEvery decision under every variant, one "
+            "threshold varied at a time (the other two at the variant's own values); dots "
+            "mark each variant's own threshold."
+        ),
+        code(
+            "import numpy as np\n\n"
+            "axes = {\n"
+            '    "context_char_cap_4b": range(0, 20001, 500),\n'
+            '    "escalate_on_multi_doc_count": range(1, 11),\n'
+            '    "confidence_threshold": np.round(np.linspace(0, 1, 41), 3),\n'
+            "}\n"
+            "policies = audit.policies.to_frame().set_index(\"policy_id\")\n"
+            "swept = {name: ea.sweep(audit.decisions, audit.policies, {name: values})\n"
+            "         for name, values in axes.items()}"
+        ),
+        picture(
+            "fig, panes = plt.subplots(1, 3, figsize=(16, 4))\n"
+            "for ax, (name, frame) in zip(panes, swept.items()):\n"
+            "    plots.plot_escalation_curve(frame, threshold=name, current=policies[name], "
+            'ax=ax, title="")\n'
+            'fig.suptitle("Share of decisions escalated to 26B, one threshold varied at a '
+            'time")\n'
+            "fig.tight_layout()\n"
+            "plt.show()"
+        ),
+        md("The escalation rate at a few points of each axis:"),
+        code(
+            "points = {\n"
+            '    "context_char_cap_4b": [2000, 4000, 6000, 9000, 12000],\n'
+            '    "escalate_on_multi_doc_count": [1, 2, 3, 5, 8],\n'
+            '    "confidence_threshold": [0.3, 0.45, 0.6, 0.75, 0.9],\n'
+            "}\n"
+            "for name, values in points.items():\n"
+            "    frame = swept[name][swept[name][name].isin(values)]\n"
+            '    display(frame.pivot(index=name, columns="policy_id", '
+            'values="escalation_rate").round(3))'
+        ),
+        md(
+            "## Reason mix\n\nEach variant at its own thresholds, over every decision: how "
+            "many decisions carry each escalation reason."
+        ),
+        code(
+            "as_written = ea.sweep(audit.decisions, audit.policies, {})\n"
+            'reasons = [c for c in as_written.columns if c.startswith("reason_")]\n'
+            'as_written.set_index("policy_id")[["decisions", "escalations", *reasons]]'
+        ),
+        picture(
+            "fig, ax = plt.subplots(figsize=(9, 4))\n"
+            "plots.plot_reason_mix(as_written, ax=ax)\n"
+            "plt.show()"
+        ),
+        md(
+            "## Decisions that flip\n\nAgainst the recorded decisions: each variant at its "
+            "own thresholds over every decision (what switching to it would change), and "
+            "over only the decisions that name it (what its own log disagrees with):"
+        ),
+        code(
+            "named = ea.sweep(audit.decisions, audit.policies, {}, only_named=True)\n"
+            "flip_columns = [\"decisions\", \"flips\", \"flips_to_26b\", \"flips_to_4b\"]\n"
+            "pd.concat(\n"
+            '    {"every decision": as_written.set_index("policy_id")[flip_columns],\n'
+            '     "decisions naming it": named.set_index("policy_id")[flip_columns]},\n'
+            "    axis=1,\n"
+            ")"
+        ),
+        md("The decisions that their own policy, replayed, decides otherwise:"),
+        code("widgets.flips_view(audit, only_named=True, limit=None)"),
+        md(
+            "Across variants: how many decisions each pattern of escalation (per variant, at "
+            "its own thresholds) covers; rows where the variants disagree are the decisions "
+            "a change of policy would flip."
+        ),
+        code(
+            "escalated = pd.DataFrame(\n"
+            "    {policy_id: ea.replay(audit.decisions, policy)[\"escalate_to_26b\"]\n"
+            "     for policy_id, policy in audit.policies.items()}\n"
+            ")\n"
+            'escalated.value_counts().rename("decisions").sort_index().to_frame()'
+        ),
+        md(
+            "## Explorer\n\nThe explorer's views with their defaults (every variant at its own "
+            "thresholds, over every decision):"
+        ),
+        code("widgets.sweep_view(audit)"),
+        code("widgets.flips_view(audit, limit=5)"),
+        md("The same views with the confidence threshold at 0.7 for every variant:"),
+        code("widgets.sweep_view(audit, confidence_threshold=0.7)"),
+        md(
+            "The interactive explorer (the sliders start at the first variant's thresholds "
+            "and apply to every variant picked):"
+        ),
+        code("widgets.sweep_panel(audit)", IGNORE_OUTPUT),
+    ]
+
+
+BUILDERS = {
+    "plan_hashes.ipynb": plan_hashes,
+    "withheld_counts.ipynb": withheld_counts,
+    "routing_sweep.ipynb": routing_sweep,
+}
+
+
+def build(name: str) -> nbformat.NotebookNode:
+    notebook = new_notebook(cells=BUILDERS[name]())
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    notebook.metadata["language_info"] = {"name": "python"}
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"{Path(name).stem.replace('_', '-')}-{index:02d}"
+    return notebook
+
+
+def execute(notebook: nbformat.NotebookNode) -> float:
+    from nbclient import NotebookClient
+
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+        record_timing=False,
+        store_widget_state=False,
+    )
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", default=list(BUILDERS), help="notebooks to build")
+    parser.add_argument("--execute", action="store_true", help="run them and save outputs")
+    args = parser.parse_args(argv)
+    NOTEBOOKS.mkdir(exist_ok=True)
+    for name in args.names:
+        notebook = build(name)
+        if args.execute:
+            seconds = execute(notebook)
+            print(f"{name}: executed in {seconds:.1f} s")
+        nbformat.validate(notebook)
+        nbformat.write(notebook, NOTEBOOKS / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
