@@ -16,11 +16,13 @@ from .locators import locator_safety, safe_relative_markdown_path
 from .plans import load_plans, plan_hash, verify_plans
 from .policies import PolicySet, load_policies, load_policy
 from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
+from .provenance import Provenance, provenance
 from .receipt_checks import RECEIPT_RULES, check_receipts
 from .receipts import load_receipts, load_receipts_and_exposed
 from .requests import load_requests, request_hash, verify_requests
 from .routing import RoutingDecision, replay, route
 from .sweep import sweep
+from .verify import Verification, verify_all
 from .withheld import withheld_oracle, withheld_queries, withheld_summary, within_time_window
 
 try:
@@ -40,10 +42,12 @@ __all__ = [
     "Policy",
     "PolicyError",
     "PolicySet",
+    "Provenance",
     "RejectedRowsWarning",
     "RiskFlag",
     "RoutingDecision",
     "SubjectDomain",
+    "Verification",
     "__version__",
     "canonical_hash",
     "canonical_json",
@@ -58,11 +62,13 @@ __all__ = [
     "load_requests",
     "locator_safety",
     "plan_hash",
+    "provenance",
     "replay",
     "request_hash",
     "route",
     "safe_relative_markdown_path",
     "sweep",
+    "verify_all",
     "verify_decisions",
     "verify_plans",
     "verify_requests",

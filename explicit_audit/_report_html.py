@@ -111,16 +111,30 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
     """
     notebook_hash = f" (SHA-256 <code>{escape(notebook_sha256)}</code>)" if notebook_sha256 else ""
     kit = escape(facts.versions.get("explicit_audit", "?"))
+    files, rejected = facts.files, facts.rejected
+    values_read = int(files["values_read"].sum()) if len(files) else 0
+    rebuilt = facts.dialects[facts.dialects["used_for"].str.contains("_hash|_sha256", regex=True)]
+    rebuilt_in = "; ".join(
+        f"{escape(used)} in <code>{escape(name)}</code>"
+        for name, used in zip(rebuilt["dialect"], rebuilt["used_for"], strict=True)
+    )
+    row_counts = pd.DataFrame([dict(zip(facts.tables["table"], facts.tables["rows"], strict=True))])
     parts = [
         '<section class="ea-provenance" id="provenance">',
         "<h2>Provenance</h2>",
         f"<p>Notebook <code>{escape(notebook)}</code>{notebook_hash}, run on "
-        f"<code>{escape(facts.source)}</code> with explicit_audit {kit}. "
+        f"<code>{escape(facts.source)}</code>: {len(files)} input files, {values_read} values "
+        f"read, {len(rejected)} rejected. Hashes rebuilt: {rebuilt_in}. "
         '<span class="ea-note">The report records no time of day: the same inputs and '
         "versions give the same page.</span></p>",
-        "<h3>Input files</h3>",
+        '<div class="ea-row"><div><h3>Rows per table</h3>',
+        _table(row_counts, labels={name: name for name in row_counts.columns}),
+        f"</div><div><h3>Versions (explicit_audit {kit})</h3>",
+        _table(pd.DataFrame([facts.versions]), labels={name: name for name in facts.versions}),
+        "</div></div>",
+        f"<details><summary>Input files ({len(files)}), with their SHA-256</summary>",
         _table(
-            facts.files,
+            files,
             labels={
                 "source_file": "file",
                 "bytes": "bytes",
@@ -131,11 +145,9 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
             },
             code=("sha256",),
         ),
-        "<h3>Rows per table</h3>",
-        _table(facts.tables, labels={"table": "table", "rows": "rows"}),
+        "</details>",
+        f"<details><summary>Rejected rows ({len(rejected)})</summary>",
     ]
-    rejected = facts.rejected
-    parts.append(f"<h3>Rejected rows ({len(rejected)})</h3>")
     if len(rejected):
         parts.append(
             _table(
@@ -157,11 +169,9 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
             )
     else:
         parts.append("<p>None: every value read was loaded.</p>")
-    versions = pd.DataFrame([facts.versions])
     parts += [
-        "<h3>Versions</h3>",
-        _table(versions, labels={name: name for name in facts.versions}),
-        "<h3>Hash dialects</h3>",
+        "</details>",
+        f"<details><summary>Hash dialects ({len(facts.dialects)})</summary>",
         _table(
             facts.dialects,
             labels={
@@ -172,6 +182,7 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
             },
             code=("dialect",),
         ),
+        "</details>",
         "</section>",
     ]
     return "\n".join(parts)
@@ -192,7 +203,8 @@ PAGE_TEMPLATE = r"""
 <meta name="generator" content="explicit_audit {{ resources.explicit_audit.version }}">
 <style type="text/css">
 main { max-width: 1200px; margin: 0 auto; padding: 1em 1.5em; }
-details.ea-code > summary { cursor: pointer; color: #666; font-size: 0.85em; margin: 0.2em 0; }
+details.ea-code > summary { cursor: pointer; color: #666; font-size: 0.85em; margin: 0.2em 0;
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif); }
 details.ea-code[open] > summary { margin-bottom: 0.4em; }
 section.ea-provenance { border: 1px solid #ccc; border-radius: 4px; padding: 0.6em 1em;
   margin: 0 0 1.5em 0; background: #fafafa; font-size: 0.85em;
@@ -204,6 +216,9 @@ section.ea-provenance th, section.ea-provenance td { border: 1px solid #ddd; pad
   text-align: left; vertical-align: top; }
 section.ea-provenance code { font-family: monospace; word-break: break-all; }
 section.ea-provenance .ea-note { color: #555; }
+section.ea-provenance .ea-row { display: flex; flex-wrap: wrap; gap: 0 2em; }
+section.ea-provenance details > summary { cursor: pointer; margin: 0.5em 0 0.2em 0;
+  font-weight: 600; }
 </style>
 {% endblock extra_css %}
 {%- block body_header -%}

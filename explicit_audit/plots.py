@@ -262,5 +262,5 @@ def plot_withheld_oracle(
     ax.set_xlabel("distinct queries asked (count)")
     ax.set_ylabel(" / ".join(str(n) for n in oracle.index.names if n) or "audience")
     ax.set_title(title)
-    ax.legend(loc="lower right")
+    ax.legend(loc="best")
     return ax

@@ -37,6 +37,7 @@ __all__ = [
     "Provenance",
     "file_sha256",
     "hash_dialects",
+    "json_rows",
     "library_versions",
     "provenance",
 ]
@@ -207,28 +208,40 @@ class Provenance:
         """
         return {
             "source": self.source,
-            "files": _records(self.files),
-            "tables": _records(self.tables),
-            "rejected": _records(self.rejected),
+            "files": json_rows(self.files),
+            "tables": json_rows(self.tables),
+            "rejected": json_rows(self.rejected),
             "versions": dict(self.versions),
-            "dialects": _records(self.dialects),
+            "dialects": json_rows(self.dialects),
         }
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
+def json_rows(frame: pd.DataFrame) -> list[dict]:
+    """A table as a list of row objects of plain JSON values (``None`` for missing).
+
+    Parameters
+    ----------
+    frame : DataFrame
+
+    Returns
+    -------
+    list of dict
+
+    Examples
+    --------
+    >>> json_rows(pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}))
+    [{'a': 1}, {'a': None}]
+    """
     rows = []
     for row in frame.astype(object).itertuples(index=False):
-        rows.append(
-            {
-                name: (None if value is pd.NA or value is None else _plain(value))
-                for name, value in zip(frame.columns, row, strict=True)
-            }
-        )
+        item = {}
+        for name, value in zip(frame.columns, row, strict=True):
+            if value is None or value is pd.NA:
+                item[name] = None
+            else:
+                item[name] = value.item() if hasattr(value, "item") else value
+        rows.append(item)
     return rows
-
-
-def _plain(value):
-    return value.item() if hasattr(value, "item") else value
 
 
 def provenance(audit: Audit, source: str | Path | None = None) -> Provenance:

@@ -48,6 +48,7 @@ import pandas as pd
 from .audit import Audit
 from .decision_checks import verify_decisions
 from .plans import verify_plans
+from .provenance import json_rows
 from .receipt_checks import check_receipts
 from .requests import verify_requests
 
@@ -150,22 +151,9 @@ class Verification:
         """
         return {
             "clean": self.clean,
-            "summary": _records(self.summary()),
-            "findings": _records(self.findings),
+            "summary": json_rows(self.summary()),
+            "findings": json_rows(self.findings),
         }
-
-
-def _records(frame: pd.DataFrame) -> list[dict]:
-    out = []
-    for row in frame.astype(object).itertuples(index=False):
-        item = {}
-        for name, value in zip(frame.columns, row, strict=True):
-            if value is None or value is pd.NA:
-                item[name] = None
-            else:
-                item[name] = value.item() if hasattr(value, "item") else value
-        out.append(item)
-    return out
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:

@@ -181,7 +181,7 @@ def plan_hashes() -> list:
             '        "mt_block": [p.mt_block for p in previews.values()],\n'
             '        "equals_pre_mt_hash": [p.hash_unchanged_by_mt for p in previews.values()],\n'
             "    },\n"
-            "    index=pd.Index(list(previews), name=\"edit\"),\n"
+            '    index=pd.Index(list(previews), name="edit"),\n'
             ")"
         ),
         code('previews["Korean keywords"]'),
@@ -313,9 +313,7 @@ def routing_sweep() -> list:
             'rejected = audit.rejected[audit.rejected["kind"] == "decisions"]\n'
             'rejected[["source_file", "source_line", "reason"]]'
         ),
-        code(
-            'audit.policies.to_frame().drop(columns=["source_file"]).set_index("policy_id")'
-        ),
+        code('audit.policies.to_frame().drop(columns=["source_file"]).set_index("policy_id")'),
         md(
             "## Replay verification\n\nEvery recorded decision against the policy it names: "
             "the replay (field by field) and the invariants INV-1 to INV-6 "
@@ -344,7 +342,7 @@ def routing_sweep() -> list:
             '    "escalate_on_multi_doc_count": range(1, 11),\n'
             '    "confidence_threshold": np.round(np.linspace(0, 1, 41), 3),\n'
             "}\n"
-            "policies = audit.policies.to_frame().set_index(\"policy_id\")\n"
+            'policies = audit.policies.to_frame().set_index("policy_id")\n'
             "swept = {name: ea.sweep(audit.decisions, audit.policies, {name: values})\n"
             "         for name, values in axes.items()}"
         ),
@@ -391,7 +389,7 @@ def routing_sweep() -> list:
         ),
         code(
             "named = ea.sweep(audit.decisions, audit.policies, {}, only_named=True)\n"
-            "flip_columns = [\"decisions\", \"flips\", \"flips_to_26b\", \"flips_to_4b\"]\n"
+            'flip_columns = ["decisions", "flips", "flips_to_26b", "flips_to_4b"]\n'
             "pd.concat(\n"
             '    {"every decision": as_written.set_index("policy_id")[flip_columns],\n'
             '     "decisions naming it": named.set_index("policy_id")[flip_columns]},\n'
@@ -407,7 +405,7 @@ def routing_sweep() -> list:
         ),
         code(
             "escalated = pd.DataFrame(\n"
-            "    {policy_id: ea.replay(audit.decisions, policy)[\"escalate_to_26b\"]\n"
+            '    {policy_id: ea.replay(audit.decisions, policy)["escalate_to_26b"]\n'
             "     for policy_id, policy in audit.policies.items()}\n"
             ")\n"
             'escalated.value_counts().rename("decisions").sort_index().to_frame()'

@@ -39,7 +39,7 @@ def _tick_labels(ax) -> list[str]:
 
 def test_hash_verification_draws_one_bar_per_status_with_its_count(audit):
     checked = ea.verify_plans(audit.plans)
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     returned = plots.plot_hash_verification(checked, ax=ax)
     assert returned is ax
     counts = checked["status"].value_counts(sort=False)
@@ -50,7 +50,7 @@ def test_hash_verification_draws_one_bar_per_status_with_its_count(audit):
 
 def test_hash_verification_uses_the_current_axes_and_a_linear_scale_for_close_counts():
     checked = pd.DataFrame({"status": pd.Categorical(["match", "match", "known_variant"])})
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     assert plots.plot_hash_verification(checked) is ax
     assert ax.get_xscale() == "linear"
     assert _bar_widths(ax) == [1, 2]  # categories in their own (sorted) order
@@ -59,7 +59,7 @@ def test_hash_verification_uses_the_current_axes_and_a_linear_scale_for_close_co
 def test_finding_counts_leaves_out_empty_rules_unless_asked(audit):
     findings = ea.check_receipts(audit)
     counts = findings["rule"].value_counts(sort=False)
-    fig, (left, right) = plt.subplots(1, 2)
+    _fig, (left, right) = plt.subplots(1, 2)
     plots.plot_finding_counts(findings, ax=left)
     plots.plot_finding_counts(findings, show_empty=True, ax=right)
     assert _bar_widths(left) == counts[counts > 0].tolist()
@@ -68,21 +68,21 @@ def test_finding_counts_leaves_out_empty_rules_unless_asked(audit):
 
 
 def test_finding_counts_says_so_when_there_are_none():
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     plots.plot_finding_counts(pd.DataFrame({"rule": pd.Series([], dtype=str)}), ax=ax)
     assert not ax.patches
     assert [t.get_text() for t in ax.texts] == ["no findings"]
 
 
 def test_finding_counts_names_a_missing_column():
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="'finding'"):
         plots.plot_finding_counts(pd.DataFrame({"rule": []}), by="finding", ax=ax)
 
 
 def test_withheld_by_leaves_out_the_overall_row_and_labels_missing_groups(audit):
     summary = ea.withheld_summary(audit.receipts, by="withheld_audience", overall=True)
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     plots.plot_withheld_by(summary, ax=ax)
     groups = summary.iloc[:-1]
     assert _bar_widths(ax) == groups["records_withheld"].fillna(0).astype(float).tolist()
@@ -95,7 +95,7 @@ def test_withheld_by_leaves_out_the_overall_row_and_labels_missing_groups(audit)
 
 def test_withheld_by_draws_rates_as_percentages(audit):
     summary = ea.withheld_summary(audit.receipts, by="scope")
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     plots.plot_withheld_by(summary, column="withheld_rate", ax=ax)
     expected = (summary["withheld_rate"].astype(float) * 100).tolist()
     assert np.allclose(_bar_widths(ax), expected)
@@ -104,7 +104,7 @@ def test_withheld_by_draws_rates_as_percentages(audit):
 
 def test_withheld_oracle_splits_each_audience_into_revealed_and_not(audit):
     oracle = ea.withheld_oracle(audit.receipts)
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     plots.plot_withheld_oracle(oracle, ax=ax)
     n = len(oracle)
     widths = _bar_widths(ax)
@@ -121,7 +121,7 @@ def confidence_sweep(audit):
 
 
 def test_escalation_curve_draws_one_line_per_policy(audit, confidence_sweep):
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     plots.plot_escalation_curve(confidence_sweep, threshold="confidence_threshold", ax=ax)
     lines = ax.get_lines()
     assert [line.get_label() for line in lines] == list(audit.policies)
@@ -132,7 +132,7 @@ def test_escalation_curve_draws_one_line_per_policy(audit, confidence_sweep):
 
 
 def test_escalation_curve_marks_each_policy_own_value(audit, confidence_sweep):
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     current = {p: audit.policies[p].escalation.confidence_threshold for p in audit.policies}
     plots.plot_escalation_curve(confidence_sweep, metric="flips", current=current, ax=ax)
     markers = [line for line in ax.get_lines() if line.get_marker() == "o"]
@@ -143,7 +143,7 @@ def test_escalation_curve_marks_each_policy_own_value(audit, confidence_sweep):
 def test_escalation_curve_refuses_rows_that_vary_another_threshold(audit):
     grid = {"confidence_threshold": [0.2, 0.6], "escalate_on_multi_doc_count": [2, 3]}
     swept = ea.sweep(audit.decisions, audit.policies, grid)
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="escalate_on_multi_doc_count"):
         plots.plot_escalation_curve(swept, threshold="confidence_threshold", ax=ax)
 
@@ -151,7 +151,7 @@ def test_escalation_curve_refuses_rows_that_vary_another_threshold(audit):
 def test_reason_mix_draws_every_reason_for_every_row(audit):
     as_written = ea.sweep(audit.decisions, audit.policies, {})
     reasons = [c for c in as_written.columns if c.startswith("reason_")]
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     plots.plot_reason_mix(as_written, ax=ax)
     assert len(ax.patches) == len(reasons) * len(as_written)
     first_policy = _bar_widths(ax)[: len(reasons)]

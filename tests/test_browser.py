@@ -1,0 +1,216 @@
+"""The reports in a real browser: headless Chromium renders every committed notebook's report.
+
+The reports are built from a copy of the sample data with one more receipt
+file, whose queries are markup (``<script>alert(1)</script>``): one receipt
+breaks a rule (its query shows in the findings table), one line is broken
+(its raw text shows in the provenance block). The page must show both as
+text and never run them.
+
+Chromium is Debian's ``chromium`` package (``make browser`` installs it). Without
+it the test is skipped, unless ``CI`` is set: then it fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import struct
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from conftest import make_receipt
+
+from explicit_audit.report import write_reports
+
+ROOT = Path(__file__).parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+ALERT = "<script>alert(1)</script>"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PROVENANCE_HEADERS = {"file", "bytes", "SHA-256", "values read", "loaded", "rejected"}
+# Column headers each question's tables must show: columns of the library's own
+# results (verify_plans, verify_requests, withheld_summary, verify_decisions, sweep).
+EXPECTED_HEADERS = {
+    "plan_hashes": {"status", "diagnosis", "finding", "detail"},
+    "withheld_counts": {"receipts_withheld", "records_withheld", "rule", "detail"},
+    "routing_sweep": {"rule", "detail", "escalation_rate"},
+}
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    reason = "chromium is not installed (make browser installs Debian's chromium package)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI is set, so the browser test may not be skipped")
+    pytest.skip(reason)
+
+
+class _Page(HTMLParser):
+    """What a rendered DOM holds: tables with their headers, images, scripts, text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[str]] = []
+        self.provenance_tables: list[list[str]] = []
+        self._in_provenance = False
+        self.images: list[str] = []
+        self.scripts: list[dict] = []
+        self.links: list[str] = []
+        self.text: list[str] = []
+        self._in_th = False
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "section" and "ea-provenance" in (attributes.get("class") or ""):
+            self._in_provenance = True
+        elif tag == "table":
+            (self.provenance_tables if self._in_provenance else self.tables).append([])
+        elif tag == "th":
+            self._in_th = True
+            if self._current():
+                self._current()[-1].append("")
+        elif tag == "img":
+            self.images.append(attributes.get("src") or "")
+        elif tag == "script":
+            self.scripts.append(attributes)
+        for name in ("src", "href"):
+            if attributes.get(name):
+                self.links.append(attributes[name])
+
+    def handle_endtag(self, tag):
+        if tag == "th":
+            self._in_th = False
+        elif tag == "section":
+            self._in_provenance = False
+
+    def _current(self) -> list[list[str]]:
+        return self.provenance_tables if self._in_provenance else self.tables
+
+    def handle_data(self, data):
+        self.text.append(data)
+        tables = self._current()
+        if self._in_th and tables and tables[-1]:
+            tables[-1][-1] += data.strip()
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data.startswith(PNG_SIGNATURE), "not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """Every notebook's report on the marked-up data, and Chromium's DOM and screenshot of it."""
+    chromium = _chromium()
+    assert NOTEBOOKS, "no committed notebook in notebooks/"
+    root = tmp_path_factory.mktemp("browser")
+    data = root / "data"
+    shutil.copytree(ROOT / "data", data)
+    marked = make_receipt(scope="space", query=ALERT, relevanceThreshold=None)
+    marked["exposedResults"][0].pop("score")
+    broken = '{"schemaVersion": 0, "query": "' + ALERT + '", "scope": '
+    lines = [json.dumps(make_receipt(query=ALERT)), json.dumps(marked), broken]
+    (data / "receipts" / "marked_up.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reports = write_reports(data, root / "reports", NOTEBOOKS)
+    pages = {}
+    for report in reports:
+        profile = root / f"profile-{report.stem}"
+        profile.mkdir()
+        flags = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
+        url = report.resolve().as_uri()
+        dom = subprocess.run(
+            [*flags, "--dump-dom", url], capture_output=True, text=True, timeout=180, check=True
+        ).stdout
+        screenshot = root / f"{report.stem}.png"
+        subprocess.run(
+            [*flags, f"--screenshot={screenshot}", "--window-size=1280,2000", url],
+            capture_output=True,
+            timeout=180,
+            check=True,
+        )
+        print(f"screenshot of {report.name}: {screenshot}")
+        parsed = _Page()
+        parsed.feed(dom)
+        pages[report.stem] = {
+            "source": report.read_text(encoding="utf-8"),
+            "dom": dom,
+            "page": parsed,
+            "screenshot": screenshot,
+        }
+    return pages
+
+
+def test_every_notebook_has_a_report(rendered):
+    assert sorted(rendered) == [path.stem for path in NOTEBOOKS]
+
+
+def test_pages_show_their_tables(rendered):
+    for name, page in rendered.items():
+        provenance = page["page"].provenance_tables
+        assert any(PROVENANCE_HEADERS <= set(headers) for headers in provenance), name
+        assert any("SHA-256" in headers for headers in provenance), name
+        # the notebook's own tables, with their column headers
+        tables = page["page"].tables
+        assert len(tables) >= 2, name
+        assert all(any(header for header in headers) for headers in tables), name
+        shown = {header for headers in tables for header in headers}
+        assert EXPECTED_HEADERS.get(name, set()) <= shown, name
+
+
+def test_pages_show_their_plots(rendered):
+    for name, page in rendered.items():
+        images = [src for src in page["page"].images if src.startswith("data:image/png;base64,")]
+        assert images, f"{name}: no embedded PNG"
+        for src in images:
+            width, height = _png_size(base64.b64decode(src.split(",", 1)[1]))
+            assert width > 100 and height > 50, name
+
+
+def test_pages_fetch_nothing(rendered):
+    for name, page in rendered.items():
+        assert not page["page"].scripts, name
+        external = [link for link in page["page"].links if not link.startswith(("data:", "#"))]
+        assert not external, f"{name}: {external}"
+
+
+def test_markup_in_the_data_is_shown_as_text(rendered):
+    for name, page in rendered.items():
+        assert ALERT not in page["source"], name
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page["source"], name
+        assert ALERT in "".join(page["page"].text), name
+        assert not any(page["page"].scripts), name
+    # the receipt that breaks a rule shows in the receipt findings' table
+    shown_in_tables = [name for name, page in rendered.items() if page["dom"].count("alert(1)") > 1]
+    assert shown_in_tables, "no report shows the receipt query in a table of its own"
+
+
+def test_screenshots_were_taken(rendered):
+    for name, page in rendered.items():
+        width, height = _png_size(page["screenshot"].read_bytes())
+        assert (width, height) == (1280, 2000), name
+
+
+@pytest.mark.parametrize(
+    ("ci", "outcome"), [("", pytest.skip.Exception), ("true", pytest.fail.Exception)]
+)
+def test_missing_chromium_skips_only_outside_ci(monkeypatch, ci, outcome):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="chromium is not installed"):
+        _chromium()

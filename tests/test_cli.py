@@ -1,0 +1,197 @@
+"""The explicit-audit command: verify, summary, report; exit statuses."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import make_receipt
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+import explicit_audit as ea
+from explicit_audit.cli import main
+
+ROOT = Path(__file__).parent.parent
+SAMPLE = ROOT / "data"
+
+
+@pytest.fixture
+def clean(tmp_path) -> Path:
+    folder = tmp_path / "clean"
+    folder.mkdir()
+    (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def dirty(clean) -> Path:
+    receipt = make_receipt(scope="space", query="weekly plan", relevanceThreshold=None)
+    receipt["exposedResults"][0].pop("score")  # enumeration never ranks
+    lines = [json.dumps(make_receipt()), "{not json", json.dumps(receipt)]
+    (clean / "more.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return clean
+
+
+def test_entry_point_is_declared():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"]["explicit-audit"] == "explicit_audit.cli:main"
+
+
+def test_verify_clean_exits_0(clean, capsys):
+    assert main(["verify", str(clean)]) == 0
+    out = capsys.readouterr().out
+    assert "clean" in out and "receipt_rules" in out
+
+
+def test_verify_dirty_exits_1_and_names_file_and_line(dirty, capsys):
+    assert main(["verify", str(dirty)]) == 1
+    out = capsys.readouterr().out
+    more = dirty / "more.jsonl"
+    assert f"{more}:2: unknown: invalid JSON" in out
+    assert f"{more}:3: space_query" in out
+    assert "2 finding(s) in 2 of 8 checks" in out
+
+
+def test_verify_text_lists_at_most_max_findings(dirty, capsys):
+    (dirty / "worse.jsonl").write_text("[\n" * 1 + "{}\n{}\n{}\n", encoding="utf-8")
+    assert main(["verify", str(dirty), "--max-findings", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "more (--json lists all)" in out
+
+
+def test_verify_json(dirty, capsys):
+    assert main(["verify", str(dirty), "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["clean"] is False
+    assert document["data"] == str(dirty)
+    checks = {row["check"]: row["findings"] for row in document["summary"]}
+    assert checks["rejected_rows"] == 1 and checks["receipt_rules"] == 1
+    assert sum(checks.values()) == len(document["findings"]) == 2
+    found = {
+        (Path(f["source_file"]).name, f["source_line"], f["check"]) for f in document["findings"]
+    }
+    assert found == {("more.jsonl", 2, "rejected_rows"), ("more.jsonl", 3, "receipt_rules")}
+    files = {Path(f["source_file"]).name: f["sha256"] for f in document["provenance"]["files"]}
+    for name, digest in files.items():
+        assert digest == hashlib.sha256((dirty / name).read_bytes()).hexdigest()
+    assert document["provenance"]["versions"]["explicit_audit"] == ea.__version__
+
+
+def test_verify_json_clean(clean, capsys):
+    assert main(["verify", str(clean), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["clean"] is True and document["findings"] == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["verify"],
+        ["bogus", "data"],
+        ["verify", "no/such/folder"],
+        ["summary", "no/such/folder"],
+        ["report", "data"],  # --out is required
+    ],
+)
+def test_usage_errors_exit_2(argv, capsys):
+    assert main(argv) == 2
+    assert capsys.readouterr().err
+
+
+def test_unreadable_data_exits_2(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("nothing to load", encoding="utf-8")
+    assert main(["verify", str(tmp_path)]) == 2
+    assert "holds no file to load" in capsys.readouterr().err
+
+
+def test_summary(dirty, capsys):
+    assert main(["summary", str(dirty)]) == 0
+    out = capsys.readouterr().out
+    assert "receipts     3" in out
+    assert "1 value(s) could not be loaded" in out
+
+
+def test_sample_data_is_not_clean(capsys):
+    assert main(["verify", str(SAMPLE), "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert all(
+        row["findings"] > 0 for row in document["summary"] if row["check"] != "request_consistency"
+    )
+
+
+def _notebook(*cells) -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.cells = [
+        new_markdown_cell("# A question"),
+        new_code_cell('DATA = "../data"', metadata={"tags": ["parameters"]}),
+        new_code_cell("import explicit_audit as ea\naudit = ea.load(DATA, progress=False)"),
+        *cells,
+    ]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
+def test_report_writes_one_page_per_notebook(clean, tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("audit.summary()")), notebooks / "b_rows.ipynb")
+    nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "a_files.ipynb")
+    out = tmp_path / "reports"
+    assert main(["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["a_files.html", "b_rows.html"]
+    printed = capsys.readouterr().out
+    assert f"wrote {out / 'a_files.html'}" in printed and "2 report(s)" in printed
+    assert "<td>receipts</td>" in (out / "b_rows.html").read_text(encoding="utf-8")
+
+
+def test_report_failing_notebook_exits_1(clean, tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("raise RuntimeError('stop')")), notebooks / "x.ipynb")
+    assert (
+        main(["report", str(clean), "--out", str(tmp_path / "o"), "--notebooks", str(notebooks)])
+        == 1
+    )
+    assert "x.ipynb" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("what", ["missing", "empty", "no_parameters"])
+def test_report_without_usable_notebooks_exits_2(clean, tmp_path, capsys, what):
+    notebooks = tmp_path / "notebooks"
+    if what != "missing":
+        notebooks.mkdir()
+    if what == "no_parameters":
+        nbformat.write(new_notebook(cells=[new_code_cell("1")]), notebooks / "x.ipynb")
+    assert (
+        main(["report", str(clean), "--out", str(tmp_path / "o"), "--notebooks", str(notebooks)])
+        == 2
+    )
+    assert capsys.readouterr().err
+
+
+def test_command_line_exit_status(dirty):
+    command = [sys.executable, "-m", "explicit_audit.cli", "verify", str(dirty)]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert finished.returncode == 1
+    assert "receipt_rules" in finished.stdout
+
+
+def test_report_into_a_file_exits_2(clean, tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("1")), notebooks / "x.ipynb")
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder", encoding="utf-8")
+    assert main(["report", str(clean), "--out", str(taken), "--notebooks", str(notebooks)]) == 2
+    assert "taken" in capsys.readouterr().err

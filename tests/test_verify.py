@@ -1,0 +1,194 @@
+"""verify_all: every check over one audit, gathered into one result."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from contextlib import nullcontext
+from pathlib import Path
+
+import pytest
+from conftest import make_receipt
+
+import explicit_audit as ea
+from explicit_audit.verify import CHECKS, FINDING_COLUMNS, verify_all
+
+POLICY_YAML = Path(__file__).parent / "data" / "routing_policy_example.yaml"
+PLAN = {
+    "retrieval_keywords": "seoul subway",
+    "top_k": 8,
+    "over_fetch": 2,
+    "max_context_chars": 12000,
+    "shard_ids": ["s1", "s2"],
+}
+PAYLOAD = {"question": "Which bar is tallest?", "choices": ["A", "B"], "base_id": "c2/0001"}
+INPUTS = {"subject_domain": "legal", "content_chars": 5400, "confidence": 0.9}
+
+
+def _jsonl(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _decision_record(decision_id: str, **changes) -> dict:
+    policy = ea.load_policy(POLICY_YAML)
+    decision = dataclasses.asdict(ea.route(policy, **INPUTS))
+    decision = {k: list(v) if isinstance(v, tuple) else v for k, v in decision.items()}
+    decision.update(changes)
+    return {
+        "decision_id": decision_id,
+        "policy_id": "baseline",
+        "inputs": INPUTS,
+        "decision": decision,
+    }
+
+
+def _request(model: str, payload: dict, digest: str | None = None) -> dict:
+    return {
+        "model": model,
+        "base_id": payload["base_id"],
+        "dsl": "chart-v1",
+        "request_sha256": digest or ea.request_hash(payload),
+        "payload": payload,
+    }
+
+
+@pytest.fixture
+def clean_data(tmp_path) -> Path:
+    """One record of every kind, each as its producer writes it."""
+    root = tmp_path / "data"
+    _jsonl(root / "receipts" / "r.jsonl", [make_receipt()])
+    plan_record = {
+        "run_id": "r-1",
+        "retrieval_plan": PLAN,
+        "retrieval_plan_hash": ea.plan_hash(PLAN),
+    }
+    _jsonl(root / "plans" / "p.jsonl", [plan_record])
+    _jsonl(root / "requests" / "q.jsonl", [_request("m-a", PAYLOAD), _request("m-b", PAYLOAD)])
+    (root / "policies").mkdir()
+    shutil.copy(POLICY_YAML, root / "policies" / "baseline.yaml")
+    _jsonl(root / "decisions" / "d.jsonl", [_decision_record("d-1")])
+    return root
+
+
+def test_clean_data_has_no_finding(clean_data):
+    result = verify_all(ea.load(clean_data, progress=False))
+    assert result.clean
+    assert list(result.findings.columns) == list(FINDING_COLUMNS)
+    assert result.findings.empty
+    summary = result.summary()
+    assert summary["check"].tolist() == list(CHECKS)
+    assert (summary["findings"] == 0).all()
+    checked = dict(zip(summary["check"], summary["checked"], strict=True))
+    assert checked["rejected_rows"] == 6  # 5 records and 1 policy document read
+    assert checked["plan_hashes"] == 1 and checked["receipt_rules"] == 1
+    assert checked["request_hashes"] == 2 and checked["decision_policy"] == 1
+    assert result.to_dict()["clean"] is True
+
+
+def _bad_line(root: Path) -> tuple[str, int]:
+    path = root / "receipts" / "bad.jsonl"
+    path.write_text('{"schemaVersion": 0, "scope": \n', encoding="utf-8")
+    return "bad.jsonl", 1
+
+
+def _bad_plan_hash(root: Path) -> tuple[str, int]:
+    other = dict(PLAN, top_k=9)
+    record = {"run_id": "r-2", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(other)}
+    _jsonl(
+        root / "plans" / "p2.jsonl",
+        [
+            {"run_id": "r-0", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)},
+            record,
+        ],
+    )
+    return "p2.jsonl", 2
+
+
+def _bad_request_hash(root: Path) -> tuple[str, int]:
+    payload = dict(PAYLOAD, base_id="c2/0002")
+    _jsonl(root / "requests" / "q2.jsonl", [_request("m-a", payload, "0" * 64)])
+    return "q2.jsonl", 1
+
+
+def _forbidden_key(root: Path) -> tuple[str, int]:
+    payload = dict(PAYLOAD, base_id="c2/0003", original_answer="B")
+    _jsonl(root / "requests" / "q3.jsonl", [_request("m-a", payload)])
+    return "q3.jsonl", 1
+
+
+def _independence(root: Path) -> tuple[str, int]:
+    one = dict(PAYLOAD, base_id="c2/0004")
+    other = dict(one, question="Which bar is shortest?")
+    _jsonl(root / "requests" / "q4.jsonl", [_request("m-a", one), _request("m-b", other)])
+    return "q4.jsonl", 1
+
+
+def _receipt_rule(root: Path) -> tuple[str, int]:
+    receipt = make_receipt(scope="space", query="<script>alert(1)</script>")
+    _jsonl(root / "receipts" / "r2.jsonl", [make_receipt(), receipt])
+    return "r2.jsonl", 2
+
+
+def _policy_breach(root: Path) -> tuple[str, int]:
+    _jsonl(root / "decisions" / "d2.jsonl", [_decision_record("d-2", escalate_to_26b=False)])
+    return "d2.jsonl", 1
+
+
+@pytest.mark.parametrize(
+    ("plant", "check", "rule"),
+    [
+        (_bad_line, "rejected_rows", "unknown"),
+        (_bad_plan_hash, "plan_hashes", "no_known_variant"),
+        (_bad_request_hash, "request_hashes", "hash_mismatch"),
+        (_forbidden_key, "request_hiding_rule", "forbidden_key"),
+        (_independence, "request_independence", "independence"),
+        (_receipt_rule, "receipt_rules", "space_query"),
+        (_policy_breach, "decision_policy", "replay"),
+    ],
+)
+def test_each_check_reports_its_finding(clean_data, plant, check, rule):
+    file_name, line = plant(clean_data)
+    # Any other warning fails the test (filterwarnings = error).
+    expected = pytest.warns(ea.RejectedRowsWarning) if check == "rejected_rows" else nullcontext()
+    with expected:
+        audit = ea.load(clean_data, progress=False)
+    result = verify_all(audit)
+    assert not result.clean
+    assert set(result.findings["check"]) == {check}
+    first = result.findings.iloc[0]
+    assert first["rule"] == rule
+    assert Path(first["source_file"]).name == file_name
+    assert first["source_line"] == line
+    assert isinstance(first["detail"], str) and first["detail"]
+    summary = result.summary().set_index("check")
+    assert summary.loc[check, "findings"] == len(result.findings)
+    assert summary.drop(check)["findings"].sum() == 0
+    document = json.loads(json.dumps(result.to_dict()))
+    assert document["clean"] is False
+    assert len(document["findings"]) == len(result.findings)
+    assert document["findings"][0]["source_line"] == line
+
+
+def test_record_names_the_record(clean_data):
+    _bad_plan_hash(clean_data)
+    _independence(clean_data)
+    _policy_breach(clean_data)
+    findings = verify_all(ea.load(clean_data, progress=False)).findings.set_index("check")
+    assert findings.loc["plan_hashes", "record"] == "r-2"
+    assert set(findings.loc["request_independence", "record"]) == {
+        "c2/0004 (m-a)",
+        "c2/0004 (m-b)",
+    }
+    assert set(findings.loc["decision_policy", "record"]) == {"d-2"}
+
+
+def test_findings_are_ordered_by_check_then_place(clean_data):
+    _policy_breach(clean_data)
+    _receipt_rule(clean_data)
+    _bad_plan_hash(clean_data)
+    findings = verify_all(ea.load(clean_data, progress=False)).findings
+    order = [list(CHECKS).index(c) for c in findings["check"]]
+    assert order == sorted(order)
