@@ -9,11 +9,17 @@ Public names are re-exported here; ``__all__`` is pinned by a test.
 from importlib.metadata import PackageNotFoundError, version
 
 from .audit import Audit, RejectedRowsWarning, load
-from .canonical import DIALECTS, canonical_hash, canonical_json
+from .canonical import (
+    DIALECTS,
+    PLAN_HASH_DIALECT,
+    REQUEST_HASH_DIALECT,
+    canonical_hash,
+    canonical_json,
+)
 from .decisions import DECISION_RULES, load_decisions, verify_decisions
 from .errors import AuditError, InputError, PolicyError
 from .locators import locator_safety, safe_relative_markdown_path
-from .plans import load_plans, plan_hash, verify_plans
+from .plans import load_plans, plan_canonical_json, plan_hash, verify_plans
 from .policies import PolicySet, load_policies, load_policy
 from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
 from .provenance import Provenance, provenance
@@ -33,7 +39,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "DECISION_RULES",
     "DIALECTS",
+    "PLAN_HASH_DIALECT",
     "RECEIPT_RULES",
+    "REQUEST_HASH_DIALECT",
     "Audit",
     "AuditError",
     "Escalation",
@@ -61,6 +69,7 @@ __all__ = [
     "load_receipts_and_exposed",
     "load_requests",
     "locator_safety",
+    "plan_canonical_json",
     "plan_hash",
     "provenance",
     "replay",

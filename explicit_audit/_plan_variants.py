@@ -35,12 +35,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ._plan_canonical import CORE_FIELDS, FLAT_MT_FIELDS, MT_KEYS, dataclass_fields, seed_canonical
-from .canonical import DIALECTS, canonical_json
+from .canonical import DIALECTS, PLAN_HASH_DIALECT, canonical_json
 from .errors import AuditError
 
 __all__ = ["diagnose_plan", "diagnose_recorded_hash"]
 
-_SEED_WRITER = "python-ascii"
+_SEED_WRITER = PLAN_HASH_DIALECT
 _WRITER_TEXT = {
     "python-ascii": "",
     "python-utf8": "non-ASCII written raw (ensure_ascii=False) instead of \\uXXXX escapes",

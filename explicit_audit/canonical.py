@@ -55,6 +55,8 @@ from .errors import AuditError
 
 __all__ = [
     "DIALECTS",
+    "PLAN_HASH_DIALECT",
+    "REQUEST_HASH_DIALECT",
     "Dialect",
     "canonical_hash",
     "canonical_json",
@@ -152,6 +154,11 @@ _REGISTRY = (
 
 #: Every known dialect by name, canonical ones first.
 DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in _REGISTRY})
+
+#: The dialect arborist's ``retrieval_plan_hash`` is written in (FORMATS.md section 2).
+PLAN_HASH_DIALECT = "python-ascii"
+#: The default dialect of explicit_learning's ``request_sha256`` (FORMATS.md section 3).
+REQUEST_HASH_DIALECT = "python-utf8"
 
 
 def _dialect(name: str) -> Dialect:

@@ -53,13 +53,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._frame_columns import extra_columns, text_safe_series
-from ._plan_canonical import PlanError, dataclass_fields, digest, digests, seed_canonical
+from ._plan_canonical import (
+    PlanError,
+    canonical_text,
+    dataclass_fields,
+    digest,
+    digests,
+    seed_canonical,
+)
 from ._plan_variants import diagnose_plan, diagnose_recorded_hash
 from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
 from .canonical import is_sha256_hex
 from .errors import AuditError
 
-__all__ = ["KIND", "load_plans", "plan_hash", "verify_plans"]
+__all__ = ["KIND", "load_plans", "plan_canonical_json", "plan_hash", "verify_plans"]
 
 _RECORD_KEYS = ("run_id", "retrieval_plan", "retrieval_plan_hash")
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
@@ -260,6 +267,38 @@ def plan_hash(plan: Mapping[str, Any]) -> str:
             f"cannot hash this plan: {exc}. Fix the field, or check whether the record was "
             "written by arborist at all."
         ) from None
+
+
+def plan_canonical_json(plan: Mapping[str, Any]) -> str:
+    """The exact text arborist hashes for a written plan (either shape).
+
+    Parameters
+    ----------
+    plan : mapping
+        A ``retrieval_plan``, as for :func:`plan_hash`.
+
+    Returns
+    -------
+    str
+        ``json.dumps(canonical, sort_keys=True, separators=(",", ":"))`` of the
+        seed's ``canonical()``: non-ASCII escaped, the MT block only when an MT
+        field is set. Its UTF-8 bytes' SHA-256 is :func:`plan_hash`.
+
+    Raises
+    ------
+    AuditError
+        Where the seed would raise, as for :func:`plan_hash`.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> print(ea.plan_canonical_json({"retrieval_keywords": "서울", "top_k": 8}))
+    {"max_context_chars":0,"over_fetch":0,"retrieval_keywords":"\\uc11c\\uc6b8","shard_ids":[],"top_k":8}
+    """
+    try:
+        return canonical_text(plan)
+    except PlanError as exc:
+        raise AuditError(f"cannot write this plan's canonical JSON: {exc}") from None
 
 
 def _plans_frame(plans: Any) -> pd.DataFrame:

@@ -27,9 +27,8 @@ from types import MappingProxyType
 
 import pandas as pd
 
-from ._plan_variants import _SEED_WRITER as PLAN_HASH_DIALECT
 from .audit import Audit
-from .canonical import DIALECTS
+from .canonical import DIALECTS, PLAN_HASH_DIALECT
 from .requests import verify_requests
 
 __all__ = [
