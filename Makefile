@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 report: $(STAMP)
-	$(BIN)/explicit-audit report data --out reports
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/explicit-audit report data --out reports
 
 verify: $(STAMP)
 	$(BIN)/explicit-audit verify data
@@ -29,9 +29,11 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "chromium could not be installed: the browser test will fail"; }
 
+# VIRTUAL_ENV names this project's environment, whatever the calling shell had
+# activated: IPython (widgets, kernels) reads it.
 test: $(STAMP) browser
 	$(BIN)/python -m ruff check explicit_audit tests benchmarks scripts
-	$(BIN)/python -m pytest
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python -m pytest
 
 sample-data: $(STAMP)
 	$(BIN)/python -m scripts.sample_data data
