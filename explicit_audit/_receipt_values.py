@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ._records import RawValue, Rejection, excerpt
+from ._records import RawValue, sort_out
 
 __all__ = ["RECEIPT_KEYS", "WRAPPER_KEYS", "matches", "normalise_values"]
 
@@ -226,19 +226,9 @@ def normalise_values(values: Sequence[RawValue]):
     """
     from ._receipt_arrow import NORMAL_SCHEMA
 
-    rows: list[dict[str, Any]] = []
-    extras: list[dict[str, Any]] = []
-    rejected: list[Rejection] = []
-    for item in values:
-        try:
-            row, extra = _row(item.value)
-        except _Misfit as misfit:
-            rejected.append(
-                Rejection(
-                    item.source_file, item.source_line, "receipts", str(misfit), excerpt(item.text)
-                )
-            )
-            continue
+    kept, rejected = sort_out(values, "receipts", _row, _Misfit)
+    rows, extras = [], []
+    for item, (row, extra) in kept:
         row["source_file"] = item.source_file
         row["source_line"] = item.source_line
         rows.append(row)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["KindTables", "RawValue", "RecordKind", "Rejection"]
+__all__ = ["KindTables", "RawValue", "RecordKind", "Rejection", "excerpt", "sort_out"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +120,38 @@ def excerpt(text: bytes | str, limit: int = 300) -> str:
     text = text[: limit * 4].decode("utf-8", errors="replace")
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def sort_out(
+    values: Sequence[RawValue],
+    kind: str,
+    parse: Callable[[Any], Any],
+    misfits: type[Exception] | tuple[type[Exception], ...],
+) -> tuple[list[tuple[RawValue, Any]], list[Rejection]]:
+    """Parse each value of a kind; one that does not fit becomes a Rejection.
+
+    Parameters
+    ----------
+    values : sequence of RawValue
+    kind : str
+        The kind's name, for the rejected table.
+    parse : callable
+        ``parse(value) -> parsed``; raises one of ``misfits``, whose message
+        names the field, when the value does not fit.
+    misfits : exception type or tuple of them
+
+    Returns
+    -------
+    kept : list of (RawValue, parsed)
+    rejected : list of Rejection
+    """
+    kept: list[tuple[RawValue, Any]] = []
+    rejected: list[Rejection] = []
+    for item in values:
+        try:
+            kept.append((item, parse(item.value)))
+        except misfits as exc:
+            rejected.append(
+                Rejection(item.source_file, item.source_line, kind, str(exc), excerpt(item.text))
+            )
+    return kept, rejected

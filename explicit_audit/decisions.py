@@ -55,7 +55,7 @@ from typing import Any
 import pandas as pd
 
 from ._decision_lists import LIST_OF_STRINGS
-from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
+from ._records import KindTables, RawValue, RecordKind, excerpt, sort_out
 from .decision_checks import DECISION_RULES, FINDING_COLUMNS, verify_decisions
 
 __all__ = [
@@ -241,23 +241,10 @@ def _frame(rows: list[dict], where: list[tuple[str, int]], extras: list[dict]) -
 
 
 def _build(values: Sequence[RawValue]) -> KindTables:
-    rows: list[dict] = []
-    where: list[tuple[str, int]] = []
-    extras: list[dict] = []
-    rejected: list[Rejection] = []
-    for item in values:
-        try:
-            row, extra = _row(item.value)
-        except _Unfit as exc:
-            rejected.append(
-                Rejection(
-                    item.source_file, item.source_line, "decisions", str(exc), excerpt(item.text)
-                )
-            )
-            continue
-        rows.append(row)
-        where.append((item.source_file, item.source_line))
-        extras.append(extra)
+    kept, rejected = sort_out(values, "decisions", _row, _Unfit)
+    rows = [row for _, (row, _) in kept]
+    where = [(item.source_file, item.source_line) for item, _ in kept]
+    extras = [extra for _, (_, extra) in kept]
     return KindTables({"decisions": _frame(rows, where, extras)}, rejected)
 
 

@@ -62,7 +62,7 @@ from ._plan_canonical import (
     seed_canonical,
 )
 from ._plan_variants import diagnose_plan, diagnose_recorded_hash
-from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
+from ._records import KindTables, RawValue, RecordKind, sort_out
 from .canonical import is_sha256_hex
 from .errors import AuditError
 
@@ -170,22 +170,11 @@ def _frame(
     return frame
 
 
-def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
-    rows: list[dict[str, Any]] = []
-    where: list[tuple[str, int]] = []
-    extras: list[dict] = []
-    rejected: list[Rejection] = []
-    for item in values:
-        try:
-            row = _row(item.value)
-        except PlanError as exc:
-            rejected.append(
-                Rejection(item.source_file, item.source_line, "plans", str(exc), excerpt(item.text))
-            )
-            continue
-        rows.append(row)
-        where.append((item.source_file, item.source_line))
-        extras.append({k: v for k, v in item.value.items() if k not in _RECORD_KEYS})
+def _build(values: Sequence[RawValue]) -> KindTables:
+    kept, rejected = sort_out(values, "plans", _row, PlanError)
+    rows = [row for _, row in kept]
+    where = [(item.source_file, item.source_line) for item, _ in kept]
+    extras = [{k: v for k, v in item.value.items() if k not in _RECORD_KEYS} for item, _ in kept]
     return KindTables({"plans": _frame(rows, where, extras)}, rejected)
 
 

@@ -48,7 +48,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ._frame_columns import extra_columns, text_safe_series
-from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
+from ._records import KindTables, RawValue, RecordKind, sort_out
 from ._request_findings import FINDING_COLUMNS, FORBIDDEN_PAYLOAD_KEYS, findings_frame
 from .canonical import DIALECTS, canonical_hash
 from .errors import AuditError
@@ -119,21 +119,12 @@ def _row(value: dict) -> dict[str, Any]:
     }
 
 
-def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
-    rows, files, lines, extras, rejected = [], [], [], [], []
-    for item in values:
-        try:
-            rows.append(_row(item.value))
-        except _RecordError as exc:
-            rejected.append(
-                Rejection(
-                    item.source_file, item.source_line, "requests", str(exc), excerpt(item.text)
-                )
-            )
-            continue
-        files.append(item.source_file)
-        lines.append(item.source_line)
-        extras.append({k: v for k, v in item.value.items() if k not in _RECORD_KEYS})
+def _build(values: Sequence[RawValue]) -> KindTables:
+    kept, rejected = sort_out(values, "requests", _row, _RecordError)
+    rows = [row for _, row in kept]
+    files = [item.source_file for item, _ in kept]
+    lines = [item.source_line for item, _ in kept]
+    extras = [{k: v for k, v in item.value.items() if k not in _RECORD_KEYS} for item, _ in kept]
     data = {
         "source_file": pd.Series(files, dtype="str"),
         "source_line": pd.Series(lines, dtype="int64"),
