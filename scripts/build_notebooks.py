@@ -216,9 +216,14 @@ def withheld_counts() -> list:
             "which never withholds), with an overall row:"
         ),
         code(
+            "def labelled(table):\n"
+            '    """Name the missing group: no audience, or a space that never resolved."""\n'
+            '    return table.rename(index=lambda label: "(none)" if pd.isna(label) else label)\n'
+            "\n"
+            "\n"
             "receipts = audit.receipts\n"
             'by_audience = ea.withheld_summary(receipts, by="withheld_audience", overall=True)\n'
-            "by_audience.round(3)"
+            "labelled(by_audience).round(3)"
         ),
         picture(
             "fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3))\n"
@@ -230,7 +235,7 @@ def withheld_counts() -> list:
         md("Per space:"),
         code(
             'by_space = ea.withheld_summary(receipts, by="active_space", overall=True)\n'
-            "by_space.round(3)"
+            "labelled(by_space).round(3)"
         ),
         md("Per scope (`search`: a query ran; `space`: the records root was enumerated):"),
         code(
@@ -258,7 +263,7 @@ def withheld_counts() -> list:
             "content matched the query. Per audience: distinct queries asked, those whose "
             "count was non-zero at least once (`queries_withheld`) and their share:"
         ),
-        code("oracle = ea.withheld_oracle(receipts)\noracle.round(3)"),
+        code("oracle = ea.withheld_oracle(receipts)\nlabelled(oracle).round(3)"),
         picture(
             "fig, ax = plt.subplots(figsize=(9, 3))\n"
             "plots.plot_withheld_oracle(oracle, ax=ax)\n"
@@ -278,7 +283,8 @@ def withheld_counts() -> list:
         md("Withheld counts in the first two days of the log, per audience:"),
         code(
             "first_days = ea.within_time_window(receipts, days[0], days[2])\n"
-            'ea.withheld_summary(first_days, by="withheld_audience", overall=True).round(3)'
+            'early = ea.withheld_summary(first_days, by="withheld_audience", overall=True)\n'
+            "labelled(early).round(3)"
         ),
         md(
             "## Explorer\n\nThe explorer's view with its defaults (every audience, every "
