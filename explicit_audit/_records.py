@@ -16,7 +16,15 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["KindTables", "RawValue", "RecordKind", "Rejection", "excerpt", "sort_out"]
+__all__ = [
+    "KindTables",
+    "RawValue",
+    "RecordKind",
+    "Rejection",
+    "excerpt",
+    "segments",
+    "sort_out",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +102,9 @@ class RecordKind:
         ``build(values) -> KindTables`` for all values of this kind, in load order.
         A value that is claimed but does not fit goes to ``rejected``; nothing
         is dropped. A kind with ``arrow_build`` also takes
-        ``build(values, columnar=parts)``, the parts its fast path returned.
+        ``build(values, columnar=[(position, part), ...])``: the parts its fast
+        path returned, each with the number of ``values`` that come before it
+        in file order (see :func:`segments`).
     arrow_build : callable, optional
         ``arrow_build(path, first_line) -> part | None``: a columnar fast path
         over one JSON Lines file whose first line this kind claims, returning
@@ -155,3 +165,32 @@ def sort_out(
                 Rejection(item.source_file, item.source_line, kind, str(exc), excerpt(item.text))
             )
     return kept, rejected
+
+
+def segments(
+    values: Sequence[RawValue], columnar: Sequence[tuple[int, Any]] | None
+) -> list[tuple[str, Any]]:
+    """Values and fast-path parts in file order.
+
+    Parameters
+    ----------
+    values : sequence of RawValue
+        The values read one by one, in file order.
+    columnar : sequence of (position, part), optional
+        Fast-path parts, each with the number of ``values`` read before it.
+
+    Returns
+    -------
+    list of ("values", list of RawValue) or ("part", part)
+        Empty value runs left out.
+    """
+    ordered: list[tuple[str, Any]] = []
+    start = 0
+    for position, part in columnar or ():
+        if position > start:
+            ordered.append(("values", list(values[start:position])))
+        ordered.append(("part", part))
+        start = position
+    if start < len(values):
+        ordered.append(("values", list(values[start:])))
+    return ordered

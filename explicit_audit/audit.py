@@ -225,7 +225,8 @@ def _read_all(source: Source, kinds: Sequence[RecordKind], *, progress: bool) ->
             kind, first = fast
             part = kind.arrow_build(path, first)
             if part is not None:
-                reading.columnar[kind.name].append(part)
+                position = len(reading.values[kind.name])
+                reading.columnar[kind.name].append((position, part))
                 reading.values_read[str(path)] = kind.part_rows(part)
                 continue
         count = 0

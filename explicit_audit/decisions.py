@@ -43,6 +43,10 @@ count is negative or not a whole number, the confidence is not a number in
 boolean is not ``true``/``false``. Other keys are kept: top-level ones under
 their own name (``extra.<key>`` if the name is taken by a column above),
 keys inside ``inputs``/``decision`` as ``inputs.<key>`` / ``decision.<key>``.
+
+A clean JSON Lines file (every field present, not null and valid) is read by
+the columnar fast path of :mod:`explicit_audit._decision_arrow`; anything else
+value by value. Both give the same rows, in file order.
 """
 
 from __future__ import annotations
@@ -54,8 +58,9 @@ from typing import Any
 
 import pandas as pd
 
+from ._decision_arrow import arrow_part, frame_from_parts, part_from_rows
 from ._decision_lists import LIST_OF_STRINGS
-from ._records import KindTables, RawValue, RecordKind, excerpt, sort_out
+from ._records import KindTables, RawValue, RecordKind, excerpt, segments, sort_out
 from .decision_checks import DECISION_RULES, FINDING_COLUMNS, verify_decisions
 
 __all__ = [
@@ -222,33 +227,28 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, extras | top
 
 
-def _frame(rows: list[dict], where: list[tuple[str, int]], extras: list[dict]) -> pd.DataFrame:
-    columns: dict[str, Any] = {
-        "source_file": [w[0] for w in where],
-        "source_line": [w[1] for w in where],
-    }
-    for name in list(COLUMN_DTYPES)[2:]:
-        columns[name] = [row[name] for row in rows]
-    frame = pd.DataFrame(
-        {name: pd.Series(columns[name], dtype=dtype) for name, dtype in COLUMN_DTYPES.items()}
-    )
-    extra = pd.DataFrame.from_records(extras, index=frame.index) if extras else None
-    if extra is not None and len(extra.columns):
-        extra = extra.astype(object).where(extra.notna(), None)
-        extra.columns = [f"extra.{c}" if c in frame.columns else c for c in extra.columns]
-        frame = pd.concat([frame, extra], axis=1)
-    return frame
+def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+    parts, rejected = [], []
+    for what, segment in segments(values, columnar) or [("values", [])]:
+        if what == "part":
+            parts.append(segment)
+            continue
+        kept, misfits = sort_out(segment, "decisions", _row, _Unfit)
+        rows = [row for _, (row, _) in kept]
+        where = [(item.source_file, item.source_line) for item, _ in kept]
+        parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))
+        rejected.extend(misfits)
+    return KindTables({"decisions": frame_from_parts(parts, COLUMN_DTYPES)}, rejected)
 
 
-def _build(values: Sequence[RawValue]) -> KindTables:
-    kept, rejected = sort_out(values, "decisions", _row, _Unfit)
-    rows = [row for _, (row, _) in kept]
-    where = [(item.source_file, item.source_line) for item, _ in kept]
-    extras = [extra for _, (_, extra) in kept]
-    return KindTables({"decisions": _frame(rows, where, extras)}, rejected)
-
-
-KIND = RecordKind(name="decisions", tables=("decisions",), matches=matches, build=_build)
+KIND = RecordKind(
+    name="decisions",
+    tables=("decisions",),
+    matches=matches,
+    build=_build,
+    arrow_build=arrow_part,
+    part_rows=lambda part: part[0].num_rows,
+)
 """The routing-decision record kind, for :func:`explicit_audit.load`."""
 
 

@@ -62,17 +62,20 @@ import pandas as pd
 
 from ._receipt_arrow import arrow_part, frames_from_parts
 from ._receipt_values import matches, normalise_values
-from ._records import KindTables, RawValue, RecordKind
+from ._records import KindTables, RawValue, RecordKind, segments
 
 __all__ = ["KIND", "load_receipts", "load_receipts_and_exposed"]
 
 
 def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
-    parts = list(columnar or [])
-    rejected = []
-    if values or not parts:
-        part, rejected = normalise_values(values)
+    parts, rejected = [], []
+    for what, segment in segments(values, columnar) or [("values", [])]:
+        if what == "part":
+            parts.append(segment)
+            continue
+        part, misfits = normalise_values(segment)
         parts.append(part)
+        rejected.extend(misfits)
     receipts, exposed = frames_from_parts(parts)
     return KindTables({"receipts": receipts, "exposed": exposed}, rejected)
 

@@ -252,3 +252,78 @@ def test_invariants_on_recorded_outputs():
     assert findings["rule"].astype(str).tolist() == ["replay", "INV-4", "INV-5"]
     assert list(findings["fields"].iloc[1]) == ["escalation_reasons", "risk_flags"]
     assert np.array_equal(findings["decision_row"].unique(), [target])
+
+
+# --- the columnar fast path --------------------------------------------------------------
+
+
+def _exact(path: Path) -> pd.DataFrame:
+    """The decisions of a file read value by value (the fast path not asked)."""
+    from explicit_audit._reader import parse_content, read_file
+
+    values = [v for v in parse_content(read_file(path)) if isinstance(v, RawValue)]
+    return KIND.build(values).tables["decisions"]
+
+
+def _fast_part(path: Path):
+    from explicit_audit._decision_arrow import arrow_part
+
+    return arrow_part(path, path.read_bytes().split(b"\n", 1)[0])
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "data" / "decisions").iterdir()))
+def test_fast_path_equals_the_exact_path_on_the_sample(name):
+    path = ROOT / "data" / "decisions" / name
+    assert _fast_part(path) is not None
+    loaded = ea.load_decisions(path, progress=False)
+    pd.testing.assert_frame_equal(loaded, _exact(path))
+
+
+@pytest.mark.parametrize("shape", ["nested", "flat"])
+def test_fast_path_equals_the_exact_path_on_known_answers(tmp_path, shape):
+    path = _write_jsonl(tmp_path / f"{shape}.jsonl", _records(shape))
+    assert _fast_part(path) is not None
+    pd.testing.assert_frame_equal(ea.load_decisions(path, progress=False), _exact(path))
+
+
+def test_fast_path_reads_confidence_to_the_last_bit(tmp_path):
+    records = _records("nested")[:6]
+    tricky = ["0.30000000000000004", "0.6", "1e-320", "0.5999999999999999", "1", "0.1e1"]
+    lines = []
+    for record, text in zip(records, tricky, strict=True):
+        line = json.dumps(record)
+        confidence = json.dumps(record["inputs"]["confidence"])
+        lines.append(line.replace(f'"confidence": {confidence}', f'"confidence": {text}', 1))
+    path = tmp_path / "tricky.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert _fast_part(path) is not None
+    loaded = ea.load_decisions(path, progress=False)
+    assert loaded["confidence"].tolist() == [float(t) for t in tricky]
+    pd.testing.assert_frame_equal(loaded, _exact(path))
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda r: r["inputs"].pop("confidence"), None),
+        (lambda r: r["inputs"].update(confidence=None), "confidence"),
+        (lambda r: r["inputs"].update(evidence_doc_count=-1), "evidence_doc_count"),
+        (lambda r: r["inputs"].update(confidence=1.5), "confidence"),
+        (lambda r: r["inputs"].update(self_declared_risk_flags="legal_advice"), "risk_flags"),
+        (lambda r: r["decision"].update(risk_flags=[None]), "risk_flags"),
+        (lambda r: r.update(trace={"span": 1}), None),
+    ],
+)
+def test_doubtful_files_go_to_the_exact_path(tmp_path, change, reason):
+    records = _records("nested")[:5]
+    change(records[3])
+    path = _write_jsonl(tmp_path / "log.jsonl", records)
+    assert _fast_part(path) is None
+    if reason is None:
+        pd.testing.assert_frame_equal(ea.load_decisions(path, progress=False), _exact(path))
+        return
+    with pytest.warns(ea.RejectedRowsWarning):
+        audit = ea.load(path, progress=False)
+    assert audit.rejected["source_line"].tolist() == [4]
+    assert reason in audit.rejected["reason"].iloc[0]
+    assert audit.decisions["source_line"].tolist() == [1, 2, 3, 5]

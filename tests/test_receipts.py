@@ -219,3 +219,18 @@ def test_load_receipts_warns_and_returns_the_frame(tmp_path):
     with pytest.warns(ea.RejectedRowsWarning, match="1 input value"):
         receipts = ea.load_receipts(path, progress=False)
     assert len(receipts) == 1
+
+
+def test_rows_keep_file_order_across_both_reading_paths(tmp_path):
+    clean = [make_receipt(query=f"clean{i}") for i in range(3)]
+    damaged = [make_receipt(query="damaged0"), {"kind": "hit", "receipt": 3}]
+    _write_lines(tmp_path / "a.jsonl", clean)
+    _write_lines(tmp_path / "b.jsonl", damaged)
+    _write_lines(tmp_path / "c.jsonl", clean)
+    assert arrow_part(tmp_path / "a.jsonl", json.dumps(clean[0]).encode()) is not None
+    assert arrow_part(tmp_path / "b.jsonl", json.dumps(damaged[0]).encode()) is None
+    audit = _load(tmp_path)
+    files = audit.receipts["source_file"].astype(str).map(lambda f: Path(f).name).tolist()
+    assert files == ["a.jsonl"] * 3 + ["b.jsonl"] + ["c.jsonl"] * 3
+    assert audit.exposed["receipt_row"].tolist() == list(range(7))
+    assert audit.exposed["record_id"].tolist() == ["brief"] * 7

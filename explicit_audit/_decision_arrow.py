@@ -1,0 +1,201 @@
+"""Routing decisions in Arrow: the normal layout, the columnar fast path, the frame.
+
+Both reading paths produce a *part*: a table in :data:`NORMAL_SCHEMA` and a
+row-aligned DataFrame of extra keys. :func:`frame_from_parts` turns parts into
+the ``decisions`` DataFrame, so the two paths cannot drift apart.
+
+The fast path takes a JSON Lines file only when every field of every line is
+present, not null and valid as it stands: a missing field (which may take
+``decide_routing``'s default) or a null one cannot be told apart in Arrow, so
+such a file is read value by value, where each problem is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._columnar import JsonlPiece, NotClean, iter_jsonl_pieces
+
+__all__ = ["NORMAL_SCHEMA", "arrow_part", "frame_from_parts", "part_from_rows"]
+
+_STRINGS = pa.list_(pa.string())
+_INPUT_FIELDS = [
+    ("subject_domain", pa.string()),
+    ("content_chars", pa.int64()),
+    ("deterministic_keyword_hits", _STRINGS),
+    ("self_declared_high_impact", pa.bool_()),
+    ("self_declared_risk_flags", _STRINGS),
+    ("confidence", pa.float64()),
+    ("evidence_doc_count", pa.int64()),
+]
+_OUTPUT_FIELDS = [
+    ("escalate_to_26b", pa.bool_()),
+    ("escalation_reasons", _STRINGS),
+    ("risk_flags", _STRINGS),
+    ("high_impact_task", pa.bool_()),
+    ("synthesis_directives", _STRINGS),
+    ("subject_domain_used", pa.string()),
+    ("used_fallback", pa.bool_()),
+]
+_IDS = [("decision_id", pa.string()), ("policy_id", pa.string())]
+NORMAL_SCHEMA = pa.schema(
+    [
+        ("source_file", pa.string()),
+        ("source_line", pa.int64()),
+        *_IDS,
+        ("shape", pa.string()),
+        *_INPUT_FIELDS,
+        *((f"recorded_{name}", type_) for name, type_ in _OUTPUT_FIELDS),
+    ]
+)
+#: What the fast path expects of a nested and of a flat decision line.
+NESTED_LINE = pa.schema(
+    [*_IDS, ("inputs", pa.struct(_INPUT_FIELDS)), ("decision", pa.struct(_OUTPUT_FIELDS))]
+)
+FLAT_LINE = pa.schema([*_IDS, *_INPUT_FIELDS, *_OUTPUT_FIELDS])
+_SCALAR_EXTRA = (pa.types.is_string, pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
+
+
+def part_from_rows(rows: Sequence[dict], where: Sequence[tuple[str, int]], extras: Sequence[dict]):
+    """A part from rows checked one by one (the exact path)."""
+    columns = {"source_file": [w[0] for w in where], "source_line": [w[1] for w in where]}
+    for field in list(NORMAL_SCHEMA)[2:]:
+        columns[field.name] = [row[field.name] for row in rows]
+    table = pa.Table.from_pydict(columns, schema=NORMAL_SCHEMA)
+    extra = pd.DataFrame.from_records(list(extras), index=pd.RangeIndex(len(rows)))
+    return table, extra.astype(object).where(extra.notna(), None)
+
+
+def _valid(column: pa.ChunkedArray, type_: pa.DataType) -> pa.ChunkedArray:
+    if column.type != type_ or column.null_count:
+        raise NotClean
+    if pa.types.is_list(type_) and pc.list_flatten(column).null_count:
+        raise NotClean
+    return column
+
+
+def _extras(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
+    extra = pd.DataFrame(index=pd.RangeIndex(n))
+    for name, column in columns.items():
+        if not (pa.types.is_null(column.type) or any(is_(column.type) for is_ in _SCALAR_EXTRA)):
+            # Nested values could differ in shape from line to line: exact path.
+            raise NotClean
+        extra[name] = pd.Series(column.to_pylist(), dtype=object)
+    return extra
+
+
+def _piece(piece: JsonlPiece, nested: bool):
+    table = piece.table
+    n = table.num_rows
+    if nested:
+        inputs, decision = table.column("inputs"), table.column("decision")
+        if inputs.null_count or decision.null_count:
+            raise NotClean
+
+        def field(section: str, name: str) -> pa.ChunkedArray:
+            return pc.struct_field(inputs if section == "inputs" else decision, name)
+
+        unknown = {
+            f"{section}.{f.name}": field(section, f.name)
+            for section, struct in (("inputs", inputs), ("decision", decision))
+            for f in struct.type
+            if f.name not in {name for name, _ in _INPUT_FIELDS + _OUTPUT_FIELDS}
+        }
+        known = {"inputs", "decision", *(name for name, _ in _IDS)}
+    else:
+
+        def field(section: str, name: str) -> pa.ChunkedArray:
+            return table.column(name)
+
+        unknown = {}
+        known = {f.name for f in FLAT_LINE}
+    unknown |= {name: table.column(name) for name in table.column_names if name not in known}
+    columns = {
+        "source_file": pa.repeat(pa.scalar(piece.source_file, pa.string()), n),
+        "source_line": pa.array(piece.lines),
+        "decision_id": table.column("decision_id"),
+        "policy_id": table.column("policy_id"),
+        "shape": pa.repeat(pa.scalar("nested" if nested else "flat"), n),
+    }
+    for name, type_ in _INPUT_FIELDS:
+        columns[name] = _valid(field("inputs", name), type_)
+    for name, type_ in _OUTPUT_FIELDS:
+        columns[f"recorded_{name}"] = _valid(field("decision", name), type_)
+    for name in ("content_chars", "evidence_doc_count"):
+        if pc.any(pc.less(columns[name], 0)).as_py():
+            raise NotClean
+    confidence = columns["confidence"]
+    inside = pc.and_(pc.greater_equal(confidence, 0.0), pc.less_equal(confidence, 1.0))
+    if not pc.all(inside, min_count=0).as_py():
+        raise NotClean
+    normal = pa.Table.from_pydict(
+        {field.name: columns[field.name] for field in NORMAL_SCHEMA}, schema=NORMAL_SCHEMA
+    )
+    return normal, _extras(unknown, n)
+
+
+def arrow_part(path: Path, first_line: bytes):
+    """The fast path for one clean JSON Lines file of decisions, or None.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A JSON Lines file (gzip or not) whose first line is a decision.
+    first_line : bytes
+        That line, to choose the nested or the flat line schema.
+
+    Returns
+    -------
+    tuple of (pyarrow.Table, DataFrame) or None
+        A part for :func:`frame_from_parts`; None when any line is not plainly
+        valid and complete (the exact path then names the problem).
+    """
+    first = orjson.loads(first_line)
+    nested = "inputs" in first and "decision" in first
+    normals, extras = [], []
+    try:
+        for piece in iter_jsonl_pieces(path, NESTED_LINE if nested else FLAT_LINE):
+            if nested != ("inputs" in piece.table.column_names):
+                raise NotClean
+            normal, extra = _piece(piece, nested)
+            normals.append(normal)
+            extras.append(extra)
+    except (NotClean, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, KeyError):
+        return None
+    if not normals:
+        return None
+    return pa.concat_tables(normals), pd.concat(extras, ignore_index=True)
+
+
+_STR = pd.StringDtype("pyarrow", na_value=np.nan)
+
+
+def _column(column: pa.ChunkedArray, dtype) -> object:
+    if dtype == "str":
+        return pd.Series(_STR.__from_arrow__(column), dtype=_STR)
+    if dtype == "category":
+        return pd.Series(_STR.__from_arrow__(column), dtype=_STR).astype("category")
+    if isinstance(dtype, pd.ArrowDtype):
+        return pd.Series(pd.arrays.ArrowExtensionArray(column))
+    return pd.Series(column.to_numpy(), dtype=dtype)
+
+
+def frame_from_parts(parts: Sequence, dtypes: dict) -> pd.DataFrame:
+    """The ``decisions`` DataFrame from parts, with the given column dtypes."""
+    table = pa.concat_tables([part[0] for part in parts])
+    frame = pd.DataFrame(
+        {name: _column(table.column(name), dtype) for name, dtype in dtypes.items()}
+    )
+    extra = pd.concat([part[1] for part in parts], ignore_index=True)
+    if len(extra.columns):
+        extra = extra.astype(object).where(extra.notna(), None)
+        extra.columns = [f"extra.{c}" if c in frame.columns else c for c in extra.columns]
+        frame = pd.concat([frame, extra], axis=1)
+    return frame
