@@ -13,15 +13,16 @@ file go back to the value-by-value path, which says exactly what is wrong where.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-__all__ = ["JsonlPiece", "NotClean", "iter_jsonl_pieces"]
+__all__ = ["JsonlPiece", "NotClean", "iter_jsonl_pieces", "read_parts", "string_series"]
 
 _PIECE_BYTES = 1 << 24
 _BLOCK_SIZE = 1 << 20
@@ -70,12 +71,13 @@ def _parse(data: pa.Buffer, schema: pa.Schema | None) -> pa.Table:
     )
 
 
-def _with_temporal_as_strings(head: bytes, schema: pa.Schema | None) -> pa.Schema | None:
+def _with_temporal_as_strings(piece: memoryview, schema: pa.Schema | None) -> pa.Schema | None:
     """Add the top-level fields pyarrow would read as timestamps, as strings.
 
     pyarrow turns ISO-looking strings into timestamps; an audit keeps them
     as written. The first lines are enough to find such fields.
     """
+    head = bytes(piece[: _SNIFF_BYTES + 1])
     if len(head) > _SNIFF_BYTES:
         head = head[: head.rfind(b"\n", 0, _SNIFF_BYTES) + 1 or len(head)]
     sample = _parse(pa.py_buffer(head), schema)
@@ -86,21 +88,22 @@ def _with_temporal_as_strings(head: bytes, schema: pa.Schema | None) -> pa.Schem
     return pa.schema(fields + [pa.field(name, pa.string()) for name in temporal])
 
 
-def _pieces(path: Path) -> Iterator[bytes]:
+def _pieces(path: Path) -> Iterator[memoryview]:
     """The file's content (decompressed) in pieces that end at a line end."""
     compression = "gzip" if path.name.lower().endswith(".gz") else None
     carry = b""
     with pa.input_stream(str(path), compression=compression) as stream:
         while chunk := stream.read(_PIECE_BYTES):
-            data = carry + chunk
+            data = carry + chunk if carry else chunk
             cut = data.rfind(b"\n") + 1
             if cut == 0:
                 carry = data
                 continue
             carry = data[cut:]
-            yield data[:cut]
+            # A view, not a copy: the piece is only read, and then let go.
+            yield memoryview(data)[:cut]
     if carry:
-        yield carry
+        yield memoryview(carry)
 
 
 def iter_jsonl_pieces(path: Path, schema: pa.Schema | None = None) -> Iterator[JsonlPiece]:
@@ -127,7 +130,7 @@ def iter_jsonl_pieces(path: Path, schema: pa.Schema | None = None) -> Iterator[J
     try:
         for number, piece in enumerate(_pieces(path)):
             if number == 0:
-                if piece.startswith(b"\xef\xbb\xbf"):
+                if bytes(piece[:3]) == b"\xef\xbb\xbf":
                     raise NotClean
                 schema = _with_temporal_as_strings(piece, schema)
             lines, line_ends = _value_lines(np.frombuffer(piece, dtype=np.uint8), next_line)
@@ -140,3 +143,45 @@ def iter_jsonl_pieces(path: Path, schema: pa.Schema | None = None) -> Iterator[J
             yield JsonlPiece(str(path), table, lines)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotClean from exc
+
+
+def read_parts(
+    path: Path,
+    schema: pa.Schema,
+    convert: Callable[[JsonlPiece], tuple[pa.Table, pd.DataFrame]],
+) -> tuple[pa.Table, pd.DataFrame] | None:
+    """A record kind's fast path over one file: each piece converted, then joined.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+    schema : pyarrow.Schema
+        What the kind expects of a line (see :func:`iter_jsonl_pieces`).
+    convert : callable
+        ``convert(piece) -> (normal table, extra columns)``; raises
+        :class:`NotClean` when a piece is not plainly valid.
+
+    Returns
+    -------
+    tuple of (pyarrow.Table, DataFrame) or None
+        None when any piece is not clean: the file is then read value by value.
+    """
+    normals, extras = [], []
+    try:
+        for piece in iter_jsonl_pieces(path, schema):
+            normal, extra = convert(piece)
+            normals.append(normal)
+            extras.append(extra)
+    except (NotClean, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, KeyError):
+        return None
+    if not normals:
+        return None
+    return pa.concat_tables(normals), pd.concat(extras, ignore_index=True)
+
+
+_STR = pd.StringDtype("pyarrow", na_value=np.nan)
+
+
+def string_series(array: pa.ChunkedArray | pa.Array) -> pd.Series:
+    """A pandas ``str`` column over Arrow strings, without making Python objects."""
+    return pd.Series(_STR.__from_arrow__(array), dtype=_STR)

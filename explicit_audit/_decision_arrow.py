@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._columnar import JsonlPiece, NotClean, iter_jsonl_pieces
+from ._columnar import JsonlPiece, NotClean, read_parts, string_series
 
 __all__ = ["NORMAL_SCHEMA", "arrow_part", "frame_from_parts", "part_from_rows"]
 
@@ -94,6 +93,8 @@ def _extras(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
 def _piece(piece: JsonlPiece, nested: bool):
     table = piece.table
     n = table.num_rows
+    if nested != ("inputs" in table.column_names):
+        raise NotClean
     if nested:
         inputs, decision = table.column("inputs"), table.column("decision")
         if inputs.null_count or decision.null_count:
@@ -159,29 +160,16 @@ def arrow_part(path: Path, first_line: bytes):
     """
     first = orjson.loads(first_line)
     nested = "inputs" in first and "decision" in first
-    normals, extras = [], []
-    try:
-        for piece in iter_jsonl_pieces(path, NESTED_LINE if nested else FLAT_LINE):
-            if nested != ("inputs" in piece.table.column_names):
-                raise NotClean
-            normal, extra = _piece(piece, nested)
-            normals.append(normal)
-            extras.append(extra)
-    except (NotClean, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, KeyError):
-        return None
-    if not normals:
-        return None
-    return pa.concat_tables(normals), pd.concat(extras, ignore_index=True)
-
-
-_STR = pd.StringDtype("pyarrow", na_value=np.nan)
+    return read_parts(
+        path, NESTED_LINE if nested else FLAT_LINE, lambda piece: _piece(piece, nested)
+    )
 
 
 def _column(column: pa.ChunkedArray, dtype) -> object:
     if dtype == "str":
-        return pd.Series(_STR.__from_arrow__(column), dtype=_STR)
+        return string_series(column)
     if dtype == "category":
-        return pd.Series(_STR.__from_arrow__(column), dtype=_STR).astype("category")
+        return string_series(column).astype("category")
     if isinstance(dtype, pd.ArrowDtype):
         return pd.Series(pd.arrays.ArrowExtensionArray(column))
     return pd.Series(column.to_numpy(), dtype=dtype)

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._columnar import JsonlPiece, NotClean, iter_jsonl_pieces
+from ._columnar import JsonlPiece, NotClean, read_parts, string_series
 from ._receipt_values import RECEIPT_KEYS, WRAPPER_KEYS
 
 __all__ = ["NORMAL_SCHEMA", "arrow_part", "frames_from_parts"]
@@ -233,6 +233,8 @@ def _normal_piece(piece: JsonlPiece, wrapped: bool) -> tuple[pa.Table, pd.DataFr
     table = piece.table
     names = table.column_names
     n = table.num_rows
+    if ("receipt" in names) != wrapped:
+        raise NotClean
     if wrapped:
         receipt = table.column("receipt")
         if receipt.null_count:
@@ -284,28 +286,9 @@ def arrow_part(path: Path, first_line: bytes):
         plainly valid (the value-by-value path then names the problem).
     """
     wrapped = b'"receipt"' in first_line
-    normals, extras = [], []
-    try:
-        for piece in iter_jsonl_pieces(path, WRAPPED_LINE if wrapped else BARE_LINE):
-            if ("receipt" in piece.table.column_names) != wrapped:
-                raise NotClean
-            normal, extra = _normal_piece(piece, wrapped)
-            normals.append(normal)
-            extras.append(extra)
-            del piece
-    except (NotClean, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None
-    if not normals:
-        return None
-    return pa.concat_tables(normals), pd.concat(extras, ignore_index=True)
-
-
-_STR = pd.StringDtype("pyarrow", na_value=np.nan)
-
-
-def _string_column(array: pa.ChunkedArray | pa.Array) -> pd.Series:
-    """A pandas ``str`` column over the Arrow strings, without making Python objects."""
-    return pd.Series(_STR.__from_arrow__(array), dtype=_STR)
+    return read_parts(
+        path, WRAPPED_LINE if wrapped else BARE_LINE, lambda piece: _normal_piece(piece, wrapped)
+    )
 
 
 def _category_column(array: pa.ChunkedArray, categories: list[str] | None) -> pd.Categorical:
@@ -336,7 +319,7 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
         elif pa.types.is_list(field.type):
             data[field.name] = pd.arrays.ArrowExtensionArray(column)
         else:
-            data[field.name] = _string_column(column)
+            data[field.name] = string_series(column)
     exposed_lists = table.column("exposed")
     lengths = pc.list_value_length(exposed_lists).to_numpy(zero_copy_only=False).astype(np.int64)
     data["n_exposed"] = pd.array(lengths, dtype="Int64")
@@ -353,9 +336,9 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
         {
             "receipt_row": np.repeat(np.arange(n, dtype=np.int64), lengths),
             "position": np.arange(len(flat), dtype=np.int64) - np.repeat(starts, lengths),
-            "record_id": _string_column(pc.struct_field(flat, "recordId")),
-            "source_uri": _string_column(pc.struct_field(flat, "sourceUri")),
-            "relative_path": _string_column(pc.struct_field(flat, "relativePath")),
+            "record_id": string_series(pc.struct_field(flat, "recordId")),
+            "source_uri": string_series(pc.struct_field(flat, "sourceUri")),
+            "relative_path": string_series(pc.struct_field(flat, "relativePath")),
             "source_classes": pd.Series(
                 pd.arrays.ArrowExtensionArray(pc.struct_field(flat, "sourceClasses"))
             ),
