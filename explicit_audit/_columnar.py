@@ -22,6 +22,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
 
+from ._reader import LONG_DIGITS
+
 __all__ = ["JsonlPiece", "NotClean", "iter_jsonl_pieces", "read_parts", "string_series"]
 
 _PIECE_BYTES = 1 << 24
@@ -133,6 +135,10 @@ def iter_jsonl_pieces(path: Path, schema: pa.Schema | None = None) -> Iterator[J
                 if bytes(piece[:3]) == b"\xef\xbb\xbf":
                     raise NotClean
                 schema = _with_temporal_as_strings(piece, schema)
+            if LONG_DIGITS.search(piece):
+                # Maybe an integer beyond 64 bits, which Arrow would read as a
+                # float: only the exact path keeps it exact.
+                raise NotClean
             lines, line_ends = _value_lines(np.frombuffer(piece, dtype=np.uint8), next_line)
             next_line += line_ends
             table = _parse(pa.py_buffer(piece), schema)

@@ -31,6 +31,7 @@ from .errors import AuditError
 
 __all__ = [
     "DATA_SUFFIXES",
+    "LONG_DIGITS",
     "POLICY_SUFFIXES",
     "FileContent",
     "parse_content",
@@ -214,19 +215,42 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
+#: A run of digits as long as the largest 64-bit integers: orjson reads an
+#: integer beyond 64 bits as a float, silently, so such text is parsed by the
+#: standard library, which keeps every integer exact.
+LONG_DIGITS = re.compile(rb"\d{19,}")
+
+
 def _loads_text(text: bytes) -> object:
     """Parse one JSON value exactly as written.
 
-    orjson first; the standard library only for what orjson refuses but JSON
-    allows (integers beyond 64 bits). NaN and Infinity are refused by both.
+    orjson where it is exact; the standard library for integers beyond 64 bits
+    (see :data:`LONG_DIGITS`) and for what orjson refuses but JSON allows
+    (lone surrogate escapes). NaN and Infinity are refused by both.
+
+    Raises
+    ------
+    json.JSONDecodeError
+        When the text is not one JSON value, naming the position.
     """
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as first:
+    first = None
+    if LONG_DIGITS.search(text) is None:
         try:
-            return json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, UnicodeDecodeError):
-            raise first from None
+            return orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            first = exc
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise first or json.JSONDecodeError(
+            f"invalid UTF-8 ({exc.reason})", text.decode("utf-8", "replace"), exc.start
+        ) from None
+    try:
+        return json.loads(decoded, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise first or exc from None
+    except ValueError as exc:
+        raise first or json.JSONDecodeError(str(exc), decoded, 0) from None
 
 
 def _iter_lines(content: FileContent) -> Iterator[RawValue | Rejection]:
@@ -245,7 +269,7 @@ def _iter_lines(content: FileContent) -> Iterator[RawValue | Rejection]:
             continue
         try:
             value = _loads_text(line)
-        except orjson.JSONDecodeError as exc:
+        except json.JSONDecodeError as exc:
             yield Rejection(
                 content.path,
                 number,
@@ -314,8 +338,8 @@ def _decode_one(path: str, text: str, position: int, line: int) -> tuple[int, Ra
         return end, Rejection(path, line, "unknown", "invalid UTF-8 in this value", excerpt(raw))
     try:
         # The standard library's decoder accepts NaN and Infinity; JSON does not.
-        value = _loads_text(raw.encode("utf-8"))
-    except (orjson.JSONDecodeError, UnicodeEncodeError) as exc:
+        value = _loads_text(raw.encode("utf-8", errors="surrogatepass"))
+    except json.JSONDecodeError as exc:
         return end, Rejection(
             path, line, "unknown", f"invalid JSON: {_parse_error(exc, line)}", excerpt(raw)
         )

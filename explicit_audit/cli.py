@@ -135,20 +135,25 @@ def _verify(args: argparse.Namespace) -> int:
         return EXIT_OK if result.clean else EXIT_FOUND
     summary = result.summary()
     found = summary[summary["findings"] > 0]
+    n_notices = int(summary["notices"].sum())
+    notes = f", {n_notices} notice(s)" if n_notices else ""
     if result.clean:
-        print(f"explicit-audit verify {args.data}: clean ({len(summary)} checks, nothing found)")
+        print(f"explicit-audit verify {args.data}: clean ({len(summary)} checks, no error{notes})")
     else:
         print(
-            f"explicit-audit verify {args.data}: {len(result.findings)} finding(s) "
-            f"in {len(found)} of {len(summary)} checks"
+            f"explicit-audit verify {args.data}: {int(summary['findings'].sum())} finding(s) "
+            f"in {len(found)} of {len(summary)} checks{notes}"
         )
     print()
-    print(_text_table(summary[["check", "checked", "findings", "covers"]]))
+    print(_text_table(summary[["check", "checked", "findings", "notices", "covers"]]))
     for check, rows in result.findings.groupby("check", observed=True, sort=False):
         print(f"\n{check} ({len(rows)})")
         for row in rows.head(max(args.max_findings, 0)).itertuples(index=False):
             record = f" [{row.record}]" if isinstance(row.record, str) else ""
-            print(f"  {row.source_file}:{row.source_line}: {row.rule}{record}: {row.detail}")
+            notice = " (notice)" if row.severity == "notice" else ""
+            print(
+                f"  {row.source_file}:{row.source_line}: {row.rule}{notice}{record}: {row.detail}"
+            )
         if len(rows) > args.max_findings:
             print(f"  ... and {len(rows) - args.max_findings} more (--json lists all)")
     return EXIT_OK if result.clean else EXIT_FOUND

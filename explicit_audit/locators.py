@@ -357,7 +357,8 @@ def locator_safety(uris, collections) -> pa.Table:
 
 def _record_ids(relative_paths: pa.Array) -> pa.Array:
     # Node's basename(path, ".md") on safe paths (no trailing "/", ending in ".md").
-    last = pc.replace_substring_regex(relative_paths, r"^.*/", "")
+    # (?s): a folder name may hold a newline, and basename strips it all the same.
+    last = pc.replace_substring_regex(relative_paths, r"(?s)^.*/", "")
     stripped = pc.utf8_slice_codeunits(last, 0, -3)
     return pc.if_else(
         pc.equal(relative_paths, ".md"),

@@ -31,10 +31,17 @@ record         str       the record's id where it has one (``run_id``, ``base_id
                          with ``model``, ``decision_id``, ``request_id``); <NA> otherwise
 rule           str       the rule, status or finding kind the check names
 detail         str       what is wrong, in the check's own words
+severity       category  error / notice
 =============  ========  ==============================================================
 
 An explained mismatch (a plan hash written by another known JSON writer, say)
 is still a finding: the recorded hash is not the one the producer promises.
+
+A finding is an ``error`` unless the producer's own rule allows what it
+shows: a forbidden key name nested inside a payload (``forbidden_key_nested``)
+is a ``notice``. explicit_learning's builder only refuses those names at the
+payload's top level, so such a payload is valid; it is shown for a look, and
+does not make the audit unclean (nor ``explicit-audit verify`` exit 1).
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ from .provenance import json_rows
 from .receipt_checks import check_receipts
 from .requests import verify_requests
 
-__all__ = ["CHECKS", "FINDING_COLUMNS", "Verification", "verify_all"]
+__all__ = ["CHECKS", "FINDING_COLUMNS", "NOTICES", "Verification", "verify_all"]
 
 #: Every check :func:`verify_all` runs, in report order: name -> what it covers.
 CHECKS = MappingProxyType(
@@ -77,8 +84,12 @@ FINDING_COLUMNS = MappingProxyType(
         "record": "the record's id where it has one",
         "rule": "the rule, status or finding kind the check names",
         "detail": "what is wrong",
+        "severity": "error, or notice where the producer's rule allows it (see above)",
     }
 )
+
+#: Findings the producer's own rule allows: shown, but the audit stays clean.
+NOTICES = frozenset({"forbidden_key_nested"})
 
 _REQUEST_CHECKS = {
     "hash_mismatch": "request_hashes",
@@ -109,8 +120,8 @@ class Verification:
 
     @property
     def clean(self) -> bool:
-        """Whether no check found anything."""
-        return len(self.findings) == 0
+        """Whether no check found an error (notices aside)."""
+        return not (self.findings["severity"] == "error").any()
 
     def summary(self) -> pd.DataFrame:
         """One row per check: what it covers, records checked, findings.
@@ -118,20 +129,23 @@ class Verification:
         Returns
         -------
         DataFrame
-            Columns ``check``, ``covers``, ``checked``, ``findings``; every
-            check appears, found something or not.
+            Columns ``check``, ``covers``, ``checked``, ``findings`` (errors)
+            and ``notices``; every check appears, found something or not.
 
         Examples
         --------
         >>> ea.verify_all(ea.load("data/")).summary()  # doctest: +SKIP
         """
-        counts = self.findings["check"].value_counts()
+        errors = self.findings["severity"] == "error"
+        counts = self.findings.loc[errors, "check"].value_counts()
+        notices = self.findings.loc[~errors, "check"].value_counts()
         return pd.DataFrame(
             {
                 "check": pd.Series(list(CHECKS), dtype="str"),
                 "covers": pd.Series(list(CHECKS.values()), dtype="str"),
                 "checked": pd.Series([self.checked[c] for c in CHECKS], dtype="int64"),
                 "findings": pd.Series([int(counts.get(c, 0)) for c in CHECKS], dtype="int64"),
+                "notices": pd.Series([int(notices.get(c, 0)) for c in CHECKS], dtype="int64"),
             }
         )
 
@@ -178,6 +192,7 @@ def _part(
             "record": record.astype("str").reset_index(drop=True),
             "rule": rule.astype("str").reset_index(drop=True),
             "detail": detail.astype("str").reset_index(drop=True),
+            "severity": ["notice" if r in NOTICES else "error" for r in rule.astype("str")],
         }
     )
 
@@ -285,6 +300,7 @@ def verify_all(audit: Audit) -> Verification:
             "record": "str",
             "rule": "str",
             "detail": "str",
+            "severity": pd.CategoricalDtype(["error", "notice"]),
         }
     )
     findings = findings.sort_values(

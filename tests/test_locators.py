@@ -176,3 +176,15 @@ def test_record_id_quirks_follow_node():
     cases = {c["path"]: c["basename"] for c in VECTORS["posix_basename_md"]}
     for path in (".md", "dir/.md", "a/..md", "x.md.md", "a/b/c.md"):
         assert locator_record_id(path) == cases[path]
+
+
+def test_a_newline_in_a_folder_name_does_not_change_the_required_id():
+    # engram accepts such a locator and requires basename(relativePath, ".md").
+    uris = ["qmd://notes/2024\nQ1/risk-note.md", "qmd://notes/a\n/b\nc.md"]
+    table = locator_safety(uris, ["notes", "notes"])
+    assert table.column("error").to_pylist() == [None, None]
+    assert table.column("record_id").to_pylist() == ["risk-note", "b\nc"]
+    assert [locator_record_id(p) for p in table.column("relative_path").to_pylist()] == [
+        "risk-note",
+        "b\nc",
+    ]

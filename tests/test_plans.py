@@ -458,3 +458,23 @@ def test_sample_plans_match_the_committed_data_folder(sample_dir):
         pytest.skip("data/ has not been generated")
     for path in sorted((sample_dir / "plans").iterdir()):
         assert path.read_bytes() == (committed / path.name).read_bytes(), path.name
+
+
+def test_plans_with_integers_beyond_64_bits_verify_exactly(tmp_path):
+    plan = {
+        "retrieval_keywords": "x",
+        "top_k": 18446744073709551617,
+        "over_fetch": 0,
+        "max_context_chars": 10**20,
+        "shard_ids": [],
+    }
+    edited = dict(plan, max_context_chars=10**20 + 1)
+    records = [
+        {"run_id": "kept", "retrieval_plan": plan, "retrieval_plan_hash": ea.plan_hash(plan)},
+        {"run_id": "edited", "retrieval_plan": edited, "retrieval_plan_hash": ea.plan_hash(plan)},
+    ]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    checked = ea.verify_plans(ea.load_plans(path, progress=False)).set_index("run_id")
+    assert bool(checked.loc["kept", "match"]) is True
+    assert bool(checked.loc["edited", "match"]) is False

@@ -213,3 +213,22 @@ def test_nan_and_infinity_are_not_json(tmp_path):
 def test_rejection_is_a_value_object():
     rejection = Rejection("f.jsonl", 3, "receipts", "why", "raw")
     assert rejection.source_line == 3
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".jsonl.gz"])
+def test_integers_beyond_64_bits_stay_exact(tmp_path, suffix):
+    # orjson would read them as floats; a hash rebuilt from a float is wrong.
+    big = [18446744073709551617, -9223372036854775809, 10**30]
+    text = "".join(json.dumps({"n": n, "m": 1.5, "s": "x"}) + "\n" for n in big).encode()
+    path = tmp_path / f"values{suffix}"
+    path.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
+    items = list(parse_content(read_file(path)))
+    assert [item.value["n"] for item in items] == big
+    assert all(type(item.value["n"]) is int and item.value["m"] == 1.5 for item in items)
+
+
+def test_nan_is_refused_on_the_long_integer_path_too(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"n": 18446744073709551617, "x": NaN}\n')
+    (item,) = parse_content(read_file(path))
+    assert isinstance(item, Rejection) and "NaN" in item.reason

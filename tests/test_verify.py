@@ -192,3 +192,18 @@ def test_findings_are_ordered_by_check_then_place(clean_data):
     findings = verify_all(ea.load(clean_data, progress=False)).findings
     order = [list(CHECKS).index(c) for c in findings["check"]]
     assert order == sorted(order)
+
+
+def test_a_forbidden_name_nested_in_a_payload_is_a_notice(clean_data):
+    # explicit_learning's builder refuses these names only at the payload's top level.
+    payload = dict(PAYLOAD, base_id="c2/0005", world_candidates={"rows": [{"operator_name": "K"}]})
+    _jsonl(clean_data / "requests" / "q5.jsonl", [_request("m-a", payload)])
+    result = verify_all(ea.load(clean_data, progress=False))
+    assert result.clean
+    assert result.findings[["rule", "severity"]].values.tolist() == [
+        ["forbidden_key_nested", "notice"]
+    ]
+    summary = result.summary().set_index("check")
+    assert summary.loc["request_hiding_rule", ["findings", "notices"]].tolist() == [0, 1]
+    _forbidden_key(clean_data)
+    assert not verify_all(ea.load(clean_data, progress=False)).clean
