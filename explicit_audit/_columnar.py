@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from ._reader import LONG_DIGITS
+from ._reader import has_long_integer
 
 __all__ = ["JsonlPiece", "NotClean", "iter_jsonl_pieces", "read_parts", "string_series"]
 
@@ -135,7 +135,7 @@ def iter_jsonl_pieces(path: Path, schema: pa.Schema | None = None) -> Iterator[J
                 if bytes(piece[:3]) == b"\xef\xbb\xbf":
                     raise NotClean
                 schema = _with_temporal_as_strings(piece, schema)
-            if LONG_DIGITS.search(piece):
+            if has_long_integer(piece):
                 # Maybe an integer beyond 64 bits, which Arrow would read as a
                 # float: only the exact path keeps it exact.
                 raise NotClean

@@ -31,9 +31,9 @@ from .errors import AuditError
 
 __all__ = [
     "DATA_SUFFIXES",
-    "LONG_DIGITS",
     "POLICY_SUFFIXES",
     "FileContent",
+    "has_long_integer",
     "parse_content",
     "read_file",
     "resolve_sources",
@@ -215,17 +215,26 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-#: A run of digits as long as the largest 64-bit integers: orjson reads an
-#: integer beyond 64 bits as a float, silently, so such text is parsed by the
-#: standard library, which keeps every integer exact.
-LONG_DIGITS = re.compile(rb"\d{19,}")
+_LONG_DIGITS = re.compile(rb"(?<![\d.])\d{19,}")
+_INT64_MAX = 2**63 - 1
+
+
+def has_long_integer(text: bytes | memoryview) -> bool:
+    """Whether the text may hold an integer beyond the signed 64-bit range.
+
+    orjson reads such an integer as a float, silently, and Arrow infers a
+    float column for it: text that holds one is parsed by the standard
+    library, which keeps every integer exact. A digit run inside a string
+    may answer True too; that only costs speed.
+    """
+    return any(int(run.group()) > _INT64_MAX for run in _LONG_DIGITS.finditer(text))
 
 
 def _loads_text(text: bytes) -> object:
     """Parse one JSON value exactly as written.
 
     orjson where it is exact; the standard library for integers beyond 64 bits
-    (see :data:`LONG_DIGITS`) and for what orjson refuses but JSON allows
+    (see :func:`has_long_integer`) and for what orjson refuses but JSON allows
     (lone surrogate escapes). NaN and Infinity are refused by both.
 
     Raises
@@ -234,7 +243,7 @@ def _loads_text(text: bytes) -> object:
         When the text is not one JSON value, naming the position.
     """
     first = None
-    if LONG_DIGITS.search(text) is None:
+    if not has_long_integer(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError as exc:
