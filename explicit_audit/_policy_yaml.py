@@ -226,8 +226,40 @@ def _key_line(node: yaml.Node | None, key: str | None) -> int | None:
     return line
 
 
+class _StrictSafeLoader(yaml.SafeLoader):
+    """Safe loading that also refuses a key written twice in one mapping.
+
+    Plain safe loading keeps the last of two equal keys, so a policy that
+    says ``policy_id`` twice would silently be the second.
+    """
+
+
+def _mapping_without_duplicates(loader: _StrictSafeLoader, node: yaml.MappingNode, deep=False):
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+        except TypeError:  # an unhashable key: the constructor below says so
+            break
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping",
+                node.start_mark,
+                f"found the key {key!r} twice",
+                key_node.start_mark,
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictSafeLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
+)
+
+
 def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyError]]:
-    """Parse a policy file with ``yaml.safe_load``.
+    """Parse a policy file with safe loading (duplicate keys refused).
 
     Parameters
     ----------
@@ -251,7 +283,10 @@ def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyErr
     except (OSError, UnicodeDecodeError) as exc:
         raise policy_error(where, None, f"cannot read the file ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        # A subclass of SafeLoader: never builds Python objects.
+        data = yaml.load(text, Loader=_StrictSafeLoader)
+    except RecursionError:
+        raise policy_error(where, None, "is nested too deeply to be a policy") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -272,7 +307,7 @@ def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyErr
             return error
         try:
             tree = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             return error
         line = _key_line(tree, key)
         return policy_error(where, key, error.reason, line) if line else error

@@ -207,8 +207,8 @@ def _parse_error(exc: Exception, first_line: int | None = None) -> str:
     if not isinstance(exc, json.JSONDecodeError):
         return str(exc)
     if first_line is None:
-        return f"{exc.msg} at column {exc.colno}"
-    return f"{exc.msg} at line {first_line + exc.lineno - 1}, column {exc.colno}"
+        return f"{exc.msg} (column {exc.colno})"
+    return f"{exc.msg} (line {first_line + exc.lineno - 1}, column {exc.colno})"
 
 
 def _reject_constant(name: str) -> None:
@@ -256,6 +256,8 @@ def _loads_text(text: bytes) -> object:
         ) from None
     try:
         return json.loads(decoded, parse_constant=_reject_constant)
+    except RecursionError:
+        raise first or json.JSONDecodeError("nested too deeply", decoded, 0) from None
     except json.JSONDecodeError as exc:
         raise first or exc from None
     except ValueError as exc:
@@ -330,6 +332,11 @@ def _resync(text: str, position: int) -> int:
 def _decode_one(path: str, text: str, position: int, line: int) -> tuple[int, RawValue | Rejection]:
     try:
         value, end = _STDLIB_DECODER.raw_decode(text, position)
+    except RecursionError:
+        end = _resync(text, position)
+        return end, Rejection(
+            path, line, "unknown", "invalid JSON: nested too deeply", excerpt(text[position:end])
+        )
     except json.JSONDecodeError as exc:
         end = _resync(text, position)
         return (

@@ -82,7 +82,9 @@ def _strings(value: Any, field: str) -> list[str]:
 
 def _integer(value: Any, field: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        if -(2**63) <= value < 2**63:
+            return value
+        raise _Misfit(field, f"is {value}, beyond the 64-bit integers the table holds")
     raise _Misfit(field, f"must be an integer, got {_describe(value)}")
 
 
@@ -226,7 +228,7 @@ def normalise_values(values: Sequence[RawValue]):
     """
     from ._receipt_arrow import NORMAL_SCHEMA
 
-    kept, rejected = sort_out(values, "receipts", _row, _Misfit)
+    kept, rejected = sort_out(values, "receipts", _row, _Misfit, text_only=True)
     rows, extras = [], []
     for item, (row, extra) in kept:
         row["source_file"] = item.source_file

@@ -10,6 +10,7 @@ that kind's DataFrames plus the values that do not fit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "RecordKind",
     "Rejection",
     "excerpt",
+    "lone_surrogate",
     "segments",
     "sort_out",
 ]
@@ -132,11 +134,44 @@ def excerpt(text: bytes | str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def lone_surrogate(value: Any, path: str = "") -> str | None:
+    """The dotted path of the first string (key or value) holding a lone surrogate.
+
+    JSON may escape one (``"\\ud800"``), and Python and JavaScript producers
+    write them, but pandas cannot store such a string as text.
+    """
+    if isinstance(value, str):
+        return path or "(value)" if not value.isascii() and _has_surrogate(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if _has_surrogate(str(key)):
+                return where
+            found = lone_surrogate(item, where)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = lone_surrogate(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= char <= "\udfff" for char in text)
+
+
 def sort_out(
     values: Sequence[RawValue],
     kind: str,
     parse: Callable[[Any], Any],
     misfits: type[Exception] | tuple[type[Exception], ...],
+    *,
+    text_only: bool = False,
 ) -> tuple[list[tuple[RawValue, Any]], list[Rejection]]:
     """Parse each value of a kind; one that does not fit becomes a Rejection.
 
@@ -149,6 +184,10 @@ def sort_out(
         ``parse(value) -> parsed``; raises one of ``misfits``, whose message
         names the field, when the value does not fit.
     misfits : exception type or tuple of them
+    text_only : bool, default False
+        Reject a value holding a lone surrogate anywhere (see
+        :func:`lone_surrogate`): for kinds whose every string goes into a
+        text column.
 
     Returns
     -------
@@ -158,6 +197,20 @@ def sort_out(
     kept: list[tuple[RawValue, Any]] = []
     rejected: list[Rejection] = []
     for item in values:
+        if text_only and _MAYBE_SURROGATE.search(item.text):
+            where = lone_surrogate(item.value)
+            if where is not None:
+                rejected.append(
+                    Rejection(
+                        item.source_file,
+                        item.source_line,
+                        kind,
+                        f"{where} holds a lone surrogate (an unpaired \\uD800-\\uDFFF), "
+                        "which cannot be stored as text",
+                        excerpt(item.text),
+                    )
+                )
+                continue
         try:
             kept.append((item, parse(item.value)))
         except misfits as exc:

@@ -233,7 +233,7 @@ def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> Kind
         if what == "part":
             parts.append(segment)
             continue
-        kept, misfits = sort_out(segment, "decisions", _row, _Unfit)
+        kept, misfits = sort_out(segment, "decisions", _row, _Unfit, text_only=True)
         rows = [row for _, (row, _) in kept]
         where = [(item.source_file, item.source_line) for item, _ in kept]
         parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))

@@ -83,7 +83,7 @@ def test_invalid_json_line_is_rejected_with_its_line(tmp_path):
     assert audit.receipts.source_line.tolist() == [1, 3]
     row = audit.rejected.iloc[0]
     assert (row.source_line, row.kind) == (2, "unknown")
-    assert "at column" in row.reason and row.raw.startswith('{"schemaVersion"')
+    assert "(column " in row.reason and row.raw.startswith('{"schemaVersion"')
     _accounted(audit)
 
 
