@@ -49,11 +49,16 @@ def current_axes(ax: Axes | None) -> Axes:
 
 
 def group_label(value: Any) -> str:
+    """A value from the data as a label drawn literally.
+
+    A ``$`` is escaped: matplotlib would otherwise read text between two of
+    them as mathematics, and fail on some.
+    """
     if isinstance(value, tuple):
         return " / ".join(group_label(v) for v in value)
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return MISSING_LABEL
-    return str(value)
+    return str(value).replace("$", r"\$")
 
 
 def require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:

@@ -81,7 +81,9 @@ def plot_escalation_curve(
             )
         rows = rows.sort_values(threshold)
         y = rows[metric].to_numpy(dtype=float) * (100 if percent else 1)
-        (line,) = ax.plot(rows[threshold].to_numpy(dtype=float), y, label=policy_id, **kwargs)
+        (line,) = ax.plot(
+            rows[threshold].to_numpy(dtype=float), y, label=group_label(policy_id), **kwargs
+        )
         if current is not None and policy_id in current:
             x0 = float(current[policy_id])
             y0 = np.interp(x0, rows[threshold].to_numpy(dtype=float), y)

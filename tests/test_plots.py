@@ -157,3 +157,18 @@ def test_reason_mix_draws_every_reason_for_every_row(audit):
     first_policy = _bar_widths(ax)[: len(reasons)]
     assert first_policy == as_written.iloc[0][reasons].astype(float).tolist()
     assert _tick_labels(ax) == [r.removeprefix("reason_") for r in reasons]
+
+
+def test_dollar_signs_in_the_data_are_drawn_literally():
+    import pandas as pd
+
+    summary = pd.DataFrame(
+        {"records_withheld": [3, 1]}, index=pd.Index(["$\\frac{a}{$", "a $5 fee"], name="x")
+    )
+    fig, ax = plt.subplots()
+    plots.plot_withheld_by(summary, column="records_withheld", ax=ax)
+    fig.canvas.draw()  # mathematics between two "$" would fail here on the first label
+    labels = [tick.get_text() for tick in ax.get_yticklabels()]
+    # "\$" is matplotlib's literal dollar sign.
+    assert labels == ["\\$\\frac{a}{\\$", "a \\$5 fee"]
+    plt.close(fig)
