@@ -15,12 +15,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._columnar import JsonlPiece, NotClean, read_parts, string_series
+from ._columnar import (
+    JsonlPiece,
+    NotClean,
+    key_order,
+    not_finite,
+    order_like,
+    read_parts,
+    scalar_lists,
+    string_series,
+)
 
 __all__ = ["NORMAL_SCHEMA", "arrow_part", "frame_from_parts", "part_from_rows"]
 
@@ -59,7 +67,6 @@ NESTED_LINE = pa.schema(
     [*_IDS, ("inputs", pa.struct(_INPUT_FIELDS)), ("decision", pa.struct(_OUTPUT_FIELDS))]
 )
 FLAT_LINE = pa.schema([*_IDS, *_INPUT_FIELDS, *_OUTPUT_FIELDS])
-_SCALAR_EXTRA = (pa.types.is_string, pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
 
 
 def part_from_rows(rows: Sequence[dict], where: Sequence[tuple[str, int]], extras: Sequence[dict]):
@@ -81,16 +88,14 @@ def _valid(column: pa.ChunkedArray, type_: pa.DataType) -> pa.ChunkedArray:
 
 
 def _extras(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
-    extra = pd.DataFrame(index=pd.RangeIndex(n))
-    for name, column in columns.items():
-        if not (pa.types.is_null(column.type) or any(is_(column.type) for is_ in _SCALAR_EXTRA)):
-            # Nested values could differ in shape from line to line: exact path.
-            raise NotClean
-        extra[name] = pd.Series(column.to_pylist(), dtype=object)
-    return extra
+    lists = scalar_lists(columns)
+    return pd.DataFrame(
+        {name: pd.Series(values, dtype=object) for name, values in lists.items()},
+        index=pd.RangeIndex(n),
+    )
 
 
-def _piece(piece: JsonlPiece, nested: bool):
+def _piece(piece: JsonlPiece, nested: bool, first_keys: dict):
     table = piece.table
     n = table.num_rows
     if nested != ("inputs" in table.column_names):
@@ -103,11 +108,14 @@ def _piece(piece: JsonlPiece, nested: bool):
         def field(section: str, name: str) -> pa.ChunkedArray:
             return pc.struct_field(inputs if section == "inputs" else decision, name)
 
+        known_fields = {name for name, _ in _INPUT_FIELDS + _OUTPUT_FIELDS}
         unknown = {
-            f"{section}.{f.name}": field(section, f.name)
+            f"{section}.{name}": field(section, name)
             for section, struct in (("inputs", inputs), ("decision", decision))
-            for f in struct.type
-            if f.name not in {name for name, _ in _INPUT_FIELDS + _OUTPUT_FIELDS}
+            for name in order_like(
+                [f.name for f in struct.type if f.name not in known_fields],
+                first_keys.get(section, {}),
+            )
         }
         known = {"inputs", "decision", *(name for name, _ in _IDS)}
     else:
@@ -117,7 +125,8 @@ def _piece(piece: JsonlPiece, nested: bool):
 
         unknown = {}
         known = {f.name for f in FLAT_LINE}
-    unknown |= {name: table.column(name) for name in table.column_names if name not in known}
+    top = [name for name in table.column_names if name not in known]
+    unknown |= {name: table.column(name) for name in order_like(top, first_keys)}
     columns = {
         "source_file": pa.repeat(pa.scalar(piece.source_file, pa.string()), n),
         "source_line": pa.array(piece.lines),
@@ -134,7 +143,7 @@ def _piece(piece: JsonlPiece, nested: bool):
             raise NotClean
     confidence = columns["confidence"]
     inside = pc.and_(pc.greater_equal(confidence, 0.0), pc.less_equal(confidence, 1.0))
-    if not pc.all(inside, min_count=0).as_py():
+    if not_finite(confidence) or not pc.all(inside, min_count=0).as_py():
         raise NotClean
     normal = pa.Table.from_pydict(
         {field.name: columns[field.name] for field in NORMAL_SCHEMA}, schema=NORMAL_SCHEMA
@@ -158,10 +167,12 @@ def arrow_part(path: Path, first_line: bytes):
         A part for :func:`frame_from_parts`; None when any line is not plainly
         valid and complete (the exact path then names the problem).
     """
-    first = orjson.loads(first_line)
-    nested = "inputs" in first and "decision" in first
+    first_keys = key_order(first_line)
+    nested = "inputs" in first_keys and "decision" in first_keys
     return read_parts(
-        path, NESTED_LINE if nested else FLAT_LINE, lambda piece: _piece(piece, nested)
+        path,
+        NESTED_LINE if nested else FLAT_LINE,
+        lambda piece: _piece(piece, nested, first_keys),
     )
 
 

@@ -1,4 +1,4 @@
-"""Column helpers shared by the plan and request builders.
+"""Column helpers shared by the record builders.
 
 Arrow-backed string columns hold UTF-8 only, and a JSON string may carry a
 lone surrogate (``"\\ud800"``, which the standard library's parser accepts).
@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["extra_columns", "text_safe_series"]
+__all__ = ["extra_columns", "text_safe_series", "typed_columns"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -62,8 +62,15 @@ def extra_columns(records: Sequence[dict[str, Any]], index: pd.Index) -> pd.Data
     names: dict[str, None] = {}
     for record in records:
         names.update(dict.fromkeys(record))
-    columns = {}
-    for name in names:
-        values = [record.get(name) for record in records]
-        columns[name] = text_safe_series(values, _dtype(values), index)
-    return pd.DataFrame(columns, index=index)
+    return typed_columns({name: [record.get(name) for record in records] for name in names}, index)
+
+
+def typed_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFrame:
+    """Columns of parsed values (None where absent), each with a declared dtype.
+
+    The dtypes are those of :func:`extra_columns`.
+    """
+    return pd.DataFrame(
+        {name: text_safe_series(values, _dtype(values), index) for name, values in columns.items()},
+        index=index,
+    )

@@ -20,7 +20,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._columnar import JsonlPiece, NotClean, read_parts, string_series
+from ._columnar import (
+    JsonlPiece,
+    NotClean,
+    key_order,
+    not_finite,
+    order_like,
+    read_parts,
+    scalar_frame,
+    string_series,
+)
 from ._receipt_values import RECEIPT_KEYS, WRAPPER_KEYS
 
 __all__ = ["NORMAL_SCHEMA", "arrow_part", "frames_from_parts"]
@@ -228,7 +237,9 @@ def _wrapper_columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
     }
 
 
-def _normal_piece(piece: JsonlPiece, wrapped: bool) -> tuple[pa.Table, pd.DataFrame]:
+def _normal_piece(
+    piece: JsonlPiece, wrapped: bool, first_keys: dict
+) -> tuple[pa.Table, pd.DataFrame]:
     """One piece of a file in the normal layout, plus its extra columns."""
     table = piece.table
     names = table.column_names
@@ -256,17 +267,19 @@ def _normal_piece(piece: JsonlPiece, wrapped: bool) -> tuple[pa.Table, pd.DataFr
         extra_names = [name for name in names if name not in RECEIPT_KEYS]
         unknown = []
     columns.update(_receipt_columns(receipt))
+    score = pc.struct_field(pc.list_flatten(columns["exposed"]), "score")
+    if not_finite(columns["relevance_threshold"].drop_null()) or not_finite(score.drop_null()):
+        raise NotClean
     columns["source_file"] = pa.repeat(pa.scalar(piece.source_file, pa.string()), n)
     columns["source_line"] = pa.array(piece.lines)
     normal = pa.Table.from_pydict(
         {field.name: columns[field.name] for field in NORMAL_SCHEMA}, schema=NORMAL_SCHEMA
     )
-    extras = pd.DataFrame(index=pd.RangeIndex(n))
-    for name in extra_names:
-        extras[name] = table.column(name).to_pandas()
-    for name in unknown:
-        extras[f"receipt.{name}"] = pc.struct_field(receipt, name).to_pandas()
-    return normal, extras
+    columns = {name: table.column(name) for name in order_like(extra_names, first_keys)}
+    receipt_keys = first_keys.get("receipt", {}) if wrapped else {}
+    for name in order_like(unknown, receipt_keys):
+        columns[f"receipt.{name}"] = pc.struct_field(receipt, name)
+    return normal, scalar_frame(columns, n)
 
 
 def arrow_part(path: Path, first_line: bytes):
@@ -286,8 +299,11 @@ def arrow_part(path: Path, first_line: bytes):
         plainly valid (the value-by-value path then names the problem).
     """
     wrapped = b'"receipt"' in first_line
+    first_keys = key_order(first_line)
     return read_parts(
-        path, WRAPPED_LINE if wrapped else BARE_LINE, lambda piece: _normal_piece(piece, wrapped)
+        path,
+        WRAPPED_LINE if wrapped else BARE_LINE,
+        lambda piece: _normal_piece(piece, wrapped, first_keys),
     )
 
 
@@ -324,12 +340,11 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
     lengths = pc.list_value_length(exposed_lists).to_numpy(zero_copy_only=False).astype(np.int64)
     data["n_exposed"] = pd.array(lengths, dtype="Int64")
     receipts = pd.DataFrame(data, index=index)
-    extras = [part[1] for part in parts if len(part[1].columns)]
-    if extras:
-        aligned = pd.concat([part[1] for part in parts], ignore_index=True)
-        for name in aligned.columns:
-            if name not in receipts.columns:
-                receipts[name] = aligned[name]
+    if any(len(part[1].columns) for part in parts):
+        extras = pd.concat([part[1] for part in parts], ignore_index=True)
+        # A logger key named like a column of the table is kept under extra.<key>.
+        extras.columns = [f"extra.{c}" if c in receipts.columns else c for c in extras.columns]
+        receipts = pd.concat([receipts, extras], axis=1)
     starts = np.cumsum(lengths) - lengths
     flat = pc.list_flatten(exposed_lists)
     exposed = pd.DataFrame(

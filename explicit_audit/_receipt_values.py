@@ -14,9 +14,10 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ._frame_columns import typed_columns
 from ._records import RawValue, sort_out
 
-__all__ = ["RECEIPT_KEYS", "WRAPPER_KEYS", "matches", "normalise_values"]
+__all__ = ["RECEIPT_KEYS", "WRAPPER_KEYS", "extras_frame", "matches", "normalise_values"]
 
 RECEIPT_KEYS = (
     "schemaVersion",
@@ -171,7 +172,9 @@ def _receipt(receipt: Any, prefix: str) -> dict[str, Any]:
 
 
 def _wrapper(value: dict) -> dict[str, Any]:
-    if "status" in value or "schema_version" in value:
+    # A wrapper field that is null reads as absent, as in the columnar path,
+    # where the two cannot be told apart.
+    if value.get("status") is not None or value.get("schema_version") is not None:
         shape = "cli"
         version = _integer(value.get("schema_version"), "schema_version")
         if version != 0:
@@ -182,10 +185,12 @@ def _wrapper(value: dict) -> dict[str, Any]:
     else:
         shape = "outcome"
         outcome = _OUTCOMES[_choice(value.get("kind"), "kind", ("hit", "miss", "failure"))]
-    records = value.get("records", [])
+    records = value.get("records")
+    records = [] if records is None else records
     if not isinstance(records, list):
         raise _Misfit("records", f"must be an array, got {_describe(records)}")
-    errors = value.get("errors", [])
+    errors = value.get("errors")
+    errors = [] if errors is None else errors
     if not isinstance(errors, list):
         raise _Misfit("errors", f"must be an array, got {_describe(errors)}")
     codes = []
@@ -240,4 +245,15 @@ def normalise_values(values: Sequence[RawValue]):
         for field in NORMAL_SCHEMA
     }
     table = pa.Table.from_pydict(columns, schema=NORMAL_SCHEMA)
-    return (table, pd.DataFrame.from_records(extras, index=pd.RangeIndex(len(rows)))), rejected
+    names = list(dict.fromkeys(key for extra in extras for key in extra))
+    lists = {name: [extra.get(name) for extra in extras] for name in names}
+    return (table, extras_frame(lists, len(rows))), rejected
+
+
+def extras_frame(columns: dict[str, list], n: int) -> pd.DataFrame:
+    """Extra (logger) columns from lists of parsed values, None where absent.
+
+    Both reading paths build their extra columns here, so that they infer the
+    same dtypes from the same values (see :func:`~explicit_audit._frame_columns.typed_columns`).
+    """
+    return typed_columns(columns, pd.RangeIndex(n))

@@ -33,6 +33,11 @@ withheld_count             Int64                records authorization withheld
 n_exposed                  Int64                exposed results (guarded retrieval only)
 =========================  ===================  ==========================================
 
+Keys a logger wrapped around a line follow, as written: text as ``str``,
+integers as ``Int64``, numbers as ``Float64``, booleans as ``boolean``,
+anything else as objects; a key named like a column above is kept as
+``extra.<key>``, an unknown key inside the receipt as ``receipt.<key>``.
+
 ``exposed`` columns (one row per exposed result):
 
 ==============  ============  =================================================

@@ -234,3 +234,58 @@ def test_rows_keep_file_order_across_both_reading_paths(tmp_path):
     assert files == ["a.jsonl"] * 3 + ["b.jsonl"] + ["c.jsonl"] * 3
     assert audit.exposed["receipt_row"].tolist() == list(range(7))
     assert audit.exposed["record_id"].tolist() == ["brief"] * 7
+
+
+def test_fast_path_equals_exact_path_on_awkward_logger_keys(tmp_path, monkeypatch):
+    lines = []
+    for i in range(6):
+        line = {"host": f"h{i % 2}", "latency": i if i % 2 else i + 0.5, "ok": i % 3 == 0}
+        if i % 2:
+            line["late"] = "x"
+        line |= {"schema_version": 0, "status": "hit", "records": [{}], "receipt": make_receipt()}
+        line["outcome"] = "logged"  # named like a column of the table
+        lines.append(line)
+    path = _write_lines(tmp_path / "log.jsonl", lines)
+    assert arrow_part(path, json.dumps(lines[0]).encode()) is not None
+    fast = ea.load_receipts_and_exposed(path, progress=False)
+    slow = _value_by_value(path, monkeypatch)
+    pd.testing.assert_frame_equal(fast[0], slow[0])
+    receipts = fast[0]
+    assert receipts["extra.outcome"].tolist() == ["logged"] * 6
+    assert receipts["outcome"].tolist() == ["hit"] * 6
+    assert list(receipts.columns[-5:]) == ["host", "latency", "ok", "extra.outcome", "late"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda line: line.update(ctx={"a": 1}),  # nested logger value
+        lambda line: line.update(at="2025-03-03T08:06:42Z") if line["n"] > 2 else None,
+        lambda line: line["receipt"].update(relevanceThreshold="NaN-free text NaN"),
+        lambda line: line.update(status=None, kind="miss"),
+    ],
+)
+def test_doubtful_receipt_files_read_the_same_by_both_paths(tmp_path, monkeypatch, change):
+    lines = []
+    for n in range(5):
+        line = {"n": n, "schema_version": 0, "status": "hit", "receipt": make_receipt()}
+        change(line)
+        lines.append(line)
+    path = _write_lines(tmp_path / "log.jsonl", lines)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        fast = ea.load_receipts_and_exposed(path, progress=False)
+        slow = _value_by_value(path, monkeypatch)
+    pd.testing.assert_frame_equal(fast[0], slow[0])
+    pd.testing.assert_frame_equal(fast[1], slow[1])
+
+
+def test_nan_in_a_line_is_refused_by_both_paths(tmp_path):
+    text = json.dumps(make_receipt()) + "\n"
+    text += json.dumps(make_receipt()).replace(
+        '"relevanceThreshold": 0.5', '"relevanceThreshold": NaN'
+    )
+    path = tmp_path / "log.jsonl"
+    path.write_text(text + "\n")
+    audit = _load(path)
+    assert len(audit.receipts) == 1 and audit.rejected["source_line"].tolist() == [2]
