@@ -39,10 +39,11 @@ __all__ = [
     "resolve_sources",
 ]
 
-DATA_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
+DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 POLICY_SUFFIXES = (".yaml", ".yml")
 
 _BOM = b"\xef\xbb\xbf"
+_GZIP_CHUNK = 1 << 20
 _WHITESPACE = b" \t\r\n"
 _STDLIB_DECODER = json.JSONDecoder()
 _COLUMN0_VALUE_START = re.compile(r"^[\[{]", re.MULTILINE)
@@ -92,6 +93,8 @@ def resolve_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> 
         sources = [source]
     else:
         sources = list(source)
+    if not sources:
+        raise AuditError("no source given: name a file, a folder or a glob to load.")
     files: list[Path] = []
     for item in sources:
         path = Path(item)
@@ -124,8 +127,10 @@ def resolve_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> 
     seen: set[Path] = set()
     unique = []
     for path in files:
-        if path not in seen:
-            seen.add(path)
+        # The same file named twice (a/x.jsonl and a/b/../x.jsonl) is read once.
+        real = path.resolve()
+        if real not in seen:
+            seen.add(real)
             unique.append(path)
     return unique
 
@@ -154,22 +159,51 @@ class FileContent:
 
 
 def _gunzip(raw: bytes, path: str) -> tuple[bytes, Rejection | None]:
-    decompressor = zlib.decompressobj(wbits=31)
-    try:
-        data = decompressor.decompress(raw)
-    except zlib.error as exc:
-        return b"", Rejection(path, 0, "file", f"not a readable gzip file ({exc})", "")
-    if not decompressor.eof:
-        line = data.count(b"\n") + 1
-        return data, Rejection(
-            path,
-            line,
-            "file",
-            f"gzip stream is truncated: {len(data)} bytes could be read, the rest of the file "
-            f"is lost from line {line} on; the value on that line is rejected",
-            excerpt(data[data.rfind(b"\n") + 1 :]),
-        )
-    return data, None
+    """Decompress every gzip member of a file, keeping what precedes damage.
+
+    ``gzip`` and ``cat a.gz b.gz`` make files of several members; each is
+    read. A truncated or damaged stream keeps the bytes read before it, and
+    says where the rest was lost.
+    """
+    parts: list[bytes] = []
+    rest = raw
+    while rest.strip(b"\0"):  # gzip tools allow zero padding after the last member
+        decompressor = zlib.decompressobj(wbits=31)
+        start = 0
+        try:
+            while start < len(rest) and not decompressor.eof:
+                parts.append(decompressor.decompress(rest[start : start + _GZIP_CHUNK]))
+                start += _GZIP_CHUNK
+        except zlib.error as exc:
+            data = b"".join(parts)
+            if not data:
+                return b"", Rejection(path, 0, "file", f"not a readable gzip file ({exc})", "")
+            if start == 0:
+                return data, _lost(path, data, "the bytes after the last gzip member are not gzip")
+            return data, _lost(path, data, f"gzip data is damaged ({exc})")
+        if not decompressor.eof:
+            return b"".join(parts), _lost(path, b"".join(parts), "gzip stream is truncated")
+        # What follows this member: the rest of the chunk read, then the rest of the file.
+        rest = decompressor.unused_data + rest[start:]
+    return b"".join(parts), None
+
+
+def _lost(path: str, data: bytes, what: str) -> Rejection:
+    """The file-level rejection for a gzip stream cut short after ``data``.
+
+    When ``data`` ends inside a line, that line's value is the one cut, and
+    the rejection names its line; otherwise it is about the file (line 0).
+    """
+    complete = not data or data.endswith(b"\n")
+    line = 0 if complete else data.count(b"\n") + 1
+    where = "after the last complete line" if complete else f"from line {line} on"
+    return Rejection(
+        path,
+        line,
+        "file",
+        f"{what}: {len(data)} bytes could be read, the rest of the file is lost {where}",
+        "" if complete else excerpt(data[data.rfind(b"\n") + 1 :]),
+    )
 
 
 def read_file(path: Path) -> FileContent:
@@ -178,7 +212,7 @@ def read_file(path: Path) -> FileContent:
     Parameters
     ----------
     path : pathlib.Path
-        A ``.jsonl``, ``.json``, ``.jsonl.gz`` or ``.json.gz`` file.
+        A ``.jsonl`` (or ``.ndjson``) or ``.json`` file, possibly gzip-compressed.
 
     Returns
     -------
@@ -195,7 +229,7 @@ def read_file(path: Path) -> FileContent:
         raw, problem = _gunzip(raw, name)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
-    return FileContent(name, raw, suffix.startswith(".jsonl"), problem)
+    return FileContent(name, raw, suffix.startswith((".jsonl", ".ndjson")), problem)
 
 
 def _parse_error(exc: Exception, first_line: int | None = None) -> str:
@@ -329,16 +363,35 @@ def _resync(text: str, position: int) -> int:
     return match.start() if match and text.find("\n", position) != -1 else len(text)
 
 
-def _decode_one(path: str, text: str, position: int, line: int) -> tuple[int, RawValue | Rejection]:
+def _element_resync(indent: int):
+    """Where to resume inside an array whose elements start at column ``indent``.
+
+    The next line that starts an object or array at that column: the next
+    element of a pretty-printed array. Without one (a single-line array), the
+    rest of the text is one rejected value.
+    """
+    start = re.compile(rf"^[ \t]{{{indent}}}[\[{{]", re.MULTILINE)
+
+    def resync(text: str, position: int) -> int:
+        newline = text.find("\n", position)
+        match = start.search(text, newline + 1) if newline != -1 else None
+        return match.start() + indent if match else len(text)
+
+    return resync
+
+
+def _decode_one(
+    path: str, text: str, position: int, line: int, resync=_resync
+) -> tuple[int, RawValue | Rejection]:
     try:
         value, end = _STDLIB_DECODER.raw_decode(text, position)
     except RecursionError:
-        end = _resync(text, position)
+        end = resync(text, position)
         return end, Rejection(
             path, line, "unknown", "invalid JSON: nested too deeply", excerpt(text[position:end])
         )
     except json.JSONDecodeError as exc:
-        end = _resync(text, position)
+        end = resync(text, position)
         return (
             end,
             Rejection(
@@ -363,13 +416,22 @@ def _decode_one(path: str, text: str, position: int, line: int) -> tuple[int, Ra
 
 
 def _iter_array(path: str, text: str, position: int, line: int):
-    """Yield the elements of a top-level array, each with its own line."""
+    """Yield the elements of a top-level array, each with its own line.
+
+    An element that cannot be read is rejected, and reading goes on at the
+    next element of a pretty-printed array (see :func:`_element_resync`).
+    """
     start_line = line
     position += 1
+    resync = None
     while True:
         next_position = _skip_whitespace(text, position)
         line += text.count("\n", position, next_position)
         position = next_position
+        if position < len(text) and text[position] == "," and resync is not None:
+            # A separator left over from resuming after a rejected element.
+            position = _skip_whitespace(text, position + 1)
+            line += text.count("\n", next_position, position)
         if position >= len(text):
             yield Rejection(
                 path, start_line, "unknown", "invalid JSON: the array is never closed", ""
@@ -377,26 +439,32 @@ def _iter_array(path: str, text: str, position: int, line: int):
             return position, line
         if text[position] == "]":
             return position + 1, line
-        end, item = _decode_one(path, text, position, line)
+        if resync is None:
+            resync = _element_resync(position - (text.rfind("\n", 0, position) + 1))
+        end, item = _decode_one(path, text, position, line, resync)
         yield item
         line += text.count("\n", position, end)
-        position = _skip_whitespace(text, end)
-        line += text.count("\n", end, position)
+        position = end
         if isinstance(item, Rejection):
-            return position, line
+            if position >= len(text):
+                return position, line  # the rejection holds the rest of the text
+            continue
+        next_position = _skip_whitespace(text, end)
+        line += text.count("\n", end, next_position)
+        position = next_position
         if position < len(text) and text[position] == ",":
             position += 1
         elif position < len(text) and text[position] != "]":
-            end = _resync(text, position)
+            # The next element is read all the same; the missing separator is
+            # reported where it should have been.
             yield Rejection(
                 path,
                 line,
                 "unknown",
-                "invalid JSON: expected ',' or ']' between array elements",
-                excerpt(text[position:end]),
+                "invalid JSON: expected ',' or ']' between array elements (the next "
+                "element is read as if it were there)",
+                "",
             )
-            line += text.count("\n", position, end)
-            return end, line
 
 
 def parse_content(content: FileContent) -> Iterator[RawValue | Rejection]:
@@ -410,7 +478,8 @@ def parse_content(content: FileContent) -> Iterator[RawValue | Rejection]:
     ------
     RawValue or Rejection
         In file order. A file-level problem (a truncated gzip stream) comes
-        last, after the values read before it.
+        last, after the values read before it: with line 0 when no value was
+        cut, or else as the rejection of the value it cut.
     """
     items = _iter_lines(content) if content.lines_data else _iter_concatenated(content)
     problem = content.problem
@@ -422,8 +491,9 @@ def parse_content(content: FileContent) -> Iterator[RawValue | Rejection]:
         if last is not None:
             yield last
         last = item
-    if isinstance(last, Rejection) and last.source_line == problem.source_line:
-        # The value cut off by the truncation is the one rejected: say why once.
+    if isinstance(last, Rejection) and problem.source_line > 0:
+        # The data ends inside a value: the last one rejected is the one cut
+        # off (it may start lines earlier in a .json log). Say why, once.
         yield Rejection(last.source_file, last.source_line, "file", problem.reason, last.raw)
         return
     if last is not None:

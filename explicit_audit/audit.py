@@ -188,7 +188,7 @@ def _first_line(path: Path) -> bytes:
 
 def _fast_path_kind(path: Path, kinds: Sequence[RecordKind]) -> tuple[RecordKind, bytes] | None:
     """The kind whose columnar fast path should read this file, if any."""
-    if not path.name.lower().endswith((".jsonl", ".jsonl.gz")):
+    if not path.name.lower().endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")):
         return None
     first = _first_line(path)
     try:
@@ -258,6 +258,10 @@ def _warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
     if not rejections:
         return
     first = rejections[0]
+    if strict and first.kind == "policies":
+        from ._policy_yaml import policy_error
+
+        raise policy_error(first.source_file, None, first.reason, first.source_line or None)
     if strict:
         raise InputError(first.source_file, first.source_line or None, first.reason)
     files = sorted({r.source_file for r in rejections})
@@ -336,8 +340,6 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
     kinds = _record_kinds()
     reading = _read_all(source, kinds, progress=progress)
     rejections = reading.rejections
-    if strict and rejections:
-        _warn_or_raise(rejections, strict)
     tables: dict[str, pd.DataFrame] = {}
     main_tables = []
     for kind in kinds:
@@ -346,12 +348,13 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
         tables.update(built.tables)
         main_tables.append(built.tables[kind.tables[0]])
         rejections.extend(built.rejected)
-        if strict and built.rejected:
-            _warn_or_raise(built.rejected, strict)
     policies = _empty_policies()
     if reading.policy_files:
-        policies, policy_rejections = _load_policy_files(reading.policy_files, strict)
+        policies, policy_rejections = _load_policy_files(reading.policy_files, False)
         rejections.extend(policy_rejections)
+    # In file order, then line order: the first of them is what strict mode names.
+    rank = {name: index for index, name in enumerate(reading.files)}
+    rejections.sort(key=lambda r: (rank.get(r.source_file, len(rank)), r.source_line))
     _warn_or_raise(rejections, strict)
     rejected = rejected_frame(rejections)
     return Audit(
@@ -375,7 +378,13 @@ def _sources_frame(
     for policy_file in _policy_source_files(policies):
         if policy_file in loaded.index:
             loaded[policy_file] += 1
-    rejected_counts = rejected.loc[rejected["source_line"] > 0, "source_file"].value_counts()
+    rejected_counts = dict(
+        rejected.loc[rejected["source_line"] > 0, "source_file"].value_counts().items()
+    )
+    # A policy file is one value: rejected once, whether its problem has a line or not.
+    for policy_file in map(str, reading.policy_files):
+        if (rejected["source_file"] == policy_file).any():
+            rejected_counts[policy_file] = 1
     frame = pd.DataFrame(
         {
             "source_file": pd.Series(reading.files, dtype="str"),

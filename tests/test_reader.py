@@ -232,3 +232,51 @@ def test_nan_is_refused_on_the_long_integer_path_too(tmp_path):
     path.write_text('{"n": 18446744073709551617, "x": NaN}\n')
     (item,) = parse_content(read_file(path))
     assert isinstance(item, Rejection) and "NaN" in item.reason
+
+
+def test_every_gzip_member_is_read(tmp_path):
+    one = (json.dumps(make_receipt(query="a")) + "\n").encode()
+    two = "".join(json.dumps(make_receipt(query=q)) + "\n" for q in "bc").encode()
+    for name in ("log.jsonl.gz", "log.json.gz"):
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(one) + gzip.compress(two))
+        audit = _load(path)
+        assert audit.receipts["query"].tolist() == ["a", "b", "c"], name
+        assert audit.rejected.empty
+    path = tmp_path / "tail.jsonl.gz"
+    path.write_bytes(gzip.compress(one + two) + b"not gzip")
+    audit = _load(path)
+    assert len(audit.receipts) == 3
+    assert audit.rejected[["source_line", "kind"]].values.tolist() == [[0, "file"]]
+    assert "not gzip" in audit.rejected["reason"].iloc[0]
+    _accounted(audit)
+
+
+def test_a_value_cut_by_a_truncated_gzip_is_rejected_once(tmp_path):
+    pretty = "".join(json.dumps(make_receipt(query=f"q{i}"), indent=2) + "\n" for i in range(3))
+    whole = gzip.compress(pretty.encode())
+    path = tmp_path / "log.json.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    audit = _load(path)
+    assert len(audit.rejected) == 1
+    assert "truncated" in audit.rejected["reason"].iloc[0]
+    _accounted(audit)
+
+
+def test_a_broken_element_does_not_take_the_rest_of_an_array(tmp_path):
+    good = json.dumps(make_receipt())
+    path = tmp_path / "array.json"
+    path.write_text(f'[\n  {good},\n  {{"bad",\n  {good},\n  {good}\n]\n')
+    audit = _load(path)
+    assert audit.receipts["source_line"].tolist() == [2, 4, 5]
+    assert audit.rejected["source_line"].tolist() == [3]
+    pretty = json.dumps([make_receipt(query=f"q{i}") for i in range(4)], indent=2)
+    path.write_text(pretty.replace('"q1",', '"q1"', 1))
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == ["q0", "q2", "q3"]
+    assert len(audit.rejected) == 1
+    _accounted(audit)
+    path.write_text(f"[\n  {good}\n  {good}\n]\n")  # a comma missing
+    audit = _load(path)
+    assert len(audit.receipts) == 2
+    assert "expected ','" in audit.rejected["reason"].iloc[0]
