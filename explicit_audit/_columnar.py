@@ -279,23 +279,27 @@ def order_like(names: list[str], first_keys: dict) -> list[str]:
 _SCALAR = (pa.types.is_string, pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
 
 
-def scalar_lists(columns: dict[str, pa.ChunkedArray]) -> dict[str, list]:
-    """Columns of scalars as Python lists (None where absent).
+def _check_scalar(column: pa.ChunkedArray) -> None:
+    """Refuse a column the fast path cannot give back exactly as written.
 
-    A column of objects or arrays raises :class:`NotClean`: Arrow unifies
-    their shapes across lines (a key one line lacks becomes null), so only the
-    value-by-value path gives them back as written. So does a column of
-    timestamps or dates: Arrow read ISO-looking strings as such, and only the
-    value-by-value path keeps them as written.
+    A column of objects or arrays: Arrow unifies their shapes across lines (a
+    key one line lacks becomes null). A column of timestamps or dates: Arrow
+    read ISO-looking strings as such. A float column holding NaN or an
+    infinity (not JSON), or a float beyond the 64-bit integers (maybe an
+    integer literal Arrow read as a float). Each raises :class:`NotClean`.
     """
+    type_ = column.type
+    if not (pa.types.is_null(type_) or any(is_(type_) for is_ in _SCALAR)):
+        raise NotClean
+    if pa.types.is_floating(type_) and (not_finite(column) or _maybe_long_integer(column)):
+        raise NotClean
+
+
+def scalar_lists(columns: dict[str, pa.ChunkedArray]) -> dict[str, list]:
+    """Columns of scalars as Python lists (None where absent); see :func:`_check_scalar`."""
     lists = {}
     for name, column in columns.items():
-        if not (pa.types.is_null(column.type) or any(is_(column.type) for is_ in _SCALAR)):
-            raise NotClean
-        if pa.types.is_floating(column.type) and (
-            not_finite(column) or _maybe_long_integer(column)
-        ):
-            raise NotClean
+        _check_scalar(column)
         lists[name] = column.to_pylist()
     return lists
 
@@ -324,14 +328,13 @@ def scalar_frame(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
     ``boolean`` (see :func:`~explicit_audit._frame_columns.typed_columns`); a
     column that is null throughout holds None objects.
     """
-    lists = scalar_lists({k: v for k, v in columns.items() if pa.types.is_null(v.type)})
     frame = {}
     for name, column in columns.items():
-        if name in lists:
-            frame[name] = pd.Series(lists[name], dtype=object)
+        _check_scalar(column)
+        if pa.types.is_null(column.type):
+            frame[name] = pd.Series([None] * len(column), dtype=object)
         elif pa.types.is_string(column.type):
             frame[name] = string_series(column)
         else:
-            scalar_lists({name: column})  # refuses what is not plainly a scalar
             frame[name] = column.to_pandas(types_mapper=_PANDAS_TYPES.get)
     return pd.DataFrame(frame, index=pd.RangeIndex(n))
