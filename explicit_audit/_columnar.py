@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import orjson
@@ -31,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 __all__ = [
+    "ColumnarPart",
     "JsonlPiece",
     "NotClean",
     "iter_jsonl_pieces",
@@ -50,6 +52,15 @@ _SNIFF_BYTES = 1 << 18
 
 class NotClean(Exception):
     """The file is not clean JSON Lines of the expected shape: read it value by value."""
+
+
+class ColumnarPart(NamedTuple):
+    """What a kind's fast path makes of one file (see :func:`read_parts`)."""
+
+    table: pa.Table
+    """The rows in the kind's normal Arrow layout."""
+    extras: pd.DataFrame
+    """The extra (logger) columns, row-aligned with ``table``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +230,7 @@ def read_parts(
     path: Path,
     schema: pa.Schema,
     convert: Callable[[JsonlPiece], tuple[pa.Table, pd.DataFrame]],
-) -> tuple[pa.Table, pd.DataFrame] | None:
+) -> ColumnarPart | None:
     """A record kind's fast path over one file: each piece converted, then joined.
 
     Parameters
@@ -233,7 +244,7 @@ def read_parts(
 
     Returns
     -------
-    tuple of (pyarrow.Table, DataFrame) or None
+    ColumnarPart or None
         None when any piece is not clean: the file is then read value by value.
     """
     normals, extras = [], []
@@ -246,7 +257,7 @@ def read_parts(
         return None
     if not normals:
         return None
-    return pa.concat_tables(normals), pd.concat(extras, ignore_index=True)
+    return ColumnarPart(pa.concat_tables(normals), pd.concat(extras, ignore_index=True))
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)

@@ -108,12 +108,10 @@ class RecordKind:
         path returned, each with the number of ``values`` that come before it
         in file order (see :func:`segments`).
     arrow_build : callable, optional
-        ``arrow_build(path, first_line) -> part | None``: a columnar fast path
-        over one JSON Lines file whose first line this kind claims, returning
-        a part for ``build``, or None where the file must be read value by
-        value instead.
-    part_rows : callable, optional
-        ``part_rows(part) -> int``: how many values a fast-path part holds.
+        ``arrow_build(path, first_line) -> ColumnarPart | None``: a columnar
+        fast path over one JSON Lines file whose first line this kind claims,
+        returning a part for ``build``, or None where the file must be read
+        value by value instead.
     """
 
     name: str
@@ -121,7 +119,6 @@ class RecordKind:
     matches: Callable[[Any], bool]
     build: Callable[[Sequence[RawValue]], KindTables]
     arrow_build: Callable[..., Any] | None = None
-    part_rows: Callable[[Any], int] | None = None
 
 
 def excerpt(text: bytes | str, limit: int = 300) -> str:

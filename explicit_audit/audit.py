@@ -16,14 +16,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pandas as pd
 
+from ._columnar import ColumnarPart
 from ._reader import POLICY_SUFFIXES, parse_content, read_file, resolve_sources
 from ._records import KindTables, RawValue, RecordKind, Rejection, excerpt
 from .errors import InputError
+from .policies import PolicySet, load_policy_files
 
 __all__ = ["Audit", "RejectedRowsWarning", "load", "load_kind", "rejected_frame"]
 
@@ -65,18 +66,6 @@ def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
     return frame
 
 
-def _empty_policies() -> Any:
-    from .policies import PolicySet
-
-    return PolicySet([])
-
-
-def _load_policy_files(paths: Sequence[Path], strict: bool) -> tuple[Any, list[Rejection]]:
-    from .policies import load_policy_files
-
-    return load_policy_files(paths, strict=strict)
-
-
 @dataclass
 class Audit:
     """Every table loaded from one source, read together.
@@ -107,7 +96,7 @@ class Audit:
     """
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    policies: Any = None
+    policies: PolicySet = field(default_factory=PolicySet)
     rejected: pd.DataFrame = field(default_factory=lambda: rejected_frame([]))
     files: list[str] = field(default_factory=list)
     sources: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -120,9 +109,8 @@ class Audit:
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{name}={len(frame)}" for name, frame in self.tables.items())
-        n_policies = len(self.policies) if self.policies is not None else 0
         return (
-            f"Audit({len(self.files)} files: {counts}, policies={n_policies}, "
+            f"Audit({len(self.files)} files: {counts}, policies={len(self.policies)}, "
             f"rejected={len(self.rejected)})"
         )
 
@@ -135,8 +123,7 @@ class Audit:
             One row per table: ``table``, ``rows``.
         """
         rows = [(name, len(frame)) for name, frame in self.tables.items()]
-        if self.policies is not None:
-            rows.append(("policies", len(self.policies)))
+        rows.append(("policies", len(self.policies)))
         rows.append(("rejected", len(self.rejected)))
         return pd.DataFrame(rows, columns=["table", "rows"])
 
@@ -210,7 +197,9 @@ class _Reading:
     files: list[str]
     policy_files: list[Path]
     values: dict[str, list[RawValue]] = field(default_factory=lambda: defaultdict(list))
-    columnar: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
+    columnar: dict[str, list[tuple[int, ColumnarPart]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     rejections: list[Rejection] = field(default_factory=list)
     values_read: dict[str, int] = field(default_factory=dict)
 
@@ -227,7 +216,7 @@ def _read_all(source: Source, kinds: Sequence[RecordKind], *, progress: bool) ->
             if part is not None:
                 position = len(reading.values[kind.name])
                 reading.columnar[kind.name].append((position, part))
-                reading.values_read[str(path)] = kind.part_rows(part)
+                reading.values_read[str(path)] = part.table.num_rows
                 continue
         count = 0
         for item in parse_content(read_file(path)):
@@ -247,7 +236,9 @@ def _read_all(source: Source, kinds: Sequence[RecordKind], *, progress: bool) ->
     return reading
 
 
-def _combine(kind: RecordKind, values: list[RawValue], columnar: list[Any]) -> KindTables:
+def _combine(
+    kind: RecordKind, values: list[RawValue], columnar: list[tuple[int, ColumnarPart]]
+) -> KindTables:
     """Build one kind's tables from its values and its columnar parts."""
     if columnar:
         return kind.build(values, columnar=columnar)
@@ -348,9 +339,9 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
         tables.update(built.tables)
         main_tables.append(built.tables[kind.tables[0]])
         rejections.extend(built.rejected)
-    policies = _empty_policies()
+    policies = PolicySet([])
     if reading.policy_files:
-        policies, policy_rejections = _load_policy_files(reading.policy_files, False)
+        policies, policy_rejections = load_policy_files(reading.policy_files, strict=False)
         rejections.extend(policy_rejections)
     # In file order, then line order: the first of them is what strict mode names.
     rank = {name: index for index, name in enumerate(reading.files)}
@@ -367,7 +358,7 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
 
 
 def _sources_frame(
-    reading: _Reading, main_tables: list[pd.DataFrame], policies: Any, rejected: pd.DataFrame
+    reading: _Reading, main_tables: list[pd.DataFrame], policies: PolicySet, rejected: pd.DataFrame
 ) -> pd.DataFrame:
     """Per input file: values read, rows loaded into any table, rows rejected."""
     loaded = pd.Series(0, index=pd.Index(reading.files, dtype="str"), dtype="int64")
@@ -396,7 +387,5 @@ def _sources_frame(
     return frame.astype({"values_read": "int64", "loaded": "int64", "rejected": "int64"})
 
 
-def _policy_source_files(policies: Any) -> list[str]:
-    if policies is None or not len(policies):
-        return []
+def _policy_source_files(policies: PolicySet) -> list[str]:
     return [str(policy.source_file) for policy in policies.values() if policy.source_file]

@@ -187,7 +187,7 @@ def _non_finite_path(value: Any, path: str = "$") -> str | None:
     return None
 
 
-def canonical_json(value: Any, dialect: str = "python-utf8") -> bytes:
+def canonical_json(value: Any, dialect: str = REQUEST_HASH_DIALECT) -> bytes:
     """Write ``value`` as bytes in a named canonical-JSON dialect.
 
     Parameters
@@ -228,7 +228,7 @@ def canonical_json(value: Any, dialect: str = "python-utf8") -> bytes:
         raise AuditError(f"cannot write this value in dialect {dialect!r}: {exc}") from None
 
 
-def canonical_hash(value: Any, dialect: str = "python-utf8") -> str:
+def canonical_hash(value: Any, dialect: str = REQUEST_HASH_DIALECT) -> str:
     """SHA-256 hex digest of ``value`` written in a named dialect.
 
     Parameters

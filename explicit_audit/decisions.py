@@ -57,11 +57,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
-from ._decision_arrow import arrow_part, frame_from_parts, part_from_rows
+from ._decision_arrow import FIELD_TYPES, arrow_part, frame_from_parts, part_from_rows
 from ._decision_lists import LIST_OF_STRINGS
 from ._records import KindTables, RawValue, RecordKind, excerpt, segments, sort_out
 from .decision_checks import DECISION_RULES, FINDING_COLUMNS, verify_decisions
+from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 
 __all__ = [
     "DECISION_RULES",
@@ -78,26 +80,13 @@ _INPUT_DEFAULTS: dict[str, Any] = {
     "confidence": 1.0,
     "evidence_doc_count": 0,
 }
-_INPUTS = ("subject_domain", "content_chars", *_INPUT_DEFAULTS)
-_OUTPUTS = (
-    "escalate_to_26b",
-    "escalation_reasons",
-    "risk_flags",
-    "high_impact_task",
-    "synthesis_directives",
-    "subject_domain_used",
-    "used_fallback",
-)
-_LISTS = {
-    "deterministic_keyword_hits",
-    "self_declared_risk_flags",
-    "escalation_reasons",
-    "risk_flags",
-    "synthesis_directives",
-}
-_BOOLS = {"self_declared_high_impact", "escalate_to_26b", "high_impact_task", "used_fallback"}
-_COUNTS = {"content_chars", "evidence_doc_count"}
-_STRINGS = {"subject_domain", "subject_domain_used"}
+_INPUTS = INPUT_COLUMNS
+_OUTPUTS = tuple(REPLAY_COLUMNS)
+# What each field must hold, read off the one table of field types.
+_LISTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_list(type_)}
+_BOOLS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_boolean(type_)}
+_COUNTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_integer(type_)}
+_STRINGS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_string(type_)}
 _INT64_MAX = 2**63 - 1
 _IDS = ("decision_id", "policy_id")
 
@@ -247,7 +236,6 @@ KIND = RecordKind(
     matches=matches,
     build=_build,
     arrow_build=arrow_part,
-    part_rows=lambda part: part[0].num_rows,
 )
 """The routing-decision record kind, for :func:`explicit_audit.load`."""
 

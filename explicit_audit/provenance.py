@@ -18,7 +18,6 @@ the same provenance, so a report built on it is reproducible byte for byte.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import platform
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -28,8 +27,7 @@ from types import MappingProxyType
 import pandas as pd
 
 from .audit import Audit
-from .canonical import DIALECTS, PLAN_HASH_DIALECT
-from .requests import verify_requests
+from .canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
 
 __all__ = [
     "LIBRARIES",
@@ -152,9 +150,8 @@ def hash_dialects() -> pd.DataFrame:
     >>> hash_dialects().set_index("dialect").loc["python-ascii", "used_for"]
     'retrieval_plan_hash'
     """
-    request_dialect = inspect.signature(verify_requests).parameters["dialect"].default
     rebuilt = {PLAN_HASH_DIALECT: ["retrieval_plan_hash"]}
-    rebuilt.setdefault(request_dialect, []).append("request_sha256")
+    rebuilt.setdefault(REQUEST_HASH_DIALECT, []).append("request_sha256")
     rows = []
     for name, dialect in DIALECTS.items():
         used = ", ".join(rebuilt[name]) if name in rebuilt else "explaining a mismatch"

@@ -91,7 +91,6 @@ KIND = RecordKind(
     matches=matches,
     build=_build,
     arrow_build=arrow_part,
-    part_rows=lambda part: part[0].num_rows,
 )
 
 

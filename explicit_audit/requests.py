@@ -50,7 +50,7 @@ import pyarrow as pa
 from ._frame_columns import extra_columns, text_safe_series
 from ._records import KindTables, RawValue, RecordKind, sort_out
 from ._request_findings import FINDING_COLUMNS, FORBIDDEN_PAYLOAD_KEYS, findings_frame
-from .canonical import DIALECTS, canonical_hash
+from .canonical import DIALECTS, REQUEST_HASH_DIALECT, canonical_hash
 from .errors import AuditError
 
 __all__ = [
@@ -181,7 +181,7 @@ def load_requests(
     return load_kind(source, KIND, strict=strict, progress=progress).tables["requests"]
 
 
-def request_hash(payload: Mapping[str, Any], dialect: str = "python-utf8") -> str:
+def request_hash(payload: Mapping[str, Any], dialect: str = REQUEST_HASH_DIALECT) -> str:
     """``request_sha256`` of a compile-request payload.
 
     Parameters
@@ -219,7 +219,7 @@ def request_hash(payload: Mapping[str, Any], dialect: str = "python-utf8") -> st
     return canonical_hash(payload, dialect)
 
 
-def verify_requests(requests: pd.DataFrame, *, dialect: str = "python-utf8") -> pd.DataFrame:
+def verify_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALECT) -> pd.DataFrame:
     """Check every compile request's hash, the hiding rule and independence.
 
     Parameters

@@ -37,7 +37,7 @@ from ._decision_lists import FlatList, flat_list, tuple_series
 from .errors import AuditError
 from .policy import Policy
 
-__all__ = ["REASONS", "REPLAY_COLUMNS", "RoutingDecision", "replay", "route"]
+__all__ = ["INPUT_COLUMNS", "REASONS", "REPLAY_COLUMNS", "RoutingDecision", "replay", "route"]
 
 REASON_HIGH_IMPACT = "high_impact"
 REASON_RISK_FLAG = "risk_flag_requires_26b"
@@ -64,6 +64,7 @@ _REASON_TABLE = [
     for code in range(64)
 ]
 
+#: The inputs of ``decide_routing``, in its order: the input columns replay reads.
 INPUT_COLUMNS = (
     "subject_domain",
     "content_chars",
