@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _seeds import load_seed
 
 import explicit_audit as ea
-from explicit_audit._records import RawValue
+from explicit_audit._core.records import RawValue
 from explicit_audit.plans import KIND
 
 # --- baseline: arborist's own RetrievalPlan / retrieval_plan_hash ---------------------------

@@ -6,9 +6,16 @@
 Public names are re-exported here; ``__all__`` is pinned by a test.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-from .audit import Audit, RejectedRowsWarning, load
+from ._version import __version__
+from .audit import (
+    Audit,
+    load,
+    load_decisions,
+    load_plans,
+    load_receipts,
+    load_receipts_and_exposed,
+    load_requests,
+)
 from .canonical import (
     DIALECTS,
     PLAN_HASH_DIALECT,
@@ -16,25 +23,37 @@ from .canonical import (
     canonical_hash,
     canonical_json,
 )
-from .decisions import DECISION_RULES, load_decisions, verify_decisions
-from .errors import AuditError, InputError, PolicyError
-from .locators import locator_safety, safe_relative_markdown_path
-from .plans import load_plans, plan_canonical_json, plan_hash, verify_plans
-from .policies import PolicySet, load_policies, load_policy
-from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
-from .provenance import Provenance, provenance
-from .receipt_checks import RECEIPT_RULES, check_receipts
-from .receipts import load_receipts, load_receipts_and_exposed
-from .requests import load_requests, request_hash, verify_requests
-from .routing import RoutingDecision, replay, route
-from .sweep import sweep
+from .decisions import (
+    DECISION_RULES,
+    Escalation,
+    FallbackDomain,
+    Policy,
+    PolicySet,
+    RiskFlag,
+    RoutingDecision,
+    SubjectDomain,
+    load_policies,
+    load_policy,
+    replay,
+    route,
+    sweep,
+    verify_decisions,
+)
+from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
+from .plans import plan_canonical_json, plan_hash, verify_plans
+from .receipts import (
+    RECEIPT_RULES,
+    check_receipts,
+    locator_safety,
+    safe_relative_markdown_path,
+    withheld_oracle,
+    withheld_queries,
+    withheld_summary,
+    within_time_window,
+)
+from .report import Provenance, provenance
+from .requests import request_hash, verify_requests
 from .verify import Verification, verify_all
-from .withheld import withheld_oracle, withheld_queries, withheld_summary, within_time_window
-
-try:
-    __version__ = version("explicit_audit")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "DECISION_RULES",

@@ -26,8 +26,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .audit import Audit, RejectedRowsWarning, load
-from .errors import AuditError
+from ._version import __version__
+from .audit import Audit, load
+from .errors import AuditError, RejectedRowsWarning
+from .report.provenance import provenance
+from .verify import verify_all
 
 __all__ = ["main"]
 
@@ -90,8 +93,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from . import __version__
-
     return __version__
 
 
@@ -121,9 +122,6 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .provenance import provenance
-    from .verify import verify_all
-
     audit = _load(args.data)
     result = verify_all(audit)
     if args.json:
@@ -168,7 +166,8 @@ def _default_notebooks() -> Path | None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .report import NotebookError, write_reports
+    # The report machinery (nbconvert, a kernel) loads only for this command.
+    from .report.writer import NotebookError, write_reports
 
     notebooks = Path(args.notebooks) if args.notebooks else _default_notebooks()
     if notebooks is None or not notebooks.exists():

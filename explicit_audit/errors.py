@@ -7,7 +7,7 @@ researcher can act on it without reading a traceback.
 
 from __future__ import annotations
 
-__all__ = ["AuditError", "InputError", "PolicyError"]
+__all__ = ["AuditError", "InputError", "PolicyError", "RejectedRowsWarning"]
 
 
 class AuditError(Exception):
@@ -48,4 +48,57 @@ class InputError(AuditError):
 
 
 class PolicyError(AuditError):
-    """A routing policy is malformed: a missing section, a wrong type, an unknown key."""
+    """A routing policy is malformed: a missing section, a wrong type, an unknown key.
+
+    Parameters
+    ----------
+    message : str
+        The whole message, for an error that names no key or line.
+    source_file : str, optional
+        The policy file (or ``"<policy>"`` for a mapping).
+    source_line : int, optional
+        The 1-based line of the offending key, where known.
+    key : str, optional
+        The dotted policy key at fault.
+    reason : str, optional
+        What is wrong with it; ``message`` when not given.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source_file: str | None = None,
+        source_line: int | None = None,
+        key: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self.source_file = source_file
+        self.source_line = source_line
+        self.key = key
+        self.reason = message if reason is None else reason
+        super().__init__(message)
+
+    @property
+    def detail(self) -> str:
+        """The key and the reason, without the place: what a rejected row says."""
+        return f"policy key {self.key!r}: {self.reason}" if self.key else self.reason
+
+    @classmethod
+    def at(
+        cls, source_file: str, key: str | None, reason: str, line: int | None = None
+    ) -> PolicyError:
+        """The error for ``key`` of ``source_file`` (at ``line``, if known)."""
+        place = f"{source_file}:{line}" if line else source_file
+        what = f"policy key {key!r}: " if key else ""
+        return cls(
+            f"{place}: {what}{reason}. Fix the policy file and load it again.",
+            source_file=source_file,
+            source_line=line,
+            key=key,
+            reason=reason,
+        )
+
+
+class RejectedRowsWarning(UserWarning):
+    """Some input could not be loaded; it is kept in ``Audit.rejected``."""

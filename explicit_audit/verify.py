@@ -52,11 +52,11 @@ from types import MappingProxyType
 
 import pandas as pd
 
+from ._core.jsonable import json_rows
 from .audit import Audit
-from .decision_checks import verify_decisions
+from .decisions import verify_decisions
 from .plans import verify_plans
-from .provenance import json_rows
-from .receipt_checks import check_receipts
+from .receipts import check_receipts
 from .requests import verify_requests
 
 __all__ = ["CHECKS", "FINDING_COLUMNS", "NOTICES", "Verification", "verify_all"]

@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from ._plan_preview import PlanPreview, plan_view
-from .routing import replay
-from .sweep import GRID_AXES, sweep
-from .withheld import withheld_summary, within_time_window
+from .decisions.routing import replay
+from .decisions.sweep import GRID_AXES, sweep
+from .plans.preview import PlanPreview, plan_view
+from .receipts.withheld import withheld_summary, within_time_window
 
 __all__ = [
     "ALL",

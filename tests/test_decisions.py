@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import explicit_audit as ea
-from explicit_audit._records import RawValue
-from explicit_audit.decisions import COLUMN_DTYPES, KIND
+from explicit_audit._core.records import RawValue
+from explicit_audit.decisions.loader import COLUMN_DTYPES, KIND
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
@@ -186,7 +186,7 @@ def test_sample_data_breaches_are_exactly_the_planted_ones():
     for decision_id, rule in zip(findings["decision_id"], findings["rule"], strict=True):
         found.setdefault(decision_id, []).append(rule)
     assert found == PLANTED["planted"]
-    assert list(findings.columns) == list(ea.decisions.FINDING_COLUMNS)
+    assert list(findings.columns) == list(ea.decisions.checks.FINDING_COLUMNS)
     row = findings[findings["rule"] == "INV-3"].iloc[0]
     assert row["source_file"].endswith("2026-01_baseline.jsonl") and row["source_line"] == 40
     assert "content_chars 8200 > cap 6000" in row["detail"]
@@ -259,14 +259,14 @@ def test_invariants_on_recorded_outputs():
 
 def _exact(path: Path) -> pd.DataFrame:
     """The decisions of a file read value by value (the fast path not asked)."""
-    from explicit_audit._reader import parse_content, read_file
+    from explicit_audit._core.reader import parse_content, read_file
 
     values = [v for v in parse_content(read_file(path)) if isinstance(v, RawValue)]
     return KIND.build(values).tables["decisions"]
 
 
 def _fast_part(path: Path):
-    from explicit_audit._decision_arrow import arrow_part
+    from explicit_audit.decisions._arrow import arrow_part
 
     return arrow_part(path, path.read_bytes().split(b"\n", 1)[0])
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from explicit_audit.locators import (
+from explicit_audit.receipts.locators import (
     LOCATOR_ERROR_CODES,
     UnsafeLocator,
     _posix_basename,

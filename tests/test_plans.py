@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 
 import explicit_audit as ea
-from explicit_audit._plan_canonical import (
+from explicit_audit._core.records import RawValue
+from explicit_audit.plans import KIND
+from explicit_audit.plans._canonical import (
     _fast_text,
     _seed_dumps,
     dataclass_fields,
     digests,
     seed_canonical,
 )
-from explicit_audit._records import RawValue
-from explicit_audit.plans import KIND
 from scripts.sample_data import plans as sample_plans
 
 DATA = Path(__file__).parent / "data"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 import explicit_audit as ea
-from explicit_audit.policies import load_policy_files
+from explicit_audit.decisions.policies import load_policy_files
 
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "routing_policy_example.yaml"

@@ -11,8 +11,8 @@ import pytest
 from conftest import make_receipt
 
 import explicit_audit as ea
-from explicit_audit._reader import parse_content, read_file, resolve_sources
-from explicit_audit._records import RawValue, Rejection
+from explicit_audit._core.reader import parse_content, read_file, resolve_sources
+from explicit_audit._core.records import RawValue, Rejection
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 

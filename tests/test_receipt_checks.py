@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import explicit_audit as ea
-from explicit_audit.receipt_checks import FINDING_COLUMNS, RECEIPT_RULES, check_receipts
+from explicit_audit.receipts.checks import FINDING_COLUMNS, RECEIPT_RULES, check_receipts
 
 ENGRAM = Path(__file__).parent / "data" / "engram"
 FIXTURE_LINES = (ENGRAM / "outcomes.jsonl").read_text(encoding="utf-8").splitlines()

@@ -16,7 +16,7 @@ from conftest import make_receipt
 import explicit_audit as ea
 from explicit_audit import audit as audit_module
 from explicit_audit import receipts as receipts_module
-from explicit_audit._receipt_arrow import arrow_part
+from explicit_audit.receipts._arrow import arrow_part
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 
@@ -36,7 +36,7 @@ def _value_by_value(path, monkeypatch):
     """Load with the columnar fast path switched off."""
     slow = dataclasses.replace(receipts_module.KIND, arrow_build=None)
     with monkeypatch.context() as patch:
-        patch.setattr(audit_module, "_record_kinds", lambda: [slow])
+        patch.setattr(audit_module, "RECORD_KINDS", (slow,))
         built = audit_module.load_kind(path, slow, progress=False)
     return built.tables["receipts"], built.tables["exposed"]
 

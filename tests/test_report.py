@@ -17,9 +17,9 @@ from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 import explicit_audit as ea
-from explicit_audit._report_html import clean_html
-from explicit_audit.provenance import LIBRARIES, file_sha256, hash_dialects, provenance
-from explicit_audit.report import (
+from explicit_audit.report._html import clean_html
+from explicit_audit.report.provenance import LIBRARIES, file_sha256, hash_dialects, provenance
+from explicit_audit.report.writer import (
     NotebookError,
     ReportError,
     data_parameter,

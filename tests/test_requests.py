@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 import explicit_audit as ea
-from explicit_audit._records import RawValue
-from explicit_audit.requests import FINDING_COLUMNS, FORBIDDEN_PAYLOAD_KEYS, KIND
+from explicit_audit._core.records import RawValue
+from explicit_audit.requests import FORBIDDEN_PAYLOAD_KEYS, KIND
+from explicit_audit.requests.checks import FINDING_COLUMNS
 from scripts.sample_data import plans as sample_data
 
 DATA = Path(__file__).parent / "data"

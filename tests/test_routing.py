@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import explicit_audit as ea
-from explicit_audit.routing import REPLAY_COLUMNS
+from explicit_audit.decisions.routing import REPLAY_COLUMNS
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

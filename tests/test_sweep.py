@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 import explicit_audit as ea
-from explicit_audit.routing import REASONS
-from explicit_audit.sweep import GRID_AXES, SWEEP_COLUMNS
+from explicit_audit.decisions.routing import REASONS
+from explicit_audit.decisions.sweep import GRID_AXES, SWEEP_COLUMNS
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import explicit_audit as ea
-from explicit_audit.withheld import ALL_LABEL
+from explicit_audit.receipts.withheld import ALL_LABEL
 
 ENGRAM = Path(__file__).parent / "data" / "engram"
 

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import yaml
 
-from explicit_audit.policy import Policy
-from explicit_audit.routing import route
+from explicit_audit.decisions.policy import Policy
+from explicit_audit.decisions.routing import route
 
 __all__ = ["write"]
 

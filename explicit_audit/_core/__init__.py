@@ -1,0 +1,1 @@
+"""The reading core: files into JSON values, records, columns. It knows no record kind."""

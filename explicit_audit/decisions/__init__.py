@@ -1,0 +1,31 @@
+"""Routing decisions (hyungi document server): policies, routing, replay, checks and sweeps.
+
+The ``decisions`` table is documented in :mod:`explicit_audit.decisions.loader`.
+"""
+
+from __future__ import annotations
+
+from .checks import DECISION_RULES, verify_decisions
+from .loader import KIND
+from .policies import PolicySet, load_policies, load_policy
+from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
+from .routing import RoutingDecision, replay, route
+from .sweep import sweep
+
+__all__ = [
+    "DECISION_RULES",
+    "KIND",
+    "Escalation",
+    "FallbackDomain",
+    "Policy",
+    "PolicySet",
+    "RiskFlag",
+    "RoutingDecision",
+    "SubjectDomain",
+    "load_policies",
+    "load_policy",
+    "replay",
+    "route",
+    "sweep",
+    "verify_decisions",
+]

@@ -1,0 +1,209 @@
+"""Routing decisions in Arrow: the normal layout, the columnar fast path, the frame.
+
+Both reading paths produce a *part*: a table in :data:`NORMAL_SCHEMA` and a
+row-aligned DataFrame of extra keys. :func:`frame_from_parts` turns parts into
+the ``decisions`` DataFrame, so the two paths cannot drift apart.
+
+The fast path takes a JSON Lines file only when every field of every line is
+present, not null and valid as it stands: a missing field (which may take
+``decide_routing``'s default) or a null one cannot be told apart in Arrow, so
+such a file is read value by value, where each problem is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._core.columnar import (
+    JsonlPiece,
+    NotClean,
+    key_order,
+    not_finite,
+    order_like,
+    read_parts,
+    scalar_lists,
+    string_series,
+)
+from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
+
+__all__ = [
+    "FIELD_TYPES",
+    "NORMAL_SCHEMA",
+    "arrow_part",
+    "frame_from_parts",
+    "part_from_rows",
+]
+
+_STRINGS = pa.list_(pa.string())
+#: The type of every field of a decision record: the inputs of ``decide_routing``
+#: and the fields of the ``RoutingDecision`` it returns, in their order.
+FIELD_TYPES = {
+    "subject_domain": pa.string(),
+    "content_chars": pa.int64(),
+    "deterministic_keyword_hits": _STRINGS,
+    "self_declared_high_impact": pa.bool_(),
+    "self_declared_risk_flags": _STRINGS,
+    "confidence": pa.float64(),
+    "evidence_doc_count": pa.int64(),
+    "escalate_to_26b": pa.bool_(),
+    "escalation_reasons": _STRINGS,
+    "risk_flags": _STRINGS,
+    "high_impact_task": pa.bool_(),
+    "synthesis_directives": _STRINGS,
+    "subject_domain_used": pa.string(),
+    "used_fallback": pa.bool_(),
+}
+_INPUT_FIELDS = [(name, FIELD_TYPES[name]) for name in INPUT_COLUMNS]
+_OUTPUT_FIELDS = [(name, FIELD_TYPES[name]) for name in REPLAY_COLUMNS]
+_IDS = [("decision_id", pa.string()), ("policy_id", pa.string())]
+NORMAL_SCHEMA = pa.schema(
+    [
+        ("source_file", pa.string()),
+        ("source_line", pa.int64()),
+        *_IDS,
+        ("shape", pa.string()),
+        *_INPUT_FIELDS,
+        *((f"recorded_{name}", type_) for name, type_ in _OUTPUT_FIELDS),
+    ]
+)
+#: What the fast path expects of a nested and of a flat decision line.
+NESTED_LINE = pa.schema(
+    [*_IDS, ("inputs", pa.struct(_INPUT_FIELDS)), ("decision", pa.struct(_OUTPUT_FIELDS))]
+)
+FLAT_LINE = pa.schema([*_IDS, *_INPUT_FIELDS, *_OUTPUT_FIELDS])
+
+
+def part_from_rows(rows: Sequence[dict], where: Sequence[tuple[str, int]], extras: Sequence[dict]):
+    """A part from rows checked one by one (the exact path)."""
+    columns = {"source_file": [w[0] for w in where], "source_line": [w[1] for w in where]}
+    for field in list(NORMAL_SCHEMA)[2:]:
+        columns[field.name] = [row[field.name] for row in rows]
+    table = pa.Table.from_pydict(columns, schema=NORMAL_SCHEMA)
+    extra = pd.DataFrame.from_records(list(extras), index=pd.RangeIndex(len(rows)))
+    return table, extra.astype(object).where(extra.notna(), None)
+
+
+def _valid(column: pa.ChunkedArray, type_: pa.DataType) -> pa.ChunkedArray:
+    if column.type != type_ or column.null_count:
+        raise NotClean
+    if pa.types.is_list(type_) and pc.list_flatten(column).null_count:
+        raise NotClean
+    return column
+
+
+def _extras(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
+    lists = scalar_lists(columns)
+    return pd.DataFrame(
+        {name: pd.Series(values, dtype=object) for name, values in lists.items()},
+        index=pd.RangeIndex(n),
+    )
+
+
+def _piece(piece: JsonlPiece, nested: bool, first_keys: dict):
+    table = piece.table
+    n = table.num_rows
+    if nested != ("inputs" in table.column_names):
+        raise NotClean
+    if nested:
+        inputs, decision = table.column("inputs"), table.column("decision")
+        if inputs.null_count or decision.null_count:
+            raise NotClean
+
+        def field(section: str, name: str) -> pa.ChunkedArray:
+            return pc.struct_field(inputs if section == "inputs" else decision, name)
+
+        known_fields = {name for name, _ in _INPUT_FIELDS + _OUTPUT_FIELDS}
+        unknown = {
+            f"{section}.{name}": field(section, name)
+            for section, struct in (("inputs", inputs), ("decision", decision))
+            for name in order_like(
+                [f.name for f in struct.type if f.name not in known_fields],
+                first_keys.get(section, {}),
+            )
+        }
+        known = {"inputs", "decision", *(name for name, _ in _IDS)}
+    else:
+
+        def field(section: str, name: str) -> pa.ChunkedArray:
+            return table.column(name)
+
+        unknown = {}
+        known = {f.name for f in FLAT_LINE}
+    top = [name for name in table.column_names if name not in known]
+    unknown |= {name: table.column(name) for name in order_like(top, first_keys)}
+    columns = {
+        "source_file": pa.repeat(pa.scalar(piece.source_file, pa.string()), n),
+        "source_line": pa.array(piece.lines),
+        "decision_id": table.column("decision_id"),
+        "policy_id": table.column("policy_id"),
+        "shape": pa.repeat(pa.scalar("nested" if nested else "flat"), n),
+    }
+    for name, type_ in _INPUT_FIELDS:
+        columns[name] = _valid(field("inputs", name), type_)
+    for name, type_ in _OUTPUT_FIELDS:
+        columns[f"recorded_{name}"] = _valid(field("decision", name), type_)
+    for name in ("content_chars", "evidence_doc_count"):
+        if pc.any(pc.less(columns[name], 0)).as_py():
+            raise NotClean
+    confidence = columns["confidence"]
+    inside = pc.and_(pc.greater_equal(confidence, 0.0), pc.less_equal(confidence, 1.0))
+    if not_finite(confidence) or not pc.all(inside, min_count=0).as_py():
+        raise NotClean
+    normal = pa.Table.from_pydict(
+        {field.name: columns[field.name] for field in NORMAL_SCHEMA}, schema=NORMAL_SCHEMA
+    )
+    return normal, _extras(unknown, n)
+
+
+def arrow_part(path: Path, first_line: bytes):
+    """The fast path for one clean JSON Lines file of decisions, or None.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A JSON Lines file (gzip or not) whose first line is a decision.
+    first_line : bytes
+        That line, to choose the nested or the flat line schema.
+
+    Returns
+    -------
+    tuple of (pyarrow.Table, DataFrame) or None
+        A part for :func:`frame_from_parts`; None when any line is not plainly
+        valid and complete (the exact path then names the problem).
+    """
+    first_keys = key_order(first_line)
+    nested = "inputs" in first_keys and "decision" in first_keys
+    return read_parts(
+        path,
+        NESTED_LINE if nested else FLAT_LINE,
+        lambda piece: _piece(piece, nested, first_keys),
+    )
+
+
+def _column(column: pa.ChunkedArray, dtype) -> object:
+    if dtype == "str":
+        return string_series(column)
+    if dtype == "category":
+        return string_series(column).astype("category")
+    if isinstance(dtype, pd.ArrowDtype):
+        return pd.Series(pd.arrays.ArrowExtensionArray(column))
+    return pd.Series(column.to_numpy(), dtype=dtype)
+
+
+def frame_from_parts(parts: Sequence, dtypes: dict) -> pd.DataFrame:
+    """The ``decisions`` DataFrame from parts, with the given column dtypes."""
+    table = pa.concat_tables([part[0] for part in parts])
+    frame = pd.DataFrame(
+        {name: _column(table.column(name), dtype) for name, dtype in dtypes.items()}
+    )
+    extra = pd.concat([part[1] for part in parts], ignore_index=True)
+    if len(extra.columns):
+        extra = extra.astype(object).where(extra.notna(), None)
+        extra.columns = [f"extra.{c}" if c in frame.columns else c for c in extra.columns]
+        frame = pd.concat([frame, extra], axis=1)
+    return frame

@@ -1,0 +1,298 @@
+"""Reading and checking policy YAML: safe loading, the schema check, and error lines.
+
+:func:`check_policy` checks a parsed policy against the layout documented in
+:mod:`explicit_audit.policy` and returns it normalised (optional keys filled
+in); every problem is a :class:`~explicit_audit.PolicyError` naming the source
+and the dotted key. :func:`read_policy_yaml` parses a file with
+``yaml.safe_load`` and returns a function that adds the YAML line of a key to
+such an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import PolicyError
+
+__all__ = ["check_policy", "read_policy_yaml"]
+
+_INT64_MAX = 2**63 - 1
+_TOP_KEYS = {
+    "policy_id": False,
+    "description": False,
+    "escalation": True,
+    "subject_domains": True,
+    "fallback_domain": True,
+    "risk_flags": True,
+}
+_ESCALATION_KEYS = {
+    "context_char_cap_4b": True,
+    "escalate_on_multi_doc_count": True,
+    "confidence_threshold": True,
+}
+_DOMAIN_KEYS = {"high_impact": True, "default_risk_flags": False}
+_FALLBACK_KEYS = {"name": True, "high_impact": True, "default_risk_flags": False}
+_FLAG_KEYS = {"requires_26b": True, "synthesis_directive": False}
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }.get(type(value), type(value).__name__)
+
+
+def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise PolicyError.at(where, key or None, f"expected a mapping, got {_type_name(value)}")
+    for name in value:
+        if not isinstance(name, str):
+            raise PolicyError.at(where, key or None, f"key {name!r} is not a string")
+        if name not in spec:
+            known = ", ".join(spec)
+            path = f"{key}.{name}" if key else name
+            raise PolicyError.at(where, path, f"unknown key (known keys here: {known})")
+    for name, required in spec.items():
+        if required and name not in value:
+            path = f"{key}.{name}" if key else name
+            raise PolicyError.at(where, path, "is missing")
+    return value
+
+
+def _bool(value: Any, where: str, key: str) -> bool:
+    if type(value) is not bool:
+        raise PolicyError.at(where, key, f"expected true or false, got {_type_name(value)}")
+    return value
+
+
+def _count(value: Any, where: str, key: str) -> int:
+    if type(value) is not int:
+        raise PolicyError.at(where, key, f"expected a whole number, got {_type_name(value)}")
+    if not 0 <= value <= _INT64_MAX:
+        raise PolicyError.at(where, key, f"must be between 0 and 2**63-1, got {value}")
+    return value
+
+
+def _threshold(value: Any, where: str, key: str) -> float:
+    if type(value) not in (int, float):
+        raise PolicyError.at(where, key, f"expected a number in [0, 1], got {_type_name(value)}")
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise PolicyError.at(where, key, f"must lie in [0, 1], got {value}")
+    return float(value)
+
+
+def _text(value: Any, where: str, key: str, *, empty_ok: bool) -> str:
+    if not isinstance(value, str):
+        raise PolicyError.at(where, key, f"expected a string, got {_type_name(value)}")
+    if not value and not empty_ok:
+        raise PolicyError.at(where, key, "must not be empty")
+    return value
+
+
+def _flags(value: Any, where: str, key: str) -> list[str]:
+    if value is None:
+        value = []
+    if not isinstance(value, list):
+        raise PolicyError.at(where, key, f"expected a list of flag names, got {_type_name(value)}")
+    for index, flag in enumerate(value):
+        _text(flag, where, f"{key}[{index}]", empty_ok=False)
+    return list(value)
+
+
+def _domain(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[str, Any]:
+    value = _mapping(value, where, key, spec)
+    out: dict[str, Any] = {}
+    if "name" in spec:
+        out["name"] = _text(value["name"], where, f"{key}.name", empty_ok=False)
+    out["high_impact"] = _bool(value["high_impact"], where, f"{key}.high_impact")
+    flags_key = f"{key}.default_risk_flags"
+    out["default_risk_flags"] = _flags(value.get("default_risk_flags"), where, flags_key)
+    return out
+
+
+def check_policy(data: Any, where: str) -> dict[str, Any]:
+    """Check a parsed policy and return it normalised.
+
+    Parameters
+    ----------
+    data : Any
+        The parsed YAML (or a dict built in code).
+    where : str
+        The source, for messages.
+
+    Returns
+    -------
+    dict
+        The policy with ``default_risk_flags`` and ``synthesis_directive``
+        always present (``[]`` and ``None`` when left out).
+
+    Raises
+    ------
+    PolicyError
+    """
+    if data is None:
+        raise PolicyError.at(where, None, "the file is empty; expected a policy mapping")
+    top = _mapping(data, where, "", _TOP_KEYS)
+    out: dict[str, Any] = {}
+    if "policy_id" in top:
+        out["policy_id"] = _text(top["policy_id"], where, "policy_id", empty_ok=False)
+    if "description" in top:
+        out["description"] = _text(top["description"], where, "description", empty_ok=True)
+    escalation = _mapping(top["escalation"], where, "escalation", _ESCALATION_KEYS)
+    out["escalation"] = {
+        name: _count(escalation[name], where, f"escalation.{name}")
+        for name in ("context_char_cap_4b", "escalate_on_multi_doc_count")
+    }
+    out["escalation"]["confidence_threshold"] = _threshold(
+        escalation["confidence_threshold"], where, "escalation.confidence_threshold"
+    )
+    domains = top["subject_domains"]
+    if domains is None:
+        domains = {}
+    _mapping(domains, where, "subject_domains", dict.fromkeys(domains, False))
+    out["subject_domains"] = {
+        name: _domain(spec, where, f"subject_domains.{name}", _DOMAIN_KEYS)
+        for name, spec in domains.items()
+    }
+    out["fallback_domain"] = _domain(
+        top["fallback_domain"], where, "fallback_domain", _FALLBACK_KEYS
+    )
+    flags = top["risk_flags"]
+    if flags is None:
+        flags = {}
+    _mapping(flags, where, "risk_flags", dict.fromkeys(flags, False))
+    out["risk_flags"] = {}
+    for name, spec in flags.items():
+        key = f"risk_flags.{name}"
+        spec = _mapping(spec, where, key, _FLAG_KEYS)
+        directive = spec.get("synthesis_directive")
+        if directive is not None:
+            _text(directive, where, f"{key}.synthesis_directive", empty_ok=True)
+        out["risk_flags"][name] = {
+            "requires_26b": _bool(spec["requires_26b"], where, f"{key}.requires_26b"),
+            "synthesis_directive": directive or None,
+        }
+    return out
+
+
+def _key_line(node: yaml.Node | None, key: str | None) -> int | None:
+    """The 1-based line of a dotted key in a composed YAML tree (its closest known parent)."""
+    if node is None or not key:
+        return None
+    line = None
+    for part in key.replace("[", ".[").split("."):
+        if part.startswith("[") and isinstance(node, yaml.SequenceNode):
+            index = int(part[1:-1])
+            if index >= len(node.value):
+                break
+            node = node.value[index]
+            line = node.start_mark.line + 1
+            continue
+        if not isinstance(node, yaml.MappingNode):
+            break
+        match = next((pair for pair in node.value if pair[0].value == part), None)
+        if match is None:
+            break
+        line = match[0].start_mark.line + 1
+        node = match[1]
+    return line
+
+
+class _StrictSafeLoader(yaml.SafeLoader):
+    """Safe loading that also refuses a key written twice in one mapping.
+
+    Plain safe loading keeps the last of two equal keys, so a policy that
+    says ``policy_id`` twice would silently be the second.
+    """
+
+
+def _mapping_without_duplicates(loader: _StrictSafeLoader, node: yaml.MappingNode, deep=False):
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+        except TypeError:  # an unhashable key: the constructor below says so
+            break
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping",
+                node.start_mark,
+                f"found the key {key!r} twice",
+                key_node.start_mark,
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictSafeLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
+)
+
+
+def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyError]]:
+    """Parse a policy file with safe loading (duplicate keys refused).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+
+    Returns
+    -------
+    data : Any
+        The parsed document.
+    locate : callable
+        ``locate(error) -> error``: the same PolicyError with the line of its key.
+
+    Raises
+    ------
+    PolicyError
+        When the file cannot be read or parsed, or uses a Python tag.
+    """
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError.at(where, None, f"cannot read the file ({exc})") from None
+    try:
+        # A subclass of SafeLoader: never builds Python objects.
+        data = yaml.load(text, Loader=_StrictSafeLoader)
+    except RecursionError:
+        raise PolicyError.at(where, None, "is nested too deeply to be a policy") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = str(getattr(exc, "problem", "") or exc)
+        if "python/" in problem:
+            tag = problem.split("tag", 1)[-1].strip(" '").replace("tag:yaml.org,2002:", "!!")
+            reason = (
+                f"uses the Python tag {tag!r}; policies are plain YAML, read with safe "
+                "loading, which never builds Python objects: remove the tag"
+            )
+        else:
+            reason = f"is not valid YAML ({problem.strip()})"
+        raise PolicyError.at(where, None, reason, line) from None
+
+    def locate(error: PolicyError) -> PolicyError:
+        key = error.key
+        if not key or error.source_line:
+            return error
+        try:
+            tree = yaml.compose(text, Loader=yaml.SafeLoader)
+        except (yaml.YAMLError, RecursionError):
+            return error
+        line = _key_line(tree, key)
+        return PolicyError.at(where, key, error.reason, line) if line else error
+
+    return data, locate

@@ -1,0 +1,231 @@
+"""Routing decisions (hyungi document server): loading them into ``decisions``.
+
+One record per decision, nested ``{"decision_id", "policy_id", "inputs": {...},
+"decision": {...}}`` or flat (the input and decision fields side by side at the
+top level), as in FORMATS.md section 4. Inputs and recorded outputs become
+separate columns: the recorded outputs carry the prefix ``recorded_``, so that
+a replayed decision (:func:`~explicit_audit.replay`) sits beside them without
+a clash.
+
+``decisions`` columns:
+
+=============================  ============  ==============================================
+column                         dtype         meaning
+=============================  ============  ==============================================
+source_file                    str           file the record came from
+source_line                    int64         1-based line where the record starts
+decision_id                    str           the record's ``decision_id``; missing if absent
+policy_id                      category      the policy the decision says it followed
+shape                          category      nested / flat
+subject_domain                 category      input: the domain upstream matched
+content_chars                  int64         input: characters given to the 4B model
+deterministic_keyword_hits     list<string>  input: keyword matches
+self_declared_high_impact      bool          input: the 4B model's high-impact declaration
+self_declared_risk_flags       list<string>  input: flags the 4B model declared
+confidence                     float64       input: the 4B model's confidence, in [0, 1]
+evidence_doc_count             int64         input: documents the answer draws on
+recorded_escalate_to_26b       bool          recorded: escalated to the 26B model
+recorded_escalation_reasons    list<string>  recorded: reasons, in recorded order
+recorded_risk_flags            list<string>  recorded: risk flags
+recorded_high_impact_task      bool          recorded: high impact
+recorded_synthesis_directives  list<string>  recorded: directives
+recorded_subject_domain_used   category      recorded: the domain applied
+recorded_used_fallback         bool          recorded: the fallback domain was used
+=============================  ============  ==============================================
+
+Inputs ``decide_routing`` gives a default may be left out and take that
+default: no keyword hits, no self-declared high impact or flags, confidence
+1.0, no evidence documents; so may ``used_fallback`` (false), as in
+``RoutingDecision``. ``subject_domain`` and ``content_chars`` and every other
+decision field are required. A record is rejected, naming the field, when a
+count is negative or not a whole number, the confidence is not a number in
+[0, 1] (NaN included), a list is given as a string or holds a non-string, or a
+boolean is not ``true``/``false``. Other keys are kept: top-level ones under
+their own name (``extra.<key>`` if the name is taken by a column above),
+keys inside ``inputs``/``decision`` as ``inputs.<key>`` / ``decision.<key>``.
+
+A clean JSON Lines file (every field present, not null and valid) is read by
+the columnar fast path of :mod:`explicit_audit._decision_arrow`; anything else
+value by value. Both give the same rows, in file order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from .._core.records import KindTables, RawValue, RecordKind, excerpt, segments, sort_out
+from ._arrow import FIELD_TYPES, arrow_part, frame_from_parts, part_from_rows
+from ._lists import LIST_OF_STRINGS
+from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
+
+__all__ = ["COLUMN_DTYPES", "KIND"]
+
+_INPUT_DEFAULTS: dict[str, Any] = {
+    "deterministic_keyword_hits": [],
+    "self_declared_high_impact": False,
+    "self_declared_risk_flags": [],
+    "confidence": 1.0,
+    "evidence_doc_count": 0,
+}
+_INPUTS = INPUT_COLUMNS
+_OUTPUTS = tuple(REPLAY_COLUMNS)
+# What each field must hold, read off the one table of field types.
+_LISTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_list(type_)}
+_BOOLS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_boolean(type_)}
+_COUNTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_integer(type_)}
+_STRINGS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_string(type_)}
+_INT64_MAX = 2**63 - 1
+_IDS = ("decision_id", "policy_id")
+
+#: Column name -> dtype of the ``decisions`` table (extra columns follow these).
+COLUMN_DTYPES: dict[str, Any] = {
+    "source_file": "str",
+    "source_line": "int64",
+    "decision_id": "str",
+    "policy_id": "category",
+    "shape": "category",
+    "subject_domain": "category",
+    "content_chars": "int64",
+    "deterministic_keyword_hits": LIST_OF_STRINGS,
+    "self_declared_high_impact": "bool",
+    "self_declared_risk_flags": LIST_OF_STRINGS,
+    "confidence": "float64",
+    "evidence_doc_count": "int64",
+    "recorded_escalate_to_26b": "bool",
+    "recorded_escalation_reasons": LIST_OF_STRINGS,
+    "recorded_risk_flags": LIST_OF_STRINGS,
+    "recorded_high_impact_task": "bool",
+    "recorded_synthesis_directives": LIST_OF_STRINGS,
+    "recorded_subject_domain_used": "category",
+    "recorded_used_fallback": "bool",
+}
+
+
+class _Unfit(ValueError):
+    """A claimed record does not fit; the message names the field."""
+
+
+def matches(value: Any) -> bool:
+    """Whether a parsed JSON value is a routing decision record (nested or flat)."""
+    if not isinstance(value, dict):
+        return False
+    if "inputs" in value and "decision" in value:
+        return True
+    return "subject_domain" in value and "escalate_to_26b" in value
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {excerpt(value, 40)!r}"
+    return {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _field(name: str, value: Any, path: str) -> Any:
+    """Check one input or output field; return the value to store."""
+    if name in _LISTS:
+        if isinstance(value, str):
+            raise _Unfit(f"{path}: expected a list of strings, got a string {value!r}")
+        if not isinstance(value, list):
+            raise _Unfit(f"{path}: expected a list of strings, got {_describe(value)}")
+        for item in value:
+            if not isinstance(item, str):
+                raise _Unfit(f"{path}: expected a list of strings, holds {_describe(item)}")
+        return value
+    if name in _BOOLS:
+        if not isinstance(value, bool):
+            raise _Unfit(f"{path}: expected true or false, got {_describe(value)}")
+        return value
+    if name in _COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Unfit(f"{path}: expected a whole number, got {_describe(value)}")
+        if not 0 <= value <= _INT64_MAX:
+            raise _Unfit(f"{path}: a count cannot be negative or above 2**63-1, got {value}")
+        return value
+    if name == "confidence":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Unfit(f"{path}: expected a number in [0, 1], got {_describe(value)}")
+        if not (math.isfinite(value) and 0 <= value <= 1):
+            raise _Unfit(f"{path}: must be a number in [0, 1], got {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        raise _Unfit(f"{path}: expected a string, got {_describe(value)}")
+    return value
+
+
+def _section(part: Any, names: Sequence[str], prefix: str, defaults: dict) -> tuple[dict, dict]:
+    """Check the fields of one section; return them and the section's unknown keys."""
+    row: dict[str, Any] = {}
+    for name in names:
+        if name in part:
+            row[name] = _field(name, part[name], prefix + name)
+        elif name in defaults:
+            row[name] = defaults[name]
+        else:
+            raise _Unfit(f"{prefix}{name}: missing (a required field)")
+    extras = {key: item for key, item in part.items() if key not in names}
+    return row, extras
+
+
+def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
+    nested = "inputs" in value and "decision" in value
+    for key in _IDS:
+        item = value.get(key)
+        if item is not None and not isinstance(item, str):
+            raise _Unfit(f"{key}: expected a string, got {_describe(item)}")
+    row = {
+        "decision_id": value.get("decision_id"),
+        "policy_id": value.get("policy_id"),
+        "shape": "nested" if nested else "flat",
+    }
+    output_defaults = {"used_fallback": False}
+    if nested:
+        for key in ("inputs", "decision"):
+            if not isinstance(value[key], dict):
+                raise _Unfit(f"{key}: expected an object, got {_describe(value[key])}")
+        inputs, input_extras = _section(value["inputs"], _INPUTS, "inputs.", _INPUT_DEFAULTS)
+        outputs, output_extras = _section(value["decision"], _OUTPUTS, "decision.", output_defaults)
+        extras = {f"inputs.{key}": item for key, item in input_extras.items()}
+        extras |= {f"decision.{key}": item for key, item in output_extras.items()}
+        top = {k: v for k, v in value.items() if k not in ("inputs", "decision", *_IDS)}
+    else:
+        inputs, _ = _section(value, _INPUTS, "", _INPUT_DEFAULTS)
+        outputs, _ = _section(value, _OUTPUTS, "", output_defaults)
+        extras = {}
+        top = {k: v for k, v in value.items() if k not in (*_INPUTS, *_OUTPUTS, *_IDS)}
+    row |= inputs
+    row |= {f"recorded_{name}": item for name, item in outputs.items()}
+    return row, extras | top
+
+
+def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+    parts, rejected = [], []
+    for what, segment in segments(values, columnar) or [("values", [])]:
+        if what == "part":
+            parts.append(segment)
+            continue
+        kept, misfits = sort_out(segment, "decisions", _row, _Unfit, text_only=True)
+        rows = [row for _, (row, _) in kept]
+        where = [(item.source_file, item.source_line) for item, _ in kept]
+        parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))
+        rejected.extend(misfits)
+    return KindTables({"decisions": frame_from_parts(parts, COLUMN_DTYPES)}, rejected)
+
+
+KIND = RecordKind(
+    name="decisions",
+    tables=("decisions",),
+    matches=matches,
+    build=_build,
+    arrow_build=arrow_part,
+)
+"""The routing-decision record kind, for :func:`explicit_audit.load`."""

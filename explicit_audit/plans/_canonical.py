@@ -1,0 +1,344 @@
+"""arborist's ``RetrievalPlan.canonical()`` and ``retrieval_plan_hash``, mirrored.
+
+A written plan comes in one of two shapes (``shared/FORMATS.md`` section 2):
+
+- canonical: the output of ``RetrievalPlan.canonical()``, with the MT fields
+  in an ``mt`` object that is present only when an MT field is set;
+- flat: ``dataclasses.asdict(plan)``, with ``mt_engine``, ``mt_manifest_hash``
+  and ``source_lang`` as top-level keys.
+
+Either is read back into the dataclass's eight fields, a missing field taking
+the dataclass default, exactly as ``RetrievalPlan(**fields)`` would. The
+canonical dict is then built with the seed's own expressions, so its coercions
+hold here too: ``keywords or ""`` (None, ``false``, ``0`` become ``""``),
+``int()`` on the three counts (``true`` is 1, ``8.9`` is 8, ``" 8 "`` is 8,
+``"8.0"`` raises), ``list()`` on ``shard_ids`` (a string splits into its
+characters, an object into its keys). Where the seed would raise, or where the
+written plan is not a shape any producer writes (an unknown key, both the
+``mt`` object and flat MT keys, ``mt`` not an object), :class:`PlanError` says
+so and names the field.
+
+Two routes give the same text. :func:`canonical_text` takes the fast route for
+the shapes producers write (exact types, all fields present): the canonical
+keys are fixed, so the sorted text is formatted directly, each string escaped
+by the C encoder ``json.dumps`` itself uses with ``ensure_ascii=True`` (which
+writes astral characters as surrogate pairs). Anything else takes the slow
+route: the seed's dict, then the seed's ``json.dumps`` call. For a ``NaN``
+inside the keywords (possible only from Python, never from a file) the seed
+writes ``NaN`` and so does this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import AuditError
+
+__all__ = [
+    "CORE_FIELDS",
+    "FLAT_MT_FIELDS",
+    "MT_KEYS",
+    "PlanError",
+    "canonical_text",
+    "dataclass_fields",
+    "digest",
+    "digests",
+    "seed_canonical",
+]
+
+CORE_FIELDS = ("retrieval_keywords", "top_k", "over_fetch", "max_context_chars", "shard_ids")
+#: flat field name -> key inside the canonical ``mt`` object
+FLAT_MT_FIELDS = {
+    "mt_engine": "engine",
+    "mt_manifest_hash": "manifest_hash",
+    "source_lang": "source_lang",
+}
+MT_KEYS = ("engine", "manifest_hash", "source_lang")
+_DEFAULTS = {
+    "retrieval_keywords": "",
+    "top_k": 0,
+    "over_fetch": 0,
+    "max_context_chars": 0,
+    "shard_ids": (),
+    "mt_engine": "",
+    "mt_manifest_hash": "",
+    "source_lang": "",
+}
+_KNOWN_KEYS = frozenset(CORE_FIELDS) | frozenset(FLAT_MT_FIELDS) | {"mt"}
+_escape = json.encoder.encode_basestring_ascii
+_sha256 = hashlib.sha256
+
+
+class PlanError(AuditError):
+    """A written plan the seed would not hash, or a shape no producer writes.
+
+    Attributes
+    ----------
+    field : str
+        Dotted path of the offending field (``"retrieval_plan.top_k"``).
+    reason : str
+        What is wrong with it.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def dataclass_fields(plan: Any) -> tuple[dict[str, Any], str, list[str]]:
+    """Read a written plan back into ``RetrievalPlan``'s eight fields.
+
+    Returns
+    -------
+    fields : dict
+        Field name -> value as written (the dataclass default when missing).
+    shape : {"canonical", "flat"}
+        ``"flat"`` when any flat MT key is present.
+    missing : list of str
+        The fields that were not written.
+
+    Raises
+    ------
+    PlanError
+        For a plan that is not an object, an unknown key, a mixed shape, or an
+        ``mt`` that is not an object.
+    """
+    if not isinstance(plan, Mapping):
+        raise PlanError(
+            "retrieval_plan", f"is {type(plan).__name__} {_describe(plan)}, not an object"
+        )
+    unknown = [key for key in plan if key not in _KNOWN_KEYS]
+    if unknown:
+        raise PlanError(
+            f"retrieval_plan.{unknown[0]}",
+            "is not a field of arborist's RetrievalPlan, and canonical() would drop it from "
+            "the hash, so the recorded hash cannot vouch for it",
+        )
+    flat_keys = [key for key in FLAT_MT_FIELDS if key in plan]
+    if "mt" in plan and flat_keys:
+        raise PlanError(
+            "retrieval_plan.mt",
+            f"the canonical 'mt' object and the flat key {flat_keys[0]!r} are both present; "
+            "a producer writes one shape or the other",
+        )
+    fields = {name: plan[name] if name in plan else _DEFAULTS[name] for name in CORE_FIELDS}
+    missing = [name for name in CORE_FIELDS if name not in plan]
+    if "mt" in plan:
+        block = plan["mt"]
+        if not isinstance(block, Mapping):
+            raise PlanError(
+                "retrieval_plan.mt",
+                f"is {type(block).__name__} {_describe(block)}; canonical() writes an object "
+                "or leaves the key out",
+            )
+        unknown = [key for key in block if key not in MT_KEYS]
+        if unknown:
+            raise PlanError(
+                f"retrieval_plan.mt.{unknown[0]}",
+                "is not one of engine, manifest_hash, source_lang",
+            )
+        for flat, key in FLAT_MT_FIELDS.items():
+            fields[flat] = block[key] if key in block else ""
+            if key not in block:
+                missing.append(f"mt.{key}")
+        return fields, "canonical", missing
+    for flat in FLAT_MT_FIELDS:
+        fields[flat] = plan[flat] if flat in plan else ""
+        if flat_keys and flat not in plan:
+            missing.append(flat)
+    return fields, ("flat" if flat_keys else "canonical"), missing
+
+
+def _as_int(name: str, value: Any, notes: list[str]) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise PlanError(
+            f"retrieval_plan.{name}",
+            f"{_describe(value)} is not accepted by int(); the seed's canonical() would raise "
+            f"{type(exc).__name__} ({exc})",
+        ) from None
+    if type(value) is not int:
+        notes.append(f"{name}: {_describe(value)} -> {number} by int()")
+    return number
+
+
+def seed_canonical(fields: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``RetrievalPlan(**fields).canonical()``, with notes on each coercion made.
+
+    Returns
+    -------
+    canonical : dict
+        In the seed's insertion order.
+    notes : list of str
+        One line per value the seed's expressions changed.
+
+    Raises
+    ------
+    PlanError
+        Where the seed's ``int()`` or ``list()`` would raise.
+    """
+    notes: list[str] = []
+    keywords = fields["retrieval_keywords"]
+    if type(keywords) is not str:
+        notes.append(
+            f"retrieval_keywords: {_describe(keywords)} is not a string; hashed as "
+            f'{_describe(keywords or "")} (the seed\'s `or ""`)'
+        )
+    out: dict[str, Any] = {"retrieval_keywords": keywords or ""}
+    for name in ("top_k", "over_fetch", "max_context_chars"):
+        out[name] = _as_int(name, fields[name], notes)
+    shard_ids = fields["shard_ids"]
+    try:
+        out["shard_ids"] = list(shard_ids)
+    except TypeError as exc:
+        raise PlanError(
+            "retrieval_plan.shard_ids",
+            f"{_describe(shard_ids)} is not accepted by list(); the seed's canonical() would "
+            f"raise TypeError ({exc})",
+        ) from None
+    if not isinstance(shard_ids, list | tuple):
+        notes.append(
+            f"shard_ids: {_describe(shard_ids)} -> {_describe(out['shard_ids'])} by list()"
+        )
+    elif not set(map(type, shard_ids)) <= {str}:
+        notes.append("shard_ids: holds values that are not strings; hashed as written")
+    engine, manifest, lang = fields["mt_engine"], fields["mt_manifest_hash"], fields["source_lang"]
+    for name in FLAT_MT_FIELDS:
+        if type(fields[name]) is not str:
+            state = "set" if fields[name] else "unset"
+            notes.append(f"{name}: {_describe(fields[name])} is not a string (counts as {state})")
+    if engine or manifest or lang:
+        out["mt"] = {
+            "engine": engine or "",
+            "manifest_hash": manifest or "",
+            "source_lang": lang or "",
+        }
+    return out, notes
+
+
+def _seed_dumps(canonical: dict[str, Any]) -> str:
+    try:
+        return json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise PlanError("retrieval_plan", f"the seed's json.dumps would raise ({exc})") from None
+
+
+def _mt_text(engine: Any, manifest: Any, lang: Any) -> str | None:
+    if type(engine) is not str or type(manifest) is not str or type(lang) is not str:
+        return None
+    if not (engine or manifest or lang):
+        return ""
+    return (
+        f'"mt":{{"engine":{_escape(engine)},"manifest_hash":{_escape(manifest)},'
+        f'"source_lang":{_escape(lang)}}},'
+    )
+
+
+# Escaped pieces that recur from plan to plan (shard sets, MT engines), keyed
+# by the tuple of strings they were made from. A key holds strings only (a
+# piece is stored only once every value escaped as a string), and a string
+# never equals a non-string, so a lookup cannot return another value's text.
+_SHARD_TEXT: dict[tuple, str] = {}
+_MT_PIECE: dict[tuple, str] = {}
+_CACHE_LIMIT = 1 << 16
+
+
+def _fast_text(plan: Any) -> str | None:
+    """The canonical text for the shapes producers write, or None."""
+    if type(plan) is not dict:
+        return None
+    try:
+        keywords = plan["retrieval_keywords"]
+        top_k = plan["top_k"]
+        over_fetch = plan["over_fetch"]
+        max_chars = plan["max_context_chars"]
+        shard_ids = plan["shard_ids"]
+        if (
+            type(keywords) is not str
+            or type(top_k) is not int
+            or type(over_fetch) is not int
+            or type(max_chars) is not int
+            or type(shard_ids) is not list
+        ):
+            return None
+        size = len(plan)
+        if size == 5:
+            mt = ""
+        else:
+            if size == 6:
+                block = plan["mt"]
+                if type(block) is not dict or len(block) != 3:
+                    return None
+                key = (block["engine"], block["manifest_hash"], block["source_lang"])
+            elif size == 8:
+                key = (plan["mt_engine"], plan["mt_manifest_hash"], plan["source_lang"])
+            else:
+                return None
+            mt = _MT_PIECE.get(key)
+            if mt is None:
+                mt = _mt_text(*key)
+                if mt is None:
+                    return None
+                if len(_MT_PIECE) < _CACHE_LIMIT:
+                    _MT_PIECE[key] = mt
+        key = tuple(shard_ids)
+        shards = _SHARD_TEXT.get(key)
+        if shards is None:
+            shards = ",".join(map(_escape, shard_ids))
+            if len(_SHARD_TEXT) < _CACHE_LIMIT:
+                _SHARD_TEXT[key] = shards
+        return (
+            f'{{"max_context_chars":{max_chars},{mt}"over_fetch":{over_fetch},'
+            f'"retrieval_keywords":{_escape(keywords)},"shard_ids":[{shards}],"top_k":{top_k}}}'
+        )
+    except (KeyError, TypeError, ValueError):
+        # A missing key, an unhashable or non-string value, an integer too long
+        # for str(): the slow route decides.
+        return None
+
+
+def digests(plans: Sequence[Any]) -> list[str | None]:
+    """SHA-256 hex of each plan's canonical text; None where the seed would not hash it."""
+    sha256 = _sha256
+    texts = list(map(_fast_text, plans))
+    out = [None if t is None else sha256(t.encode("utf-8")).hexdigest() for t in texts]
+    for index in [i for i, text in enumerate(texts) if text is None]:
+        try:
+            out[index] = digest(plans[index])
+        except PlanError:
+            out[index] = None
+    return out
+
+
+def canonical_text(plan: Any) -> str:
+    """The exact text the seed hashes for a written plan (either shape).
+
+    Raises
+    ------
+    PlanError
+        Where the seed would raise, or the plan is no producer's shape.
+    """
+    text = _fast_text(plan)
+    if text is not None:
+        return text
+    fields, _shape, _missing = dataclass_fields(plan)
+    canonical, _notes = seed_canonical(fields)
+    return _seed_dumps(canonical)
+
+
+def digest(plan: Any) -> str:
+    """SHA-256 hex of :func:`canonical_text`, as ``retrieval_plan_hash`` computes it."""
+    text = _fast_text(plan)
+    if text is None:
+        text = canonical_text(plan)
+    return _sha256(text.encode("utf-8")).hexdigest()

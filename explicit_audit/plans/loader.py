@@ -1,0 +1,170 @@
+"""Retrieval plans (arborist): loading them, and rebuilding ``retrieval_plan_hash``.
+
+A plan record is ``{"run_id", "retrieval_plan", "retrieval_plan_hash", ...}``
+(``shared/FORMATS.md`` section 2), its plan in the canonical shape or the flat
+dataclass shape. The hash is rebuilt from the plan exactly as written (kept in
+the ``plan`` column), never from the flattened columns: pandas would turn an
+integer column with one gap into floats.
+
+``plans`` columns:
+
+======================  ============  ===================================================
+column                  dtype         meaning
+======================  ============  ===================================================
+source_file             str           file the record came from
+source_line             int64         1-based line where the record starts
+run_id                  str           the run; <NA> when not written
+retrieval_plan_hash     str           the recorded hash, as written
+plan_shape              category      canonical (``mt`` object) / flat (``mt_*`` keys)
+retrieval_keywords      str           keywords as hashed; <NA> when not a string
+keywords_non_ascii      boolean       keywords hold a non-ASCII character
+top_k                   Int64         ``int(top_k)``, as the seed hashes it (<NA> past 64 bits)
+over_fetch              Int64         ``int(over_fetch)``
+max_context_chars       Int64         ``int(max_context_chars)``
+shard_ids               list<string>  ``list(shard_ids)``; <NA> when not all strings
+has_mt                  boolean       the hash includes an MT block (an MT field is set)
+mt_engine               category      MT engine; <NA> without an MT block
+mt_manifest_hash        str           MT manifest hash; <NA> without an MT block
+source_lang             category      query language before MT; <NA> without an MT block
+seed_coercions          str           what the seed's canonical() changed; <NA> for none
+plan                    object        the ``retrieval_plan`` object exactly as written
+(other keys)            inferred      any other key of the record, e.g. ``question_hash``;
+                                      ``record.<key>`` if the name is taken above
+======================  ============  ===================================================
+
+A record is rejected, naming the field, when ``retrieval_plan`` or
+``retrieval_plan_hash`` is missing, the hash is not a string, or the plan is
+one the seed would not hash (``top_k: "8.0"``: ``int()`` raises; ``shard_ids:
+null``: ``list()`` raises) or no producer writes (an unknown key, both shapes
+at once). Coercions the seed does make (``top_k: "8"``, ``true``, ``8.9``) load
+and are listed in ``seed_coercions``. A hash that is a string but not 64
+lowercase hex characters loads, and :func:`verify_plans` reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from .._core.columns import extra_columns, text_safe_series
+from .._core.records import KindTables, RawValue, RecordKind, sort_out
+from ._canonical import (
+    PlanError,
+    dataclass_fields,
+    seed_canonical,
+)
+
+__all__ = ["KIND"]
+
+_RECORD_KEYS = ("run_id", "retrieval_plan", "retrieval_plan_hash")
+_LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
+_COLUMN_DTYPES = {
+    "source_file": "str",
+    "source_line": "int64",
+    "run_id": "str",
+    "retrieval_plan_hash": "str",
+    "plan_shape": pd.CategoricalDtype(["canonical", "flat"]),
+    "retrieval_keywords": "str",
+    "keywords_non_ascii": "boolean",
+    "top_k": "Int64",
+    "over_fetch": "Int64",
+    "max_context_chars": "Int64",
+    "shard_ids": _LIST_OF_STRINGS,
+    "has_mt": "boolean",
+    "mt_engine": "category",
+    "mt_manifest_hash": "str",
+    "source_lang": "category",
+    "seed_coercions": "str",
+    "plan": "object",
+}
+
+
+def _matches(value: dict) -> bool:
+    return "retrieval_plan" in value or "retrieval_plan_hash" in value
+
+
+def _text_or_na(value: Any) -> Any:
+    return value if type(value) is str else pd.NA
+
+
+def _int64_or_na(number: int) -> Any:
+    # The seed hashes any int; the column holds 64 bits (the plan column keeps all).
+    return number if -(2**63) <= number < 2**63 else pd.NA
+
+
+def _row(value: dict) -> dict[str, Any]:
+    """One record's columns; raises PlanError naming the field that does not fit."""
+    for key in ("retrieval_plan", "retrieval_plan_hash"):
+        if value.get(key) is None:
+            what = "is missing" if key not in value else "is null"
+            raise PlanError(key, f"{what}; a plan record carries the plan and its hash")
+    recorded = value["retrieval_plan_hash"]
+    if not isinstance(recorded, str):
+        raise PlanError(
+            "retrieval_plan_hash", f"is {type(recorded).__name__}, not a 64-hex-character string"
+        )
+    run_id = value.get("run_id")
+    if run_id is not None and not isinstance(run_id, str):
+        raise PlanError("run_id", f"is {type(run_id).__name__}, not a string")
+    plan = value["retrieval_plan"]
+    fields, shape, missing = dataclass_fields(plan)
+    canonical, notes = seed_canonical(fields)
+    notes = [f"{name} missing -> dataclass default" for name in missing] + notes
+    keywords = _text_or_na(canonical["retrieval_keywords"])
+    shard_ids = canonical["shard_ids"]
+    mt = canonical.get("mt")
+    return {
+        "run_id": run_id if run_id is not None else pd.NA,
+        "retrieval_plan_hash": recorded,
+        "plan_shape": shape,
+        "retrieval_keywords": keywords,
+        "keywords_non_ascii": pd.NA if keywords is pd.NA else not keywords.isascii(),
+        "top_k": _int64_or_na(canonical["top_k"]),
+        "over_fetch": _int64_or_na(canonical["over_fetch"]),
+        "max_context_chars": _int64_or_na(canonical["max_context_chars"]),
+        "shard_ids": shard_ids if set(map(type, shard_ids)) <= {str} else None,
+        "has_mt": mt is not None,
+        "mt_engine": pd.NA if mt is None else _text_or_na(mt["engine"]),
+        "mt_manifest_hash": pd.NA if mt is None else _text_or_na(mt["manifest_hash"]),
+        "source_lang": pd.NA if mt is None else _text_or_na(mt["source_lang"]),
+        "seed_coercions": "; ".join(notes) if notes else pd.NA,
+        "plan": plan,
+    }
+
+
+def _frame(
+    rows: list[dict[str, Any]], where: list[tuple[str, int]], extras: list[dict]
+) -> pd.DataFrame:
+    columns: dict[str, Any] = {
+        "source_file": [w[0] for w in where],
+        "source_line": [w[1] for w in where],
+    }
+    for name in list(_COLUMN_DTYPES)[2:]:
+        columns[name] = [row[name] for row in rows]
+    frame = pd.DataFrame(
+        {
+            name: pd.Series(data, dtype=object)
+            if name == "plan"
+            else text_safe_series(data, _COLUMN_DTYPES[name])
+            for name, data in columns.items()
+        }
+    )
+    if any(extras):
+        extra = extra_columns(extras, frame.index)
+        extra.columns = [f"record.{c}" if c in frame.columns else c for c in extra.columns]
+        frame = pd.concat([frame, extra], axis=1)
+    return frame
+
+
+def _build(values: Sequence[RawValue]) -> KindTables:
+    kept, rejected = sort_out(values, "plans", _row, PlanError)
+    rows = [row for _, row in kept]
+    where = [(item.source_file, item.source_line) for item, _ in kept]
+    extras = [{k: v for k, v in item.value.items() if k not in _RECORD_KEYS} for item, _ in kept]
+    return KindTables({"plans": _frame(rows, where, extras)}, rejected)
+
+
+KIND = RecordKind(name="plans", tables=("plans",), matches=_matches, build=_build)

@@ -1,0 +1,242 @@
+"""Receipts read value by value: shape test, validation, normalisation.
+
+This is the exact path: every value is checked field by field, and one that
+does not fit becomes a Rejection naming the field. The columnar path in
+:mod:`explicit_audit._receipt_arrow` must give the same rows for clean input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from .._core.columns import typed_columns
+from .._core.records import RawValue, sort_out
+from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
+
+__all__ = ["extras_frame", "matches", "normalise_values"]
+
+_NULLABLE = frozenset({"query", "activeSpace", "relevanceThreshold"})
+_OUTCOMES = {"hit": "hit", "miss": "miss", "failed": "failed", "failure": "failed"}
+
+
+class _Misfit(Exception):
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field} {problem}")
+
+
+def matches(value: dict) -> bool:
+    """Whether a parsed JSON object has one of the three receipt line shapes."""
+    if isinstance(value.get("receipt"), dict):
+        return "status" in value or "kind" in value or "schema_version" in value
+    return "schemaVersion" in value and (
+        "scope" in value or "withheld" in value or "locatorUris" in value
+    )
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _string(value: Any, field: str, nullable: bool = False) -> str | None:
+    if isinstance(value, str) or (nullable and value is None):
+        return value
+    raise _Misfit(
+        field, f"must be a string{' or null' if nullable else ''}, got {_describe(value)}"
+    )
+
+
+def _strings(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list):
+        raise _Misfit(field, f"must be an array of strings, got {_describe(value)}")
+    for index, item in enumerate(value):
+        _string(item, f"{field}[{index}]")
+    return value
+
+
+def _integer(value: Any, field: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(2**63) <= value < 2**63:
+            return value
+        raise _Misfit(field, f"is {value}, beyond the 64-bit integers the table holds")
+    raise _Misfit(field, f"must be an integer, got {_describe(value)}")
+
+
+def _number(value: Any, field: str, nullable: bool = False) -> float | None:
+    if value is None and nullable:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    raise _Misfit(
+        field, f"must be a finite number{' or null' if nullable else ''}, got {_describe(value)}"
+    )
+
+
+def _choice(value: Any, field: str, allowed: Sequence[str]) -> str:
+    if value in allowed and isinstance(value, str):
+        return value
+    raise _Misfit(field, f"must be one of {', '.join(allowed)}, got {_describe(value)}")
+
+
+def _exposed(value: Any, field: str) -> list[dict]:
+    if not isinstance(value, list):
+        raise _Misfit(field, f"must be an array, got {_describe(value)}")
+    out = []
+    for index, item in enumerate(value):
+        at = f"{field}[{index}]"
+        if not isinstance(item, dict):
+            raise _Misfit(at, f"must be an object, got {_describe(item)}")
+        for key in ("recordId", "sourceUri", "relativePath", "sourceClasses"):
+            if key not in item:
+                raise _Misfit(f"{at}.{key}", "is missing")
+        out.append(
+            {
+                "recordId": _string(item["recordId"], f"{at}.recordId"),
+                "sourceUri": _string(item["sourceUri"], f"{at}.sourceUri"),
+                "relativePath": _string(item["relativePath"], f"{at}.relativePath"),
+                "sourceClasses": _strings(item["sourceClasses"], f"{at}.sourceClasses"),
+                "score": _number(item.get("score"), f"{at}.score", nullable=True),
+            }
+        )
+    return out
+
+
+def _receipt(receipt: Any, prefix: str) -> dict[str, Any]:
+    if not isinstance(receipt, dict):
+        raise _Misfit(prefix.rstrip("."), f"must be an object, got {_describe(receipt)}")
+    for key in RECEIPT_KEYS:
+        if key not in receipt and key not in _NULLABLE:
+            raise _Misfit(f"{prefix}{key}", "is missing")
+    version = _integer(receipt["schemaVersion"], f"{prefix}schemaVersion")
+    if version != 0:
+        raise _Misfit(
+            f"{prefix}schemaVersion",
+            f"is {version}, a receipt schema this kit does not know (it reads version 0)",
+        )
+    withheld = receipt["withheld"]
+    if not isinstance(withheld, dict):
+        raise _Misfit(f"{prefix}withheld", f"must be an object, got {_describe(withheld)}")
+    if "count" not in withheld:
+        raise _Misfit(f"{prefix}withheld.count", "is missing")
+    return {
+        "schema_version": version,
+        "scope": _choice(receipt["scope"], f"{prefix}scope", ("search", "space")),
+        "query": _string(receipt.get("query"), f"{prefix}query", nullable=True),
+        "active_space": _string(receipt.get("activeSpace"), f"{prefix}activeSpace", True),
+        "collection": _string(receipt["collection"], f"{prefix}collection"),
+        "kind": _choice(receipt["kind"], f"{prefix}kind", ("hit", "miss")),
+        "requested_source_classes": _strings(
+            receipt["requestedSourceClasses"], f"{prefix}requestedSourceClasses"
+        ),
+        "allowed_source_classes": _strings(
+            receipt["allowedSourceClasses"], f"{prefix}allowedSourceClasses"
+        ),
+        "locator_uris": _strings(receipt["locatorUris"], f"{prefix}locatorUris"),
+        "record_ids": _strings(receipt["recordIds"], f"{prefix}recordIds"),
+        "relevance_threshold": _number(
+            receipt.get("relevanceThreshold"), f"{prefix}relevanceThreshold", nullable=True
+        ),
+        "withheld_audience": _string(
+            withheld.get("audienceId"), f"{prefix}withheld.audienceId", nullable=True
+        ),
+        "withheld_count": _integer(withheld["count"], f"{prefix}withheld.count"),
+        "exposed": _exposed(receipt["exposedResults"], f"{prefix}exposedResults"),
+    }, [key for key in receipt if key not in RECEIPT_KEYS]
+
+
+def _wrapper(value: dict) -> dict[str, Any]:
+    # A wrapper field that is null reads as absent, as in the columnar path,
+    # where the two cannot be told apart.
+    if value.get("status") is not None or value.get("schema_version") is not None:
+        shape = "cli"
+        version = _integer(value.get("schema_version"), "schema_version")
+        if version != 0:
+            raise _Misfit(
+                "schema_version", f"is {version}, a CLI schema this kit does not know (it reads 0)"
+            )
+        outcome = _choice(value.get("status"), "status", ("hit", "miss", "failed"))
+    else:
+        shape = "outcome"
+        outcome = _OUTCOMES[_choice(value.get("kind"), "kind", ("hit", "miss", "failure"))]
+    records = value.get("records")
+    records = [] if records is None else records
+    if not isinstance(records, list):
+        raise _Misfit("records", f"must be an array, got {_describe(records)}")
+    errors = value.get("errors")
+    errors = [] if errors is None else errors
+    if not isinstance(errors, list):
+        raise _Misfit("errors", f"must be an array, got {_describe(errors)}")
+    codes = []
+    for index, error in enumerate(errors):
+        if not isinstance(error, dict):
+            raise _Misfit(f"errors[{index}]", f"must be an object, got {_describe(error)}")
+        codes.append(_string(error.get("code"), f"errors[{index}].code"))
+    return {"shape": shape, "outcome": outcome, "error_codes": codes, "n_records": len(records)}
+
+
+def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
+    if isinstance(value.get("receipt"), dict):
+        row = _wrapper(value)
+        fields, unknown = _receipt(value["receipt"], "receipt.")
+        row.update(fields)
+        extras = {key: item for key, item in value.items() if key not in WRAPPER_KEYS}
+        extras.update({f"receipt.{key}": value["receipt"][key] for key in unknown})
+    else:
+        row = {"shape": "receipt", "outcome": None, "error_codes": None, "n_records": None}
+        fields, unknown = _receipt(value, "")
+        row.update(fields)
+        extras = {key: value[key] for key in unknown}
+    return row, extras
+
+
+def normalise_values(values: Sequence[RawValue]):
+    """Validate receipt values and put them in the normal Arrow layout.
+
+    Parameters
+    ----------
+    values : sequence of RawValue
+        Values that :func:`matches` claimed.
+
+    Returns
+    -------
+    part : tuple of (pyarrow.Table, DataFrame)
+        The rows in :data:`~explicit_audit._receipt_arrow.NORMAL_SCHEMA` and
+        the extra (logger) columns, row-aligned.
+    rejected : list of Rejection
+    """
+    kept, rejected = sort_out(values, "receipts", _row, _Misfit, text_only=True)
+    rows, extras = [], []
+    for item, (row, extra) in kept:
+        row["source_file"] = item.source_file
+        row["source_line"] = item.source_line
+        rows.append(row)
+        extras.append(extra)
+    columns = {
+        field.name: pa.array([row[field.name] for row in rows], type=field.type)
+        for field in NORMAL_SCHEMA
+    }
+    table = pa.Table.from_pydict(columns, schema=NORMAL_SCHEMA)
+    names = list(dict.fromkeys(key for extra in extras for key in extra))
+    lists = {name: [extra.get(name) for extra in extras] for name in names}
+    return (table, extras_frame(lists, len(rows))), rejected
+
+
+def extras_frame(columns: dict[str, list], n: int) -> pd.DataFrame:
+    """Extra (logger) columns from lists of parsed values, None where absent.
+
+    Both reading paths build their extra columns here, so that they infer the
+    same dtypes from the same values (see :func:`~explicit_audit._frame_columns.typed_columns`).
+    """
+    return typed_columns(columns, pd.RangeIndex(n))

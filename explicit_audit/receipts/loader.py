@@ -1,0 +1,91 @@
+"""Retrieval receipts (engram): loading them into ``receipts`` and ``exposed``.
+
+A line is any of the three shapes of ``shared/FORMATS.md`` section 1: a bare
+``RetrievalReceipt`` (``shape="receipt"``), the CLI's output
+``{schema_version, status, records|errors, receipt}`` (``shape="cli"``), or
+the internal outcome ``{kind, records|errors, receipt}`` (``shape="outcome"``).
+Keys a logger wrapped around a line are kept as columns of their own.
+
+``receipts`` columns (one row per receipt; the index label is the receipt row):
+
+=========================  ===================  ==========================================
+column                     dtype                meaning
+=========================  ===================  ==========================================
+source_file                category             file the value came from
+source_line                int64                1-based line where the value starts
+shape                      category             receipt / cli / outcome
+outcome                    category             hit / miss / failed; <NA> for a bare receipt
+error_codes                list<string>         ``errors[].code``; <NA> for a bare receipt
+n_records                  Int64                records returned; <NA> for a bare receipt
+schema_version             Int64                ``receipt.schemaVersion`` (always 0)
+scope                      category             search (a qmd query ran) / space (enumerated)
+query                      str                  the query; missing for a space receipt
+active_space               str                  missing when the space never resolved
+collection                 str                  qmd collection; "" when unresolved
+kind                       category             hit / miss
+requested_source_classes   list<string>         classes the caller asked for
+allowed_source_classes     list<string>         classes the policy allows
+locator_uris               list<string>         ``qmd://<collection>/<path>.md`` locators
+record_ids                 list<string>         ids of the records returned
+relevance_threshold        Float64              threshold applied; <NA> when none was
+withheld_audience          str                  ``withheld.audienceId``
+withheld_count             Int64                records authorization withheld
+n_exposed                  Int64                exposed results (guarded retrieval only)
+=========================  ===================  ==========================================
+
+Keys a logger wrapped around a line follow, as written: text as ``str``,
+integers as ``Int64``, numbers as ``Float64``, booleans as ``boolean``,
+anything else as objects; a key named like a column above is kept as
+``extra.<key>``, an unknown key inside the receipt as ``receipt.<key>``.
+
+``exposed`` columns (one row per exposed result):
+
+==============  ============  =================================================
+receipt_row     int64         index label of its receipt in ``receipts``
+position        int64         0-based position in ``exposedResults``
+record_id       str           ``recordId``
+source_uri      str           ``sourceUri`` (the locator)
+relative_path   str           ``relativePath``
+source_classes  list<string>  ``sourceClasses``
+score           Float64       qmd's score; <NA> when the result was never ranked
+==============  ============  =================================================
+
+A value that does not fit (a missing or mistyped field, an unknown
+``schemaVersion``, a withheld count that is not an integer) is rejected with
+a reason naming the field. A field the receipt type allows to be null
+(``query``, ``activeSpace``, ``relevanceThreshold``, ``withheld.audienceId``)
+reads as null when absent. A negative withheld count loads, and the receipt
+checks flag it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._core.records import KindTables, RawValue, RecordKind, segments
+from ._arrow import arrow_part, frames_from_parts
+from ._values import matches, normalise_values
+
+__all__ = ["KIND"]
+
+
+def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+    parts, rejected = [], []
+    for what, segment in segments(values, columnar) or [("values", [])]:
+        if what == "part":
+            parts.append(segment)
+            continue
+        part, misfits = normalise_values(segment)
+        parts.append(part)
+        rejected.extend(misfits)
+    receipts, exposed = frames_from_parts(parts)
+    return KindTables({"receipts": receipts, "exposed": exposed}, rejected)
+
+
+KIND = RecordKind(
+    name="receipts",
+    tables=("receipts", "exposed"),
+    matches=matches,
+    build=_build,
+    arrow_build=arrow_part,
+)

@@ -1,0 +1,340 @@
+"""Withheld counts: how much authorization withheld, and what the counts reveal.
+
+engram's receipt carries ``withheld: {audienceId, count}``, how many records
+authorization withheld from one retrieval, never which. Its own comment calls
+the count "a weak oracle": one count says little, but a caller who asks many
+queries learns for which of them restricted content matched. The views here
+measure both: the volume withheld (:func:`withheld_summary`) and how much a
+caller could infer from counts alone (:func:`withheld_oracle`, built on the
+per-query table :func:`withheld_queries`).
+
+Every function takes the ``receipts`` table of :func:`explicit_audit.load`
+(or any subset of its rows) and leaves it unchanged. Receipts with no audience
+(unguarded retrieval, which never withholds) form their own group, with a
+missing audience label. An invalid count (negative, flagged by
+:func:`explicit_audit.check_receipts`) is never summed: it would hide real
+withheld records. Such receipts are counted in ``invalid_counts`` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import AuditError
+from ._lists import list_column, list_lengths
+
+__all__ = [
+    "ALL_LABEL",
+    "withheld_oracle",
+    "withheld_queries",
+    "withheld_summary",
+    "within_time_window",
+]
+
+ALL_LABEL = "(all)"
+"""Group label of the overall row that ``overall=True`` adds."""
+
+#: What identifies "the same query" for the oracle views: the same text asked
+#: of the same space; a space receipt (no query) is one enumeration per space.
+DEFAULT_QUERY_COLUMNS = ("active_space", "scope", "query")
+
+
+def _as_list(by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return []
+    return [by] if isinstance(by, str) else list(by)
+
+
+def _counts(receipts: pd.DataFrame) -> pd.DataFrame:
+    count = receipts["withheld_count"].astype("Int64")
+    invalid = (count < 0).astype("boolean").fillna(False)
+    return pd.DataFrame(
+        {
+            "count": count.mask(invalid, 0),
+            "as_loaded": count,
+            "invalid": invalid.astype("int64"),
+            "withheld": (count > 0).astype("boolean").fillna(False).astype("int64"),
+            "returned": list_lengths(list_column(receipts, "record_ids")),
+        },
+        index=receipts.index,
+    )
+
+
+def _ratio(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
+    numerator = numerator.astype("Float64")
+    denominator = denominator.astype("Float64")
+    return (numerator / denominator.where(denominator != 0)).astype("Float64")
+
+
+def withheld_summary(
+    receipts: pd.DataFrame,
+    by: str | Sequence[str] | None = None,
+    *,
+    overall: bool = False,
+) -> pd.DataFrame:
+    """How many receipts withheld anything, and how many records, per group.
+
+    Parameters
+    ----------
+    receipts : DataFrame
+        The ``receipts`` table.
+    by : str or list of str, optional
+        Columns to group by (``"withheld_audience"``, ``"active_space"``,
+        ``"scope"``, ``"outcome"``, ...). None gives one row for everything.
+    overall : bool, default False
+        Append a row over all receipts, labelled :data:`ALL_LABEL` in every
+        grouping column.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by the grouping columns (a missing value is a group of its
+        own), with columns ``receipts``, ``receipts_withheld`` (count > 0),
+        ``records_withheld`` (sum of counts), ``withheld_rate``
+        (receipts_withheld / receipts), ``records_returned`` (record ids
+        returned), ``withheld_share`` (records_withheld /
+        (records_withheld + records_returned); <NA> when both are 0) and
+        ``invalid_counts`` (receipts whose count is negative, left out of
+        ``records_withheld``).
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> receipts = ea.load_receipts("data/receipts/")  # doctest: +SKIP
+    >>> ea.withheld_summary(receipts, by="withheld_audience", overall=True)  # doctest: +SKIP
+    """
+    keys = _as_list(by)
+    counts = _counts(receipts)
+    if keys:
+        grouped = counts.groupby(
+            [receipts[key] for key in keys], observed=True, dropna=False, sort=True
+        )
+        table = pd.DataFrame(
+            {
+                "receipts": grouped.size(),
+                "receipts_withheld": grouped["withheld"].sum(),
+                "records_withheld": grouped["count"].sum(),
+                "records_returned": grouped["returned"].sum(),
+                "invalid_counts": grouped["invalid"].sum(),
+            }
+        )
+    else:
+        table = _overall_row(counts, [])
+    if overall and keys:
+        table = pd.concat([_relabel(table, keys), _overall_row(counts, keys)])
+    table = table.astype(
+        {
+            "receipts": "int64",
+            "receipts_withheld": "int64",
+            "records_withheld": "Int64",
+            "records_returned": "int64",
+            "invalid_counts": "int64",
+        }
+    )
+    table["withheld_rate"] = _ratio(table["receipts_withheld"], table["receipts"])
+    table["withheld_share"] = _ratio(
+        table["records_withheld"], table["records_withheld"] + table["records_returned"]
+    )
+    return table[
+        [
+            "receipts",
+            "receipts_withheld",
+            "records_withheld",
+            "withheld_rate",
+            "records_returned",
+            "withheld_share",
+            "invalid_counts",
+        ]
+    ]
+
+
+def _overall_row(counts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    row = {
+        "receipts": [len(counts)],
+        "receipts_withheld": [int(counts["withheld"].sum())],
+        "records_withheld": [counts["count"].sum()],
+        "records_returned": [int(counts["returned"].sum())],
+        "invalid_counts": [int(counts["invalid"].sum())],
+    }
+    if len(keys) > 1:
+        index = pd.MultiIndex.from_tuples([(ALL_LABEL,) * len(keys)], names=keys)
+    else:
+        index = pd.Index([ALL_LABEL], name=keys[0] if keys else None, dtype=object)
+    return pd.DataFrame(row, index=index)
+
+
+def _relabel(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    # Group labels become plain objects so the overall row's label can join them.
+    if len(keys) > 1:
+        levels = [table.index.get_level_values(i).astype(object) for i in range(len(keys))]
+        table.index = pd.MultiIndex.from_arrays(levels, names=keys)
+    else:
+        table.index = pd.Index(table.index.astype(object), name=keys[0])
+    return table
+
+
+def withheld_queries(
+    receipts: pd.DataFrame,
+    by: str | Sequence[str] = "withheld_audience",
+    *,
+    query_columns: Sequence[str] = DEFAULT_QUERY_COLUMNS,
+) -> pd.DataFrame:
+    """Per audience and distinct query: what the withheld count said each time.
+
+    Parameters
+    ----------
+    receipts : DataFrame
+        The ``receipts`` table.
+    by : str or list of str, default "withheld_audience"
+        Who sees the counts.
+    query_columns : sequence of str, default ("active_space", "scope", "query")
+        What makes two receipts the same question.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by ``by`` + ``query_columns``, with ``receipts``,
+        ``receipts_withheld``, ``min_count``, ``max_count`` and
+        ``records_withheld`` (sum of the valid, non-negative counts).
+
+    Examples
+    --------
+    >>> ea.withheld_queries(receipts).query("max_count > 0")  # doctest: +SKIP
+    """
+    keys = _as_list(by) + list(query_columns)
+    counts = _counts(receipts)
+    grouped = counts.groupby(
+        [receipts[key] for key in keys], observed=True, dropna=False, sort=True
+    )
+    return pd.DataFrame(
+        {
+            "receipts": grouped.size().astype("int64"),
+            "receipts_withheld": grouped["withheld"].sum().astype("int64"),
+            # As loaded, so that an invalid count stays visible here.
+            "min_count": grouped["as_loaded"].min().astype("Int64"),
+            "max_count": grouped["as_loaded"].max().astype("Int64"),
+            "records_withheld": grouped["count"].sum().astype("Int64"),
+        }
+    )
+
+
+def withheld_oracle(
+    receipts: pd.DataFrame,
+    by: str | Sequence[str] = "withheld_audience",
+    *,
+    query_columns: Sequence[str] = DEFAULT_QUERY_COLUMNS,
+) -> pd.DataFrame:
+    """How much each audience could learn from withheld counts alone.
+
+    A non-zero count tells the caller that restricted content matched the
+    query. Per audience, this counts over how many distinct queries that
+    happened, out of how many it asked.
+
+    Parameters
+    ----------
+    receipts : DataFrame
+        The ``receipts`` table.
+    by : str or list of str, default "withheld_audience"
+        Who sees the counts.
+    query_columns : sequence of str, default ("active_space", "scope", "query")
+        What makes two receipts the same question.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by ``by``, with ``queries`` (distinct queries asked),
+        ``queries_withheld`` (with a non-zero count at least once),
+        ``query_share`` (their ratio), ``queries_always_withheld`` (non-zero
+        every time asked), ``queries_count_varies`` (asked again with a
+        different count), ``receipts``, ``receipts_withheld`` and
+        ``records_withheld``.
+
+    Examples
+    --------
+    >>> ea.withheld_oracle(receipts).sort_values("query_share")  # doctest: +SKIP
+    """
+    keys = _as_list(by)
+    per_query = withheld_queries(receipts, keys, query_columns=query_columns)
+    flags = pd.DataFrame(
+        {
+            "queries": 1,
+            "queries_withheld": (per_query["max_count"] > 0).fillna(False).astype("int64"),
+            "queries_always_withheld": (per_query["min_count"] > 0).fillna(False).astype("int64"),
+            "queries_count_varies": (per_query["min_count"] != per_query["max_count"])
+            .fillna(False)
+            .astype("int64"),
+            "receipts": per_query["receipts"],
+            "receipts_withheld": per_query["receipts_withheld"],
+            "records_withheld": per_query["records_withheld"],
+        },
+        index=per_query.index,
+    )
+    table = flags.groupby(level=list(range(len(keys))), dropna=False, sort=True).sum()
+    table = table.astype({"records_withheld": "Int64"})
+    table.insert(2, "query_share", _ratio(table["queries_withheld"], table["queries"]))
+    return table
+
+
+def within_time_window(
+    receipts: pd.DataFrame,
+    start=None,
+    end=None,
+    *,
+    column: str = "timestamp",
+    unit: str | None = None,
+) -> pd.DataFrame:
+    """The receipts logged in ``[start, end)``, by a timestamp a logger added.
+
+    Parameters
+    ----------
+    receipts : DataFrame
+        The ``receipts`` table, or any table with the timestamp column.
+    start, end : str, datetime or Timestamp, optional
+        Window bounds; a missing bound is open. Naive values are read as UTC.
+    column : str, default "timestamp"
+        The column holding the time (ISO 8601 strings or datetimes).
+    unit : str, optional
+        For a numeric column: the unit of the epoch numbers (``"s"``, ``"ms"``).
+
+    Returns
+    -------
+    DataFrame
+        The rows inside the window, index labels kept. Rows with no
+        timestamp are outside every window.
+
+    Examples
+    --------
+    >>> ea.within_time_window(receipts, "2025-03-01", "2025-03-08")  # doctest: +SKIP
+    """
+    if column not in receipts:
+        raise AuditError(
+            f"the receipts have no {column!r} column; pass column= the name of the "
+            "timestamp key your logger writes"
+        )
+    values = receipts[column]
+    if pd.api.types.is_numeric_dtype(values) and unit is None:
+        raise AuditError(
+            f"column {column!r} holds numbers; pass unit='s' or unit='ms' to read them as "
+            "Unix epoch times"
+        )
+    try:
+        times = pd.to_datetime(values, utc=True, unit=unit, format=None if unit else "ISO8601")
+    except (ValueError, TypeError) as error:
+        raise AuditError(
+            f"column {column!r} holds a value that is not a time ({error}); filter those "
+            "rows out first, or pass the right column="
+        ) from error
+    keep = np.ones(len(receipts), dtype=bool)
+    if start is not None:
+        keep &= (times >= _utc(start)).to_numpy(dtype=bool, na_value=False)
+    if end is not None:
+        keep &= (times < _utc(end)).to_numpy(dtype=bool, na_value=False)
+    return receipts[keep]
+
+
+def _utc(value) -> pd.Timestamp:
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")

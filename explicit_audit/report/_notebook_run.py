@@ -1,0 +1,242 @@
+"""Running a notebook for a report: its data-path parameter, injected; a kernel of this Python.
+
+The data path is injected papermill-style: a new cell tagged
+``injected-parameters``, right after the cell tagged ``parameters``, sets the
+notebook's data-path variable. The notebook then runs with :mod:`nbclient` in
+a kernel of the running Python environment (whatever kernels are installed),
+with the inline plot backend and a fixed hash seed, so two runs print the same.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+from traitlets import default
+
+from ..errors import AuditError
+
+__all__ = [
+    "DATA_PARAMETER_NAMES",
+    "NotebookError",
+    "ReportError",
+    "data_parameter",
+    "execute_notebook",
+    "inject_parameters",
+]
+
+#: Names a parameters cell may give its data path, tried in this order when
+#: the cell assigns more than one variable.
+DATA_PARAMETER_NAMES = ("DATA", "DATA_PATH", "DATA_DIR", "data", "data_path", "data_dir", "SOURCE")
+_KERNEL_NAME = "explicit-audit-current-env"
+
+
+class ReportError(AuditError):
+    """A notebook cannot be turned into a report: none found, or no parameters cell."""
+
+
+class NotebookError(ReportError):
+    """A notebook failed while running: a cell raised, timed out, or the kernel died."""
+
+
+class _CurrentEnvironmentSpecs(KernelSpecManager):
+    """Resolve one extra kernel name to ipykernel in the running Python."""
+
+    def get_kernel_spec(self, kernel_name):
+        if kernel_name == _KERNEL_NAME:
+            import ipykernel.kernelspec
+
+            return self.kernel_spec_class(
+                resource_dir=ipykernel.kernelspec.RESOURCES,
+                **ipykernel.kernelspec.get_kernel_dict(),
+            )
+        return super().get_kernel_spec(kernel_name)
+
+
+class _CurrentEnvironmentKernels(AsyncKernelManager):
+    """A kernel manager that starts kernels in the running Python, whatever is installed."""
+
+    @default("kernel_spec_manager")
+    def _kernel_spec_manager_default(self):
+        return _CurrentEnvironmentSpecs(data_dir=self.data_dir)
+
+
+def data_parameter(notebook: nbformat.NotebookNode) -> str:
+    """The name of the variable that holds the data path in the ``parameters`` cell.
+
+    Parameters
+    ----------
+    notebook : NotebookNode
+
+    Returns
+    -------
+    str
+        The only variable the cell assigns, or else the first of
+        :data:`DATA_PARAMETER_NAMES` it assigns.
+
+    Raises
+    ------
+    ReportError
+        When no cell is tagged ``parameters``, or its data path cannot be told.
+
+    Examples
+    --------
+    >>> nb = nbformat.v4.new_notebook(cells=[
+    ...     nbformat.v4.new_code_cell('DATA = "../data"', metadata={"tags": ["parameters"]})])
+    >>> data_parameter(nb)
+    'DATA'
+    """
+    cell = _parameters_cell(notebook)
+    if cell is None:
+        raise ReportError(
+            "the notebook has no cell tagged 'parameters'; tag the cell that sets the data path "
+            "(papermill style) so a report can run it on other data"
+        )
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError as exc:
+        raise ReportError(f"the parameters cell is not valid Python: {exc}") from None
+    names: list[str] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        names.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id not in names)
+    if len(names) == 1:
+        return names[0]
+    for name in DATA_PARAMETER_NAMES:
+        if name in names:
+            return name
+    raise ReportError(
+        f"the parameters cell assigns {names or 'nothing'}; name the data path one of "
+        f"{', '.join(DATA_PARAMETER_NAMES)}"
+    )
+
+
+def _parameters_cell(notebook: nbformat.NotebookNode):
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            return cell
+    return None
+
+
+def inject_parameters(notebook: nbformat.NotebookNode, values: dict[str, object]) -> None:
+    """Insert an ``injected-parameters`` cell after the ``parameters`` cell, papermill-style.
+
+    Parameters
+    ----------
+    notebook : NotebookNode
+        Changed in place; an earlier injected cell is replaced.
+    values : dict
+        ``{variable: value}``; each value is written with ``repr``.
+
+    Raises
+    ------
+    ReportError
+        When no cell is tagged ``parameters``.
+
+    Examples
+    --------
+    >>> nb = nbformat.v4.new_notebook(cells=[
+    ...     nbformat.v4.new_code_cell('DATA = "../data"', metadata={"tags": ["parameters"]})])
+    >>> inject_parameters(nb, {"DATA": "data"})
+    >>> nb.cells[1].source
+    "# Parameters\\nDATA = 'data'\\n"
+    """
+    notebook.cells = [
+        cell
+        for cell in notebook.cells
+        if "injected-parameters" not in cell.get("metadata", {}).get("tags", [])
+    ]
+    cell = _parameters_cell(notebook)
+    if cell is None:
+        raise ReportError("the notebook has no cell tagged 'parameters' to inject after")
+    source = "# Parameters\n" + "".join(f"{name} = {value!r}\n" for name, value in values.items())
+    injected = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
+    injected["id"] = "injected-parameters"
+    notebook.cells.insert(notebook.cells.index(cell) + 1, injected)
+
+
+def execute_notebook(
+    notebook: str | os.PathLike | nbformat.NotebookNode,
+    data: str | os.PathLike | None = None,
+    *,
+    cwd: str | os.PathLike | None = None,
+    timeout: int = 300,
+) -> nbformat.NotebookNode:
+    """Execute a notebook in a kernel of the running Python, optionally on other data.
+
+    Parameters
+    ----------
+    notebook : path or NotebookNode
+        A path is read; a node is copied, never changed.
+    data : str or path, optional
+        Injected as the data-path parameter (see :func:`data_parameter`),
+        exactly as given. Without it the notebook runs on its own default.
+    cwd : path, optional
+        Working directory of the kernel; the current one by default.
+    timeout : int, default 300
+        Seconds a cell may run.
+
+    Returns
+    -------
+    NotebookNode
+        The executed notebook, outputs filled in.
+
+    Raises
+    ------
+    NotebookError
+        When a cell fails or times out, naming the notebook and the error.
+    ReportError
+        When ``data`` is given and the notebook has no parameters cell.
+
+    Examples
+    --------
+    >>> executed = execute_notebook("notebooks/plan_hashes.ipynb", "data")  # doctest: +SKIP
+    """
+    name, node = _read(notebook)
+    if data is not None:
+        inject_parameters(node, {data_parameter(node): str(data)})
+    env = dict(os.environ)
+    # The inline backend even when MPLBACKEND is set for headless use; a fixed
+    # hash seed so that set order, and so the output, is the same every run.
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    env["PYTHONHASHSEED"] = "0"
+    client = NotebookClient(
+        node,
+        kernel_name=_KERNEL_NAME,
+        kernel_manager_class=_CurrentEnvironmentKernels,
+        timeout=timeout,
+        startup_timeout=120,
+        record_timing=False,
+        store_widget_state=False,
+        resources={"metadata": {"path": str(cwd or Path.cwd())}},
+    )
+    with tempfile.TemporaryFile(mode="w+") as kernel_log:
+        try:
+            client.execute(env=env, stderr=kernel_log)
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
+            kernel_log.seek(0)
+            log = kernel_log.read()[-2000:]
+            raise NotebookError(
+                f"{name}: the notebook failed while running"
+                + (f" on {data}" if data is not None else "")
+                + f":\n{exc}"
+                + (f"\nkernel log:\n{log}" if log.strip() else "")
+            ) from None
+    return node
+
+
+def _read(notebook) -> tuple[str, nbformat.NotebookNode]:
+    if isinstance(notebook, nbformat.NotebookNode):
+        return notebook.metadata.get("title", "notebook"), copy.deepcopy(notebook)
+    path = Path(notebook)
+    return path.name, nbformat.read(path, as_version=4)

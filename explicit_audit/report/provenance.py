@@ -1,0 +1,257 @@
+"""Provenance of an audit: what was read, what came of it, and with which software.
+
+A report or a verification result is only as good as the account of what it
+was computed from. :func:`provenance` gathers that account as data:
+
+- every input file with its size and SHA-256 (of the bytes on disk, so a
+  ``.gz`` file is hashed compressed, as it is stored), and the values read,
+  loaded and rejected in it;
+- the row count of every table, and every rejected row;
+- the versions of the kit and of the libraries that shaped the result;
+- the canonical-JSON dialects: which one each recorded hash is rebuilt in,
+  and which are only tried to explain a mismatch.
+
+It holds no wall-clock time: the same inputs read with the same software give
+the same provenance, so a report built on it is reproducible byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from types import MappingProxyType
+
+import pandas as pd
+
+from .._core.jsonable import json_rows
+from ..audit import Audit
+from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
+
+__all__ = [
+    "LIBRARIES",
+    "Provenance",
+    "file_sha256",
+    "hash_dialects",
+    "library_versions",
+    "provenance",
+]
+
+#: Distributions whose versions a provenance records, the kit first.
+LIBRARIES = (
+    "explicit_audit",
+    "pandas",
+    "pyarrow",
+    "numpy",
+    "orjson",
+    "PyYAML",
+    "rfc8785",
+    "matplotlib",
+    "ipywidgets",
+    "nbconvert",
+    "nbclient",
+)
+
+#: Columns of :attr:`Provenance.files`.
+FILE_COLUMNS = MappingProxyType(
+    {
+        "source_file": "the file, as the loader named it",
+        "bytes": "its size on disk",
+        "sha256": "SHA-256 of its bytes on disk (compressed files as stored)",
+        "values_read": "JSON values (or policy documents) read from it",
+        "loaded": "rows it added to a table (1 for a policy file)",
+        "rejected": "values rejected from it",
+    }
+)
+
+#: Columns of :attr:`Provenance.dialects`.
+DIALECT_COLUMNS = MappingProxyType(
+    {
+        "dialect": "name in explicit_audit.canonical.DIALECTS",
+        "canonical": "whether it is a canonical form or a known non-canonical writer",
+        "used_for": "the recorded hash rebuilt in it, or that it is tried to explain a mismatch",
+        "description": "what the writer does",
+    }
+)
+
+
+def file_sha256(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
+    """SHA-256 hex digest of a file's bytes, read in chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+    chunk_size : int, default 1 MiB
+
+    Returns
+    -------
+    str
+        64 lowercase hex characters.
+
+    Examples
+    --------
+    >>> file_sha256("data/policies/baseline.yaml")  # doctest: +SKIP
+    '3b1f...'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
+    """Installed versions of the kit, its libraries and Python.
+
+    Parameters
+    ----------
+    names : tuple of str, default :data:`LIBRARIES`
+        Distribution names.
+
+    Returns
+    -------
+    dict
+        ``{name: version}`` in the order given, then ``python``; a library
+        that is not installed shows ``"not installed"``.
+
+    Examples
+    --------
+    >>> library_versions(("pandas",))  # doctest: +SKIP
+    {'pandas': '3.1.1', 'python': '3.11.2'}
+    """
+    found = {}
+    for name in names:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    found["python"] = platform.python_version()
+    return found
+
+
+def hash_dialects() -> pd.DataFrame:
+    """The canonical-JSON dialects, and what each is used for in verification.
+
+    ``retrieval_plan_hash`` is rebuilt in the seed's dialect and
+    ``request_sha256`` in :func:`~explicit_audit.verify_requests`' default
+    dialect; every other dialect is only tried to say which writer produced
+    a hash that does not match.
+
+    Returns
+    -------
+    DataFrame
+        One row per dialect of :data:`~explicit_audit.DIALECTS`, columns of
+        :data:`DIALECT_COLUMNS`.
+
+    Examples
+    --------
+    >>> hash_dialects().set_index("dialect").loc["python-ascii", "used_for"]
+    'retrieval_plan_hash'
+    """
+    rebuilt = {PLAN_HASH_DIALECT: ["retrieval_plan_hash"]}
+    rebuilt.setdefault(REQUEST_HASH_DIALECT, []).append("request_sha256")
+    rows = []
+    for name, dialect in DIALECTS.items():
+        used = ", ".join(rebuilt[name]) if name in rebuilt else "explaining a mismatch"
+        rows.append((name, dialect.canonical, used, dialect.description))
+    return pd.DataFrame(rows, columns=list(DIALECT_COLUMNS)).astype(
+        {"dialect": "str", "canonical": "bool", "used_for": "str", "description": "str"}
+    )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What an audit was computed from, as tables.
+
+    Attributes
+    ----------
+    source : str
+        The data path as given to the loader.
+    files : DataFrame
+        One row per input file, columns of :data:`FILE_COLUMNS`.
+    tables : DataFrame
+        Row count of every table (``Audit.summary()``): ``table``, ``rows``.
+    rejected : DataFrame
+        Every rejected input (``Audit.rejected``).
+    versions : dict
+        ``{distribution: version}``, see :func:`library_versions`.
+    dialects : DataFrame
+        See :func:`hash_dialects`.
+    """
+
+    source: str
+    files: pd.DataFrame
+    tables: pd.DataFrame
+    rejected: pd.DataFrame
+    versions: dict[str, str]
+    dialects: pd.DataFrame
+
+    def to_dict(self) -> dict:
+        """The provenance as plain JSON-ready values.
+
+        Returns
+        -------
+        dict
+            Keys ``source``, ``files``, ``tables``, ``rejected`` (lists of
+            row objects), ``versions``, ``dialects``.
+
+        Examples
+        --------
+        >>> provenance(ea.load("data/")).to_dict()["versions"]["pandas"]  # doctest: +SKIP
+        '3.1.1'
+        """
+        return {
+            "source": self.source,
+            "files": json_rows(self.files),
+            "tables": json_rows(self.tables),
+            "rejected": json_rows(self.rejected),
+            "versions": dict(self.versions),
+            "dialects": json_rows(self.dialects),
+        }
+
+
+def provenance(audit: Audit, source: str | Path | None = None) -> Provenance:
+    """Gather the provenance of a loaded audit.
+
+    Parameters
+    ----------
+    audit : Audit
+        What :func:`explicit_audit.load` returned.
+    source : str or Path, optional
+        The data path it was loaded from, as the user gave it; recorded as is.
+
+    Returns
+    -------
+    Provenance
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> facts = ea.provenance(ea.load("data/"), "data/")  # doctest: +SKIP
+    >>> facts.files[["source_file", "sha256"]]  # doctest: +SKIP
+    """
+    sources = audit.sources
+    if len(sources):
+        files = sources[["source_file"]].copy()
+        files["bytes"] = pd.Series(
+            [Path(name).stat().st_size for name in sources["source_file"]],
+            index=sources.index,
+            dtype="int64",
+        )
+        files["sha256"] = pd.Series(
+            [file_sha256(name) for name in sources["source_file"]], index=sources.index, dtype="str"
+        )
+        for name in ("values_read", "loaded", "rejected"):
+            files[name] = sources[name]
+    else:
+        files = pd.DataFrame({name: pd.Series(dtype="str") for name in FILE_COLUMNS})
+    return Provenance(
+        source="" if source is None else str(source),
+        files=files.reset_index(drop=True),
+        tables=audit.summary(),
+        rejected=audit.rejected.reset_index(drop=True),
+        versions=library_versions(),
+        dialects=hash_dialects(),
+    )

@@ -1,0 +1,275 @@
+"""Reports: each notebook executed on the data, written as one self-contained HTML page.
+
+A report is for a reader who never opens a notebook. For every notebook:
+
+1. the data path is injected papermill-style: a new cell tagged
+   ``injected-parameters``, right after the cell tagged ``parameters``, sets
+   the notebook's data-path variable to the path given;
+2. the notebook is executed with :mod:`nbclient` in a kernel of the running
+   Python environment, in the current working directory, so paths in the
+   output read as the user gave them;
+3. widget outputs (``application/vnd.jupyter.widget-view+json``, with the
+   text stand-in that comes with them) are dropped: each notebook renders
+   every widget view once more as a static output, and that is what a reader
+   sees; so are JavaScript outputs;
+4. :mod:`nbconvert` writes one HTML file: tables and PNG plots embedded, code
+   folded away in a ``<details>`` element per cell, HTML outputs cleaned to an
+   allowlist of tags (anything else shows as text), no script at all, and a
+   Content-Security-Policy that forbids fetching anything, so the page reads
+   the same offline;
+5. a provenance block opens the page: the input files with their SHA-256, the
+   row counts, the rejected rows, the versions of the kit and its libraries,
+   and the hash dialects (:mod:`explicit_audit.provenance`).
+
+A report carries no wall-clock time: the same data, notebooks and library
+versions give the same bytes, so two reports can be compared with ``diff``.
+The file's own modification time says when it was written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import nbformat
+from jinja2 import DictLoader
+from nbconvert import HTMLExporter
+from nbconvert.preprocessors import TagRemovePreprocessor
+
+from .._version import __version__
+from ..audit import load
+from ..errors import RejectedRowsWarning
+from ._html import PAGE_TEMPLATE, clean_html, provenance_html
+from ._notebook_run import (
+    DATA_PARAMETER_NAMES,
+    NotebookError,
+    ReportError,
+    data_parameter,
+    execute_notebook,
+    inject_parameters,
+)
+from .provenance import Provenance, file_sha256, provenance
+
+__all__ = [
+    "DATA_PARAMETER_NAMES",
+    "NotebookError",
+    "ReportError",
+    "data_parameter",
+    "execute_notebook",
+    "inject_parameters",
+    "notebook_html",
+    "static_outputs",
+    "write_reports",
+]
+
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_DROPPED_DATA = (_WIDGET_VIEW, "application/javascript")
+
+
+def static_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop widget views and JavaScript from a notebook's outputs.
+
+    An output that held a widget view keeps its other representations unless
+    only the text stand-in (``IntSlider(value=3)``, a progress bar's last
+    text) is left, in which case the output goes.
+
+    Parameters
+    ----------
+    notebook : NotebookNode
+        Changed in place, and returned.
+
+    Returns
+    -------
+    NotebookNode
+
+    Examples
+    --------
+    >>> static_outputs(executed)  # doctest: +SKIP
+    """
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if data is None:
+                kept.append(output)
+                continue
+            had_widget = _WIDGET_VIEW in data
+            for key in _DROPPED_DATA:
+                data.pop(key, None)
+            if not data or (had_widget and set(data) <= {"text/plain"}):
+                continue
+            kept.append(output)
+        cell.outputs = kept
+    notebook.metadata.pop("widgets", None)
+    return notebook
+
+
+def _title(notebook: nbformat.NotebookNode, fallback: str) -> str:
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return fallback
+
+
+_KERNEL_CELL_FILE = re.compile(r"\S*ipykernel_\d+[/\\]\d+\.py")
+
+
+def _stable_streams(notebook: nbformat.NotebookNode) -> None:
+    """Name a cell's code as ``<cell>`` in warnings, not by the kernel's temporary file."""
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = _KERNEL_CELL_FILE.sub("<cell>", output["text"])
+
+
+def notebook_html(
+    notebook: nbformat.NotebookNode,
+    facts: Provenance,
+    *,
+    name: str,
+    notebook_sha256: str | None = None,
+) -> str:
+    """Write an executed notebook as one self-contained HTML page.
+
+    Parameters
+    ----------
+    notebook : NotebookNode
+        An executed notebook (see :func:`execute_notebook`); not changed.
+    facts : Provenance
+        Shown in the block that opens the page.
+    name : str
+        The notebook's file name, shown in the provenance block.
+    notebook_sha256 : str, optional
+        SHA-256 of the notebook file, shown next to its name.
+
+    Returns
+    -------
+    str
+        The HTML document.
+
+    Examples
+    --------
+    >>> facts = ea.provenance(audit, "data")  # doctest: +SKIP
+    >>> page = notebook_html(executed, facts, name="plan_hashes.ipynb")  # doctest: +SKIP
+    """
+    node = static_outputs(nbformat.from_dict(notebook))
+    _stable_streams(node)
+    title = _title(node, Path(name).stem)
+    node.metadata["title"] = title
+    exporter = HTMLExporter(
+        template_name="lab",
+        extra_loaders=[DictLoader({"explicit_audit.html.j2": PAGE_TEMPLATE})],
+        template_file="explicit_audit.html.j2",
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        anchor_link_text="",
+    )
+    exporter.register_filter("ea_clean_html", clean_html)
+    exporter.register_preprocessor(
+        TagRemovePreprocessor(
+            remove_cell_tags={"remove-cell"},
+            remove_input_tags={"remove-input"},
+            remove_all_outputs_tags={"remove-output"},
+        ),
+        enabled=True,
+    )
+    resources = {
+        "metadata": {"name": Path(name).stem},
+        "explicit_audit": {
+            "version": __version__,
+            "provenance_html": provenance_html(
+                facts, notebook=name, notebook_sha256=notebook_sha256
+            ),
+        },
+    }
+    body, _ = exporter.from_notebook_node(node, resources=resources)
+    return body
+
+
+def _notebooks(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if path.is_dir():
+            return sorted(p for p in path.glob("*.ipynb") if not p.name.startswith("."))
+        return [path]
+    return [Path(p) for p in source]
+
+
+def write_reports(
+    data: str | os.PathLike,
+    out: str | os.PathLike,
+    notebooks: str | os.PathLike | Sequence[str | os.PathLike],
+    *,
+    timeout: int = 300,
+    progress=None,
+) -> list[Path]:
+    """Execute every notebook on ``data`` and write one HTML report each into ``out``.
+
+    Parameters
+    ----------
+    data : str or path
+        The data to run on (file, folder or glob), as :func:`explicit_audit.load` takes it.
+    out : str or path
+        Folder for the reports (created); each is ``<notebook stem>.html``.
+    notebooks : folder, notebook path, or list of paths
+        A folder means every ``*.ipynb`` in it, in name order.
+    timeout : int, default 300
+        Seconds a cell may run.
+    progress : callable, optional
+        Called with a line of text after each report is written.
+
+    Returns
+    -------
+    list of Path
+        The reports written, in notebook order.
+
+    Raises
+    ------
+    NotebookError
+        When a notebook fails; the reports of the others are written first.
+    ReportError
+        When there is no notebook, or one has no parameters cell.
+    AuditError
+        When ``data`` cannot be loaded.
+
+    Examples
+    --------
+    >>> write_reports("data", "reports", "notebooks")  # doctest: +SKIP
+    [PosixPath('reports/plan_hashes.html'), ...]
+    """
+    paths = _notebooks(notebooks)
+    if not paths:
+        raise ReportError(f"{notebooks}: no notebook (*.ipynb) to report on")
+    with warnings.catch_warnings():
+        # Rejected rows are listed in every report's provenance block.
+        warnings.simplefilter("ignore", RejectedRowsWarning)
+        audit = load(data, progress=False)
+    facts = provenance(audit, data)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    failures: list[str] = []
+    for path in paths:
+        start = time.perf_counter()
+        try:
+            executed = execute_notebook(path, data, timeout=timeout)
+        except NotebookError as exc:
+            failures.append(str(exc))
+            continue
+        page = notebook_html(executed, facts, name=path.name, notebook_sha256=file_sha256(path))
+        target = out_dir / f"{path.stem}.html"
+        target.write_text(page, encoding="utf-8")
+        written.append(target)
+        if progress is not None:
+            progress(f"wrote {target} ({time.perf_counter() - start:.1f} s)")
+    if failures:
+        raise NotebookError("\n\n".join(failures))
+    return written

@@ -1,0 +1,17 @@
+"""C2 compile requests (explicit_learning): loading, ``request_sha256`` and the §7.1 checks.
+
+The ``requests`` table is documented in :mod:`explicit_audit.requests.loader`.
+"""
+
+from __future__ import annotations
+
+from .checks import FORBIDDEN_PAYLOAD_KEYS, verify_requests
+from .hashing import request_hash
+from .loader import KIND
+
+__all__ = [
+    "FORBIDDEN_PAYLOAD_KEYS",
+    "KIND",
+    "request_hash",
+    "verify_requests",
+]

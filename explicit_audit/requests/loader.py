@@ -1,0 +1,136 @@
+"""C2 compile requests (explicit_learning): loading them, and checking §7.1.
+
+A request record is ``CompileRequest.to_dict()`` plus the model that received
+it (``shared/FORMATS.md`` section 3). Three things are checked, all from the
+payload exactly as written (the ``payload`` column):
+
+- ``request_sha256`` is the canonical-JSON SHA-256 of the payload, by default
+  in the ``python-utf8`` dialect (sorted keys, compact, non-ASCII raw); a
+  mismatch is tested against every other dialect of
+  :mod:`explicit_audit.canonical`;
+- the hiding rule: the payload carries no key of the seed's
+  ``_FORBIDDEN_PAYLOAD_KEYS`` at its top level (what the seed asserts); the same
+  names nested deeper are reported apart, as a weaker finding;
+- independence: every request for one ``base_id`` carries the same payload.
+
+``requests`` columns:
+
+=====================  ============  ==============================================
+column                 dtype         meaning
+=====================  ============  ==============================================
+source_file            str           file the record came from
+source_line            int64         1-based line where the record starts
+model                  category      the model that received it; <NA> if not written
+base_id                str           the C2 candidate
+dsl                    category      the DSL named by the record; <NA> if not written
+request_sha256         str           the recorded hash, as written
+image_sha256           str           the untransformed image's hash; <NA> if absent
+question               str           ``payload.question``; <NA> when not a string
+n_choices              Int64         ``len(payload.choices)``; <NA> when not a list
+has_world_candidates   boolean       the payload carries structured evidence
+payload_keys           list<string>  the payload's top-level keys, sorted
+payload                object        the payload exactly as written
+(other keys)           inferred      any other key of the record (``record.<key>`` if
+                                     the name is taken above)
+=====================  ============  ==============================================
+
+A record is rejected, naming the field, when ``payload`` is not an object, or
+``request_sha256`` or ``base_id`` is missing or not a string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from .._core.columns import extra_columns, text_safe_series
+from .._core.records import KindTables, RawValue, RecordKind, sort_out
+
+__all__ = ["KIND"]
+
+_RECORD_KEYS = ("model", "base_id", "dsl", "request_sha256", "image_sha256", "payload")
+_DTYPES = {
+    "model": "category",
+    "base_id": "str",
+    "dsl": "category",
+    "request_sha256": "str",
+    "image_sha256": "str",
+    "question": "str",
+    "n_choices": "Int64",
+    "has_world_candidates": "boolean",
+    "payload_keys": pd.ArrowDtype(pa.list_(pa.string())),
+    "payload": object,
+}
+
+
+class _RecordError(Exception):
+    pass
+
+
+def _matches(value: dict) -> bool:
+    return "payload" in value and ("request_sha256" in value or "base_id" in value)
+
+
+def _optional_text(value: dict, key: str) -> Any:
+    item = value.get(key)
+    if item is None:
+        return pd.NA
+    if not isinstance(item, str):
+        raise _RecordError(f"{key}: is {type(item).__name__}, not a string")
+    return item
+
+
+def _row(value: dict) -> dict[str, Any]:
+    payload = value["payload"]
+    if not isinstance(payload, dict):
+        kind = "null" if payload is None else type(payload).__name__
+        raise _RecordError(f"payload: is {kind}, not an object; request_sha256 hashes an object")
+    for key in ("request_sha256", "base_id"):
+        if not isinstance(value.get(key), str):
+            what = "is missing" if value.get(key) is None else "is not a string"
+            raise _RecordError(f"{key}: {what}")
+    choices = payload.get("choices")
+    question = payload.get("question")
+    return {
+        "model": _optional_text(value, "model"),
+        "base_id": value["base_id"],
+        "dsl": _optional_text(value, "dsl"),
+        "request_sha256": value["request_sha256"],
+        "image_sha256": _optional_text(value, "image_sha256"),
+        "question": question if isinstance(question, str) else pd.NA,
+        "n_choices": len(choices) if isinstance(choices, list) else pd.NA,
+        "has_world_candidates": "world_candidates" in payload,
+        "payload_keys": sorted(payload),
+        "payload": payload,
+    }
+
+
+def _build(values: Sequence[RawValue]) -> KindTables:
+    kept, rejected = sort_out(values, "requests", _row, _RecordError)
+    rows = [row for _, row in kept]
+    files = [item.source_file for item, _ in kept]
+    lines = [item.source_line for item, _ in kept]
+    extras = [{k: v for k, v in item.value.items() if k not in _RECORD_KEYS} for item, _ in kept]
+    data = {
+        "source_file": pd.Series(files, dtype="str"),
+        "source_line": pd.Series(lines, dtype="int64"),
+    }
+    for name, dtype in _DTYPES.items():
+        values = [row[name] for row in rows]
+        data[name] = (
+            pd.Series(values, dtype=object)
+            if name == "payload"
+            else text_safe_series(values, dtype)
+        )
+    frame = pd.DataFrame(data)
+    if any(extras):
+        extra = extra_columns(extras, frame.index)
+        extra.columns = [f"record.{c}" if c in frame.columns else c for c in extra.columns]
+        frame = pd.concat([frame, extra], axis=1)
+    return KindTables({"requests": frame}, rejected)
+
+
+KIND = RecordKind(name="requests", tables=("requests",), matches=_matches, build=_build)
