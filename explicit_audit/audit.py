@@ -17,13 +17,16 @@ from types import MappingProxyType
 import pandas as pd
 
 from ._core.collect import (
+    Reading,
     Source,
     build_kind,
     read_all,
+    read_content,
     rejected_frame,
     sources_frame,
     warn_or_raise,
 )
+from ._core.reader import FileContent
 from ._core.records import KindTables, RecordKind, Rejection
 from .decisions import KIND as DECISIONS_KIND
 from .decisions.policies import PolicySet, load_policy_files
@@ -37,6 +40,7 @@ __all__ = [
     "Audit",
     "RejectedRowsWarning",
     "load",
+    "load_bytes",
     "load_decisions",
     "load_kind",
     "load_plans",
@@ -192,6 +196,11 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
     >>> audit.receipts.withheld_count.sum()  # doctest: +SKIP
     """
     reading = read_all(source, RECORD_KINDS, progress=progress)
+    return _audit_from(reading, strict=strict)
+
+
+def _audit_from(reading: Reading, *, strict: bool) -> Audit:
+    """Every kind's tables, the policies and the rejected rows of one reading."""
     rejections = reading.rejections
     tables: dict[str, pd.DataFrame] = {}
     main_tables = []
@@ -217,6 +226,57 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
         files=reading.files,
         sources=sources_frame(reading, main_tables, _policy_source_files(policies), rejected),
     )
+
+
+def load_bytes(
+    data: bytes,
+    *,
+    source_file: str,
+    first_line: int = 1,
+    lines: bool = True,
+    strict: bool = False,
+) -> Audit:
+    """Load the records held in bytes, as if read from ``source_file``.
+
+    This is how a part of a file is read on its own (a byte range of a large
+    JSON Lines file, say): the rows carry ``source_file`` and the line numbers
+    of the file they came from.
+
+    Parameters
+    ----------
+    data : bytes
+        The content, decompressed; for JSON Lines, whole lines.
+    source_file : str
+        The file the bytes come from, as rows and rejections name it.
+    first_line : int, default 1
+        The file line on which ``data`` starts.
+    lines : bool, default True
+        JSON Lines (one value per line); False for ``.json`` content (an
+        array, a record, or values one after another).
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` at the first rejection.
+
+    Returns
+    -------
+    Audit
+        With one entry in ``files`` and ``sources``: ``source_file``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from explicit_audit.audit import load_bytes
+    >>> with warnings.catch_warnings(action="ignore"):
+    ...     part = load_bytes(b'{"not": "a record"}\\n', source_file="log.jsonl", first_line=41)
+    >>> part.rejected[["source_file", "source_line", "kind"]].to_dict("records")
+    [{'source_file': 'log.jsonl', 'source_line': 41, 'kind': 'unknown'}]
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    reading = Reading([source_file], [])
+    read_content(
+        reading, FileContent(source_file, data, lines), RECORD_KINDS, first_line=first_line
+    )
+    return _audit_from(reading, strict=strict)
 
 
 def _policy_source_files(policies: PolicySet) -> list[str]:

@@ -14,7 +14,7 @@ import warnings
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import orjson
@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
 from .columnar import ColumnarPart
-from .reader import POLICY_SUFFIXES, parse_content, read_file, resolve_sources
+from .reader import POLICY_SUFFIXES, FileContent, parse_content, read_file, resolve_sources
 from .records import KindTables, RawValue, RecordKind, Rejection, excerpt
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Source",
     "build_kind",
     "read_all",
+    "read_content",
     "rejected_frame",
     "sources_frame",
     "warn_or_raise",
@@ -176,22 +177,41 @@ def read_all(
                 reading.columnar[kind.name].append((position, part))
                 reading.values_read[str(path)] = part.table.num_rows
                 continue
-        count = 0
-        for item in parse_content(read_file(path)):
-            # A file-level problem (line 0) is not a value that was read.
-            count += isinstance(item, RawValue) or item.source_line > 0
-            if isinstance(item, Rejection):
-                reading.rejections.append(item)
-                continue
-            sorted_into = _sort_value(item, kinds)
-            if isinstance(sorted_into, Rejection):
-                reading.rejections.append(sorted_into)
-            elif keep is None or sorted_into.name in keep:
-                reading.values[sorted_into.name].append(item)
-        reading.values_read[str(path)] = count
+        read_content(reading, read_file(path), kinds, keep=keep)
     for path in policy_files:
         reading.values_read[str(path)] = 1
     return reading
+
+
+def read_content(
+    reading: Reading,
+    content: FileContent,
+    kinds: Sequence[RecordKind],
+    *,
+    keep: set[str] | None = None,
+    first_line: int = 1,
+) -> None:
+    """Read one file's content value by value into ``reading``.
+
+    ``first_line`` is the file line on which ``content`` starts (a byte range
+    of a JSON Lines file read on its own starts on a later line).
+    """
+    count = 0
+    shift = first_line - 1
+    for item in parse_content(content):
+        if shift and item.source_line > 0:
+            item = replace(item, source_line=item.source_line + shift)
+        # A file-level problem (line 0) is not a value that was read.
+        count += isinstance(item, RawValue) or item.source_line > 0
+        if isinstance(item, Rejection):
+            reading.rejections.append(item)
+            continue
+        sorted_into = _sort_value(item, kinds)
+        if isinstance(sorted_into, Rejection):
+            reading.rejections.append(sorted_into)
+        elif keep is None or sorted_into.name in keep:
+            reading.values[sorted_into.name].append(item)
+    reading.values_read[content.path] = reading.values_read.get(content.path, 0) + count
 
 
 def build_kind(
