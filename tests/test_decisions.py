@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import rows_by_path
 
 import explicit_audit as ea
+from explicit_audit._core.reader import read_exactly
 from explicit_audit._core.records import RawValue
 from explicit_audit.decisions.loader import COLUMN_DTYPES, KIND
 
@@ -129,7 +131,7 @@ def test_nan_confidence_is_rejected(tmp_path):
     records = _records("nested")[:2]
     records[1]["inputs"]["confidence"] = float("nan")
     values = [RawValue("log.jsonl", i + 1, r, b"{}") for i, r in enumerate(records)]
-    built = KIND.build(values)
+    built = KIND.build([("values", values)])
     assert len(built.tables["decisions"]) == 1
     [rejection] = built.rejected
     assert (rejection.source_file, rejection.source_line, rejection.kind) == (
@@ -247,7 +249,7 @@ def test_invariants_on_recorded_outputs():
     values = [
         RawValue("mem.jsonl", i + 1, r, json.dumps(r).encode()) for i, r in enumerate(records)
     ]
-    built = KIND.build(values)
+    built = KIND.build([("values", values)])
     findings = ea.verify_decisions(built.tables["decisions"], list(POLICIES.values()))
     assert findings["rule"].astype(str).tolist() == ["replay", "INV-4", "INV-5"]
     assert list(findings["fields"].iloc[1]) == ["escalation_reasons", "risk_flags"]
@@ -258,23 +260,19 @@ def test_invariants_on_recorded_outputs():
 
 
 def _exact(path: Path) -> pd.DataFrame:
-    """The decisions of a file read value by value (the fast path not asked)."""
-    from explicit_audit._core.reader import parse_content, read_file
-
-    values = [v for v in parse_content(read_file(path)) if isinstance(v, RawValue)]
-    return KIND.build(values).tables["decisions"]
+    """The decisions of a file read value by value (the columnar path not asked)."""
+    values = [v for v in read_exactly(path) if isinstance(v, RawValue)]
+    return KIND.build([("values", values)]).tables["decisions"]
 
 
-def _fast_part(path: Path):
-    from explicit_audit.decisions._arrow import arrow_part
-
-    return arrow_part(path, path.read_bytes().split(b"\n", 1)[0])
+def _all_columnar(path: Path) -> bool:
+    return rows_by_path(path)["exact"] == 0
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "data" / "decisions").iterdir()))
 def test_fast_path_equals_the_exact_path_on_the_sample(name):
     path = ROOT / "data" / "decisions" / name
-    assert _fast_part(path) is not None
+    assert _all_columnar(path)
     loaded = ea.load_decisions(path, progress=False)
     pd.testing.assert_frame_equal(loaded, _exact(path))
 
@@ -282,7 +280,7 @@ def test_fast_path_equals_the_exact_path_on_the_sample(name):
 @pytest.mark.parametrize("shape", ["nested", "flat"])
 def test_fast_path_equals_the_exact_path_on_known_answers(tmp_path, shape):
     path = _write_jsonl(tmp_path / f"{shape}.jsonl", _records(shape))
-    assert _fast_part(path) is not None
+    assert _all_columnar(path)
     pd.testing.assert_frame_equal(ea.load_decisions(path, progress=False), _exact(path))
 
 
@@ -296,7 +294,7 @@ def test_fast_path_reads_confidence_to_the_last_bit(tmp_path):
         lines.append(line.replace(f'"confidence": {confidence}', f'"confidence": {text}', 1))
     path = tmp_path / "tricky.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    assert _fast_part(path) is not None
+    assert _all_columnar(path)
     loaded = ea.load_decisions(path, progress=False)
     assert loaded["confidence"].tolist() == [float(t) for t in tricky]
     pd.testing.assert_frame_equal(loaded, _exact(path))
@@ -318,7 +316,7 @@ def test_doubtful_files_go_to_the_exact_path(tmp_path, change, reason):
     records = _records("nested")[:5]
     change(records[3])
     path = _write_jsonl(tmp_path / "log.jsonl", records)
-    assert _fast_part(path) is None
+    assert rows_by_path(path)["exact"] == 1
     if reason is None:
         pd.testing.assert_frame_equal(ea.load_decisions(path, progress=False), _exact(path))
         return

@@ -44,7 +44,7 @@ def _frame(records) -> pd.DataFrame:
     values = [
         RawValue("mem.jsonl", i + 1, r, json.dumps(r).encode()) for i, r in enumerate(records)
     ]
-    built = KIND.build(values)
+    built = KIND.build([("values", values)])
     assert not built.rejected
     return built.tables["requests"]
 

@@ -57,8 +57,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .._core.records import KindTables, RawValue, RecordKind, excerpt, segments, sort_out
-from ._arrow import FIELD_TYPES, arrow_part, frame_from_parts, part_from_rows
+from .._core.records import KindTables, RecordKind, excerpt, sort_out
+from ._arrow import FIELD_TYPES, columnar, frame_from_parts, layout, part_from_rows
 from ._lists import LIST_OF_STRINGS
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 
@@ -207,9 +207,9 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, extras | top
 
 
-def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
     parts, rejected = [], []
-    for what, segment in segments(values, columnar) or [("values", [])]:
+    for what, segment in segments:
         if what == "part":
             parts.append(segment)
             continue
@@ -218,6 +218,8 @@ def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> Kind
         where = [(item.source_file, item.source_line) for item, _ in kept]
         parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))
         rejected.extend(misfits)
+    if not parts:
+        parts.append(part_from_rows([], [], []))
     return KindTables({"decisions": frame_from_parts(parts, COLUMN_DTYPES)}, rejected)
 
 
@@ -226,6 +228,7 @@ KIND = RecordKind(
     tables=("decisions",),
     matches=matches,
     build=_build,
-    arrow_build=arrow_part,
+    layout=layout,
+    columnar=columnar,
 )
 """The routing-decision record kind, for :func:`explicit_audit.load`."""

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from .._core.reader import resolve_sources
 from .._core.records import Rejection, excerpt
+from .._core.sources import resolve_sources
 from ..errors import AuditError, PolicyError
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy

@@ -50,7 +50,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import extra_columns, text_safe_series
-from .._core.records import KindTables, RawValue, RecordKind, sort_out
+from .._core.records import KindTables, RecordKind, segment_values, sort_out
 from ._canonical import (
     PlanError,
     dataclass_fields,
@@ -159,7 +159,8 @@ def _frame(
     return frame
 
 
-def _build(values: Sequence[RawValue]) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
+    values = segment_values(segments)
     kept, rejected = sort_out(values, "plans", _row, PlanError)
     rows = [row for _, row in kept]
     where = [(item.source_file, item.source_line) for item, _ in kept]

@@ -62,16 +62,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._core.records import KindTables, RawValue, RecordKind, segments
-from ._arrow import arrow_part, frames_from_parts
+from .._core.records import KindTables, RecordKind
+from ._arrow import columnar, frames_from_parts, layout
 from ._values import matches, normalise_values
 
 __all__ = ["KIND"]
 
 
-def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
     parts, rejected = [], []
-    for what, segment in segments(values, columnar) or [("values", [])]:
+    for what, segment in segments:
         if what == "part":
             parts.append(segment)
             continue
@@ -87,5 +87,6 @@ KIND = RecordKind(
     tables=("receipts", "exposed"),
     matches=matches,
     build=_build,
-    arrow_build=arrow_part,
+    layout=layout,
+    columnar=columnar,
 )

@@ -47,7 +47,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import extra_columns, text_safe_series
-from .._core.records import KindTables, RawValue, RecordKind, sort_out
+from .._core.records import KindTables, RecordKind, segment_values, sort_out
 
 __all__ = ["KIND"]
 
@@ -108,7 +108,8 @@ def _row(value: dict) -> dict[str, Any]:
     }
 
 
-def _build(values: Sequence[RawValue]) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
+    values = segment_values(segments)
     kept, rejected = sort_out(values, "requests", _row, _RecordError)
     rows = [row for _, row in kept]
     files = [item.source_file for item, _ in kept]
