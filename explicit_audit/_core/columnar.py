@@ -66,9 +66,10 @@ class JsonlPiece:
 
 
 def _parse(data: pa.Buffer, schema: pa.Schema | None, multiline: bool = False) -> pa.Table:
-    # One block for the whole buffer: the caller's spans are the rows, and
-    # pyarrow need not look for line ends between them.
-    block = max(_BLOCK_SIZE, data.size + 1)
+    # Blocks of whole lines are parsed in parallel. Values that run over
+    # several lines are parsed as one block: pyarrow then need not search for
+    # value ends between them.
+    block = max(_BLOCK_SIZE, data.size + 1) if multiline else _BLOCK_SIZE
     return pa_json.read_json(
         pa.BufferReader(data),
         read_options=pa_json.ReadOptions(block_size=block, use_threads=True),

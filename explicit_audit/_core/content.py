@@ -77,6 +77,7 @@ class FileReader:
     oversized: int = 0
     cut: bool = False
     first_line: int = 1
+    _carried: int = 0
 
     def __post_init__(self) -> None:
         self.name = self.name or display_name(self.path)
@@ -87,17 +88,13 @@ class FileReader:
         line = self.first_line
         carry = b""
         skipping = False  # inside an oversized value: drop bytes up to the next boundary
-        first = True
         # What a boundary test may need to see of the bytes dropped before it.
         keep = 0 if self.jsonl else 64
         limit = self.limits.max_value_bytes
-        for chunk in self._chunks():
-            if first:
-                first = False
-                if chunk.startswith(_BOM):
-                    chunk = chunk[len(_BOM) :]
-            data = carry + chunk if carry else chunk
+        for data in self._gathered():
+            data = carry + data if carry else data
             carry = b""
+            self._carried = 0
             if skipping:
                 cut = self._first_cut(data)
                 if cut is None:
@@ -107,9 +104,6 @@ class FileReader:
                 line += data.count(b"\n", 0, cut)
                 data = data[cut:]
                 skipping = False
-            if len(data) < PIECE_BYTES:
-                carry = data
-                continue
             cut = self._last_cut(data)
             if cut is None:
                 if len(data) > limit:
@@ -119,8 +113,10 @@ class FileReader:
                     line += data.count(b"\n", 0, len(data) - len(carry))
                 else:
                     carry = data
+                self._carried = len(carry)
                 continue
             piece, carry = data[:cut], data[cut:]
+            self._carried = len(carry)
             yield Piece(piece, line)
             line += piece.count(b"\n")
         if skipping or not carry:
@@ -129,6 +125,24 @@ class FileReader:
             self._oversized(line, carry)
             return
         yield Piece(carry, line)
+
+    def _gathered(self) -> Iterator[bytes]:
+        """The content in runs of about :data:`PIECE_BYTES` (with what is carried over)."""
+        gathered: list[bytes] = []
+        size = 0
+        first = True
+        for chunk in self._chunks():
+            if first:
+                first = False
+                if chunk.startswith(_BOM):
+                    chunk = chunk[len(_BOM) :]
+            gathered.append(chunk)
+            size += len(chunk)
+            if size + self._carried >= PIECE_BYTES:
+                yield b"".join(gathered)
+                gathered, size = [], 0
+        if gathered:
+            yield b"".join(gathered)
 
     def _oversized(self, line: int, data: bytes) -> None:
         self.oversized += 1
@@ -153,7 +167,7 @@ class FileReader:
             cut = max(data.rfind(b"\n{", 0, end), data.rfind(b"\n[", 0, end))
             if cut == -1:
                 return None
-            if data[:cut].rstrip(_WHITESPACE)[-1:] in (b"}", b"]"):
+            if _ends_a_value(data, cut):
                 return cut + 1
             end = cut
 
@@ -168,7 +182,7 @@ class FileReader:
             if not found:
                 return None
             cut = min(found)
-            if data[:cut].rstrip(_WHITESPACE)[-1:] in (b"}", b"]"):
+            if _ends_a_value(data, cut):
                 return cut + 1
             start = cut + 1
 
@@ -315,3 +329,11 @@ class BytesReader(FileReader):
         view = memoryview(self.data)
         for start in range(0, len(self.data), _READ_BYTES):
             yield bytes(view[start : start + _READ_BYTES])
+
+
+def _ends_a_value(data: bytes, end: int) -> bool:
+    """Whether the last byte before ``end``, white space aside, closes a value."""
+    index = end - 1
+    while index >= 0 and data[index] in _WHITESPACE:
+        index -= 1
+    return index >= 0 and data[index] in b"}]"

@@ -14,14 +14,14 @@ rows of every path are sorted back into file order by the kinds' builders.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 
 from .columnar import NotClean, parse_piece
-from .exact import iter_region, loads_exact, parse_line
+from .exact import iter_region, parse_line
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
 from .spans import Spans, split_piece
@@ -125,10 +125,17 @@ class PieceReader:
         exact: list[RawValue | Rejection] = []
         clean = np.flatnonzero(spans.clean)
         self._read_dirty(data, spans, exact)
+        known: dict[int, RecordKind] = {}
         if len(clean):
             leftovers = self._columnar(data, spans, clean)
-            for index, value in leftovers:
-                exact.extend(self._exact_span(data, spans, index, value))
+            long_digits = _long_digit_spans(data, spans) if leftovers else None
+            for index, value, kind in leftovers:
+                if long_digits is not None and long_digits[index]:
+                    value = _UNPARSED  # orjson reads an integer beyond 64 bits as a float
+                items = self._exact_span(data, spans, index, value)
+                if kind is not None and value is not _UNPARSED:
+                    known[id(items[0])] = kind
+                exact.extend(items)
         exact.sort(key=lambda item: item.source_line)
         # The value a cut gzip stream ends in is the piece's last span, read exactly.
         last = exact[-1] if exact else None
@@ -139,7 +146,7 @@ class PieceReader:
             if isinstance(item, Rejection):
                 self.reject(item)
                 continue
-            kind = sort_value(item, self.kinds)
+            kind = known.get(id(item)) or sort_value(item, self.kinds)
             if isinstance(kind, Rejection):
                 self.reject(kind)
             elif self._kept(kind):
@@ -193,54 +200,73 @@ class PieceReader:
         start, end = int(spans.starts[index]), int(spans.ends[index])
         line = int(spans.lines[index])
         if value is not _UNPARSED:
-            text = data[start:end].rstrip(b" \t\r\n")
-            return [RawValue(self.name, line, value, text)]
+            return [RawValue(self.name, line, value, data[start:end].rstrip(b" \t\r\n"))]
         if self.jsonl:
             return [self._line(data, spans, index)]
         return list(iter_region(self.name, data[start:end], line, self.limits))
 
     # -- the columnar path ---------------------------------------------------------------
 
-    def _columnar(self, data: bytes, spans: Spans, clean: np.ndarray) -> list[tuple[int, Any]]:
+    def _columnar(self, data: bytes, spans: Spans, clean: np.ndarray) -> list[tuple]:
         """Read the clean spans in bulk; return those left for the exact path.
+
+        First all clean spans as the kind and layout of the first; then, if
+        that is refused, the spans grouped by their first key (lines of one
+        shape start alike), each group as the kind and layout of its first;
+        a group refused again is parsed span by span and regrouped exactly.
 
         Returns
         -------
-        list of (span index, parsed value or _UNPARSED)
+        list of (span index, parsed value or _UNPARSED, kind or None)
         """
-        first = _parse_span(data, spans, int(clean[0]))
+        if self._bulk(data, spans, clean):
+            return []
+        groups = _by_first_key(data, spans, clean)
+        leftovers: list[tuple] = []
+        for members in groups:
+            if len(groups) > 1 and self._bulk(data, spans, members):
+                continue
+            leftovers.extend(self._classified(data, spans, members))
+        return leftovers
+
+    def _bulk(self, data: bytes, spans: Spans, members: np.ndarray) -> bool:
+        """Whether the columnar path took all ``members`` as the kind of the first."""
+        first = _parse_span(data, spans, int(members[0]))
         kind = self._columnar_kind(first)
-        if kind is not None:
-            layout = kind.layout(first)
-            reader = kind.columnar(layout, _span_bytes(data, spans, int(clean[0])))
-            if reader is not None:
-                try:
-                    self._emit_part(kind, reader, data, spans, clean)
-                    return []
-                except NotClean:
-                    pass
-        # Not one kind and layout throughout: each span parsed on its own, then in groups.
-        parsed = [(int(index), _parse_span(data, spans, int(index))) for index in clean]
+        if kind is None:
+            return False
+        reader = kind.columnar(kind.layout(first), _span_bytes(data, spans, int(members[0])))
+        if reader is None:
+            return False
+        try:
+            self._emit_part(kind, reader, data, spans, members)
+        except NotClean:
+            return False
+        return True
+
+    def _classified(self, data: bytes, spans: Spans, members: np.ndarray) -> list[tuple]:
+        """Spans parsed one by one, grouped by kind and layout, each group in bulk."""
+        parsed = [(int(index), _parse_span(data, spans, int(index))) for index in members]
         groups: dict[tuple[str, str], list[int]] = {}
-        leftovers: list[tuple[int, Any]] = []
+        leftovers: list[tuple] = []
         by_name = {kind.name: kind for kind in self.kinds}
         for index, value in parsed:
             kind = self._columnar_kind(value)
             if kind is None:
-                leftovers.append((index, value))
+                leftovers.append((index, value, None))
                 continue
             groups.setdefault((kind.name, kind.layout(value)), []).append(index)
         values = dict(parsed)
-        budget = [_BISECT_BUDGET * len(clean)]
-        for (kind_name, layout), members in groups.items():
+        budget = [_BISECT_BUDGET * len(members)]
+        for (kind_name, layout), group in groups.items():
             kind = by_name[kind_name]
-            first_bytes = _span_bytes(data, spans, members[0])
-            reader = kind.columnar(layout, first_bytes)
-            if reader is None:
-                leftovers.extend((index, values[index]) for index in members)
-                continue
-            refused = self._bisect(kind, reader, data, spans, np.asarray(members), budget)
-            leftovers.extend((int(index), values[int(index)]) for index in refused)
+            reader = kind.columnar(layout, _span_bytes(data, spans, group[0]))
+            refused = (
+                group
+                if reader is None
+                else self._bisect(kind, reader, data, spans, np.asarray(group), budget)
+            )
+            leftovers.extend((int(index), values[int(index)], kind) for index in refused)
         return leftovers
 
     def _columnar_kind(self, value: Any) -> RecordKind | None:
@@ -304,8 +330,48 @@ def _span_bytes(data: bytes, spans: Spans, index: int) -> bytes:
 
 
 def _parse_span(data: bytes, spans: Spans, index: int) -> Any:
-    """A clean span's value, parsed exactly, or _UNPARSED when it is not one value."""
+    """A clean span's value (orjson), or _UNPARSED when orjson does not read one value.
+
+    orjson is exact but for integers beyond 64 bits, which it reads as floats
+    (see :func:`_may_be_inexact`); it refuses what the exact path judges on its
+    own (a lone surrogate), which then goes there.
+    """
     try:
-        return loads_exact(_span_bytes(data, spans, index))
-    except json.JSONDecodeError:
+        return orjson.loads(_span_bytes(data, spans, index))
+    except orjson.JSONDecodeError:
         return _UNPARSED
+
+
+def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[np.ndarray]:
+    """Spans grouped by the first key they hold (a guess at their shape, checked later)."""
+    groups: dict[bytes, list[int]] = {}
+    for index in members:
+        start = int(spans.starts[index])
+        opening = data.find(b'"', start, start + 256)
+        closing = data.find(b'"', opening + 1, start + 256) if opening != -1 else -1
+        key = data[opening + 1 : closing] if closing != -1 else b""
+        groups.setdefault(key, []).append(int(index))
+    return [np.asarray(group, dtype=np.int64) for group in groups.values()]
+
+
+def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:
+    """Spans holding a run of 19 or more digits: maybe an integer beyond 64 bits.
+
+    orjson reads such an integer as a float; those spans are parsed again by
+    the exact path, which keeps every integer exact.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    digit = (buffer - np.uint8(48)) < 10
+    edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1
+    if len(digit) and digit[0]:
+        edges = np.concatenate(([0], edges))
+    if len(digit) and digit[-1]:
+        edges = np.concatenate((edges, [len(digit)]))
+    runs_start, runs_end = edges[::2], edges[1::2]
+    long_runs = runs_start[(runs_end - runs_start) >= 19]
+    flagged = np.zeros(len(spans), dtype=bool)
+    if len(long_runs):
+        owner = np.searchsorted(spans.starts, long_runs, side="right") - 1
+        inside = (owner >= 0) & (long_runs < spans.ends[np.maximum(owner, 0)])
+        flagged[owner[inside]] = True
+    return flagged

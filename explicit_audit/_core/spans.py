@@ -14,16 +14,17 @@ a string, ``}`` then white space then ``{`` is valid JSON only between two
 top-level values, and a JSON string never holds a raw line end, so both ends
 of such a span are value boundaries). A clean span must also pass cheap
 byte checks: not larger than ``max_value_bytes``, not more opening brackets
-than ``max_depth`` (the exact path measures the real depth), and no ``NaN``,
-``Infinity`` or escaped surrogate (``\\uD800``) anywhere in it, which the
-columnar parser would take but the exact path judges. The columnar path then
+than ``max_depth`` if it is long (the exact path measures the real depth), and
+no ``NaN`` or ``Infinity`` anywhere in it, which the columnar parser would take
+but the exact path judges. (pyarrow itself refuses what else strict JSON
+refuses: an escaped lone surrogate, a raw line end or control character in a
+string, a trailing comma.) The columnar path then
 verifies that each clean span is exactly one object of the expected shape;
 everything else is read by :mod:`explicit_audit._core.exact`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,9 @@ __all__ = ["Spans", "split_piece"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
 _WHITESPACE = b" \t\r\n"
-_DOUBTFUL = re.compile(rb"NaN|Infinity|\\u[dD][89abAB]")
+_SPACE_BYTES = (9, 10, 13, 32)
+#: Spans longer than this have their opening brackets counted (see _too_many_brackets).
+_COUNTED_SPAN = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,29 +68,43 @@ def _line_ends(buffer: np.ndarray) -> np.ndarray:
     return np.flatnonzero(buffer == _NEWLINE)
 
 
-def _last_byte_is(data: bytes, buffer: np.ndarray, ends: np.ndarray, wanted: int) -> np.ndarray:
-    """Whether each span's last byte, trailing white space aside, is ``wanted``."""
+def _trimmed(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each span's end with its trailing white space left out."""
+    ends = ends.copy()
+    for _ in range(8):
+        inside = np.flatnonzero(ends > starts)
+        spaced = inside[np.isin(buffer[ends[inside] - 1], _SPACE_BYTES)]
+        if not len(spaced):
+            return ends
+        ends[spaced] -= 1
+    # Longer runs of white space, span by span.
+    data = buffer.tobytes() if len(spaced) else b""
+    for index in spaced:
+        start = int(starts[index])
+        ends[index] = start + len(data[start : int(ends[index])].rstrip(_WHITESPACE))
+    return ends
+
+
+def _last_byte_is(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, wanted) -> np.ndarray:
+    """Whether each span's last byte, trailing white space aside, is one of ``wanted``."""
     if not len(ends):
         return np.zeros(0, dtype=bool)
-    last = buffer[np.maximum(ends - 1, 0)]
-    result = last == wanted
-    # A span ending in white space (a CR, spaces) is looked at one by one: rare.
-    for index in np.flatnonzero(np.isin(last, (9, 10, 13, 32))):
-        stripped = data[: ends[index]].rstrip(_WHITESPACE)
-        result[index] = stripped[-1:] == bytes([wanted])
-    return result
+    ends = _trimmed(buffer, starts, ends)
+    return (ends > starts) & np.isin(buffer[np.maximum(ends - 1, 0)], wanted)
 
 
-def _ends_value(data: bytes, buffer: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    return _last_byte_is(data, buffer, ends, _RBRACE) | _last_byte_is(data, buffer, ends, _RBRACKET)
+def _doubtful(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Spans holding ``NaN`` or ``Infinity``, in a string or not.
 
-
-def _doubtful(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Spans holding NaN, Infinity or an escaped surrogate, in a string or not."""
+    pyarrow reads both literals, which are not JSON; the exact path refuses
+    them, and keeps them as written inside a string.
+    """
     flagged = np.zeros(len(starts), dtype=bool)
-    if b"NaN" not in data and b"Infinity" not in data and b"\\u" not in data:
+    candidates = np.flatnonzero((buffer == 78) | (buffer == 73))  # "N", "I"
+    if not len(candidates):
         return flagged
-    positions = np.fromiter((m.start() for m in _DOUBTFUL.finditer(data)), dtype=np.int64)
+    hits = [candidates[_spells(buffer, candidates, word)] for word in (b"NaN", b"Infinity")]
+    positions = np.concatenate(hits)
     if len(positions):
         owner = np.searchsorted(starts, positions, side="right") - 1
         inside = (owner >= 0) & (positions < ends[np.maximum(owner, 0)])
@@ -95,13 +112,32 @@ def _doubtful(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return flagged
 
 
-def _too_many_brackets(buffer: np.ndarray, starts: np.ndarray, limits: Limits) -> np.ndarray:
-    """Spans with more opening brackets than ``max_depth``: maybe too deep."""
-    if len(buffer) <= limits.max_depth or not len(starts):
-        return np.zeros(len(starts), dtype=bool)
-    opening = (buffer == _LBRACE) | (buffer == _LBRACKET)
-    counts = np.add.reduceat(opening, starts, dtype=np.int64) if len(buffer) else opening
-    return counts > limits.max_depth
+def _spells(buffer: np.ndarray, positions: np.ndarray, word: bytes) -> np.ndarray:
+    """Whether ``word`` is written at each of ``positions``."""
+    fits = positions + len(word) <= len(buffer)
+    result = fits.copy()
+    for offset, byte in enumerate(word):
+        result[fits] &= buffer[positions[fits] + offset] == byte
+    return result
+
+
+def _too_many_brackets(
+    data: bytes, starts: np.ndarray, ends: np.ndarray, limits: Limits
+) -> np.ndarray:
+    """Spans with more opening brackets than ``max_depth``: maybe too deep.
+
+    Only spans longer than :data:`_COUNTED_SPAN` bytes are counted: a shorter
+    one cannot nest deeply enough to trouble a parser, and a record kind's
+    columnar path takes no value nested more than a few levels (deeper
+    logger values are refused and read exactly, where the real depth is
+    measured against ``max_depth``).
+    """
+    flagged = np.zeros(len(starts), dtype=bool)
+    for index in np.flatnonzero(ends - starts > _COUNTED_SPAN):
+        start, end = int(starts[index]), int(ends[index])
+        openings = data.count(b"{", start, end) + data.count(b"[", start, end)
+        flagged[index] = openings > limits.max_depth
+    return flagged
 
 
 def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Spans:
@@ -135,7 +171,7 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
                 keep[index] = bool(data[starts[index] : ends[index]].strip(_WHITESPACE))
         starts, ends, lines = starts[keep], ends[keep], lines[keep]
         opens = buffer[starts] == _LBRACE if len(starts) else np.zeros(0, dtype=bool)
-        clean = opens & _last_byte_is(data, buffer, ends, _RBRACE)
+        clean = opens & _last_byte_is(buffer, starts, ends, (_RBRACE,))
     else:
         begins = newlines[newlines + 1 < len(data)] + 1
         begins = begins[np.isin(buffer[begins], (_LBRACE, _LBRACKET))]
@@ -147,11 +183,11 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
         ends = np.concatenate((starts[1:], [len(data)])).astype(np.int64)
         lines = np.searchsorted(newlines, starts).astype(np.int64) + first_line
         opens = buffer[starts] == _LBRACE if len(starts) else np.zeros(0, dtype=bool)
-        ended = _ends_value(data, buffer, ends)
+        ended = _last_byte_is(buffer, starts, ends, (_RBRACE, _RBRACKET))
         after_a_value = np.concatenate(([True], ended[:-1])) if len(ended) else ended
-        clean = opens & _last_byte_is(data, buffer, ends, _RBRACE) & after_a_value
+        clean = opens & _last_byte_is(buffer, starts, ends, (_RBRACE,)) & after_a_value
     if len(starts):
         clean &= (ends - starts) <= limits.max_value_bytes
-        clean &= ~_too_many_brackets(buffer, starts, limits)
-        clean &= ~_doubtful(data, starts, ends)
+        clean &= ~_too_many_brackets(data, starts, ends, limits)
+        clean &= ~_doubtful(buffer, starts, ends)
     return Spans(starts, ends, lines, clean)
