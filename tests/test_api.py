@@ -15,11 +15,13 @@ PUBLIC = {
     "withheld_summary", "withheld_queries", "withheld_oracle", "within_time_window",
     # hashes
     "DIALECTS", "PLAN_HASH_DIALECT", "REQUEST_HASH_DIALECT", "canonical_json",
-    "canonical_hash", "plan_canonical_json", "plan_hash", "verify_plans", "request_hash",
-    "verify_requests",
+    "canonical_hash", "plan_canonical_json", "plan_hash", "plan_verdicts", "check_plans",
+    "request_hash", "check_requests",
+    # deprecated 0.1 names of check_plans/plan_verdicts, check_requests, check_decisions
+    "verify_plans", "verify_requests", "verify_decisions",
     # routing
     "Policy", "PolicySet", "Escalation", "SubjectDomain", "FallbackDomain", "RiskFlag",
-    "RoutingDecision", "route", "replay", "verify_decisions", "DECISION_RULES", "sweep",
+    "RoutingDecision", "route", "replay", "check_decisions", "DECISION_RULES", "sweep",
     # everything at once
     "Provenance", "provenance", "Verification", "verify_all",
     "__version__",

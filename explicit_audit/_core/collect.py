@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
 from .columnar import ColumnarPart
+from .describe import FORMATS_DOC, json_type
 from .reader import POLICY_SUFFIXES, FileContent, parse_content, read_file, resolve_sources
 from .records import KindTables, RawValue, RecordKind, Rejection, excerpt
 
@@ -75,15 +76,11 @@ def _progress(items: list, enabled: bool, what: str):
 def _sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rejection:
     value = item.value
     if not isinstance(value, dict):
-        kind_of = type(value).__name__ if value is not None else "null"
-        kind_of = {"list": "array", "str": "string", "int": "number", "float": "number"}.get(
-            kind_of, kind_of
-        )
         return Rejection(
             item.source_file,
             item.source_line,
             "unknown",
-            f"expected a JSON object (a record), got a JSON {kind_of}",
+            f"expected a JSON object (a record), got a JSON {json_type(value)}",
             excerpt(item.text),
         )
     for kind in kinds:
@@ -94,7 +91,7 @@ def _sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rej
         item.source_file,
         item.source_line,
         "unknown",
-        f"not a record of any known kind (keys: {keys}); see FORMATS.md for the record shapes",
+        f"not a record of any known kind (keys: {keys}); see {FORMATS_DOC} for the record shapes",
         excerpt(item.text),
     )
 

@@ -49,7 +49,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .._core.columns import extra_columns, text_safe_series
+from .._core.columns import extra_columns, fits_int64, text_safe_series
 from .._core.records import KindTables, RawValue, RecordKind, sort_out
 from ._canonical import (
     PlanError,
@@ -92,7 +92,7 @@ def _text_or_na(value: Any) -> Any:
 
 def _int64_or_na(number: int) -> Any:
     # The seed hashes any int; the column holds 64 bits (the plan column keeps all).
-    return number if -(2**63) <= number < 2**63 else pd.NA
+    return number if fits_int64(number) else pd.NA
 
 
 def _row(value: dict) -> dict[str, Any]:
