@@ -51,3 +51,27 @@ def test_computing_does_not_import_drawing_or_widgets():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_format_contract_ships_with_the_kit_and_messages_point_to_it(tmp_path):
+    import re
+    import warnings
+    from pathlib import Path
+
+    from explicit_audit._core.describe import FORMATS_DOC
+
+    root = Path(__file__).parent.parent
+    contract = (root / FORMATS_DOC.split(" ")[0]).read_text(encoding="utf-8")
+    for heading in ("## Files", "Retrieval receipts", "Retrieval plans", "compile requests"):
+        assert heading in contract
+    for shape in ("bare", "CLI", "outcome", "canonical", "flat", "Nested", "gzip", ".ndjson"):
+        assert shape in contract, shape
+    package = root / "explicit_audit"
+    stale = [p.name for p in package.rglob("*.py") if re.search(r"\bFORMATS\.md", p.read_text())]
+    assert stale == []
+    path = tmp_path / "odd.jsonl"
+    path.write_text('{"neither": "kind"}\n', encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        reason = ea.load(path, progress=False).rejected["reason"].iloc[0]
+    assert reason.endswith(f"see {FORMATS_DOC} for the record shapes")

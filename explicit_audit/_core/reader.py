@@ -1,6 +1,6 @@
 """The reading core: files, folders and globs into JSON values with provenance.
 
-What it reads (``shared/FORMATS.md``, "Files"):
+What it reads (``docs/formats.md``, "Files"):
 
 - ``.jsonl``: one JSON value per line, blank lines allowed;
 - ``.json``: one array of records, one record, or several JSON values one

@@ -2,7 +2,7 @@
 
 One record per decision, nested ``{"decision_id", "policy_id", "inputs": {...},
 "decision": {...}}`` or flat (the input and decision fields side by side at the
-top level), as in FORMATS.md section 4. Inputs and recorded outputs become
+top level), as in ``docs/formats.md`` section 4. Inputs and recorded outputs become
 separate columns: the recorded outputs carry the prefix ``recorded_``, so that
 a replayed decision (:func:`~explicit_audit.replay`) sits beside them without
 a clash.

@@ -1,6 +1,6 @@
 """arborist's ``RetrievalPlan.canonical()`` and ``retrieval_plan_hash``, mirrored.
 
-A written plan comes in one of two shapes (``shared/FORMATS.md`` section 2):
+A written plan comes in one of two shapes (``docs/formats.md`` section 2):
 
 - canonical: the output of ``RetrievalPlan.canonical()``, with the MT fields
   in an ``mt`` object that is present only when an MT field is set;
