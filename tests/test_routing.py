@@ -190,3 +190,14 @@ def test_replay_reads_the_order_of_reasons_from_reasons(monkeypatch):
     after = ea.replay(frame, policy)["escalation_reasons"].tolist()
     assert after == [tuple(reversed(reasons)) for reasons in before]
     _rows_equal_route(frame, policy)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(None, "hold no list"), ("legal_advice", "expected lists of strings")],
+)
+def test_replay_refuses_a_missing_list_or_a_string_for_a_list(value, message):
+    frame = _frame([c["inputs"] for c in KNOWN["cases"][:3]])
+    frame["self_declared_risk_flags"] = pd.Series([[], value, []], dtype=object)
+    with pytest.raises(ea.AuditError, match=f"'self_declared_risk_flags'.*{message}"):
+        ea.replay(frame, POLICIES["kat_base"])

@@ -14,12 +14,12 @@ finding and no other check.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._core.deprecation import deprecated_alias
 from .._core.describe import quote
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
 from ._lists import flat_list, flat_tuples, lists_equal, sets_equal
@@ -271,38 +271,12 @@ def check_decisions(decisions: pd.DataFrame, policies: Any = None) -> pd.DataFra
     return found.frame()
 
 
-def verify_decisions(decisions: pd.DataFrame, policies: Any = None) -> pd.DataFrame:
-    """Deprecated alias of :func:`check_decisions` (the 0.1 name), kept for one release.
-
-    It returns the findings of :func:`check_decisions`, in the kit's findings
-    shape: the 0.1 columns ``decision_row``, ``decision_id`` and ``fields`` are
-    now ``row``, ``record`` and ``field``; ``policy_id`` is the decision's own
-    column (``decisions.loc[findings.row, "policy_id"]``).
-
-    Parameters
-    ----------
-    decisions : DataFrame or Audit
-        A decisions table.
-    policies : PolicySet, mapping, Policy or list of Policy
-        The policies in force.
-
-    Returns
-    -------
-    DataFrame
-        What :func:`check_decisions` returns.
-
-    Warns
-    -----
-    DeprecationWarning
-        Always: the name goes in the next release.
-
-    Examples
-    --------
-    >>> ea.verify_decisions(audit.decisions, audit.policies)  # doctest: +SKIP
-    """
-    warnings.warn(
-        "ea.verify_decisions is deprecated: use ea.check_decisions",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return check_decisions(decisions, policies)
+verify_decisions = deprecated_alias(
+    "verify_decisions",
+    check_decisions,
+    use="ea.check_decisions",
+    changes="It returns the findings of :func:`check_decisions`, in the kit's findings shape: "
+    "the 0.1 columns ``decision_row``, ``decision_id`` and ``fields`` are now ``row``, "
+    "``record`` and ``field``; ``policy_id`` is the decision's own column "
+    '(``decisions.loc[findings.row, "policy_id"]``).',
+)

@@ -7,7 +7,6 @@ hold as findings, in the one findings shape of the kit.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
 from ..canonical import is_sha256_hex
 from ..errors import AuditError
@@ -210,36 +210,10 @@ def check_plans(plans: pd.DataFrame) -> pd.DataFrame:
     return found.frame()
 
 
-def verify_plans(plans: pd.DataFrame) -> pd.DataFrame:
-    """Deprecated alias of :func:`plan_verdicts` (the 0.1 name), kept for one release.
-
-    It returns what it returned in 0.1, one verdict per plan. Use
-    :func:`plan_verdicts` for the verdicts, or :func:`check_plans` for the
-    mismatches as findings in the kit's findings shape.
-
-    Parameters
-    ----------
-    plans : DataFrame or Audit
-        The ``plans`` table.
-
-    Returns
-    -------
-    DataFrame
-        What :func:`plan_verdicts` returns.
-
-    Warns
-    -----
-    DeprecationWarning
-        Always: the name goes in the next release.
-
-    Examples
-    --------
-    >>> ea.verify_plans(ea.load("data/").plans)  # doctest: +SKIP
-    """
-    warnings.warn(
-        "ea.verify_plans is deprecated: use ea.plan_verdicts (one verdict per plan, as before) "
-        "or ea.check_plans (the mismatches as findings)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return plan_verdicts(plans)
+verify_plans = deprecated_alias(
+    "verify_plans",
+    plan_verdicts,
+    use="ea.plan_verdicts (one verdict per plan, as before) or ea.check_plans (the "
+    "mismatches as findings)",
+    changes="It returns what it returned in 0.1, one verdict per plan.",
+)

@@ -7,27 +7,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["list_column", "list_lengths", "pair_keys", "starts_of", "string_array"]
+from .._core.lists import list_array
 
-_LIST_OF_STRINGS = pa.list_(pa.string())
+__all__ = ["list_column", "list_lengths", "pair_keys", "starts_of", "string_array"]
 
 
 def list_column(frame: pd.DataFrame, name: str) -> pa.ListArray:
-    """A list-of-strings column as one Arrow ListArray, nulls kept."""
-    series = frame[name]
-    if isinstance(series.dtype, pd.ArrowDtype):
-        values = pa.array(series.array)
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-    else:
-        values = pa.array(
-            [None if v is None or v is pd.NA else list(v) for v in series], type=_LIST_OF_STRINGS
-        )
-    if values.type != _LIST_OF_STRINGS:
-        values = values.cast(_LIST_OF_STRINGS)
-    # A fresh array with offsets starting at 0 keeps flatten, parent indices
-    # and offsets in step.
-    return pa.concat_arrays([values]) if values.offset else values
+    """A list-of-strings column as one Arrow ListArray, a missing list kept as null."""
+    return list_array(frame[name], name, nulls="keep")
 
 
 def list_lengths(values: pa.ListArray) -> np.ndarray:

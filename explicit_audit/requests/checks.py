@@ -14,11 +14,11 @@ Each rule's severity is decided from explicit_learning's ``build_compile_request
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pandas as pd
 
+from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
 from ..canonical import (
     DIALECTS,
@@ -297,37 +297,11 @@ def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALEC
     return _findings(frame, dialect)
 
 
-def verify_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALECT) -> pd.DataFrame:
-    """Deprecated alias of :func:`check_requests` (the 0.1 name), kept for one release.
-
-    It returns the findings of :func:`check_requests`, in the kit's findings
-    shape: the 0.1 column ``finding`` is now ``rule``, the dialect is named in
-    ``detail``, and ``severity`` is ``error`` or ``notice``.
-
-    Parameters
-    ----------
-    requests : DataFrame or Audit
-        The ``requests`` table.
-    dialect : str, default "python-utf8"
-        The dialect ``request_sha256`` is expected in.
-
-    Returns
-    -------
-    DataFrame
-        What :func:`check_requests` returns.
-
-    Warns
-    -----
-    DeprecationWarning
-        Always: the name goes in the next release.
-
-    Examples
-    --------
-    >>> ea.verify_requests(ea.load("data/").requests)  # doctest: +SKIP
-    """
-    warnings.warn(
-        "ea.verify_requests is deprecated: use ea.check_requests",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return check_requests(requests, dialect=dialect)
+verify_requests = deprecated_alias(
+    "verify_requests",
+    check_requests,
+    use="ea.check_requests",
+    changes="It returns the findings of :func:`check_requests`, in the kit's findings shape: "
+    "the 0.1 column ``finding`` is now ``rule``, the dialect is named in ``detail``, and "
+    "``severity`` is ``error`` or ``notice``.",
+)
