@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import orjson
 
+from .columns import INT64_MAX
 from .limits import Limits
 from .records import RawValue, Rejection, excerpt
 
@@ -79,7 +80,6 @@ def _reject_constant(name: str) -> None:
 
 
 _LONG_DIGITS = re.compile(rb"(?<![\d.])\d{19,}")
-_INT64_MAX = 2**63 - 1
 
 
 def has_long_integer(text: bytes | memoryview) -> bool:
@@ -90,7 +90,7 @@ def has_long_integer(text: bytes | memoryview) -> bool:
     library, which keeps every integer exact. A digit run inside a string
     may answer True too; that only costs speed.
     """
-    return any(int(run.group()) > _INT64_MAX for run in _LONG_DIGITS.finditer(text))
+    return any(int(run.group()) > INT64_MAX for run in _LONG_DIGITS.finditer(text))
 
 
 def _loads_text(text: bytes) -> object:

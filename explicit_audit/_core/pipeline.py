@@ -21,6 +21,7 @@ import numpy as np
 import orjson
 
 from .columnar import NotClean, parse_piece
+from .describe import FORMATS_DOC, json_type
 from .exact import iter_region, parse_line
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
@@ -34,18 +35,6 @@ __all__ = ["PieceReader", "sort_value"]
 _BISECT_BUDGET = 4
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    return "number"
-
-
 def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rejection:
     """The kind that claims a value, or the rejection of a value no kind claims."""
     value = item.value
@@ -54,7 +43,7 @@ def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Reje
             item.source_file,
             item.source_line,
             "unknown",
-            f"expected a JSON object (a record), got a JSON {_json_type(value)}",
+            f"expected a JSON object (a record), got a JSON {json_type(value)}",
             excerpt(item.text),
         )
     for kind in kinds:
@@ -65,7 +54,7 @@ def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Reje
         item.source_file,
         item.source_line,
         "unknown",
-        f"not a record of any known kind (keys: {keys}); see FORMATS.md for the record shapes",
+        f"not a record of any known kind (keys: {keys}); see {FORMATS_DOC} for the record shapes",
         excerpt(item.text),
     )
 
@@ -333,7 +322,7 @@ def _parse_span(data: bytes, spans: Spans, index: int) -> Any:
     """A clean span's value (orjson), or _UNPARSED when orjson does not read one value.
 
     orjson is exact but for integers beyond 64 bits, which it reads as floats
-    (see :func:`_may_be_inexact`); it refuses what the exact path judges on its
+    (see :func:`_long_digit_spans`); it refuses what the exact path judges on its
     own (a lone surrogate), which then goes there.
     """
     try:

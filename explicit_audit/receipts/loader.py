@@ -1,6 +1,6 @@
 """Retrieval receipts (engram): loading them into ``receipts`` and ``exposed``.
 
-A line is any of the three shapes of ``shared/FORMATS.md`` section 1: a bare
+A line is any of the three shapes of ``docs/formats.md`` section 1: a bare
 ``RetrievalReceipt`` (``shape="receipt"``), the CLI's output
 ``{schema_version, status, records|errors, receipt}`` (``shape="cli"``), or
 the internal outcome ``{kind, records|errors, receipt}`` (``shape="outcome"``).
