@@ -207,3 +207,15 @@ def test_a_forbidden_name_nested_in_a_payload_is_a_notice(clean_data):
     assert summary.loc["request_hiding_rule", ["findings", "notices"]].tolist() == [0, 1]
     _forbidden_key(clean_data)
     assert not verify_all(ea.load(clean_data, progress=False)).clean
+
+
+def test_to_dict_is_strict_json_with_nulls_for_missing_values(clean_data):
+    _bad_line(clean_data)  # a rejected row: it names no record
+    with pytest.warns(ea.RejectedRowsWarning):
+        audit = ea.load(clean_data, progress=False)
+    document = verify_all(audit).to_dict()
+    # allow_nan=False refuses NaN and infinities: the result is RFC 8259 JSON.
+    text = json.dumps(document, allow_nan=False)
+    (rejected,) = [f for f in json.loads(text)["findings"] if f["check"] == "rejected_rows"]
+    assert rejected["record"] is None
+    assert isinstance(rejected["source_line"], int)
