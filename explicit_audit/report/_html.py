@@ -215,7 +215,6 @@ PAGE_TEMPLATE = r"""
   content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:">
 <meta name="generator" content="explicit_audit {{ resources.explicit_audit.version }}">
 <style type="text/css">
-body { overflow-x: hidden; }
 main { max-width: 1200px; margin: 0 auto; padding: 1em 1.5em; box-sizing: border-box;
   text-align: left; font-family: var(--jp-content-font-family, system-ui, sans-serif); }
 main, main p, main li, main td, main th { text-align: left; }
