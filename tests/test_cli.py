@@ -320,3 +320,21 @@ def test_help_documents_the_exit_statuses(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "2 the input could not be read at all" in out
     assert "one strict JSON document" in out
+
+
+def test_report_on_a_file_that_cannot_be_opened_exits_2(clean, tmp_path, capsys):
+    link = _dangling(clean)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("1")), notebooks / "x.ipynb")
+    out = tmp_path / "out"
+    argv = ["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]
+    assert main(argv) == 2
+    assert f"{link}: the file cannot be read" in capsys.readouterr().err
+    assert not any(out.glob("*.html"))
+
+
+def test_summary_on_a_file_that_cannot_be_opened_exits_2(clean, capsys):
+    link = _dangling(clean)
+    assert main(["summary", str(clean)]) == 2
+    assert f"{link}: the file cannot be read" in capsys.readouterr().err
