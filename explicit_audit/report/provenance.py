@@ -64,8 +64,8 @@ LIBRARIES = (
 FILE_COLUMNS = MappingProxyType(
     {
         "source_file": "the file, as the loader named it",
-        "bytes": "its size on disk",
-        "sha256": "SHA-256 of its bytes on disk (compressed files as stored)",
+        "bytes": "how many bytes were read from it (its size on disk)",
+        "sha256": "SHA-256 of the bytes read (compressed files as stored)",
         "values_read": "JSON values (or policy documents) read from it",
         "loaded": "rows it added to a table (1 for a policy file)",
         "rejected": "values rejected from it",
