@@ -48,15 +48,24 @@ REJECTED_COLUMNS = {
 }
 
 
+def _text(value: str) -> str:
+    """Text that can be stored: a lone surrogate (from a parsed key or value) as ``\\udXXX``."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
 def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
     """The rejected rows as a DataFrame with the columns of :data:`REJECTED_COLUMNS`."""
     frame = pd.DataFrame(
         {
-            "source_file": pd.Series([r.source_file for r in rejections], dtype="str"),
+            "source_file": pd.Series([_text(r.source_file) for r in rejections], dtype="str"),
             "source_line": pd.Series([r.source_line for r in rejections], dtype="int64"),
             "kind": pd.Series([r.kind for r in rejections], dtype="category"),
-            "reason": pd.Series([r.reason for r in rejections], dtype="str"),
-            "raw": pd.Series([r.raw for r in rejections], dtype="str"),
+            "reason": pd.Series([_text(r.reason) for r in rejections], dtype="str"),
+            "raw": pd.Series([_text(r.raw) for r in rejections], dtype="str"),
         }
     )
     return frame

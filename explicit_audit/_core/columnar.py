@@ -265,9 +265,10 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
     The parts come file by file, the rows of one file in any order; rows go
     in order of file (as first seen), then of ``source_line`` (stable, so two
     values that start on one line keep their order). Extra columns go in the
-    order their first non-missing value appears in that row order: a key
-    present with null and an absent key cannot be told apart in Arrow, so the
-    order does not depend on which path read a row.
+    order their first non-missing value appears in that row order, then by
+    name: a key present with null and an absent key cannot be told apart in
+    Arrow, nor the order of the keys within one row, so the order depends on
+    no path that read a row.
 
     Parameters
     ----------
@@ -292,8 +293,7 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
             extras = extras.take(order.to_numpy()).reset_index(drop=True)
     if len(extras.columns) > 1:
         first_seen = {name: _first_present(extras[name]) for name in extras.columns}
-        columns = sorted(extras.columns, key=lambda name: first_seen[name])
-        extras = extras[columns]
+        extras = extras[sorted(extras.columns, key=lambda name: (first_seen[name], name))]
     return table, extras
 
 

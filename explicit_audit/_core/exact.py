@@ -22,7 +22,14 @@ from .columns import INT64_MAX
 from .limits import Limits
 from .records import RawValue, Rejection, excerpt
 
-__all__ = ["has_long_integer", "iter_region", "loads_exact", "nesting_depth", "parse_line"]
+__all__ = [
+    "has_long_integer",
+    "iter_region",
+    "loads_exact",
+    "nesting_depth",
+    "parse_line",
+    "too_deep_reason",
+]
 
 _WHITESPACE = b" \t\r\n"
 _STDLIB_DECODER = json.JSONDecoder()
@@ -50,7 +57,7 @@ def nesting_depth(text: bytes) -> int:
     return deepest
 
 
-def _too_deep(text: str | bytes, limits: Limits) -> str | None:
+def too_deep_reason(text: str | bytes, limits: Limits) -> str | None:
     """Why a value is refused for its nesting, or None: no parser sees a deeper one."""
     if isinstance(text, str):
         text = text.encode("utf-8", errors="surrogateescape")
@@ -184,7 +191,7 @@ def _decode_one(
             ),
         )
     raw = text[position:end]
-    too_deep = _too_deep(raw, limits)
+    too_deep = too_deep_reason(raw, limits)
     if too_deep:
         return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
     if _ESCAPED_BYTE.search(raw):
@@ -264,7 +271,7 @@ def loads_exact(text: bytes) -> object:
 
 def parse_line(path: str, line: bytes, number: int, limits: Limits) -> RawValue | Rejection:
     """One JSON Lines line, not blank, as a value or a rejection naming its line."""
-    too_deep = _too_deep(line, limits)
+    too_deep = too_deep_reason(line, limits)
     if too_deep:
         return Rejection(path, number, "unknown", too_deep, excerpt(line, limits.excerpt_chars))
     try:

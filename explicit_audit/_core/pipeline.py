@@ -22,7 +22,7 @@ import orjson
 
 from .columnar import NotClean, parse_piece
 from .describe import FORMATS_DOC, json_type
-from .exact import iter_region, parse_line
+from .exact import iter_region, parse_line, too_deep_reason
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
 from .spans import Spans, split_piece
@@ -189,7 +189,11 @@ class PieceReader:
         start, end = int(spans.starts[index]), int(spans.ends[index])
         line = int(spans.lines[index])
         if value is not _UNPARSED:
-            return [RawValue(self.name, line, value, data[start:end].rstrip(b" \t\r\n"))]
+            text = data[start:end].rstrip(b" \t\r\n")
+            too_deep = too_deep_reason(text, self.limits)
+            if too_deep:
+                return [Rejection(self.name, line, "unknown", too_deep, excerpt(text))]
+            return [RawValue(self.name, line, value, text)]
         if self.jsonl:
             return [self._line(data, spans, index)]
         return list(iter_region(self.name, data[start:end], line, self.limits))

@@ -147,8 +147,12 @@ def _in_file_order(values: list[RawValue]) -> list[RawValue]:
 def excerpt(text: bytes | str, limit: int = 300) -> str:
     """A short, printable excerpt of raw input for the rejected table."""
     if isinstance(text, str):
-        # Text decoded with surrogateescape carries invalid bytes as lone surrogates.
-        text = text[: limit * 4].encode("utf-8", errors="surrogateescape")
+        # Text decoded with surrogateescape carries invalid bytes as lone surrogates;
+        # any other lone surrogate is written as an escape.
+        try:
+            text = text[: limit * 4].encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError:
+            text = text[: limit * 4].encode("utf-8", errors="backslashreplace")
     text = text[: limit * 4].decode("utf-8", errors="replace")
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -38,6 +38,8 @@ _WHITESPACE = b" \t\r\n"
 _SPACE_BYTES = (9, 10, 13, 32)
 #: Spans longer than this have their opening brackets counted (see _too_many_brackets).
 _COUNTED_SPAN = 4096
+#: No record kind's columnar path takes a value nested deeper than this.
+_COLUMNAR_DEPTH = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +135,9 @@ def _too_many_brackets(
     measured against ``max_depth``).
     """
     flagged = np.zeros(len(starts), dtype=bool)
-    for index in np.flatnonzero(ends - starts > _COUNTED_SPAN):
+    # Under a limit below what a columnar value may nest, every span is counted.
+    counted = _COUNTED_SPAN if limits.max_depth >= _COLUMNAR_DEPTH else limits.max_depth
+    for index in np.flatnonzero(ends - starts > counted):
         start, end = int(starts[index]), int(ends[index])
         openings = data.count(b"{", start, end) + data.count(b"[", start, end)
         flagged[index] = openings > limits.max_depth
