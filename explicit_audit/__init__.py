@@ -42,7 +42,9 @@ from .decisions import (
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
 from .plans import plan_canonical_json, plan_hash, verify_plans
 from .receipts import (
+    PRESENTATION_RULES,
     RECEIPT_RULES,
+    check_presentations,
     check_receipts,
     locator_safety,
     safe_relative_markdown_path,
@@ -59,6 +61,7 @@ __all__ = [
     "DECISION_RULES",
     "DIALECTS",
     "PLAN_HASH_DIALECT",
+    "PRESENTATION_RULES",
     "RECEIPT_RULES",
     "REQUEST_HASH_DIALECT",
     "Audit",
@@ -78,6 +81,7 @@ __all__ = [
     "__version__",
     "canonical_hash",
     "canonical_json",
+    "check_presentations",
     "check_receipts",
     "load",
     "load_decisions",

@@ -17,6 +17,8 @@ request_independence   requests for one ``base_id`` carrying different payloads
 request_consistency    a record field that contradicts its own payload
 receipt_rules          a receipt breaking a guarantee of engram's code
                        (:func:`~explicit_audit.check_receipts`)
+presentation_rules     a presentation line breaking a guarantee of engram's rendering
+                       (:func:`~explicit_audit.check_presentations`)
 decision_policy        a routing decision that does not follow the policy it names
                        (:func:`~explicit_audit.verify_decisions`)
 =====================  ===================================================================
@@ -56,7 +58,7 @@ from ._core.jsonable import json_rows
 from .audit import Audit
 from .decisions import verify_decisions
 from .plans import verify_plans
-from .receipts import check_receipts
+from .receipts import check_presentations, check_receipts
 from .requests import verify_requests
 
 __all__ = ["CHECKS", "FINDING_COLUMNS", "NOTICES", "Verification", "verify_all"]
@@ -71,6 +73,7 @@ CHECKS = MappingProxyType(
         "request_independence": "one payload per base_id across models",
         "request_consistency": "record fields that contradict their payload",
         "receipt_rules": "guarantees of engram's receipt code",
+        "presentation_rules": "guarantees of engram's presentation rendering",
         "decision_policy": "decisions replayed against the policy they name",
     }
 )
@@ -250,6 +253,21 @@ def _receipts(audit: Audit) -> pd.DataFrame:
     return _part("receipt_rules", found, record=record, rule=found["rule"], detail=found["detail"])
 
 
+def _presentations(audit: Audit) -> pd.DataFrame:
+    found = check_presentations(audit.presentations)
+    part = _part(
+        "presentation_rules",
+        found,
+        record=_column(audit.presentations, "presentation_id")
+        .reindex(found["presentation_row"].to_numpy())
+        .reset_index(drop=True),
+        rule=found["rule"],
+        detail=found["detail"],
+    )
+    part["severity"] = found["severity"].astype("str").to_numpy()
+    return part
+
+
 def _decisions(audit: Audit) -> pd.DataFrame:
     found = verify_decisions(audit.decisions, audit.policies)
     return _part(
@@ -266,6 +284,7 @@ _PARTS: tuple[Callable[[Audit], pd.DataFrame], ...] = (
     _plans,
     _requests,
     _receipts,
+    _presentations,
     _decisions,
 )
 
@@ -316,6 +335,7 @@ def verify_all(audit: Audit) -> Verification:
         "request_independence": n_requests,
         "request_consistency": n_requests,
         "receipt_rules": len(audit.receipts),
+        "presentation_rules": len(audit.presentations),
         "decision_policy": len(audit.decisions),
     }
     return Verification(findings[list(FINDING_COLUMNS)], checked)

@@ -30,6 +30,7 @@ from .._core.columnar import (
     scalar_frame,
     string_series,
 )
+from ._schema import CATEGORIES as _CATEGORIES
 from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
 from ._schema import STRINGS as _STRINGS
@@ -63,12 +64,6 @@ WRAPPED_LINE = pa.schema(
         ("errors", pa.list_(pa.struct([("code", pa.string())]))),
     ]
 )
-_CATEGORIES = {
-    "shape": ["receipt", "cli", "outcome"],
-    "outcome": ["hit", "miss", "failed"],
-    "scope": ["search", "space"],
-    "kind": ["hit", "miss"],
-}
 _INTEGERS_NULLABLE = ("n_records", "schema_version", "withheld_count")
 
 

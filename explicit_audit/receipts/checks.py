@@ -27,6 +27,10 @@ Why each holds, in engram's terms:
 - ``kind`` becomes ``"hit"`` exactly when a record was kept; the outcome is
   ``hit`` with the records, ``miss`` with none, or a failure whose receipt is
   still ``kind: "miss"`` and which carries errors instead of records.
+- A receipt embedded in a presentation (``shape`` "presentation") comes from
+  ``renderPresentation``: ``presented`` only after a hit, ``failed`` with the
+  retrieval's own receipt (a miss) or after a hit, when a later step failed.
+  Such a row returns no records (``n_records`` is <NA>).
 """
 
 from __future__ import annotations
@@ -55,9 +59,11 @@ RECEIPT_RULES = MappingProxyType(
         "active_space) has an empty collection.",
         "kind_record_ids": "kind is 'hit' exactly when record_ids is non-empty.",
         "kind_outcome": "An outcome 'hit' carries kind 'hit'; 'miss' and 'failed' carry "
-        "kind 'miss'.",
+        "kind 'miss'. A presentation 'presented' carries kind 'hit'; a presentation "
+        "'failed' either (a step after a hit may fail).",
         "outcome_records": "The number of records returned equals the number of record_ids.",
-        "outcome_errors": "A 'failed' outcome carries errors; 'hit' and 'miss' carry none.",
+        "outcome_errors": "A 'failed' outcome carries errors; 'hit', 'miss' and "
+        "'presented' carry none.",
         "locator_count": "There is one locator per record id.",
         "locator_foreign": "Every locator names the receipt's collection "
         "(qmd://<collection>/...), as safeRelativeMarkdownPath requires.",
@@ -141,7 +147,13 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
     if "outcome" in receipts:
         outcome = receipts["outcome"]
         has_outcome = outcome.notna().to_numpy()
-        expected_hit = _eq(outcome, "hit")
+        expected_hit = _eq(outcome, "hit") | _eq(outcome, "presented")
+        # renderPresentation fails after a hit too (projection, adaptation,
+        # word limit, retention), passing the hit's receipt: no kind follows.
+        if "shape" in receipts:
+            has_outcome = has_outcome & ~(
+                _eq(receipts["shape"], "presentation") & _eq(outcome, "failed")
+            )
         for pos in np.flatnonzero(has_outcome & (kind_hit != expected_hit)):
             found.add(
                 pos,
