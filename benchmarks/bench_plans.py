@@ -1,4 +1,4 @@
-"""Benchmark: ``ea.verify_plans`` against a loop of arborist's scalar hash.
+"""Benchmark: ``ea.plan_verdicts`` against a loop of arborist's scalar hash.
 
 Builds N plan records (default 200,000; at least half with non-ASCII
 keywords: Korean, Japanese, accented; a third with an MT block; a quarter in
@@ -9,7 +9,7 @@ times, in the same run:
   ``retrieval_plan_hash(plan)``: arborist's own code, read from
   ``shared/seeds/`` at run time (see ``_seeds.py``), compared with the
   recorded hash;
-- kit: ``ea.verify_plans(plans)`` over the whole table.
+- kit: ``ea.plan_verdicts(plans)`` over the whole table.
 
 It prints both throughputs and their ratio, and fails unless every rebuilt
 digest equals the baseline's.
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         baseline_time = min(baseline_time, time.perf_counter() - start)
 
         start = time.perf_counter()
-        checked = ea.verify_plans(plans)
+        checked = ea.plan_verdicts(plans)
         kit_time = min(kit_time, time.perf_counter() - start)
 
     rebuilt = checked["rebuilt_hash"].tolist()
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"baseline (seed's retrieval_plan_hash, loop): {len(written) / baseline_time:,.0f} plans/s"
     )
-    print(f"ea.verify_plans:                             {len(written) / kit_time:,.0f} plans/s")
+    print(f"ea.plan_verdicts:                             {len(written) / kit_time:,.0f} plans/s")
     print(f"ratio: {baseline_time / kit_time:.2f}x")
     print(
         f"digests identical: {identical} ({len(rebuilt):,} compared; "

@@ -4,6 +4,12 @@
 >>> audit = ea.load("data/")  # doctest: +SKIP
 
 Public names are re-exported here; ``__all__`` is pinned by a test.
+
+Every check returns its findings in one shape (``ea.verify.FINDING_COLUMNS``):
+:func:`check_receipts`, :func:`check_plans`, :func:`check_requests` and
+:func:`check_decisions`; :func:`verify_all` runs them all. The 0.1 names
+``verify_plans``, ``verify_requests`` and ``verify_decisions`` are deprecated
+aliases kept for one release (``verify_plans`` returns :func:`plan_verdicts`).
 """
 
 from ._version import __version__
@@ -32,6 +38,7 @@ from .decisions import (
     RiskFlag,
     RoutingDecision,
     SubjectDomain,
+    check_decisions,
     load_policies,
     load_policy,
     replay,
@@ -40,7 +47,7 @@ from .decisions import (
     verify_decisions,
 )
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
-from .plans import plan_canonical_json, plan_hash, verify_plans
+from .plans import check_plans, plan_canonical_json, plan_hash, plan_verdicts, verify_plans
 from .receipts import (
     PRESENTATION_RULES,
     RECEIPT_RULES,
@@ -54,7 +61,7 @@ from .receipts import (
     within_time_window,
 )
 from .report import Provenance, provenance
-from .requests import request_hash, verify_requests
+from .requests import check_requests, request_hash, verify_requests
 from .verify import Verification, verify_all
 
 __all__ = [
@@ -81,8 +88,11 @@ __all__ = [
     "__version__",
     "canonical_hash",
     "canonical_json",
+    "check_decisions",
+    "check_plans",
     "check_presentations",
     "check_receipts",
+    "check_requests",
     "load",
     "load_decisions",
     "load_plans",
@@ -94,6 +104,7 @@ __all__ = [
     "locator_safety",
     "plan_canonical_json",
     "plan_hash",
+    "plan_verdicts",
     "provenance",
     "replay",
     "request_hash",

@@ -21,12 +21,12 @@ from ._core.collect import (
     Source,
     build_kind,
     read_all,
-    read_content,
+    read_bytes,
     rejected_frame,
     sources_frame,
     warn_or_raise,
 )
-from ._core.reader import FileContent
+from ._core.limits import Limits, limits_from
 from ._core.records import KindTables, RecordKind, Rejection
 from .decisions import KIND as DECISIONS_KIND
 from .decisions.policies import PolicySet, load_policy_files
@@ -139,7 +139,12 @@ def _raise_or_warn(rejections: list[Rejection], strict: bool) -> None:
 
 
 def load_kind(
-    source: Source, kind: RecordKind, *, strict: bool = False, progress: bool = True
+    source: Source,
+    kind: RecordKind,
+    *,
+    strict: bool = False,
+    progress: bool = True,
+    limits: Limits | dict | None = None,
 ) -> KindTables:
     """Load only one record kind from a source.
 
@@ -155,20 +160,33 @@ def load_kind(
         Raise :class:`~explicit_audit.InputError` at the first rejection.
     progress : bool, default True
         Show a progress bar over files for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
 
     Returns
     -------
     KindTables
     """
-    reading = read_all(source, RECORD_KINDS, progress=progress, keep={kind.name})
+    reading = read_all(
+        source, RECORD_KINDS, progress=progress, keep={kind.name}, limits=limits_from(limits)
+    )
     rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
-    built = build_kind(kind, reading.values.get(kind.name, []), reading.columnar.get(kind.name, []))
+    rejections.extend(reading.overflow_rows())
+    built = build_kind(kind, reading.segments.get(kind.name, []))
     rejections.extend(built.rejected)
     _raise_or_warn(rejections, strict)
     return KindTables(built.tables, rejections)
 
 
-def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audit:
+def load(
+    source: Source,
+    *,
+    strict: bool = False,
+    progress: bool = True,
+    limits: Limits | dict | None = None,
+) -> Audit:
     """Load every audit record from files, folders or globs.
 
     Each JSON value is sorted into its record kind by its shape, so a folder
@@ -184,6 +202,10 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
         ``Audit.rejected``.
     progress : bool, default True
         Show a progress bar over files (tqdm) for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
 
     Returns
     -------
@@ -200,7 +222,7 @@ def load(source: Source, *, strict: bool = False, progress: bool = True) -> Audi
     >>> audit = ea.load("data/")  # doctest: +SKIP
     >>> audit.receipts.withheld_count.sum()  # doctest: +SKIP
     """
-    reading = read_all(source, RECORD_KINDS, progress=progress)
+    reading = read_all(source, RECORD_KINDS, progress=progress, limits=limits_from(limits))
     return _audit_from(reading, strict=strict)
 
 
@@ -210,8 +232,7 @@ def _audit_from(reading: Reading, *, strict: bool) -> Audit:
     tables: dict[str, pd.DataFrame] = {}
     main_tables = []
     for kind in RECORD_KINDS:
-        values = reading.values.get(kind.name, [])
-        built = build_kind(kind, values, reading.columnar.get(kind.name, []))
+        built = build_kind(kind, reading.segments.get(kind.name, []))
         tables.update(built.tables)
         main_tables.append(_loaded_lines(kind, built))
         rejections.extend(built.rejected)
@@ -219,6 +240,7 @@ def _audit_from(reading: Reading, *, strict: bool) -> Audit:
     if reading.policy_files:
         policies, policy_rejections = load_policy_files(reading.policy_files, strict=False)
         rejections.extend(policy_rejections)
+    rejections.extend(reading.overflow_rows())
     # In file order, then line order: the first of them is what strict mode names.
     rank = {name: index for index, name in enumerate(reading.files)}
     rejections.sort(key=lambda r: (rank.get(r.source_file, len(rank)), r.source_line))
@@ -240,6 +262,7 @@ def load_bytes(
     first_line: int = 1,
     lines: bool = True,
     strict: bool = False,
+    limits: Limits | dict | None = None,
 ) -> Audit:
     """Load the records held in bytes, as if read from ``source_file``.
 
@@ -275,11 +298,13 @@ def load_bytes(
     >>> part.rejected[["source_file", "source_line", "kind"]].to_dict("records")
     [{'source_file': 'log.jsonl', 'source_line': 41, 'kind': 'unknown'}]
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    reading = Reading([source_file], [])
-    read_content(
-        reading, FileContent(source_file, data, lines), RECORD_KINDS, first_line=first_line
+    reading = read_bytes(
+        data,
+        source_file,
+        RECORD_KINDS,
+        jsonl=lines,
+        first_line=first_line,
+        limits=limits_from(limits),
     )
     return _audit_from(reading, strict=strict)
 
@@ -307,6 +332,7 @@ def load_plans(
     *,
     strict: bool = False,
     progress: bool = True,
+    limits: Limits | dict | None = None,
 ) -> pd.DataFrame:
     """Load arborist retrieval-plan records into a DataFrame, one row per run.
 
@@ -319,6 +345,10 @@ def load_plans(
         first input that cannot be loaded.
     progress : bool, default True
         Show a progress bar over files for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
 
     Returns
     -------
@@ -332,7 +362,9 @@ def load_plans(
     >>> ea.verify_plans(plans).status.value_counts()  # doctest: +SKIP
     """
 
-    return load_kind(source, PLANS_KIND, strict=strict, progress=progress).tables["plans"]
+    return load_kind(source, PLANS_KIND, strict=strict, progress=progress, limits=limits).tables[
+        "plans"
+    ]
 
 
 def load_requests(
@@ -340,6 +372,7 @@ def load_requests(
     *,
     strict: bool = False,
     progress: bool = True,
+    limits: Limits | dict | None = None,
 ) -> pd.DataFrame:
     """Load explicit_learning C2 compile requests, one row per request sent.
 
@@ -352,6 +385,10 @@ def load_requests(
         first input that cannot be loaded.
     progress : bool, default True
         Show a progress bar over files for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
 
     Returns
     -------
@@ -365,7 +402,9 @@ def load_requests(
     >>> ea.verify_requests(requests).finding.value_counts()  # doctest: +SKIP
     """
 
-    return load_kind(source, REQUESTS_KIND, strict=strict, progress=progress).tables["requests"]
+    return load_kind(source, REQUESTS_KIND, strict=strict, progress=progress, limits=limits).tables[
+        "requests"
+    ]
 
 
 def load_receipts_and_exposed(
@@ -373,6 +412,7 @@ def load_receipts_and_exposed(
     *,
     strict: bool = False,
     progress: bool = True,
+    limits: Limits | dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Load retrieval receipts and their exposed results.
 
@@ -384,6 +424,10 @@ def load_receipts_and_exposed(
         Raise at the first input that cannot be loaded.
     progress : bool, default True
         Show a progress bar over files for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
 
     Returns
     -------
@@ -391,7 +435,7 @@ def load_receipts_and_exposed(
         See the module docstring for their columns.
     """
 
-    built = load_kind(source, RECEIPTS_KIND, strict=strict, progress=progress)
+    built = load_kind(source, RECEIPTS_KIND, strict=strict, progress=progress, limits=limits)
     return built.tables["receipts"], built.tables["exposed"]
 
 
@@ -400,6 +444,7 @@ def load_receipts(
     *,
     strict: bool = False,
     progress: bool = True,
+    limits: Limits | dict | None = None,
 ) -> pd.DataFrame:
     """Load retrieval receipts (engram) into a DataFrame, one row per receipt.
 
@@ -412,6 +457,10 @@ def load_receipts(
         first input that cannot be loaded.
     progress : bool, default True
         Show a progress bar over files for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
 
     Returns
     -------
@@ -426,7 +475,7 @@ def load_receipts(
     >>> receipts = ea.load_receipts("data/receipts/")  # doctest: +SKIP
     >>> receipts.groupby("withheld_audience").withheld_count.sum()  # doctest: +SKIP
     """
-    return load_receipts_and_exposed(source, strict=strict, progress=progress)[0]
+    return load_receipts_and_exposed(source, strict=strict, progress=progress, limits=limits)[0]
 
 
 def load_decisions(
@@ -434,6 +483,7 @@ def load_decisions(
     *,
     strict: bool = False,
     progress: bool = True,
+    limits: Limits | dict | None = None,
 ) -> pd.DataFrame:
     """Load routing decision records into one table.
 
@@ -445,6 +495,10 @@ def load_decisions(
         Raise :class:`~explicit_audit.InputError` at the first record that does not fit.
     progress : bool, default True
         Show a progress bar over files.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
 
     Returns
     -------
@@ -460,4 +514,6 @@ def load_decisions(
     >>> decisions.recorded_escalate_to_26b.mean()  # doctest: +SKIP
     """
 
-    return load_kind(source, DECISIONS_KIND, strict=strict, progress=progress).tables["decisions"]
+    return load_kind(
+        source, DECISIONS_KIND, strict=strict, progress=progress, limits=limits
+    ).tables["decisions"]

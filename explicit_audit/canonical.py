@@ -5,7 +5,7 @@ the same thing by it: arborist's ``retrieval_plan_hash`` writes Python's
 ``json.dumps(sort_keys=True, separators=(",", ":"))`` with the default
 ``ensure_ascii=True`` (every non-ASCII character as ``\\uXXXX``), while
 explicit_learning's ``request_sha256`` is taken here to be the same writer with
-``ensure_ascii=False`` (``shared/FORMATS.md`` sections 2 and 3). A payload with
+``ensure_ascii=False`` (``docs/formats.md`` sections 2 and 3). A payload with
 one Korean letter has a different digest under each. This module names each
 writer once, so a digest can be rebuilt under a named dialect and a digest
 that does not match can be tested against every other dialect.
@@ -155,9 +155,9 @@ _REGISTRY = (
 #: Every known dialect by name, canonical ones first.
 DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in _REGISTRY})
 
-#: The dialect arborist's ``retrieval_plan_hash`` is written in (FORMATS.md section 2).
+#: The dialect arborist's ``retrieval_plan_hash`` is written in (``docs/formats.md`` section 2).
 PLAN_HASH_DIALECT = "python-ascii"
-#: The default dialect of explicit_learning's ``request_sha256`` (FORMATS.md section 3).
+#: The default dialect of explicit_learning's ``request_sha256`` (``docs/formats.md`` section 3).
 REQUEST_HASH_DIALECT = "python-utf8"
 
 

@@ -93,7 +93,7 @@ def plan_hashes() -> list:
             "is set). Plans per verification status:"
         ),
         code(
-            "checked = ea.verify_plans(audit.plans)\n"
+            "checked = ea.plan_verdicts(audit.plans)\n"
             'checked["status"].value_counts(sort=False).rename("plans").to_frame()'
         ),
         picture(
@@ -115,33 +115,32 @@ def plan_hashes() -> list:
             "## Compile requests\n\n"
             "`request_sha256` rebuilt in the default dialect (Python `json.dumps`, sorted "
             "keys, compact, non-ASCII raw); a mismatch is tested against every other known "
-            "dialect. Findings per kind and severity:"
+            "dialect. Findings per rule and severity:"
         ),
         code(
-            "findings = ea.verify_requests(audit.requests)\n"
-            'findings.groupby(["finding", "severity"], observed=True).size()'
+            "findings = ea.check_requests(audit.requests)\n"
+            'findings.groupby(["rule", "severity"], observed=True).size()'
             '.rename("findings").to_frame()'
         ),
         picture(
             "fig, ax = plt.subplots(figsize=(7, 2.8))\n"
-            'plots.plot_finding_counts(findings, by="finding", title="Compile-request findings")\n'
+            'plots.plot_finding_counts(findings, title="Compile-request findings")\n'
             "plt.show()"
         ),
         md("### Hash mismatches, and the dialect that explains each, if any"),
         code(
-            'columns = ["base_id", "model", "source_file", "source_line", "severity", '
-            '"dialect", "detail"]\n'
-            'hashes = findings["finding"].isin(["hash_mismatch", "hash_malformed", "unhashable"])\n'
+            'columns = ["record", "source_file", "source_line", "rule", "severity", "detail"]\n'
+            'hashes = findings["check"] == "request_hashes"\n'
             "findings.loc[hashes, columns]"
         ),
         md(
             "### The hiding rule (§7.1)\n\nA payload never carries a forbidden key at its top "
-            "level (`forbidden_key`, an error); the same names nested deeper are reported as a "
-            "weaker warning (`forbidden_key_nested`)."
+            "level (`forbidden_key`, an error); the same names nested deeper, which the "
+            "producer's builder allows, are reported as a notice (`forbidden_key_nested`)."
         ),
         code(
-            'hiding = findings["finding"].isin(["forbidden_key", "forbidden_key_nested"])\n'
-            'findings.loc[hiding, ["base_id", "model", "source_line", "finding", "field", '
+            'hiding = findings["check"] == "request_hiding_rule"\n'
+            'findings.loc[hiding, ["record", "source_line", "rule", "severity", "field", '
             '"detail"]]'
         ),
         md(
@@ -149,8 +148,8 @@ def plan_hashes() -> list:
             "same payload; a breach is reported on every request of the `base_id`."
         ),
         code(
-            'independence = findings["finding"] == "independence"\n'
-            'findings.loc[independence, ["base_id", "model", "source_line", "detail"]]'
+            'independence = findings["rule"] == "independence"\n'
+            'findings.loc[independence, ["record", "source_line", "detail"]]'
         ),
         md(
             "## Plan editor\n\n"
@@ -290,7 +289,9 @@ def withheld_counts() -> list:
         ),
         code(
             "presentation_findings = ea.check_presentations(audit)\n"
-            'presentation_findings[["source_file", "source_line", "rule", "severity", "detail"]]'
+            "presentation_findings[\n"
+            '    ["source_file", "source_line", "row", "rule", "field", "detail"]\n'
+            "]"
         ),
         md(
             "## Receipt checks\n\nEvery receipt against the guarantees of engram's own code "
@@ -370,11 +371,12 @@ def routing_sweep() -> list:
             "(`ea.DECISION_RULES`). Findings per policy and rule:"
         ),
         code(
-            "findings = ea.verify_decisions(audit.decisions, audit.policies)\n"
+            "findings = ea.check_decisions(audit.decisions, audit.policies)\n"
+            'findings["policy_id"] = audit.decisions.loc[findings["row"], "policy_id"].to_numpy()\n'
             'findings.groupby(["policy_id", "rule"], observed=True).size()'
             '.rename("findings").to_frame()'
         ),
-        code('findings[["decision_id", "policy_id", "rule", "detail"]]'),
+        code('findings[["record", "policy_id", "rule", "field", "detail"]]'),
         picture(
             "fig, ax = plt.subplots(figsize=(7, 3))\n"
             'plots.plot_finding_counts(findings, title="Decision findings per rule")\n'

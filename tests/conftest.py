@@ -34,3 +34,26 @@ def make_receipt(**changes) -> dict:
     }
     receipt.update(changes)
     return receipt
+
+
+def rows_by_path(source) -> dict[str, int]:
+    """How many rows of ``source`` the columnar path took, and how many the exact path."""
+    from explicit_audit._core.collect import read_all
+    from explicit_audit.audit import RECORD_KINDS
+
+    reading = read_all(source, RECORD_KINDS, progress=False)
+    rows = {"columnar": 0, "exact": 0}
+    for segments in reading.segments.values():
+        for what, segment in segments:
+            if what == "part":
+                rows["columnar"] += segment.table.num_rows
+            else:
+                rows["exact"] += len(segment)
+    return rows
+
+
+def without_columnar(kind):
+    """A record kind with its columnar path switched off: everything read exactly."""
+    import dataclasses
+
+    return dataclasses.replace(kind, columnar=None)

@@ -17,11 +17,13 @@ PUBLIC = {
     "PRESENTATION_RULES", "check_presentations",
     # hashes
     "DIALECTS", "PLAN_HASH_DIALECT", "REQUEST_HASH_DIALECT", "canonical_json",
-    "canonical_hash", "plan_canonical_json", "plan_hash", "verify_plans", "request_hash",
-    "verify_requests",
+    "canonical_hash", "plan_canonical_json", "plan_hash", "plan_verdicts", "check_plans",
+    "request_hash", "check_requests",
+    # deprecated 0.1 names of check_plans/plan_verdicts, check_requests, check_decisions
+    "verify_plans", "verify_requests", "verify_decisions",
     # routing
     "Policy", "PolicySet", "Escalation", "SubjectDomain", "FallbackDomain", "RiskFlag",
-    "RoutingDecision", "route", "replay", "verify_decisions", "DECISION_RULES", "sweep",
+    "RoutingDecision", "route", "replay", "check_decisions", "DECISION_RULES", "sweep",
     # everything at once
     "Provenance", "provenance", "Verification", "verify_all",
     "__version__",
@@ -51,3 +53,27 @@ def test_computing_does_not_import_drawing_or_widgets():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_format_contract_ships_with_the_kit_and_messages_point_to_it(tmp_path):
+    import re
+    import warnings
+    from pathlib import Path
+
+    from explicit_audit._core.describe import FORMATS_DOC
+
+    root = Path(__file__).parent.parent
+    contract = (root / FORMATS_DOC.split(" ")[0]).read_text(encoding="utf-8")
+    for heading in ("## Files", "Retrieval receipts", "Retrieval plans", "compile requests"):
+        assert heading in contract
+    for shape in ("bare", "CLI", "outcome", "canonical", "flat", "Nested", "gzip", ".ndjson"):
+        assert shape in contract, shape
+    package = root / "explicit_audit"
+    stale = [p.name for p in package.rglob("*.py") if re.search(r"\bFORMATS\.md", p.read_text())]
+    assert stale == []
+    path = tmp_path / "odd.jsonl"
+    path.write_text('{"neither": "kind"}\n', encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        reason = ea.load(path, progress=False).rejected["reason"].iloc[0]
+    assert reason.endswith(f"see {FORMATS_DOC} for the record shapes")

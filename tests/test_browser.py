@@ -32,9 +32,9 @@ ALERT = "<script>alert(1)</script>"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PROVENANCE_HEADERS = {"file", "bytes", "SHA-256", "values read", "loaded", "rejected"}
 # Column headers each question's tables must show: columns of the library's own
-# results (verify_plans, verify_requests, withheld_summary, verify_decisions, sweep).
+# results (plan_verdicts, check_requests, withheld_summary, check_decisions, sweep).
 EXPECTED_HEADERS = {
-    "plan_hashes": {"status", "diagnosis", "finding", "detail"},
+    "plan_hashes": {"status", "diagnosis", "rule", "severity", "detail"},
     "withheld_counts": {"receipts_withheld", "records_withheld", "rule", "detail"},
     "routing_sweep": {"rule", "detail", "escalation_rate"},
 }

@@ -53,7 +53,7 @@ def test_verify_dirty_exits_1_and_names_file_and_line(dirty, capsys):
     assert main(["verify", str(dirty)]) == 1
     out = capsys.readouterr().out
     more = dirty / "more.jsonl"
-    assert f"{more}:2: unknown: invalid JSON" in out
+    assert f"{more}:2: rejected_row: invalid JSON" in out
     assert f"{more}:3: space_query" in out
     assert "2 finding(s) in 2 of 9 checks" in out
 

@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import rows_by_path
 
 import explicit_audit as ea
+from explicit_audit._core.reader import read_exactly
 from explicit_audit._core.records import RawValue
 from explicit_audit.decisions.loader import COLUMN_DTYPES, KIND
 
@@ -53,7 +55,7 @@ def test_load_known_answers_as_records(tmp_path, shape):
     assert list(row["self_declared_risk_flags"]) == first["inputs"]["self_declared_risk_flags"]
     assert list(row["recorded_risk_flags"]) == first["expected"]["risk_flags"]
     assert row["recorded_subject_domain_used"] == first["expected"]["subject_domain_used"]
-    assert ea.verify_decisions(decisions, POLICIES).empty
+    assert ea.check_decisions(decisions, POLICIES).empty
 
 
 def test_defaults_and_extra_keys(tmp_path):
@@ -129,7 +131,7 @@ def test_nan_confidence_is_rejected(tmp_path):
     records = _records("nested")[:2]
     records[1]["inputs"]["confidence"] = float("nan")
     values = [RawValue("log.jsonl", i + 1, r, b"{}") for i, r in enumerate(records)]
-    built = KIND.build(values)
+    built = KIND.build([("values", values)])
     assert len(built.tables["decisions"]) == 1
     [rejection] = built.rejected
     assert (rejection.source_file, rejection.source_line, rejection.kind) == (
@@ -181,23 +183,28 @@ def _sample():
 def test_sample_data_breaches_are_exactly_the_planted_ones():
     decisions, policies = _sample()
     assert list(policies) == ["baseline", "cost_saver", "strict"]
-    findings = ea.verify_decisions(decisions, policies)
+    findings = ea.check_decisions(decisions, policies)
     found: dict[str, list[str]] = {}
-    for decision_id, rule in zip(findings["decision_id"], findings["rule"], strict=True):
+    for decision_id, rule in zip(findings["record"], findings["rule"], strict=True):
         found.setdefault(decision_id, []).append(rule)
     assert found == PLANTED["planted"]
     assert list(findings.columns) == list(ea.decisions.checks.FINDING_COLUMNS)
+    assert set(findings["check"]) == {"decision_policy"} and set(findings["kind"]) == {"decisions"}
+    assert set(findings["severity"]) == {"error"}
+    assert (decisions.loc[findings["row"], "decision_id"].to_numpy() == findings["record"]).all()
     row = findings[findings["rule"] == "INV-3"].iloc[0]
     assert row["source_file"].endswith("2026-01_baseline.jsonl") and row["source_line"] == 40
     assert "content_chars 8200 > cap 6000" in row["detail"]
-    assert list(row["fields"]) == ["escalate_to_26b", "escalation_reasons"]
+    assert row["field"] == "recorded_escalate_to_26b, recorded_escalation_reasons"
 
 
 def test_unknown_policy_and_single_policy_argument():
     decisions, policies = _sample()
-    only_strict = ea.verify_decisions(decisions, policies["strict"])
+    only_strict = ea.check_decisions(decisions, policies["strict"])
     unknown = only_strict[only_strict["rule"] == "unknown_policy"]
-    assert unknown["policy_id"].value_counts().to_dict() == {
+    assert set(unknown["field"]) == {"policy_id"}
+    named = decisions.loc[unknown["row"], "policy_id"].astype("str")
+    assert named.value_counts().to_dict() == {
         "baseline": 1199,
         "cost_saver": 1200,
         "baseline-v0": 1,
@@ -224,15 +231,15 @@ def test_each_altered_field_is_named(tmp_path, field, change, rules):
     name = field.removeprefix("recorded_")
     records[target]["decision"][name] = change(records[target]["decision"][name])
     decisions = ea.load(_write_jsonl(tmp_path / "d.jsonl", records), progress=False).decisions
-    findings = ea.verify_decisions(decisions, POLICIES)
-    assert set(findings["decision_row"]) == {target}
+    findings = ea.check_decisions(decisions, POLICIES)
+    assert set(findings["row"]) == {target}
     got = set(findings["rule"])
     if name == "escalate_to_26b":  # escalation is forced by several rules at once
         assert {"replay", "INV-2", "INV-3", "INV-4"} == got
     else:
         assert got == rules
     replay_row = findings[findings["rule"] == "replay"].iloc[0]
-    assert name in list(replay_row["fields"])
+    assert field in replay_row["field"].split(", ")
 
 
 def test_invariants_on_recorded_outputs():
@@ -247,34 +254,30 @@ def test_invariants_on_recorded_outputs():
     values = [
         RawValue("mem.jsonl", i + 1, r, json.dumps(r).encode()) for i, r in enumerate(records)
     ]
-    built = KIND.build(values)
-    findings = ea.verify_decisions(built.tables["decisions"], list(POLICIES.values()))
+    built = KIND.build([("values", values)])
+    findings = ea.check_decisions(built.tables["decisions"], list(POLICIES.values()))
     assert findings["rule"].astype(str).tolist() == ["replay", "INV-4", "INV-5"]
-    assert list(findings["fields"].iloc[1]) == ["escalation_reasons", "risk_flags"]
-    assert np.array_equal(findings["decision_row"].unique(), [target])
+    assert findings["field"].iloc[1] == "recorded_escalation_reasons, recorded_risk_flags"
+    assert np.array_equal(findings["row"].unique(), [target])
 
 
 # --- the columnar fast path --------------------------------------------------------------
 
 
 def _exact(path: Path) -> pd.DataFrame:
-    """The decisions of a file read value by value (the fast path not asked)."""
-    from explicit_audit._core.reader import parse_content, read_file
-
-    values = [v for v in parse_content(read_file(path)) if isinstance(v, RawValue)]
-    return KIND.build(values).tables["decisions"]
+    """The decisions of a file read value by value (the columnar path not asked)."""
+    values = [v for v in read_exactly(path) if isinstance(v, RawValue)]
+    return KIND.build([("values", values)]).tables["decisions"]
 
 
-def _fast_part(path: Path):
-    from explicit_audit.decisions._arrow import arrow_part
-
-    return arrow_part(path, path.read_bytes().split(b"\n", 1)[0])
+def _all_columnar(path: Path) -> bool:
+    return rows_by_path(path)["exact"] == 0
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "data" / "decisions").iterdir()))
 def test_fast_path_equals_the_exact_path_on_the_sample(name):
     path = ROOT / "data" / "decisions" / name
-    assert _fast_part(path) is not None
+    assert _all_columnar(path)
     loaded = ea.load_decisions(path, progress=False)
     pd.testing.assert_frame_equal(loaded, _exact(path))
 
@@ -282,7 +285,7 @@ def test_fast_path_equals_the_exact_path_on_the_sample(name):
 @pytest.mark.parametrize("shape", ["nested", "flat"])
 def test_fast_path_equals_the_exact_path_on_known_answers(tmp_path, shape):
     path = _write_jsonl(tmp_path / f"{shape}.jsonl", _records(shape))
-    assert _fast_part(path) is not None
+    assert _all_columnar(path)
     pd.testing.assert_frame_equal(ea.load_decisions(path, progress=False), _exact(path))
 
 
@@ -296,7 +299,7 @@ def test_fast_path_reads_confidence_to_the_last_bit(tmp_path):
         lines.append(line.replace(f'"confidence": {confidence}', f'"confidence": {text}', 1))
     path = tmp_path / "tricky.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    assert _fast_part(path) is not None
+    assert _all_columnar(path)
     loaded = ea.load_decisions(path, progress=False)
     assert loaded["confidence"].tolist() == [float(t) for t in tricky]
     pd.testing.assert_frame_equal(loaded, _exact(path))
@@ -318,7 +321,7 @@ def test_doubtful_files_go_to_the_exact_path(tmp_path, change, reason):
     records = _records("nested")[:5]
     change(records[3])
     path = _write_jsonl(tmp_path / "log.jsonl", records)
-    assert _fast_part(path) is None
+    assert rows_by_path(path)["exact"] == 1
     if reason is None:
         pd.testing.assert_frame_equal(ea.load_decisions(path, progress=False), _exact(path))
         return
@@ -327,3 +330,17 @@ def test_doubtful_files_go_to_the_exact_path(tmp_path, change, reason):
     assert audit.rejected["source_line"].tolist() == [4]
     assert reason in audit.rejected["reason"].iloc[0]
     assert audit.decisions["source_line"].tolist() == [1, 2, 3, 5]
+
+
+def test_verify_decisions_is_a_deprecated_alias():
+    decisions, policies = _sample()
+    with pytest.warns(DeprecationWarning, match="check_decisions"):
+        old = ea.verify_decisions(decisions, policies)
+    pd.testing.assert_frame_equal(old, ea.check_decisions(decisions, policies))
+
+
+def test_an_audit_alone_is_enough():
+    audit = ea.load([ROOT / "data" / "decisions", ROOT / "data" / "policies"], progress=False)
+    pd.testing.assert_frame_equal(
+        ea.check_decisions(audit), ea.check_decisions(audit.decisions, audit.policies)
+    )

@@ -55,7 +55,7 @@ def _frame(records) -> pd.DataFrame:
     values = [
         RawValue("mem.jsonl", i + 1, r, json.dumps(r).encode()) for i, r in enumerate(records)
     ]
-    built = KIND.build(values)
+    built = KIND.build([("values", values)])
     assert not built.rejected
     return built.tables["plans"]
 
@@ -183,7 +183,7 @@ def test_load_plans_reads_both_shapes_with_declared_dtypes(tmp_path):
     assert isinstance(plans["shard_ids"].dtype, pd.ArrowDtype)
     assert plans["question_hash"].tolist() == ["q1", "q2"]
     assert plans["replayed"].dtype == "boolean"
-    assert ea.verify_plans(plans)["match"].all()
+    assert ea.plan_verdicts(plans)["match"].all()
 
 
 def test_lone_surrogates_load_and_hash_as_the_seed_hashes_them(tmp_path):
@@ -194,7 +194,7 @@ def test_lone_surrogates_load_and_hash_as_the_seed_hashes_them(tmp_path):
     plans = ea.load_plans(path, progress=False)
     assert plans["plan"].iloc[0]["retrieval_keywords"] == "x\ud800y"
     assert plans["retrieval_keywords"].iloc[0] == "x\ufffdy"  # shown; the plan column is exact
-    assert ea.verify_plans(plans)["match"].all()
+    assert ea.plan_verdicts(plans)["match"].all()
 
 
 def test_counts_beyond_64_bits_load_and_hash_exactly(tmp_path):
@@ -205,7 +205,7 @@ def test_counts_beyond_64_bits_load_and_hash_exactly(tmp_path):
     plans = ea.load_plans(path, progress=False)
     assert pd.isna(plans["top_k"].iloc[0]) and pd.isna(plans["over_fetch"].iloc[0])
     assert plans["plan"].iloc[0]["top_k"] == 2**70
-    assert ea.verify_plans(plans)["match"].all()
+    assert ea.plan_verdicts(plans)["match"].all()
 
 
 def test_bad_records_are_rejected_naming_file_line_and_field():
@@ -231,7 +231,7 @@ def test_bad_records_are_rejected_naming_file_line_and_field():
         assert rejected.loc[line, "source_file"] == str(path)
     plans = audit.plans
     assert plans["run_id"].tolist() == ["r-good", "r-topk-string", "r-hash-short"]
-    checked = ea.verify_plans(plans).set_index("run_id")
+    checked = ea.plan_verdicts(plans).set_index("run_id")
     assert checked.loc["r-good", "status"] == "match"
     assert checked.loc["r-topk-string", "status"] == "match"
     assert checked.loc["r-hash-short", "status"] == "malformed_hash"
@@ -245,7 +245,7 @@ def test_strict_load_raises_at_the_first_bad_record():
 
 # --- verification -----------------------------------------------------------------------------
 def _variant_of(plan, recorded):
-    checked = ea.verify_plans(_frame([_record(plan, recorded)]))
+    checked = ea.plan_verdicts(_frame([_record(plan, recorded)]))
     row = checked.iloc[0]
     return row["status"], row["variant"], row["diagnosis"]
 
@@ -369,19 +369,19 @@ def test_verify_rebuilds_from_the_written_plan_not_the_columns():
     plans = _frame([_record(BASE, ea.plan_hash(BASE))])
     plans["top_k"] = pd.array([99], dtype="Int64")
     plans["retrieval_keywords"] = "edited"
-    assert ea.verify_plans(plans)["match"].all()
+    assert ea.plan_verdicts(plans)["match"].all()
 
 
 def test_verify_reports_a_plan_the_seed_cannot_hash_in_a_hand_made_frame():
     plans = _frame([_record(BASE, ea.plan_hash(BASE))])
     plans.at[0, "plan"] = dict(BASE, top_k="8.0")
-    row = ea.verify_plans(plans).iloc[0]
+    row = ea.plan_verdicts(plans).iloc[0]
     assert row["status"] == "unhashable" and pd.isna(row["rebuilt_hash"])
     assert "retrieval_plan.top_k" in row["diagnosis"]
 
 
 def test_verify_result_columns_and_dtypes():
-    checked = ea.verify_plans(_frame([_record(BASE, ea.plan_hash(BASE))]))
+    checked = ea.plan_verdicts(_frame([_record(BASE, ea.plan_hash(BASE))]))
     assert list(checked.columns) == [
         "source_file",
         "source_line",
@@ -395,13 +395,15 @@ def test_verify_result_columns_and_dtypes():
     ]
     assert checked["match"].dtype == "boolean"
     assert isinstance(checked["status"].dtype, pd.CategoricalDtype)
-    empty = ea.verify_plans(_frame([]))
+    empty = ea.plan_verdicts(_frame([]))
     assert len(empty) == 0 and "diagnosis" in empty
 
 
 def test_verify_needs_the_plans_table():
     with pytest.raises(ea.AuditError, match="plans table"):
-        ea.verify_plans(pd.DataFrame({"x": [1]}))
+        ea.plan_verdicts(pd.DataFrame({"x": [1]}))
+    with pytest.raises(ea.AuditError, match="plans table"):
+        ea.check_plans(pd.DataFrame({"x": [1]}))
 
 
 # --- sample data ------------------------------------------------------------------------------
@@ -434,8 +436,8 @@ def test_sample_plans_verification_flags_exactly_the_planted_rows(sample_dir):
     assert plans["keywords_non_ascii"].mean() > 0.5
     assert plans["has_mt"].any() and (~plans["has_mt"]).any()
     assert set(plans["plan_shape"]) == {"canonical", "flat"}
-    checked = ea.verify_plans(plans)
-    pd.testing.assert_frame_equal(ea.verify_plans(audit), checked)
+    checked = ea.plan_verdicts(plans)
+    pd.testing.assert_frame_equal(ea.plan_verdicts(audit), checked)
     flagged = checked[~checked["match"]]
     got = {
         run: (status, None if pd.isna(variant) else variant)
@@ -444,6 +446,16 @@ def test_sample_plans_verification_flags_exactly_the_planted_rows(sample_dir):
         )
     }
     assert got == PLANTED
+    findings = ea.check_plans(audit)
+    assert list(findings.columns) == list(ea.verify.FINDING_COLUMNS)
+    assert dict(zip(findings["record"], findings["rule"], strict=True)) == {
+        run: status for run, (status, _) in PLANTED.items()
+    }
+    assert findings["row"].tolist() == flagged.index.tolist()
+    assert findings["source_line"].tolist() == flagged["source_line"].tolist()
+    assert set(findings["severity"]) == {"error"} and set(findings["check"]) == {"plan_hashes"}
+    for detail, recorded in zip(findings["detail"], flagged["recorded_hash"], strict=True):
+        assert f"recorded {recorded}" in detail
     rejected = audit.rejected[audit.rejected["kind"] == "plans"]
     assert rejected["reason"].tolist() == [
         "retrieval_plan.top_k: '8.0' is not accepted by int(); the seed's canonical() would "
@@ -475,6 +487,22 @@ def test_plans_with_integers_beyond_64_bits_verify_exactly(tmp_path):
     ]
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    checked = ea.verify_plans(ea.load_plans(path, progress=False)).set_index("run_id")
+    checked = ea.plan_verdicts(ea.load_plans(path, progress=False)).set_index("run_id")
     assert bool(checked.loc["kept", "match"]) is True
     assert bool(checked.loc["edited", "match"]) is False
+
+
+def test_check_plans_of_matching_plans_is_empty_with_the_findings_dtypes():
+    findings = ea.check_plans(_frame([_record(BASE, ea.plan_hash(BASE))]))
+    assert findings.empty
+    assert findings.dtypes.astype(str).tolist() == [
+        "category", "category", "str", "Int64", "Int64", "str", "category", "category", "str",
+        "str",
+    ]  # fmt: skip
+
+
+def test_verify_plans_is_a_deprecated_alias_of_plan_verdicts():
+    plans = _frame([_record(BASE, ea.plan_hash(BASE)), _record(BASE, "0" * 64)])
+    with pytest.warns(DeprecationWarning, match="plan_verdicts"):
+        old = ea.verify_plans(plans)
+    pd.testing.assert_frame_equal(old, ea.plan_verdicts(plans))

@@ -38,7 +38,7 @@ def _tick_labels(ax) -> list[str]:
 
 
 def test_hash_verification_draws_one_bar_per_status_with_its_count(audit):
-    checked = ea.verify_plans(audit.plans)
+    checked = ea.plan_verdicts(audit.plans)
     _fig, ax = plt.subplots()
     returned = plots.plot_hash_verification(checked, ax=ax)
     assert returned is ax

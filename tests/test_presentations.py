@@ -15,11 +15,14 @@ from pathlib import Path
 import orjson
 import pandas as pd
 import pytest
+from conftest import make_receipt, rows_by_path, without_columnar
 
 import explicit_audit as ea
+from explicit_audit import audit as audit_module
 from explicit_audit.receipts._js_json import canonical_json, js_number, presentation_id
-from explicit_audit.receipts.presentation_checks import PRESENTATION_FINDING_COLUMNS
+from explicit_audit.receipts.presentation_checks import RULES
 from explicit_audit.receipts.presentations import PRESENTATION_COLUMNS
+from explicit_audit.verify import FINDING_COLUMNS
 
 DATA = Path(__file__).parent / "data"
 ENGRAM = DATA / "engram"
@@ -166,6 +169,54 @@ def test_presentations_after_receipts_in_one_file(tmp_path):
     assert list(audit.receipts["source_line"]) == [1, 2, 3, 5]
     assert list(audit.presentations["source_line"]) == [3, 4, 5]
     assert list(audit.presentations["receipt_row"].astype("Int64")) == [2, pd.NA, 3]
+
+
+def _mixed_logs(root: Path) -> list[Path]:
+    """Receipt logs with presentation lines among them, each first line a different shape."""
+    cli = json.loads((ENGRAM / "outcomes.jsonl").read_text("utf-8").splitlines()[0])
+    bare, bad = make_receipt(), make_receipt(scope="everywhere")
+    shapes = {
+        "bare_first": [bare] * 3 + [before_retrieval(), presented(), bare, failed()] + [bare] * 3,
+        "before_first": [before_retrieval()] * 3 + [bare] * 3 + [presented(), bad, failed()],
+        "cli_first": [cli] * 3 + [before_retrieval(), presented(), cli, after_hit(), cli],
+        "logged": [
+            {"ts": f"t{i}", "request_id": f"q{i}", **line}
+            for i, line in enumerate([bare, bare, presented(), before_retrieval(), bare, failed()])
+        ],
+    }
+    return [_write(root / f"{name}.jsonl", lines) for name, lines in shapes.items()]
+
+
+def test_mixed_logs_load_the_same_with_and_without_the_columnar_path(tmp_path, monkeypatch):
+    paths = _mixed_logs(tmp_path)
+    assert rows_by_path(paths)["columnar"] > 0  # both paths really take part
+    fast = _load(paths)
+    kinds = tuple(
+        without_columnar(kind) if kind.name == "receipts" else kind
+        for kind in audit_module.RECORD_KINDS
+    )
+    with monkeypatch.context() as patch:
+        patch.setattr(audit_module, "RECORD_KINDS", kinds)
+        assert rows_by_path(paths)["columnar"] == 0
+        slow = _load(paths)
+    for name in ("receipts", "exposed", "presentations", "rejected", "sources"):
+        pd.testing.assert_frame_equal(getattr(fast, name), getattr(slow, name), obj=name)
+    sources = fast.sources
+    assert (sources["loaded"] + sources["rejected"] == sources["values_read"]).all()
+    assert sources["values_read"].tolist() == [10, 9, 8, 6]
+    # the bad bare receipt of before_first.jsonl, line 8, and nothing else
+    assert fast.rejected[["source_line"]].to_numpy().ravel().tolist() == [8]
+    assert fast.presentations.groupby("source_file", observed=True).size().tolist() == [3, 5, 3, 3]
+    for frame in (fast.receipts, fast.presentations):
+        order = frame[["source_file", "source_line"]].astype({"source_file": "str"})
+        assert order.equals(order.sort_values(["source_file", "source_line"]))
+    # every presentation row points at the receipt row of its own line
+    keyed = fast.presentations.dropna(subset=["receipt_row"])
+    embedded = fast.receipts.loc[keyed["receipt_row"].to_numpy()]
+    assert embedded["source_line"].tolist() == keyed["source_line"].tolist()
+    assert embedded["source_file"].astype(str).tolist() == keyed["source_file"].astype(str).tolist()
+    assert set(embedded["shape"]) == {"presentation"}
+    assert ea.check_presentations(fast).empty and ea.check_receipts(fast).empty
 
 
 @pytest.mark.parametrize(
@@ -354,8 +405,15 @@ def test_each_rule_catches_an_edited_copy(tmp_path, name):
     assert audit.rejected.empty, audit.rejected["reason"].tolist()
     assert _rules(audit) == {rule} | also
     findings = ea.check_presentations(audit)
-    assert list(findings.columns) == list(PRESENTATION_FINDING_COLUMNS)
-    assert (findings["source_line"] == 1).all() and (findings["presentation_row"] == 0).all()
+    assert list(findings.columns) == list(FINDING_COLUMNS)
+    assert (findings["source_line"] == 1).all() and (findings["row"] == 0).all()
+    assert set(findings["kind"]) == {"presentations"}
+    assert set(findings["check"]) == {"presentation_rules"}
+    # severity is the rule's own; the finding names the line by its presentationId
+    assert findings["severity"].tolist() == [RULES[r].severity for r in findings["rule"]]
+    assert findings["record"].tolist() == [audit.presentations["presentation_id"].iat[0]] * len(
+        findings
+    )
     verified = ea.verify_all(audit).findings.query("check == 'presentation_rules'")
     assert set(verified["rule"]) == {rule} | also
 
@@ -366,7 +424,7 @@ def test_a_known_shape_with_an_unknown_code_is_a_notice(tmp_path):
     audit = _load(_write(tmp_path / "render.jsonl", [line]))
     findings = ea.check_presentations(audit)
     assert findings[["rule", "severity"]].astype(str).values.tolist() == [
-        ["failure_stage", "notice"]
+        ["error_code_unknown", "notice"]
     ]
     assert ea.verify_all(audit).clean
 

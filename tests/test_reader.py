@@ -11,7 +11,7 @@ import pytest
 from conftest import make_receipt
 
 import explicit_audit as ea
-from explicit_audit._core.reader import parse_content, read_file, resolve_sources
+from explicit_audit._core.reader import read_exactly, resolve_sources
 from explicit_audit._core.records import RawValue, Rejection
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
@@ -36,7 +36,7 @@ def _accounted(audit: ea.Audit) -> None:
 def test_jsonl_values_keep_file_and_line(tmp_path):
     path = tmp_path / "log.jsonl"
     path.write_text(f"{_line(make_receipt())}\n\n{_line(make_receipt(query='second'))}\n", "utf-8")
-    items = list(parse_content(read_file(path)))
+    items = read_exactly(path)
     assert [item.source_line for item in items] == [1, 3]
     assert all(isinstance(item, RawValue) for item in items)
     assert items[1].value["query"] == "second"
@@ -47,7 +47,7 @@ def test_concatenated_pretty_printed_values_start_on_their_own_lines(tmp_path):
     first = json.dumps(make_receipt(), indent=2)
     second = json.dumps(make_receipt(query="b"), indent=2)
     path.write_text(first + "\n" + second + "\n", "utf-8")
-    items = list(parse_content(read_file(path)))
+    items = read_exactly(path)
     assert [item.source_line for item in items] == [1, first.count("\n") + 2]
 
 
@@ -222,7 +222,7 @@ def test_integers_beyond_64_bits_stay_exact(tmp_path, suffix):
     text = "".join(json.dumps({"n": n, "m": 1.5, "s": "x"}) + "\n" for n in big).encode()
     path = tmp_path / f"values{suffix}"
     path.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
-    items = list(parse_content(read_file(path)))
+    items = read_exactly(path)
     assert [item.value["n"] for item in items] == big
     assert all(type(item.value["n"]) is int and item.value["m"] == 1.5 for item in items)
 
@@ -230,7 +230,7 @@ def test_integers_beyond_64_bits_stay_exact(tmp_path, suffix):
 def test_nan_is_refused_on_the_long_integer_path_too(tmp_path):
     path = tmp_path / "log.jsonl"
     path.write_text('{"n": 18446744073709551617, "x": NaN}\n')
-    (item,) = parse_content(read_file(path))
+    (item,) = read_exactly(path)
     assert isinstance(item, Rejection) and "NaN" in item.reason
 
 

@@ -208,7 +208,7 @@ def test_rule_fires_on_minimal_change(tmp_path, rule, line, change, expected):
     assert altered != original
     findings = _findings(tmp_path, original, altered)
     assert findings.rule.astype(str).tolist() == [rule] * expected, findings.to_dict("records")
-    assert set(findings.receipt_row) == {1}
+    assert set(findings.row) == {1}
     assert set(findings.source_line) == {2}
     assert findings.detail.str.len().min() > 10
 
@@ -239,14 +239,26 @@ def test_findings_frame_shape(tmp_path):
     altered["receipt"]["withheld"]["count"] = -3
     findings = _findings(tmp_path, altered)
     assert findings.dtypes.astype(str).to_dict() == {
-        "receipt_row": "int64",
+        "check": "category",
+        "kind": "category",
         "source_file": "str",
-        "source_line": "int64",
+        "source_line": "Int64",
+        "row": "Int64",
+        "record": "str",
         "rule": "category",
+        "severity": "category",
+        "field": "str",
         "detail": "str",
     }
     assert list(findings.rule.cat.categories) == list(RECEIPT_RULES)
     assert findings.source_file.iat[0].endswith("case.jsonl")
+    assert findings[["check", "kind", "row", "severity", "field"]].iloc[0].tolist() == [
+        "receipt_rules",
+        "receipts",
+        0,
+        "error",
+        "withheld_count",
+    ]
     assert findings.detail.iat[0] == "withheld count is -3"
 
 
@@ -259,9 +271,9 @@ def test_subset_keeps_receipt_labels_and_ignores_other_exposed(tmp_path):
     audit = ea.load(path, progress=False)
     subset = audit.receipts.iloc[[2, 3]]
     findings = check_receipts(subset, audit.exposed)
-    assert findings.receipt_row.tolist() == [3]
+    assert findings.row.tolist() == [3]
     assert findings.rule.astype(str).tolist() == ["exposed_below_threshold"]
-    assert check_receipts(audit).receipt_row.tolist() == [1, 3]
+    assert check_receipts(audit).row.tolist() == [1, 3]
 
 
 def test_repeated_labels_are_refused():
@@ -310,7 +322,7 @@ def test_plain_object_columns_work_too():
     )
     findings = check_receipts(receipts)
     assert findings.rule.astype(str).tolist() == ["locator_duplicate", "record_id_locator"]
-    assert findings.receipt_row.tolist() == [40, 40]
+    assert findings.row.tolist() == [40, 40]
     arrow = receipts.astype({k: pd.ArrowDtype(pa.list_(pa.string())) for k in lists})
     pd.testing.assert_frame_equal(check_receipts(arrow), findings)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import json
 import shutil
@@ -11,12 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import make_receipt
+from conftest import make_receipt, rows_by_path, without_columnar
 
 import explicit_audit as ea
 from explicit_audit import audit as audit_module
 from explicit_audit import receipts as receipts_module
-from explicit_audit.receipts._arrow import arrow_part
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 
@@ -34,7 +32,7 @@ def _load(path):
 
 def _value_by_value(path, monkeypatch):
     """Load with the columnar fast path switched off."""
-    slow = dataclasses.replace(receipts_module.KIND, arrow_build=None)
+    slow = without_columnar(receipts_module.KIND)
     with monkeypatch.context() as patch:
         patch.setattr(audit_module, "RECORD_KINDS", (slow,))
         built = audit_module.load_kind(path, slow, progress=False)
@@ -181,8 +179,7 @@ def test_negative_count_loads_for_the_checks_to_flag(tmp_path):
 def test_fast_path_takes_clean_files_and_equals_the_exact_path(tmp_path, monkeypatch):
     source = tmp_path / "outcomes.jsonl"
     shutil.copy(FIXTURES / "outcomes.jsonl", source)
-    first_line = source.read_bytes().split(b"\n", 1)[0]
-    assert arrow_part(source, first_line) is not None
+    assert rows_by_path(source)["exact"] == 0
     fast = ea.load_receipts_and_exposed(source, progress=False)
     slow = _value_by_value(source, monkeypatch)
     pd.testing.assert_frame_equal(fast[0], slow[0])
@@ -197,7 +194,7 @@ def test_fast_path_equals_exact_path_on_gzip_bare_receipts_with_blank_lines(tmp_
     text = "".join(json.dumps(v) + ("\n\n" if i % 7 == 0 else "\n") for i, v in enumerate(values))
     path = tmp_path / "bare.jsonl.gz"
     path.write_bytes(gzip.compress(text.encode()))
-    assert arrow_part(path, json.dumps(values[0]).encode()) is not None
+    assert rows_by_path(path)["exact"] == 0
     fast = ea.load_receipts_and_exposed(path, progress=False)
     slow = _value_by_value(path, monkeypatch)
     pd.testing.assert_frame_equal(fast[0], slow[0])
@@ -205,11 +202,11 @@ def test_fast_path_equals_exact_path_on_gzip_bare_receipts_with_blank_lines(tmp_
     assert fast[0]["source_line"].iloc[:3].tolist() == [1, 3, 4]
 
 
-def test_a_misfit_line_sends_the_file_to_the_exact_path(tmp_path):
+def test_a_misfit_line_alone_goes_to_the_exact_path(tmp_path):
     values = [make_receipt() for _ in range(5)]
     values[3] = make_receipt(withheld={"audienceId": "peer", "count": "many"})
     path = _write_lines(tmp_path / "log.jsonl", values)
-    assert arrow_part(path, json.dumps(values[0]).encode()) is None
+    assert rows_by_path(path) == {"columnar": 4, "exact": 1}
     audit = _load(path)
     assert audit.rejected.source_line.tolist() == [4]
     assert len(audit.receipts) == 4
@@ -224,12 +221,13 @@ def test_load_receipts_warns_and_returns_the_frame(tmp_path):
 
 def test_rows_keep_file_order_across_both_reading_paths(tmp_path):
     clean = [make_receipt(query=f"clean{i}") for i in range(3)]
-    damaged = [make_receipt(query="damaged0"), {"kind": "hit", "receipt": 3}]
+    # A nested logger value is read exactly; the second line is no record at all.
+    damaged = [{"ctx": {"a": 1}, **make_receipt(query="damaged0")}, {"kind": "hit", "receipt": 3}]
     _write_lines(tmp_path / "a.jsonl", clean)
     _write_lines(tmp_path / "b.jsonl", damaged)
     _write_lines(tmp_path / "c.jsonl", clean)
-    assert arrow_part(tmp_path / "a.jsonl", json.dumps(clean[0]).encode()) is not None
-    assert arrow_part(tmp_path / "b.jsonl", json.dumps(damaged[0]).encode()) is None
+    assert rows_by_path(tmp_path / "a.jsonl") == {"columnar": 3, "exact": 0}
+    assert rows_by_path(tmp_path / "b.jsonl")["exact"] == 1
     audit = _load(tmp_path)
     files = audit.receipts["source_file"].astype(str).map(lambda f: Path(f).name).tolist()
     assert files == ["a.jsonl"] * 3 + ["b.jsonl"] + ["c.jsonl"] * 3
@@ -247,7 +245,7 @@ def test_fast_path_equals_exact_path_on_awkward_logger_keys(tmp_path, monkeypatc
         line["outcome"] = "logged"  # named like a column of the table
         lines.append(line)
     path = _write_lines(tmp_path / "log.jsonl", lines)
-    assert arrow_part(path, json.dumps(lines[0]).encode()) is not None
+    assert rows_by_path(path)["exact"] == 0
     fast = ea.load_receipts_and_exposed(path, progress=False)
     slow = _value_by_value(path, monkeypatch)
     pd.testing.assert_frame_equal(fast[0], slow[0])

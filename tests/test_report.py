@@ -307,17 +307,17 @@ SANITIZE = ROOT / "notebooks" / "nbval_sanitize.cfg"
 CHANGED_LIBRARY = """
 import explicit_audit as ea
 
-_verify_plans = ea.verify_plans
+_plan_verdicts = ea.plan_verdicts
 
 
-def verify_plans(plans):
-    result = _verify_plans(plans)
+def plan_verdicts(plans):
+    result = _plan_verdicts(plans)
     first_match = result.index[result["match"].fillna(False).astype(bool)][0]
     result.loc[first_match, "status"] = "no_known_variant"
     return result
 
 
-ea.verify_plans = verify_plans
+ea.plan_verdicts = plan_verdicts
 """
 
 
@@ -342,4 +342,4 @@ def test_nbval_catches_a_changed_figure(tmp_path):
     failing = _nbval(tmp_path, notebook, env)
     assert failing.returncode == 1, failing.stdout[-3000:]
     assert "Cell outputs differ" in failing.stdout
-    assert "ea.verify_plans(" in failing.stdout
+    assert "ea.plan_verdicts(" in failing.stdout

@@ -1,10 +1,11 @@
-"""C2 compile requests: loading, request_hash known answers, verify_requests findings."""
+"""C2 compile requests: loading, request_hash known answers, check_requests findings."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -44,17 +45,23 @@ def _frame(records) -> pd.DataFrame:
     values = [
         RawValue("mem.jsonl", i + 1, r, json.dumps(r).encode()) for i, r in enumerate(records)
     ]
-    built = KIND.build(values)
+    built = KIND.build([("values", values)])
     assert not built.rejected
     return built.tables["requests"]
 
 
+def _dialect(detail: str) -> str | None:
+    """The dialect a finding's detail says reproduces the recorded hash, if any."""
+    named = re.search(r"matches dialect '([^']+)'", detail)
+    return named.group(1) if named else None
+
+
 def _findings(records):
-    found = ea.verify_requests(_frame(records))
+    found = ea.check_requests(_frame(records))
     return [
-        (line, finding, None if pd.isna(dialect) else dialect)
-        for line, finding, dialect in zip(
-            found["source_line"], found["finding"], found["dialect"], strict=True
+        (line, rule, _dialect(detail))
+        for line, rule, detail in zip(
+            found["source_line"], found["rule"], found["detail"], strict=True
         )
     ]
 
@@ -99,7 +106,7 @@ def test_load_requests_keeps_the_payload_as_written(tmp_path):
     assert requests["payload_keys"].iloc[0] == sorted(payload)
     assert requests["payload"].iloc[0]["world_candidates"]["series"][0]["points"][0][1] == 12.0
     assert requests["sent_at"].tolist() == ["t1", "t2"]
-    assert len(ea.verify_requests(requests)) == 0
+    assert len(ea.check_requests(requests)) == 0
 
 
 def test_bad_records_are_rejected_naming_file_line_and_field():
@@ -118,9 +125,9 @@ def test_bad_records_are_rejected_naming_file_line_and_field():
     assert sorted(rejected.index) == sorted(expected)
     for line, reason in expected.items():
         assert rejected.loc[line, "reason"].startswith(reason)
-    findings = ea.verify_requests(audit.requests)
-    got = sorted(zip(findings["source_line"], findings["finding"], strict=True))
-    assert got == [(7, "hash_malformed"), (8, "unhashable")]
+    findings = ea.check_requests(audit.requests)
+    got = sorted(zip(findings["source_line"], findings["rule"], strict=True))
+    assert got == [(7, "hash_malformed"), (8, "payload_unhashable")]
     assert "NaN" not in findings["detail"].iloc[1]
 
 
@@ -134,24 +141,25 @@ def test_a_hash_in_another_dialect_is_named():
     ascii_hash = ea.request_hash(PAYLOAD, "python-ascii")
     records = [_request("m-a", PAYLOAD), _request("m-b", PAYLOAD, ascii_hash)]
     assert _findings(records) == [(2, "hash_mismatch", "python-ascii")]
-    found = ea.verify_requests(_frame(records))
-    assert found["severity"].tolist() == ["warning"]
+    found = ea.check_requests(_frame(records))
+    # explained, but still not the hash the producer promises
+    assert found["severity"].tolist() == ["error"]
     assert ea.request_hash(PAYLOAD) in found["detail"].iloc[0]
 
 
 def test_the_expected_dialect_is_a_parameter():
     whole = {"dsl": "chart", "base_id": "x", "image_sha256": "aa" * 32, "n": 12.0}
     records = [_request("m-a", whole, ea.request_hash(whole, "rfc8785"))]
-    assert len(ea.verify_requests(_frame(records), dialect="rfc8785")) == 0
+    assert len(ea.check_requests(_frame(records), dialect="rfc8785")) == 0
     assert _findings(records) == [(1, "hash_mismatch", "rfc8785")]
 
 
 def test_an_edited_payload_matches_no_dialect():
     edited = dict(PAYLOAD, question="몇 개입니까? (수정)")
     records = [_request("m-a", edited, ea.request_hash(PAYLOAD))]
-    found = ea.verify_requests(_frame(records))
-    assert found["finding"].tolist() == ["hash_mismatch"]
-    assert found["severity"].tolist() == ["error"] and found["dialect"].isna().all()
+    found = ea.check_requests(_frame(records))
+    assert found["rule"].tolist() == ["hash_mismatch"]
+    assert found["severity"].tolist() == ["error"] and _dialect(found["detail"].iloc[0]) is None
     assert "changed after hashing" in found["detail"].iloc[0]
 
 
@@ -161,13 +169,14 @@ def test_forbidden_keys_top_level_and_nested_are_separate_findings():
         other_model_output={"program": "x"},
         world_candidates={"rows": [{"intended_state": 1}]},
     )
-    found = ea.verify_requests(_frame([_request("m-a", leaked), _request("m-b", leaked)]))
-    assert sorted(zip(found["finding"], found["field"], found["severity"], strict=True)) == [
+    found = ea.check_requests(_frame([_request("m-a", leaked), _request("m-b", leaked)]))
+    assert sorted(zip(found["rule"], found["field"], found["severity"], strict=True)) == [
         ("forbidden_key", "payload.other_model_output", "error"),
         ("forbidden_key", "payload.other_model_output", "error"),
-        ("forbidden_key_nested", "payload.world_candidates.rows[0].intended_state", "warning"),
-        ("forbidden_key_nested", "payload.world_candidates.rows[0].intended_state", "warning"),
+        ("forbidden_key_nested", "payload.world_candidates.rows[0].intended_state", "notice"),
+        ("forbidden_key_nested", "payload.world_candidates.rows[0].intended_state", "notice"),
     ]
+    assert set(found["check"]) == {"request_hiding_rule"}
 
 
 def test_independence_breach_is_reported_on_every_request_of_the_base_id():
@@ -178,8 +187,9 @@ def test_independence_breach_is_reported_on_every_request_of_the_base_id():
         _request("m-b", other),
         _request("m-a", dict(PAYLOAD, base_id="chartqa-h/000002")),
     ]
-    found = ea.verify_requests(_frame(records))
-    assert found["finding"].tolist() == ["independence", "independence"]
+    found = ea.check_requests(_frame(records))
+    assert found["rule"].tolist() == ["independence", "independence"]
+    assert found["record"].tolist() == ["chartqa-h/000001 (m-a)", "chartqa-h/000001 (m-b)"]
     assert found["source_line"].tolist() == [1, 2]
     assert "2 different payloads" in found["detail"].iloc[0]
 
@@ -189,35 +199,37 @@ def test_same_payload_with_a_different_hash_is_a_hash_finding_not_independence()
     assert _findings(records) == [(2, "hash_mismatch", None)]
 
 
-def test_record_and_payload_disagreeing_is_a_warning():
+def test_record_and_payload_disagreeing_is_an_error():
+    # build_compile_request writes both from one candidate: they cannot differ.
     records = [dict(_request("m-a", PAYLOAD), dsl="table")]
-    found = ea.verify_requests(_frame(records))
-    assert found["finding"].tolist() == ["record_payload_mismatch"]
+    found = ea.check_requests(_frame(records))
+    assert found["rule"].tolist() == ["record_payload_mismatch"]
+    assert found["severity"].tolist() == ["error"]
     assert found["field"].tolist() == ["dsl"]
 
 
 def test_a_payload_the_dialect_cannot_write_is_unhashable_and_names_a_dialect_that_can():
     payload = dict(PAYLOAD, question="x\ud800y")
     records = [_request("m-a", payload, ea.request_hash(payload, "python-ascii"))]
-    found = ea.verify_requests(_frame(records))
-    assert found["finding"].tolist() == ["unhashable"]
-    assert found["dialect"].tolist() == ["python-ascii"]
+    found = ea.check_requests(_frame(records))
+    assert found["rule"].tolist() == ["payload_unhashable"]
+    assert _dialect(found["detail"].iloc[0]) == "python-ascii"
     assert "no 'python-utf8' digest exists" in found["detail"].iloc[0]
 
 
 def test_unknown_expected_dialect_is_an_error():
     with pytest.raises(ea.AuditError, match="unknown canonical-JSON dialect"):
-        ea.verify_requests(_frame([_request("m-a", PAYLOAD)]), dialect="js")
+        ea.check_requests(_frame([_request("m-a", PAYLOAD)]), dialect="js")
 
 
 def test_findings_have_the_documented_columns_even_when_empty():
-    found = ea.verify_requests(_frame([_request("m-a", PAYLOAD)]))
+    found = ea.check_requests(_frame([_request("m-a", PAYLOAD)]))
     assert found.empty and list(found.columns) == list(FINDING_COLUMNS)
 
 
 def test_verify_needs_the_requests_table():
     with pytest.raises(ea.AuditError, match="requests table"):
-        ea.verify_requests(pd.DataFrame({"payload": [{}]}))
+        ea.check_requests(pd.DataFrame({"payload": [{}]}))
 
 
 # --- sample data ------------------------------------------------------------------------------
@@ -241,16 +253,20 @@ def test_sample_requests_verification_flags_exactly_the_planted_rows(tmp_path):
     assert len(requests) == 140
     assert requests.groupby("base_id")["model"].nunique().eq(2).all()
     assert (~requests["question"].str.isascii()).mean() > 0.3
-    found = ea.verify_requests(requests)
+    found = ea.check_requests(requests)
     got = {
-        (b, m, f, None if pd.isna(d) else d)
-        for b, m, f, d in zip(
-            found["base_id"], found["model"], found["finding"], found["dialect"], strict=True
+        (b, m, rule, _dialect(detail))
+        for b, m, rule, detail in zip(
+            requests.loc[found["row"], "base_id"],
+            requests.loc[found["row"], "model"],
+            found["rule"],
+            found["detail"],
+            strict=True,
         )
     }
     assert got == PLANTED and len(found) == len(PLANTED)
     late = found[found["source_file"].str.endswith(".gz")]
-    assert set(late["base_id"]) == {"chartqa-h/000152"}
+    assert set(late["record"].str.split(" ").str[0]) == {"chartqa-h/000152"}
     committed = Path(__file__).parents[1] / "data" / "requests"
     if committed.exists():
         for path in sorted((tmp_path / "requests").iterdir()):
@@ -263,3 +279,10 @@ def test_sample_hashes_are_sha256_of_the_seeds_writer(tmp_path):
     payload = requests["payload"].iloc[0]
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert requests["request_sha256"].iloc[0] == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_verify_requests_is_a_deprecated_alias():
+    records = [_request("m-a", PAYLOAD), _request("m-b", PAYLOAD, "0" * 64)]
+    with pytest.warns(DeprecationWarning, match="check_requests"):
+        old = ea.verify_requests(_frame(records))
+    pd.testing.assert_frame_equal(old, ea.check_requests(_frame(records)))

@@ -173,3 +173,31 @@ def test_replay_reports_missing_inputs():
 def test_replay_of_no_rows():
     replayed = ea.replay(_frame([]), POLICIES["kat_base"])
     assert len(replayed) == 0 and list(replayed.columns) == list(REPLAY_COLUMNS)
+
+
+def test_replay_reads_the_order_of_reasons_from_reasons(monkeypatch):
+    # The bit of each reason is derived from REASONS: reversing the tuple reverses
+    # every row's reasons in replay exactly as in route, and no reason is lost.
+    from explicit_audit.decisions import routing
+
+    rng = np.random.default_rng(11)
+    pool = list(KNOWN["policies"]["kat_base"]["risk_flags"])
+    frame = _frame(_random_inputs(rng, 400, pool))
+    policy = POLICIES["kat_base"]
+    before = ea.replay(frame, policy)["escalation_reasons"].tolist()
+    assert max(len(reasons) for reasons in before) >= 3
+    monkeypatch.setattr(routing, "REASONS", tuple(reversed(routing.REASONS)))
+    after = ea.replay(frame, policy)["escalation_reasons"].tolist()
+    assert after == [tuple(reversed(reasons)) for reasons in before]
+    _rows_equal_route(frame, policy)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(None, "hold no list"), ("legal_advice", "expected lists of strings")],
+)
+def test_replay_refuses_a_missing_list_or_a_string_for_a_list(value, message):
+    frame = _frame([c["inputs"] for c in KNOWN["cases"][:3]])
+    frame["self_declared_risk_flags"] = pd.Series([[], value, []], dtype=object)
+    with pytest.raises(ea.AuditError, match=f"'self_declared_risk_flags'.*{message}"):
+        ea.replay(frame, POLICIES["kat_base"])

@@ -8,11 +8,12 @@ import shutil
 from contextlib import nullcontext
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import make_receipt
 
 import explicit_audit as ea
-from explicit_audit.verify import CHECKS, FINDING_COLUMNS, verify_all
+from explicit_audit.verify import CHECKS, FINDING_COLUMNS, NOTICES, RULES, verify_all
 
 POLICY_YAML = Path(__file__).parent / "data" / "routing_policy_example.yaml"
 PLAN = {
@@ -132,6 +133,20 @@ def _receipt_rule(root: Path) -> tuple[str, int]:
     return "r2.jsonl", 2
 
 
+def _presentation_rule(root: Path) -> tuple[str, int]:
+    # A failure before retrieval (no receipt) names a code only retrieval returns.
+    def failed(kind: str, code: str, field: str) -> dict:
+        error = {"kind": kind, "code": code, "field": field, "message": f"{code} here"}
+        return {"schema_version": 0, "status": "failed", "errors": [error]}
+
+    lines = [
+        failed("authorization", "model_not_allowed", "model"),
+        failed("retrieval", "path_escape", "query"),
+    ]
+    _jsonl(root / "receipts" / "pr.jsonl", lines)
+    return "pr.jsonl", 2
+
+
 def _policy_breach(root: Path) -> tuple[str, int]:
     _jsonl(root / "decisions" / "d2.jsonl", [_decision_record("d-2", escalate_to_26b=False)])
     return "d2.jsonl", 1
@@ -140,12 +155,13 @@ def _policy_breach(root: Path) -> tuple[str, int]:
 @pytest.mark.parametrize(
     ("plant", "check", "rule"),
     [
-        (_bad_line, "rejected_rows", "unknown"),
+        (_bad_line, "rejected_rows", "rejected_row"),
         (_bad_plan_hash, "plan_hashes", "no_known_variant"),
         (_bad_request_hash, "request_hashes", "hash_mismatch"),
         (_forbidden_key, "request_hiding_rule", "forbidden_key"),
         (_independence, "request_independence", "independence"),
         (_receipt_rule, "receipt_rules", "space_query"),
+        (_presentation_rule, "presentation_rules", "failure_stage"),
         (_policy_breach, "decision_policy", "replay"),
     ],
 )
@@ -163,10 +179,18 @@ def test_each_check_reports_its_finding(clean_data, plant, check, rule):
     assert Path(first["source_file"]).name == file_name
     assert first["source_line"] == line
     assert isinstance(first["detail"], str) and first["detail"]
+    assert first["severity"] == RULES[rule].severity == "error"
+    assert first["check"] == RULES[rule].check
+    # the row names the record in its table; a rejected input is in no table
+    if check == "rejected_rows":
+        assert pd.isna(first["row"]) and first["kind"] == "unknown"
+    else:
+        table = getattr(audit, first["kind"])
+        assert table.loc[first["row"], "source_line"] == line
     summary = result.summary().set_index("check")
     assert summary.loc[check, "findings"] == len(result.findings)
     assert summary.drop(check)["findings"].sum() == 0
-    document = json.loads(json.dumps(result.to_dict()))
+    document = json.loads(json.dumps(result.to_dict(), allow_nan=False))
     assert document["clean"] is False
     assert len(document["findings"]) == len(result.findings)
     assert document["findings"][0]["source_line"] == line
@@ -207,3 +231,44 @@ def test_a_forbidden_name_nested_in_a_payload_is_a_notice(clean_data):
     assert summary.loc["request_hiding_rule", ["findings", "notices"]].tolist() == [0, 1]
     _forbidden_key(clean_data)
     assert not verify_all(ea.load(clean_data, progress=False)).clean
+
+
+def test_every_check_function_returns_the_one_findings_shape(clean_data):
+    for plant in (
+        _bad_plan_hash,
+        _forbidden_key,
+        _receipt_rule,
+        _presentation_rule,
+        _policy_breach,
+    ):
+        plant(clean_data)
+    audit = ea.load(clean_data, progress=False)
+    parts = {
+        "plans": ea.check_plans(audit.plans),
+        "requests": ea.check_requests(audit.requests),
+        "receipts": ea.check_receipts(audit.receipts, audit.exposed),
+        "presentations": ea.check_presentations(audit.presentations),
+        "decisions": ea.check_decisions(audit.decisions, audit.policies),
+    }
+    dtypes = None
+    for kind, found in parts.items():
+        assert len(found) > 0, kind
+        assert list(found.columns) == list(FINDING_COLUMNS), kind
+        assert set(found["kind"]) == {kind}
+        assert dtypes is None or found.dtypes.astype(str).tolist() == dtypes
+        dtypes = found.dtypes.astype(str).tolist()
+        # severity is the rule's own, nothing else decides it
+        assert found["severity"].tolist() == [RULES[r].severity for r in found["rule"]]
+    gathered = verify_all(audit).findings
+    assert len(gathered) == sum(len(found) for found in parts.values())
+    assert gathered.dtypes.astype(str).tolist() == dtypes
+
+
+def test_the_rule_table_is_the_one_source_of_severity():
+    assert set(RULES.checks) == set(CHECKS)
+    # what the producer allows, and what engram's unstable presentation schema may add
+    assert NOTICES == {"forbidden_key_nested", "receipt_keys", "error_code_unknown"}
+    table = RULES.frame()
+    assert table["rule"].is_unique and len(table) == len(RULES)
+    assert set(table["severity"]) == {"error", "notice"}
+    assert set(ea.RECEIPT_RULES) | set(ea.DECISION_RULES) <= set(RULES)

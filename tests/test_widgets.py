@@ -33,7 +33,7 @@ def _shown(panel, index: int = 0) -> dict:
 
 
 def test_plan_view_rebuilds_the_recorded_hash_of_every_matching_plan(audit):
-    checked = ea.verify_plans(audit.plans)
+    checked = ea.plan_verdicts(audit.plans)
     matching = audit.plans[checked["match"].to_numpy(dtype=bool)].head(25)
     for plan, recorded in zip(matching["plan"], matching["retrieval_plan_hash"], strict=True):
         preview = plan_view(plan)

@@ -8,22 +8,20 @@ file, loaded + rejected == values read.
 
 from __future__ import annotations
 
-import gzip
 import os
 import warnings
-import zlib
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
-from .columnar import ColumnarPart
-from .reader import POLICY_SUFFIXES, FileContent, parse_content, read_file, resolve_sources
-from .records import KindTables, RawValue, RecordKind, Rejection, excerpt
+from .content import BytesReader, FileReader
+from .limits import Limits
+from .pipeline import PieceReader
+from .records import KindTables, RecordKind, Rejection
+from .sources import POLICY_SUFFIXES, display_name, find_sources
 
 __all__ = [
     "REJECTED_COLUMNS",
@@ -31,7 +29,7 @@ __all__ = [
     "Source",
     "build_kind",
     "read_all",
-    "read_content",
+    "read_bytes",
     "rejected_frame",
     "sources_frame",
     "warn_or_raise",
@@ -72,72 +70,96 @@ def _progress(items: list, enabled: bool, what: str):
     return tqdm(items, desc=what, unit="file", leave=False)
 
 
-def _sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rejection:
-    value = item.value
-    if not isinstance(value, dict):
-        kind_of = type(value).__name__ if value is not None else "null"
-        kind_of = {"list": "array", "str": "string", "int": "number", "float": "number"}.get(
-            kind_of, kind_of
-        )
-        return Rejection(
-            item.source_file,
-            item.source_line,
-            "unknown",
-            f"expected a JSON object (a record), got a JSON {kind_of}",
-            excerpt(item.text),
-        )
-    for kind in kinds:
-        if kind.matches(value):
-            return kind
-    keys = ", ".join(list(value)[:8])
-    return Rejection(
-        item.source_file,
-        item.source_line,
-        "unknown",
-        f"not a record of any known kind (keys: {keys}); see FORMATS.md for the record shapes",
-        excerpt(item.text),
-    )
-
-
-def _first_line(path: Path) -> bytes:
-    """A JSON Lines file's first line (at most 1 MiB of it), read without the rest."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rb") as stream:
-            return stream.readline(1 << 20).strip()
-    except (OSError, EOFError, zlib.error):
-        return b""
-
-
-def _fast_path_kind(path: Path, kinds: Sequence[RecordKind]) -> tuple[RecordKind, bytes] | None:
-    """The kind whose columnar fast path should read this file, if any."""
-    if not path.name.lower().endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")):
-        return None
-    first = _first_line(path)
-    try:
-        value = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    kind = next((kind for kind in kinds if kind.matches(value)), None)
-    if kind is None or kind.arrow_build is None:
-        return None
-    return kind, first
-
-
 @dataclass
 class Reading:
-    """What one pass over the files found, before the kinds build their tables."""
+    """What one pass over the files found, before the kinds build their tables.
+
+    Attributes
+    ----------
+    files : list of str
+        The files read, as shown in tables.
+    policy_files : list of Path
+    segments : dict
+        Per kind: its segments, file by file (see ``RecordKind.build``).
+    rejections : list of Rejection
+        Up to ``max_rejected_rows``; past it, see ``overflow``.
+    values_read : dict
+        Per file: values read.
+    overflow : dict
+        Per file: ``[count, first line, last line]`` of rejections past the cap.
+    """
 
     files: list[str]
     policy_files: list[Path]
-    values: dict[str, list[RawValue]] = field(default_factory=lambda: defaultdict(list))
-    columnar: dict[str, list[tuple[int, ColumnarPart]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
+    limits: Limits = field(default_factory=Limits)
+    segments: dict[str, list[tuple]] = field(default_factory=dict)
     rejections: list[Rejection] = field(default_factory=list)
     values_read: dict[str, int] = field(default_factory=dict)
+    overflow: dict[str, list[int]] = field(default_factory=dict)
+
+    def emit(self, kind: str, segment: tuple) -> None:
+        """Add a kind's segment (a columnar part or values)."""
+        self.segments.setdefault(kind, []).append(segment)
+
+    def reject(self, rejection: Rejection) -> None:
+        """Keep a rejection, or count it past ``max_rejected_rows``."""
+        if len(self.rejections) < self.limits.max_rejected_rows or rejection.source_line == 0:
+            self.rejections.append(rejection)
+            return
+        seen = self.overflow.setdefault(rejection.source_file, [0, rejection.source_line, 0])
+        seen[0] += 1
+        seen[1] = min(seen[1], rejection.source_line)
+        seen[2] = max(seen[2], rejection.source_line)
+
+    def overflow_rows(self) -> list[Rejection]:
+        """One row per file summing up the rejections past the cap."""
+        return [
+            Rejection(
+                name,
+                first,
+                "unknown",
+                f"{count} more value(s) rejected between lines {first} and {last}, not listed "
+                f"one by one: more than max_rejected_rows ({self.limits.max_rejected_rows}) "
+                "rejections in this load; load the file on its own, or raise the limit, to "
+                "see them",
+                "",
+            )
+            for name, (count, first, last) in self.overflow.items()
+        ]
+
+
+def _read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
+    name = reader.name
+    pieces = PieceReader(
+        name, reader.jsonl, kinds, keep, reading.limits, reading.emit, reading.reject
+    )
+    held: list[Rejection] = []
+
+    def hold(rejection: Rejection) -> None:
+        # The last piece's rejections wait: a cut gzip stream may explain one.
+        held.append(rejection)
+
+    pieces.reject = hold
+    for piece in reader:
+        for rejection in held:
+            reading.reject(rejection)
+        held.clear()
+        pieces.read(piece.data, piece.first_line)
+    problems = list(reader.problems)
+    last = pieces.last_item
+    if reader.cut and isinstance(last, Rejection) and held and held[-1] is last:
+        # The data ends inside a value: the last one rejected is the one cut
+        # off (it may start lines earlier in a .json log). Say why, once.
+        cut = next(p for p in problems if p.source_line == 0 and p.kind == "file")
+        held[-1] = Rejection(last.source_file, last.source_line, "file", cut.reason, last.raw)
+        problems.remove(cut)
+    for rejection in held:
+        reading.reject(rejection)
+    for problem in problems:
+        reading.reject(problem)
+    reading.values_read[name] = (
+        reading.values_read.get(name, 0) + pieces.values_read + reader.oversized
+    )
 
 
 def read_all(
@@ -146,6 +168,7 @@ def read_all(
     *,
     progress: bool,
     keep: set[str] | None = None,
+    limits: Limits | None = None,
 ) -> Reading:
     """Read every file of ``source`` and sort its values into ``kinds``.
 
@@ -159,71 +182,52 @@ def read_all(
     keep : set of str, optional
         The kinds whose values are kept (all by default). A value of another
         kind is recognised, so not rejected, but not kept or built.
+    limits : Limits, optional
+        The reading limits (:mod:`explicit_audit._core.limits`).
 
     Returns
     -------
     Reading
     """
-    files = resolve_sources(source)
+    files, problems = find_sources(source)
     policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
-    reading = Reading([str(f) for f in files], policy_files)
-    for path in _progress([p for p in files if p not in policy_files], progress, "reading"):
-        fast = _fast_path_kind(path, kinds)
-        if fast is not None and (keep is None or fast[0].name in keep):
-            kind, first = fast
-            part = kind.arrow_build(path, first)
-            if part is not None:
-                position = len(reading.values[kind.name])
-                reading.columnar[kind.name].append((position, part))
-                reading.values_read[str(path)] = part.table.num_rows
-                continue
-        read_content(reading, read_file(path), kinds, keep=keep)
+    data_files = [path for path in files if path not in policy_files]
+    names = [display_name(path) for path in files]
+    reading = Reading(names, policy_files, limits or Limits())
+    for problem in problems:
+        reading.files.append(problem.source_file)
+        reading.reject(problem)
+    for path in _progress(data_files, progress, "reading"):
+        _read_with(reading, FileReader(path, reading.limits), kinds, keep)
     for path in policy_files:
-        reading.values_read[str(path)] = 1
+        reading.values_read[display_name(path)] = 1
     return reading
 
 
-def read_content(
-    reading: Reading,
-    content: FileContent,
+def read_bytes(
+    data: bytes,
+    name: str,
     kinds: Sequence[RecordKind],
     *,
-    keep: set[str] | None = None,
+    jsonl: bool,
     first_line: int = 1,
-) -> None:
-    """Read one file's content value by value into ``reading``.
-
-    ``first_line`` is the file line on which ``content`` starts (a byte range
-    of a JSON Lines file read on its own starts on a later line).
-    """
-    count = 0
-    shift = first_line - 1
-    for item in parse_content(content):
-        if shift and item.source_line > 0:
-            item = replace(item, source_line=item.source_line + shift)
-        # A file-level problem (line 0) is not a value that was read.
-        count += isinstance(item, RawValue) or item.source_line > 0
-        if isinstance(item, Rejection):
-            reading.rejections.append(item)
-            continue
-        sorted_into = _sort_value(item, kinds)
-        if isinstance(sorted_into, Rejection):
-            reading.rejections.append(sorted_into)
-        elif keep is None or sorted_into.name in keep:
-            reading.values[sorted_into.name].append(item)
-    reading.values_read[content.path] = reading.values_read.get(content.path, 0) + count
+    limits: Limits | None = None,
+) -> Reading:
+    """Read bytes as the content of file ``name`` from line ``first_line`` on."""
+    reading = Reading([name], [], limits or Limits())
+    reader = BytesReader(None, reading.limits, name=name, jsonl=jsonl, first_line=first_line)
+    reader.data = data
+    _read_with(reading, reader, kinds, None)
+    return reading
 
 
-def build_kind(
-    kind: RecordKind, values: list[RawValue], columnar: list[tuple[int, ColumnarPart]]
-) -> KindTables:
-    """Build one kind's tables from its values and its columnar parts."""
-    if columnar:
-        return kind.build(values, columnar=columnar)
-    return kind.build(values)
+def build_kind(kind: RecordKind, segments: list[tuple]) -> KindTables:
+    """Build one kind's tables from its segments."""
+    return kind.build(segments)
 
 
 def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
+    """Raise at the first rejection under ``strict``; else warn once about all of them."""
     if not rejections:
         return
     first = rejections[0]
@@ -258,8 +262,11 @@ def sources_frame(
     rejected_counts = dict(
         rejected.loc[rejected["source_line"] > 0, "source_file"].value_counts().items()
     )
+    for name, (count, _, _) in reading.overflow.items():
+        # The summary row counts once above; the values it stands for, all.
+        rejected_counts[name] = rejected_counts.get(name, 0) + count - 1
     # A policy file is one value: rejected once, whether its problem has a line or not.
-    for policy_file in map(str, reading.policy_files):
+    for policy_file in map(display_name, reading.policy_files):
         if (rejected["source_file"] == policy_file).any():
             rejected_counts[policy_file] = 1
     frame = pd.DataFrame(

@@ -1,27 +1,18 @@
-"""The columnar fast path: one clean JSON Lines file read by pyarrow.
+"""The columnar path: clean spans of JSON objects parsed by pyarrow, in bulk.
 
-pyarrow's JSON reader parses lines into Arrow columns in C++, many times
-faster than parsing value by value. The file is read in pieces of whole
-lines, so that a caller can keep only the columns it needs from each piece
-and peak memory stays well under the file's size plus its table.
-
-The fast path reads the fields a kind keeps; the literals NaN and Infinity
-(not JSON, refused by the exact path) are looked for in those, so one inside
-a part of a line no kind reads (a CLI line's full ``records``) goes unseen.
-
-pyarrow gives no line numbers; they are recovered from the bytes: the n-th
-row is the n-th non-empty line. Any doubt (a parse error, a line that starts
-with white space, a row count that does not match the lines) makes the whole
-file go back to the value-by-value path, which says exactly what is wrong where.
+pyarrow's JSON reader parses objects into Arrow columns in C++, many times
+faster than parsing value by value. The splitter
+(:mod:`explicit_audit._core.spans`) hands over the spans it found clean, with
+their lines; the rows must come back one per span, or the caller splits the
+spans and tries again, down to single spans, which go to the exact path.
+Each record kind converts a parsed table into its normal layout, refusing
+(:class:`NotClean`) anything it is not sure of, so that a value is loaded by
+this path only when the exact path would load it the same way.
 """
 
 from __future__ import annotations
 
-import mmap
-import os
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -35,17 +26,16 @@ __all__ = [
     "ColumnarPart",
     "JsonlPiece",
     "NotClean",
-    "iter_jsonl_pieces",
+    "in_file_order",
     "key_order",
     "not_finite",
     "order_like",
-    "read_parts",
+    "parse_piece",
     "scalar_frame",
     "scalar_lists",
     "string_series",
 ]
 
-_PIECE_BYTES = 1 << 24
 _BLOCK_SIZE = 1 << 20
 _SNIFF_BYTES = 1 << 18
 
@@ -75,102 +65,48 @@ class JsonlPiece:
     lines: np.ndarray
 
 
-def _value_lines(buffer: np.ndarray, first_line: int) -> tuple[np.ndarray, int]:
-    """Numbers of the non-empty lines of a piece that starts on ``first_line``.
-
-    Returns those numbers and how many line ends the piece holds.
-    """
-    ends = np.flatnonzero(buffer == 10)
-    starts = ends + 1
-    starts = np.concatenate(([0], starts[starts < len(buffer)]))
-    first = buffer[starts]
-    if np.isin(first, (9, 13, 32)).any():
-        # An indented or white-space line: not plain JSON Lines.
-        raise NotClean
-    return (np.flatnonzero(first != 10) + first_line).astype(np.int64), len(ends)
-
-
-def _parse(data: pa.Buffer, schema: pa.Schema | None) -> pa.Table:
+def _parse(data: pa.Buffer, schema: pa.Schema | None, multiline: bool = False) -> pa.Table:
+    # Blocks of whole lines are parsed in parallel. Values that run over
+    # several lines are parsed as one block: pyarrow then need not search for
+    # value ends between them.
+    block = max(_BLOCK_SIZE, data.size + 1) if multiline else _BLOCK_SIZE
     return pa_json.read_json(
         pa.BufferReader(data),
-        read_options=pa_json.ReadOptions(block_size=_BLOCK_SIZE),
-        parse_options=pa_json.ParseOptions(explicit_schema=schema),
+        read_options=pa_json.ReadOptions(block_size=block, use_threads=True),
+        parse_options=pa_json.ParseOptions(explicit_schema=schema, newlines_in_values=multiline),
         # The system allocator hands parse buffers back at once, so that peak
         # memory stays close to what the caller keeps.
         memory_pool=pa.system_memory_pool(),
     )
 
 
-def _declared(piece: memoryview, schema: pa.Schema | None) -> pa.Schema | None:
-    """The caller's schema, plus the other top-level fields the first lines show.
+def _declared(first_value: bytes, sample: bytes, schema: pa.Schema | None) -> pa.Schema | None:
+    """The caller's schema, plus the plain top-level fields a sample of the values shows.
 
     Declaring them saves pyarrow from guessing every string's type in every
     block (it tries each as a timestamp), and keeps ISO-looking strings as
-    written instead of as timestamps: an audit reads them as written. Only
-    plain fields of the file's first line are declared, so that the extra
-    columns keep the order the keys were first written in; a timestamp-looking
-    field that first appears later sends the file to the exact path.
+    written instead of as timestamps: an audit reads them as written. A
+    field first seen after the sample and read as a timestamp is refused by
+    :func:`_check_scalar`, and those rows are read value by value.
     """
-    head = bytes(piece[: _SNIFF_BYTES + 1])
+    head = sample[: _SNIFF_BYTES + 1]
     if len(head) > _SNIFF_BYTES:
-        head = head[: head.rfind(b"\n", 0, _SNIFF_BYTES) + 1 or len(head)]
-    sample = _parse(pa.py_buffer(head), schema)
-    first = orjson.loads(head[: head.find(b"\n") if b"\n" in head else len(head)])
+        head = head[: head.rfind(b"\n", 0, _SNIFF_BYTES) + 1] or first_value
+    try:
+        sample_table = _parse(pa.py_buffer(head), schema, multiline=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        sample_table = _parse(pa.py_buffer(first_value), schema, multiline=True)
     known = set(schema.names) if schema is not None else set()
     added = []
-    for field in sample.schema:
+    for field in sample_table.schema:
         if field.name in known:
             continue
         temporal = pa.types.is_temporal(field.type)
-        if temporal and field.name not in first:
-            raise NotClean
-        if field.name in first and (temporal or any(is_(field.type) for is_ in _SCALAR)):
+        if temporal or any(is_(field.type) for is_ in _SCALAR):
             added.append(pa.field(field.name, pa.string() if temporal else field.type))
     if not added:
         return schema
     return pa.schema([*(schema or []), *added])
-
-
-def _pieces(path: Path) -> Iterator[tuple[bytes | mmap.mmap, int, int]]:
-    """The file's content (decompressed) in pieces that end at a line end.
-
-    Yields ``(data, start, end)``: the piece is ``data[start:end]``, handed over
-    without a copy. A plain file is memory-mapped, and the pages of a piece
-    are let go once it has been read.
-    """
-    if path.name.lower().endswith(".gz"):
-        yield from _stream_pieces(path)
-        return
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size == 0:
-            return
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    start = 0
-    while start < size:
-        end = min(start + _PIECE_BYTES, size)
-        if end < size:
-            cut = mapped.rfind(b"\n", start, end) + 1
-            end = cut if cut > start else (mapped.find(b"\n", end) + 1 or size)
-        yield mapped, start, end
-        aligned = start - start % mmap.PAGESIZE
-        mapped.madvise(mmap.MADV_DONTNEED, aligned, end - aligned)
-        start = end
-
-
-def _stream_pieces(path: Path) -> Iterator[tuple[bytes, int, int]]:
-    carry = b""
-    with pa.input_stream(str(path), compression="gzip") as stream:
-        while chunk := stream.read(_PIECE_BYTES):
-            data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data
-                continue
-            carry = data[cut:]
-            yield data, 0, cut
-    if carry:
-        yield carry, 0, len(carry)
 
 
 def not_finite(column: pa.ChunkedArray | pa.Array) -> bool:
@@ -183,81 +119,53 @@ def not_finite(column: pa.ChunkedArray | pa.Array) -> bool:
     return not pc.all(pc.is_finite(column), min_count=0).as_py()
 
 
-def iter_jsonl_pieces(path: Path, schema: pa.Schema | None = None) -> Iterator[JsonlPiece]:
-    """Read a JSON Lines file (gzip or not) with pyarrow, piece by piece.
+def parse_piece(
+    data: bytes,
+    lines: np.ndarray,
+    source_file: str,
+    schema: pa.Schema | None,
+    first_value: bytes,
+    *,
+    multiline: bool,
+) -> JsonlPiece:
+    """Parse JSON objects, one per span, into an Arrow table with their lines.
 
     Parameters
     ----------
-    path : pathlib.Path
+    data : bytes
+        The spans' bytes, one after another (white space between them).
+    lines : ndarray of int64
+        The file line each span starts on; one row is expected per span.
+    source_file : str
     schema : pyarrow.Schema, optional
         Types of the fields the caller knows; other fields are inferred.
+    first_value : bytes
+        The first span, whose plain top-level fields are declared too
+        (see :func:`_declared`).
+    multiline : bool
+        Whether values may span lines (pretty-printed ``.json``).
 
-    Yields
-    ------
+    Returns
+    -------
     JsonlPiece
 
     Raises
     ------
     NotClean
-        When pyarrow cannot read a piece, its values do not fit ``schema``,
-        or its rows do not line up with its lines: the caller then reads the
-        whole file value by value. (NaN and Infinity, which Arrow reads, are
-        the caller's to refuse in the columns it keeps: :func:`not_finite`.)
+        When pyarrow cannot read the bytes, the values do not fit ``schema``,
+        or the rows are not one per span: the caller then splits the spans
+        or reads them value by value. (NaN and Infinity never reach here:
+        the splitter sends any span holding them to the exact path.)
     """
-    next_line = 1
     try:
-        for number, (data, start, end) in enumerate(_pieces(path)):
-            piece = memoryview(data)[start:end]
-            if number == 0:
-                if bytes(piece[:3]) == b"\xef\xbb\xbf":
-                    raise NotClean
-                schema = _declared(piece, schema)
-            lines, line_ends = _value_lines(np.frombuffer(piece, dtype=np.uint8), next_line)
-            next_line += line_ends
-            buffer = pa.py_buffer(piece)
-            table = _parse(buffer, schema)
-            # Let go of the piece's bytes (a mapped file's pages) before going on.
-            del buffer, piece, data
-            table.validate(full=True)
-            if table.num_rows != len(lines):
-                raise NotClean
-            yield JsonlPiece(str(path), table, lines)
+        declared = _declared(first_value, data, schema)
+        table = _parse(pa.py_buffer(data), declared, multiline)
+        table.validate(full=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotClean from exc
-
-
-def read_parts(
-    path: Path,
-    schema: pa.Schema,
-    convert: Callable[[JsonlPiece], tuple[pa.Table, pd.DataFrame]],
-) -> ColumnarPart | None:
-    """A record kind's fast path over one file: each piece converted, then joined.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-    schema : pyarrow.Schema
-        What the kind expects of a line (see :func:`iter_jsonl_pieces`).
-    convert : callable
-        ``convert(piece) -> (normal table, extra columns)``; raises
-        :class:`NotClean` when a piece is not plainly valid.
-
-    Returns
-    -------
-    ColumnarPart or None
-        None when any piece is not clean: the file is then read value by value.
-    """
-    normals, extras = [], []
-    try:
-        for piece in iter_jsonl_pieces(path, schema):
-            normal, extra = convert(piece)
-            normals.append(normal)
-            extras.append(extra)
-    except (NotClean, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, KeyError):
-        return None
-    if not normals:
-        return None
-    return ColumnarPart(pa.concat_tables(normals), pd.concat(extras, ignore_index=True))
+    if table.num_rows != len(lines):
+        raise NotClean
+    return JsonlPiece(source_file, table, lines)
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)
@@ -349,3 +257,72 @@ def scalar_frame(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
         else:
             frame[name] = column.to_pandas(types_mapper=_PANDAS_TYPES.get)
     return pd.DataFrame(frame, index=pd.RangeIndex(n))
+
+
+def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.DataFrame]:
+    """Parts' rows joined and put in file order, with their extra columns.
+
+    The parts come file by file, the rows of one file in any order; rows go
+    in order of file (as first seen), then of ``source_line`` (stable, so two
+    values that start on one line keep their order). Extra columns go in the
+    order their first non-missing value appears in that row order: a key
+    present with null and an absent key cannot be told apart in Arrow, so the
+    order does not depend on which path read a row.
+
+    Parameters
+    ----------
+    parts : list of (pyarrow.Table, DataFrame)
+        Normal tables, with ``source_file`` and ``source_line``, and their
+        row-aligned extra columns.
+    retype : bool, default True
+        Give object columns joined from parts of different types the dtype
+        one column of their values gets (see
+        :func:`~explicit_audit._core.columns.typed_columns`).
+    """
+    table = pa.concat_tables([part[0] for part in parts])
+    extras = pd.concat([part[1] for part in parts], ignore_index=True)
+    if retype:
+        extras = _retyped(extras)
+    if table.num_rows > 1:
+        files = pc.dictionary_encode(table.column("source_file")).combine_chunks().indices
+        keys = pa.table({"file": files, "line": table.column("source_line")})
+        order = pc.sort_indices(keys, sort_keys=[("file", "ascending"), ("line", "ascending")])
+        if not pc.all(pc.equal(order, pa.array(np.arange(len(order))))).as_py():
+            table = table.take(order)
+            extras = extras.take(order.to_numpy()).reset_index(drop=True)
+    if len(extras.columns) > 1:
+        first_seen = {name: _first_present(extras[name]) for name in extras.columns}
+        columns = sorted(extras.columns, key=lambda name: first_seen[name])
+        extras = extras[columns]
+    return table, extras
+
+
+def _first_present(column: pd.Series) -> int:
+    present = np.flatnonzero(column.notna().to_numpy(dtype=bool))
+    return int(present[0]) if len(present) else len(column)
+
+
+def _retyped(extras: pd.DataFrame) -> pd.DataFrame:
+    """Object columns made of parts of different types, typed as one column would be.
+
+    A column that is null throughout one part and text in another joins as
+    objects; the values read one by one would make it text.
+    """
+    from .columns import typed_columns
+
+    mixed = [name for name in extras.columns if extras[name].dtype == object]
+    if not mixed:
+        return extras
+    values = {
+        name: [None if _missing(value) else value for value in extras[name].tolist()]
+        for name in mixed
+    }
+    typed = typed_columns(values, extras.index)
+    extras = extras.copy()
+    for name in mixed:
+        extras[name] = typed[name]
+    return extras
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)

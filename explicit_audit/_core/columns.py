@@ -15,7 +15,24 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["extra_columns", "text_safe_series", "typed_columns"]
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "extra_columns",
+    "fits_int64",
+    "text_safe_series",
+    "typed_columns",
+]
+
+#: The bounds of an int64 column: a whole number outside them cannot be stored.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+def fits_int64(value: int) -> bool:
+    """Whether a whole number fits an int64 column."""
+    return INT64_MIN <= value <= INT64_MAX
+
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -45,7 +62,7 @@ def _dtype(values: list[Any]) -> Any:
         return "str"
     if kinds == {bool}:
         return "boolean"
-    if kinds == {int} and all(-(2**63) <= v < 2**63 for v in present):
+    if kinds == {int} and all(fits_int64(v) for v in present):
         return "Int64"
     if kinds <= {int, float} and kinds != {int}:
         return "Float64"

@@ -24,7 +24,7 @@ __all__ = [
     "Rejection",
     "excerpt",
     "lone_surrogate",
-    "segments",
+    "segment_values",
     "sort_out",
 ]
 
@@ -101,24 +101,47 @@ class RecordKind:
         ``matches(value) -> bool``: whether a parsed JSON value has this kind's
         shape. Shapes of different kinds must not overlap.
     build : callable
-        ``build(values) -> KindTables`` for all values of this kind, in load order.
-        A value that is claimed but does not fit goes to ``rejected``; nothing
-        is dropped. A kind with ``arrow_build`` also takes
-        ``build(values, columnar=[(position, part), ...])``: the parts its fast
-        path returned, each with the number of ``values`` that come before it
-        in file order (see :func:`segments`).
-    arrow_build : callable, optional
-        ``arrow_build(path, first_line) -> ColumnarPart | None``: a columnar
-        fast path over one JSON Lines file whose first line this kind claims,
-        returning a part for ``build``, or None where the file must be read
-        value by value instead.
+        ``build(segments) -> KindTables``. ``segments`` holds, file by file,
+        ``("values", [RawValue, ...])`` read value by value and, for a kind
+        with a columnar path, ``("part", ColumnarPart)``; within a file they
+        come in any order, and the builder puts the rows in file order
+        (by ``source_line``). A value that is claimed but does not fit goes to
+        ``rejected``; nothing is dropped.
+    layout : callable, optional
+        ``layout(value) -> str``: the line layout of a value this kind claims
+        (``"bare"``, ``"wrapped"``, ...), for grouping values in bulk.
+    columnar : callable, optional
+        ``columnar(layout, first_value) -> (schema, convert) | None``: the
+        columnar path for values of one layout, given the bytes of the first:
+        the Arrow schema expected of a value and ``convert(piece) ->
+        ColumnarPart``, which raises
+        :class:`~explicit_audit._core.columnar.NotClean` for anything it is
+        not sure of (those values are then read exactly). None where the
+        layout has no columnar path.
     """
 
     name: str
     tables: tuple[str, ...]
     matches: Callable[[Any], bool]
-    build: Callable[[Sequence[RawValue]], KindTables]
-    arrow_build: Callable[..., Any] | None = None
+    build: Callable[[Sequence[tuple[str, Any]]], KindTables]
+    layout: Callable[[Any], str] | None = None
+    columnar: Callable[[str, bytes], Any] | None = None
+
+
+def segment_values(segments: Sequence[tuple[str, Any]]) -> list[RawValue]:
+    """Every value of ``("values", [...])`` segments, in file order.
+
+    For a kind without a columnar path, whose segments are all values.
+    """
+    values = [item for what, items in segments if what == "values" for item in items]
+    return _in_file_order(values)
+
+
+def _in_file_order(values: list[RawValue]) -> list[RawValue]:
+    rank: dict[str, int] = {}
+    for item in values:
+        rank.setdefault(item.source_file, len(rank))
+    return sorted(values, key=lambda item: (rank[item.source_file], item.source_line))
 
 
 def excerpt(text: bytes | str, limit: int = 300) -> str:
@@ -215,32 +238,3 @@ def sort_out(
                 Rejection(item.source_file, item.source_line, kind, str(exc), excerpt(item.text))
             )
     return kept, rejected
-
-
-def segments(
-    values: Sequence[RawValue], columnar: Sequence[tuple[int, Any]] | None
-) -> list[tuple[str, Any]]:
-    """Values and fast-path parts in file order.
-
-    Parameters
-    ----------
-    values : sequence of RawValue
-        The values read one by one, in file order.
-    columnar : sequence of (position, part), optional
-        Fast-path parts, each with the number of ``values`` read before it.
-
-    Returns
-    -------
-    list of ("values", list of RawValue) or ("part", part)
-        Empty value runs left out.
-    """
-    ordered: list[tuple[str, Any]] = []
-    start = 0
-    for position, part in columnar or ():
-        if position > start:
-            ordered.append(("values", list(values[start:position])))
-        ordered.append(("part", part))
-        start = position
-    if start < len(values):
-        ordered.append(("values", list(values[start:])))
-    return ordered

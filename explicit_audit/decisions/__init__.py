@@ -5,7 +5,7 @@ The ``decisions`` table is documented in :mod:`explicit_audit.decisions.loader`.
 
 from __future__ import annotations
 
-from .checks import DECISION_RULES, verify_decisions
+from .checks import DECISION_RULES, check_decisions, verify_decisions
 from .loader import KIND
 from .policies import PolicySet, load_policies, load_policy
 from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
@@ -22,6 +22,7 @@ __all__ = [
     "RiskFlag",
     "RoutingDecision",
     "SubjectDomain",
+    "check_decisions",
     "load_policies",
     "load_policy",
     "replay",

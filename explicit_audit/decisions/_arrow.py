@@ -13,19 +13,19 @@ such a file is read value by value, where each problem is named.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columnar import (
+    ColumnarPart,
     JsonlPiece,
     NotClean,
+    in_file_order,
     key_order,
     not_finite,
     order_like,
-    read_parts,
     scalar_lists,
     string_series,
 )
@@ -34,8 +34,9 @@ from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 __all__ = [
     "FIELD_TYPES",
     "NORMAL_SCHEMA",
-    "arrow_part",
+    "columnar",
     "frame_from_parts",
+    "layout",
     "part_from_rows",
 ]
 
@@ -160,29 +161,36 @@ def _piece(piece: JsonlPiece, nested: bool, first_keys: dict):
     return normal, _extras(unknown, n)
 
 
-def arrow_part(path: Path, first_line: bytes):
-    """The fast path for one clean JSON Lines file of decisions, or None.
+def layout(value: dict) -> str:
+    """The layout of a decision record: ``"nested"`` or ``"flat"``."""
+    return "nested" if "inputs" in value and "decision" in value else "flat"
+
+
+def columnar(layout_name: str, first_value: bytes):
+    """The columnar path for decisions of one layout (see ``RecordKind.columnar``).
 
     Parameters
     ----------
-    path : pathlib.Path
-        A JSON Lines file (gzip or not) whose first line is a decision.
-    first_line : bytes
-        That line, to choose the nested or the flat line schema.
+    layout_name : str
+        What :func:`layout` said of the first value.
+    first_value : bytes
+        That value as written, for the order of its keys.
 
     Returns
     -------
-    tuple of (pyarrow.Table, DataFrame) or None
-        A part for :func:`frame_from_parts`; None when any line is not plainly
-        valid and complete (the exact path then names the problem).
+    (pyarrow.Schema, callable)
+        The schema expected of a record, and ``convert(piece) -> ColumnarPart``,
+        which raises :class:`~explicit_audit._core.columnar.NotClean` unless
+        every field of every record is present, not null and valid (the exact
+        path then names the problem).
     """
-    first_keys = key_order(first_line)
-    nested = "inputs" in first_keys and "decision" in first_keys
-    return read_parts(
-        path,
-        NESTED_LINE if nested else FLAT_LINE,
-        lambda piece: _piece(piece, nested, first_keys),
-    )
+    nested = layout_name == "nested"
+    first_keys = key_order(first_value)
+
+    def convert(piece: JsonlPiece) -> ColumnarPart:
+        return ColumnarPart(*_piece(piece, nested, first_keys))
+
+    return (NESTED_LINE if nested else FLAT_LINE), convert
 
 
 def _column(column: pa.ChunkedArray, dtype) -> object:
@@ -197,11 +205,10 @@ def _column(column: pa.ChunkedArray, dtype) -> object:
 
 def frame_from_parts(parts: Sequence, dtypes: dict) -> pd.DataFrame:
     """The ``decisions`` DataFrame from parts, with the given column dtypes."""
-    table = pa.concat_tables([part[0] for part in parts])
+    table, extra = in_file_order(parts, retype=False)
     frame = pd.DataFrame(
         {name: _column(table.column(name), dtype) for name, dtype in dtypes.items()}
     )
-    extra = pd.concat([part[1] for part in parts], ignore_index=True)
     if len(extra.columns):
         extra = extra.astype(object).where(extra.notna(), None)
         extra.columns = [f"extra.{c}" if c in frame.columns else c for c in extra.columns]

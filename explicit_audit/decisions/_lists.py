@@ -16,6 +16,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core.lists import LIST_OF_STRINGS as ARROW_LIST_OF_STRINGS
+from .._core.lists import list_array
 from ..errors import AuditError
 
 __all__ = [
@@ -28,7 +30,7 @@ __all__ = [
     "tuple_series",
 ]
 
-LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
+LIST_OF_STRINGS = pd.ArrowDtype(ARROW_LIST_OF_STRINGS)
 
 
 @dataclass(frozen=True)
@@ -74,33 +76,9 @@ class FlatList:
         return found
 
 
-def _as_list_array(series: pd.Series, name: str) -> pa.Array:
-    if isinstance(series.dtype, pd.ArrowDtype):
-        array = pa.array(series.array)
-        if isinstance(array, pa.ChunkedArray):
-            array = array.combine_chunks()
-    else:
-        try:
-            array = pa.array(series.to_numpy(dtype=object), type=pa.list_(pa.string()))
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise AuditError(
-                f"column {name!r}: expected lists of strings in every row ({exc})."
-            ) from None
-    if pa.types.is_large_list(array.type) or not pa.types.is_string(array.type.value_type):
-        array = array.cast(pa.list_(pa.string()))
-    if not pa.types.is_list(array.type):
-        raise AuditError(f"column {name!r}: expected lists of strings, got {array.type}.")
-    if array.null_count:
-        raise AuditError(
-            f"column {name!r}: {array.null_count} row(s) hold no list (null); "
-            "every row needs a list, empty if there is nothing in it."
-        )
-    return array
-
-
 def flat_list(series: pd.Series, name: str = "") -> FlatList:
     """Take a list-of-strings column apart (see :class:`FlatList`)."""
-    array = _as_list_array(series, name or str(series.name))
+    array = list_array(series, name, nulls="refuse")
     offsets = np.asarray(array.offsets, dtype=np.int64)
     values = array.flatten()
     if values.null_count:

@@ -17,11 +17,12 @@ from typing import Any
 
 import yaml
 
+from .._core.columns import INT64_MAX
+from .._core.describe import yaml_type
 from ..errors import PolicyError
 
 __all__ = ["check_policy", "read_policy_yaml"]
 
-_INT64_MAX = 2**63 - 1
 _TOP_KEYS = {
     "policy_id": False,
     "description": False,
@@ -40,22 +41,9 @@ _FALLBACK_KEYS = {"name": True, "high_impact": True, "default_risk_flags": False
 _FLAG_KEYS = {"requires_26b": True, "synthesis_directive": False}
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a mapping",
-    }.get(type(value), type(value).__name__)
-
-
 def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise PolicyError.at(where, key or None, f"expected a mapping, got {_type_name(value)}")
+        raise PolicyError.at(where, key or None, f"expected a mapping, got {yaml_type(value)}")
     for name in value:
         if not isinstance(name, str):
             raise PolicyError.at(where, key or None, f"key {name!r} is not a string")
@@ -72,21 +60,21 @@ def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[st
 
 def _bool(value: Any, where: str, key: str) -> bool:
     if type(value) is not bool:
-        raise PolicyError.at(where, key, f"expected true or false, got {_type_name(value)}")
+        raise PolicyError.at(where, key, f"expected true or false, got {yaml_type(value)}")
     return value
 
 
 def _count(value: Any, where: str, key: str) -> int:
     if type(value) is not int:
-        raise PolicyError.at(where, key, f"expected a whole number, got {_type_name(value)}")
-    if not 0 <= value <= _INT64_MAX:
+        raise PolicyError.at(where, key, f"expected a whole number, got {yaml_type(value)}")
+    if not 0 <= value <= INT64_MAX:
         raise PolicyError.at(where, key, f"must be between 0 and 2**63-1, got {value}")
     return value
 
 
 def _threshold(value: Any, where: str, key: str) -> float:
     if type(value) not in (int, float):
-        raise PolicyError.at(where, key, f"expected a number in [0, 1], got {_type_name(value)}")
+        raise PolicyError.at(where, key, f"expected a number in [0, 1], got {yaml_type(value)}")
     if not (math.isfinite(value) and 0 <= value <= 1):
         raise PolicyError.at(where, key, f"must lie in [0, 1], got {value}")
     return float(value)
@@ -94,7 +82,7 @@ def _threshold(value: Any, where: str, key: str) -> float:
 
 def _text(value: Any, where: str, key: str, *, empty_ok: bool) -> str:
     if not isinstance(value, str):
-        raise PolicyError.at(where, key, f"expected a string, got {_type_name(value)}")
+        raise PolicyError.at(where, key, f"expected a string, got {yaml_type(value)}")
     if not value and not empty_ok:
         raise PolicyError.at(where, key, "must not be empty")
     return value
@@ -104,7 +92,7 @@ def _flags(value: Any, where: str, key: str) -> list[str]:
     if value is None:
         value = []
     if not isinstance(value, list):
-        raise PolicyError.at(where, key, f"expected a list of flag names, got {_type_name(value)}")
+        raise PolicyError.at(where, key, f"expected a list of flag names, got {yaml_type(value)}")
     for index, flag in enumerate(value):
         _text(flag, where, f"{key}[{index}]", empty_ok=False)
     return list(value)

@@ -14,14 +14,16 @@ finding and no other check.
 
 from __future__ import annotations
 
-import json
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._lists import LIST_OF_STRINGS, flat_list, flat_tuples, lists_equal, sets_equal
+from .._core.deprecation import deprecated_alias
+from .._core.describe import quote
+from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
+from ._lists import flat_list, flat_tuples, lists_equal, sets_equal
+from .loader import KIND
 from .policies import policies_by_id
 from .policy import Policy
 from .routing import (
@@ -32,58 +34,76 @@ from .routing import (
     replay,
 )
 
-__all__ = ["DECISION_RULES", "FINDING_COLUMNS", "verify_decisions"]
+__all__ = [
+    "DECISION_RULES",
+    "FINDING_COLUMNS",
+    "RULES",
+    "check_decisions",
+    "verify_decisions",
+]
 
-DECISION_RULES = MappingProxyType(
-    {
-        "unknown_policy": "The decision names a policy (policy_id) that was loaded.",
-        "replay": "Every recorded field equals the decision the named policy makes for the "
-        "recorded inputs.",
-        "INV-1": "self_declare_add_only: a task high impact by keyword hit or by its domain, "
-        "or declared so by the 4B model, is recorded high impact (a declaration only adds).",
-        "INV-2": "risk_flag_requires_26b_forces_escalation: a decision whose recorded risk "
-        "flags include one the policy marks requires_26b is escalated.",
-        "INV-3": "context_cap_forces_escalation: content_chars > context_char_cap_4b is "
-        "escalated with reason 'long_context'.",
-        "INV-4": "multi_doc_forces_escalation: evidence_doc_count >= "
-        "escalate_on_multi_doc_count is escalated with reason 'multi_doc' and flag "
-        "'multi_doc_dependency'.",
-        "INV-5": "risk_flags_union: the recorded risk flags are the union of the domain's "
-        "default flags, the self-declared flags and the derived flags.",
-        "INV-6": "fallback_domain for unknown: a subject domain the policy does not name is "
-        "recorded under the fallback domain's name with used_fallback true; a named one "
-        "under its own name with used_fallback false.",
-    }
+#: Every rule :func:`check_decisions` applies. Each is an error: the reference
+#: engine cannot record a decision that breaks one, and a decision whose policy
+#: was not loaded cannot be checked at all.
+RULES = RuleTable(
+    Rule(name, text, check="decision_policy", kind=KIND.name)
+    for name, text in (
+        ("unknown_policy", "The decision names a policy (policy_id) that was loaded."),
+        (
+            "replay",
+            "Every recorded field equals the decision the named policy makes for the "
+            "recorded inputs.",
+        ),
+        (
+            "INV-1",
+            "self_declare_add_only: a task high impact by keyword hit or by its domain, or "
+            "declared so by the 4B model, is recorded high impact (a declaration only adds).",
+        ),
+        (
+            "INV-2",
+            "risk_flag_requires_26b_forces_escalation: a decision whose recorded risk flags "
+            "include one the policy marks requires_26b is escalated.",
+        ),
+        (
+            "INV-3",
+            "context_cap_forces_escalation: content_chars > context_char_cap_4b is escalated "
+            "with reason 'long_context'.",
+        ),
+        (
+            "INV-4",
+            "multi_doc_forces_escalation: evidence_doc_count >= escalate_on_multi_doc_count "
+            "is escalated with reason 'multi_doc' and flag 'multi_doc_dependency'.",
+        ),
+        (
+            "INV-5",
+            "risk_flags_union: the recorded risk flags are the union of the domain's default "
+            "flags, the self-declared flags and the derived flags.",
+        ),
+        (
+            "INV-6",
+            "fallback_domain for unknown: a subject domain the policy does not name is "
+            "recorded under the fallback domain's name with used_fallback true; a named one "
+            "under its own name with used_fallback false.",
+        ),
+    )
 )
-"""Every rule :func:`verify_decisions` applies: name -> what it requires."""
 
-FINDING_COLUMNS = MappingProxyType(
-    {
-        "decision_row": "index label of the decision in the decisions table",
-        "source_file": "file the decision came from",
-        "source_line": "1-based line where the decision's record starts",
-        "decision_id": "the record's decision_id",
-        "policy_id": "the policy the decision names",
-        "rule": "the rule broken (a key of DECISION_RULES)",
-        "fields": "list<string>: the decision fields at fault",
-        "detail": "what exactly is wrong, naming recorded and expected values",
-    }
-)
-"""Columns of the DataFrame :func:`verify_decisions` returns."""
+DECISION_RULES = RULES.descriptions
+"""Every rule :func:`check_decisions` applies: name -> what it requires."""
 
-_RULE_ORDER = {rule: i for i, rule in enumerate(DECISION_RULES)}
 _LIST_FIELDS = {"escalation_reasons", "risk_flags", "synthesis_directives"}
 
-
-def _show(value: Any) -> str:
-    if isinstance(value, bool | np.bool_):
-        return "true" if value else "false"
-    if isinstance(value, tuple | list | np.ndarray):
-        return json.dumps(list(value), ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+# One finding before it is placed: (position in the checked rows, rule, decision
+# fields at fault, detail).
+_Found = tuple[int, str, list[str], str]
 
 
-def _replay_findings(sub: pd.DataFrame, replayed: pd.DataFrame) -> list[tuple[int, str, list, str]]:
+def _columns(fields: list[str]) -> str:
+    """The decisions-table columns of recorded decision fields, as the field column names them."""
+    return ", ".join(name if name == "policy_id" else f"recorded_{name}" for name in fields)
+
+
+def _replay_findings(sub: pd.DataFrame, replayed: pd.DataFrame) -> list[_Found]:
     differs: dict[str, np.ndarray] = {}
     for name in REPLAY_COLUMNS:
         recorded = sub[f"recorded_{name}"]
@@ -97,24 +117,22 @@ def _replay_findings(sub: pd.DataFrame, replayed: pd.DataFrame) -> list[tuple[in
     for pos in np.flatnonzero(np.logical_or.reduce(list(differs.values()))):
         fields = [name for name, bad in differs.items() if bad[pos]]
         detail = "; ".join(
-            f"{name}: recorded {_show(sub[f'recorded_{name}'].iat[pos])}, "
-            f"the policy gives {_show(replayed[name].iat[pos])}"
+            f"{name}: recorded {quote(sub[f'recorded_{name}'].iat[pos])}, "
+            f"the policy gives {quote(replayed[name].iat[pos])}"
             for name in fields
         )
         found.append((pos, "replay", fields, detail))
     return found
 
 
-def _invariant_findings(
-    sub: pd.DataFrame, replayed: pd.DataFrame, policy: Policy
-) -> list[tuple[int, str, list, str]]:
+def _invariant_findings(sub: pd.DataFrame, replayed: pd.DataFrame, policy: Policy) -> list[_Found]:
     escalation = policy.escalation
     escalated = sub["recorded_escalate_to_26b"].to_numpy(dtype=bool)
     reasons = flat_list(sub["recorded_escalation_reasons"])
     flags = flat_list(sub["recorded_risk_flags"])
     chars = sub["content_chars"].to_numpy(dtype=np.int64)
     docs = sub["evidence_doc_count"].to_numpy(dtype=np.int64)
-    found: list[tuple[int, str, list, str]] = []
+    found: list[_Found] = []
 
     expected_high = replayed["high_impact_task"].to_numpy(dtype=bool)
     for pos in np.flatnonzero(expected_high & ~sub["recorded_high_impact_task"].to_numpy(bool)):
@@ -122,9 +140,9 @@ def _invariant_findings(
         domain = sub["subject_domain"].iat[pos]
         spec = policy.subject_domains.get(domain, policy.fallback_domain)
         why = (
-            f"keyword hits {_show(hits)}, domain {_show(domain)} high_impact "
-            f"{_show(spec.high_impact)}, self-declared "
-            f"{_show(sub['self_declared_high_impact'].iat[pos])}"
+            f"keyword hits {quote(hits)}, domain {quote(domain)} high_impact "
+            f"{quote(spec.high_impact)}, self-declared "
+            f"{quote(sub['self_declared_high_impact'].iat[pos])}"
         )
         found.append((pos, "INV-1", ["high_impact_task"], f"{why}; recorded high_impact false"))
 
@@ -139,7 +157,7 @@ def _invariant_findings(
     for pos in np.flatnonzero(forcing & ~escalated):
         forced = [f for f in flags.row(pos) if f in policy.risk_flags]
         forced = [f for f in forced if policy.risk_flags[f].requires_26b]
-        detail = f"recorded flags {_show(forced)} require 26B, but escalate_to_26b is false"
+        detail = f"recorded flags {quote(forced)} require 26B, but escalate_to_26b is false"
         found.append((pos, "INV-2", ["escalate_to_26b"], detail))
 
     for rule, tripped, reason, what in (
@@ -171,8 +189,8 @@ def _invariant_findings(
     for pos in np.flatnonzero(~sets_equal(flags, expected_flags)):
         recorded, expected = set(flags.row(pos)), set(expected_flags.row(pos))
         detail = (
-            f"recorded flags miss {_show(sorted(expected - recorded))} and add "
-            f"{_show(sorted(recorded - expected))} against the union {_show(sorted(expected))}"
+            f"recorded flags miss {quote(sorted(expected - recorded))} and add "
+            f"{quote(sorted(recorded - expected))} against the union {quote(sorted(expected))}"
         )
         found.append((pos, "INV-5", ["risk_flags"], detail))
 
@@ -184,40 +202,54 @@ def _invariant_findings(
         domain = sub["subject_domain"].iat[pos]
         known = "names" if domain in policy.subject_domains else "does not name"
         detail = (
-            f"the policy {known} domain {_show(domain)}, so subject_domain_used "
-            f"{_show(expected_used[pos])} and used_fallback {_show(expected_fallback[pos])}; "
-            f"recorded {_show(used[pos])} and {_show(fallback[pos])}"
+            f"the policy {known} domain {quote(domain)}, so subject_domain_used "
+            f"{quote(expected_used[pos])} and used_fallback {quote(expected_fallback[pos])}; "
+            f"recorded {quote(used[pos])} and {quote(fallback[pos])}"
         )
         found.append((pos, "INV-6", ["subject_domain_used", "used_fallback"], detail))
     return found
 
 
-def verify_decisions(decisions: pd.DataFrame, policies: Any) -> pd.DataFrame:
+def _policies_of(decisions: Any, policies: Any) -> tuple[pd.DataFrame, Any]:
+    if policies is None and hasattr(decisions, "decisions") and hasattr(decisions, "policies"):
+        return decisions.decisions, decisions.policies
+    return decisions, policies
+
+
+def check_decisions(decisions: pd.DataFrame, policies: Any = None) -> pd.DataFrame:
     """Check every recorded decision against the policy it names.
 
     Parameters
     ----------
-    decisions : DataFrame
-        A decisions table (``audit.decisions`` or :func:`~explicit_audit.load_decisions`).
+    decisions : DataFrame or Audit
+        A decisions table (``audit.decisions`` or
+        :func:`~explicit_audit.load_decisions`), or an ``Audit``, whose
+        ``decisions`` and ``policies`` are used.
     policies : PolicySet, mapping of policy_id to Policy, Policy, or list of Policy
         The policies in force (``audit.policies``).
 
     Returns
     -------
     DataFrame
-        One row per finding, columns :data:`FINDING_COLUMNS`, ordered by
-        decision and rule (rules in :data:`DECISION_RULES`). Empty when every
-        decision follows its policy.
+        The findings table of the kit (:data:`FINDING_COLUMNS`), one row per
+        finding, ordered by decision and rule (rules in :data:`DECISION_RULES`);
+        ``record`` is the ``decision_id``, ``field`` the recorded columns at
+        fault. Every rule is an error. Empty when every decision follows its
+        policy; join on ``row`` for the decision's other columns
+        (``audit.decisions.loc[findings.row, "policy_id"]``).
 
     Examples
     --------
     >>> import explicit_audit as ea
     >>> audit = ea.load("data/")  # doctest: +SKIP
-    >>> ea.verify_decisions(audit.decisions, audit.policies).rule.value_counts()  # doctest: +SKIP
+    >>> ea.check_decisions(audit.decisions, audit.policies).rule.value_counts()  # doctest: +SKIP
     """
+    decisions, policies = _policies_of(decisions, policies)
     by_id = policies_by_id(policies)
     group, named = pd.factorize(decisions["policy_id"], use_na_sentinel=True)
-    findings: list[tuple[int, str, list, str]] = []
+    found = FindingsBuilder(
+        RULES, decisions, record=decisions.get("decision_id"), what="check_decisions"
+    )
     loaded = ", ".join(map(repr, by_id)) or "none"
     for code in range(-1, len(named)):
         positions = np.flatnonzero(group == code)
@@ -227,37 +259,24 @@ def verify_decisions(decisions: pd.DataFrame, policies: Any) -> pd.DataFrame:
         if policy is None:
             what = f"names policy {named[code]!r}" if code >= 0 else "names no policy"
             detail = f"the decision {what}, which was not loaded (loaded: {loaded})"
-            findings.extend((pos, "unknown_policy", ["policy_id"], detail) for pos in positions)
+            for position in positions:
+                found.add(position, "unknown_policy", detail, field="policy_id")
             continue
         sub = decisions.iloc[positions]
         replayed = replay(sub, policy)
         for pos, rule, fields, detail in _replay_findings(sub, replayed) + _invariant_findings(
             sub, replayed, policy
         ):
-            findings.append((int(positions[pos]), rule, fields, detail))
-    findings.sort(key=lambda f: (f[0], _RULE_ORDER[f[1]]))
-    rows = [f[0] for f in findings]
-    column = decisions.get
-    return pd.DataFrame(
-        {
-            "decision_row": pd.Series(decisions.index[rows], dtype=decisions.index.dtype),
-            "source_file": pd.Series(
-                column("source_file", pd.Series([None] * len(decisions))).to_numpy()[rows],
-                dtype="str",
-            ),
-            "source_line": pd.Series(
-                column("source_line", pd.Series([0] * len(decisions))).to_numpy()[rows],
-                dtype="int64",
-            ),
-            "decision_id": pd.Series(
-                column("decision_id", pd.Series([None] * len(decisions))).to_numpy()[rows],
-                dtype="str",
-            ),
-            "policy_id": pd.Series(decisions["policy_id"].to_numpy()[rows], dtype="str"),
-            "rule": pd.Series(
-                pd.Categorical([f[1] for f in findings], categories=list(DECISION_RULES))
-            ),
-            "fields": pd.Series([f[2] for f in findings], dtype=LIST_OF_STRINGS),
-            "detail": pd.Series([f[3] for f in findings], dtype="str"),
-        }
-    )
+            found.add(positions[pos], rule, detail, field=_columns(fields))
+    return found.frame()
+
+
+verify_decisions = deprecated_alias(
+    "verify_decisions",
+    check_decisions,
+    use="ea.check_decisions",
+    changes="It returns the findings of :func:`check_decisions`, in the kit's findings shape: "
+    "the 0.1 columns ``decision_row``, ``decision_id`` and ``fields`` are now ``row``, "
+    "``record`` and ``field``; ``policy_id`` is the decision's own column "
+    '(``decisions.loc[findings.row, "policy_id"]``).',
+)

@@ -2,7 +2,7 @@
 
 One record per decision, nested ``{"decision_id", "policy_id", "inputs": {...},
 "decision": {...}}`` or flat (the input and decision fields side by side at the
-top level), as in FORMATS.md section 4. Inputs and recorded outputs become
+top level), as in ``docs/formats.md`` section 4. Inputs and recorded outputs become
 separate columns: the recorded outputs carry the prefix ``recorded_``, so that
 a replayed decision (:func:`~explicit_audit.replay`) sits beside them without
 a clash.
@@ -57,8 +57,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from .._core.records import KindTables, RawValue, RecordKind, excerpt, segments, sort_out
-from ._arrow import FIELD_TYPES, arrow_part, frame_from_parts, part_from_rows
+from .._core.columns import INT64_MAX
+from .._core.describe import describe
+from .._core.records import KindTables, RecordKind, sort_out
+from ._arrow import FIELD_TYPES, columnar, frame_from_parts, layout, part_from_rows
 from ._lists import LIST_OF_STRINGS
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 
@@ -78,7 +80,6 @@ _LISTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_list(type_)
 _BOOLS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_boolean(type_)}
 _COUNTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_integer(type_)}
 _STRINGS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_string(type_)}
-_INT64_MAX = 2**63 - 1
 _IDS = ("decision_id", "policy_id")
 
 #: Column name -> dtype of the ``decisions`` table (extra columns follow these).
@@ -118,47 +119,35 @@ def matches(value: Any) -> bool:
     return "subject_domain" in value and "escalate_to_26b" in value
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {excerpt(value, 40)!r}"
-    return {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
 def _field(name: str, value: Any, path: str) -> Any:
     """Check one input or output field; return the value to store."""
     if name in _LISTS:
         if isinstance(value, str):
             raise _Unfit(f"{path}: expected a list of strings, got a string {value!r}")
         if not isinstance(value, list):
-            raise _Unfit(f"{path}: expected a list of strings, got {_describe(value)}")
+            raise _Unfit(f"{path}: expected a list of strings, got {describe(value)}")
         for item in value:
             if not isinstance(item, str):
-                raise _Unfit(f"{path}: expected a list of strings, holds {_describe(item)}")
+                raise _Unfit(f"{path}: expected a list of strings, holds {describe(item)}")
         return value
     if name in _BOOLS:
         if not isinstance(value, bool):
-            raise _Unfit(f"{path}: expected true or false, got {_describe(value)}")
+            raise _Unfit(f"{path}: expected true or false, got {describe(value)}")
         return value
     if name in _COUNTS:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _Unfit(f"{path}: expected a whole number, got {_describe(value)}")
-        if not 0 <= value <= _INT64_MAX:
+            raise _Unfit(f"{path}: expected a whole number, got {describe(value)}")
+        if not 0 <= value <= INT64_MAX:
             raise _Unfit(f"{path}: a count cannot be negative or above 2**63-1, got {value}")
         return value
     if name == "confidence":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Unfit(f"{path}: expected a number in [0, 1], got {_describe(value)}")
+            raise _Unfit(f"{path}: expected a number in [0, 1], got {describe(value)}")
         if not (math.isfinite(value) and 0 <= value <= 1):
             raise _Unfit(f"{path}: must be a number in [0, 1], got {value!r}")
         return float(value)
     if not isinstance(value, str):
-        raise _Unfit(f"{path}: expected a string, got {_describe(value)}")
+        raise _Unfit(f"{path}: expected a string, got {describe(value)}")
     return value
 
 
@@ -181,7 +170,7 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     for key in _IDS:
         item = value.get(key)
         if item is not None and not isinstance(item, str):
-            raise _Unfit(f"{key}: expected a string, got {_describe(item)}")
+            raise _Unfit(f"{key}: expected a string, got {describe(item)}")
     row = {
         "decision_id": value.get("decision_id"),
         "policy_id": value.get("policy_id"),
@@ -191,7 +180,7 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     if nested:
         for key in ("inputs", "decision"):
             if not isinstance(value[key], dict):
-                raise _Unfit(f"{key}: expected an object, got {_describe(value[key])}")
+                raise _Unfit(f"{key}: expected an object, got {describe(value[key])}")
         inputs, input_extras = _section(value["inputs"], _INPUTS, "inputs.", _INPUT_DEFAULTS)
         outputs, output_extras = _section(value["decision"], _OUTPUTS, "decision.", output_defaults)
         extras = {f"inputs.{key}": item for key, item in input_extras.items()}
@@ -207,9 +196,9 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, extras | top
 
 
-def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
     parts, rejected = [], []
-    for what, segment in segments(values, columnar) or [("values", [])]:
+    for what, segment in segments:
         if what == "part":
             parts.append(segment)
             continue
@@ -218,6 +207,8 @@ def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> Kind
         where = [(item.source_file, item.source_line) for item, _ in kept]
         parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))
         rejected.extend(misfits)
+    if not parts:
+        parts.append(part_from_rows([], [], []))
     return KindTables({"decisions": frame_from_parts(parts, COLUMN_DTYPES)}, rejected)
 
 
@@ -226,6 +217,7 @@ KIND = RecordKind(
     tables=("decisions",),
     matches=matches,
     build=_build,
-    arrow_build=arrow_part,
+    layout=layout,
+    columnar=columnar,
 )
 """The routing-decision record kind, for :func:`explicit_audit.load`."""

@@ -13,15 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from .._core.reader import resolve_sources
 from .._core.records import Rejection, excerpt
+from .._core.sources import POLICY_SUFFIXES, resolve_sources
 from ..errors import AuditError, PolicyError
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy
 
 __all__ = ["PolicySet", "load_policies", "load_policy", "load_policy_files", "policies_by_id"]
-
-_POLICY_SUFFIXES = (".yaml", ".yml")
 
 
 class PolicySet(Mapping[str, Policy]):
@@ -154,9 +152,9 @@ def load_policy(path: str | os.PathLike) -> Policy:
 
 
 def _policy_paths(source: Any) -> list[Path]:
-    paths = [p for p in resolve_sources(source) if p.name.lower().endswith(_POLICY_SUFFIXES)]
+    paths = [p for p in resolve_sources(source) if p.name.lower().endswith(POLICY_SUFFIXES)]
     if not paths:
-        raise PolicyError(f"{source}: no policy file (.yaml, .yml) found there.")
+        raise PolicyError(f"{source}: no policy file ({', '.join(POLICY_SUFFIXES)}) found there.")
     return paths
 
 

@@ -2,7 +2,7 @@
 
 Reading policy files and holding several policies is :mod:`explicit_audit.policies`.
 
-A policy is one YAML file (FORMATS.md section 4)::
+A policy is one YAML file (``docs/formats.md`` section 5)::
 
     policy_id: baseline                 # optional; defaults to the file name's stem
     description: ...                    # optional free text, not part of the rules

@@ -31,10 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core.columns import INT64_MAX
 from ..errors import AuditError
+from ._encoded import EncodedInputs, apply_policy, encode_inputs
+from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC
 from .policies import policies_by_id
 from .policy import Policy
-from .routing import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, EncodedInputs, apply_policy, encode_inputs
 
 __all__ = ["GRID_AXES", "SWEEP_COLUMNS", "sweep"]
 
@@ -74,7 +76,7 @@ def _axis(name: str, values: Any) -> np.ndarray:
                 math.isfinite(value) and 0 <= value <= 1
             ):
                 raise AuditError(f"grid axis {name!r}: {value!r} is not a number in [0, 1].")
-        elif not isinstance(value, int | np.integer) or not 0 <= value < 2**63:
+        elif not isinstance(value, int | np.integer) or not 0 <= value <= INT64_MAX:
             raise AuditError(f"grid axis {name!r}: {value!r} is not a whole number >= 0.")
     dtype = np.float64 if name == "confidence_threshold" else np.int64
     return np.unique(np.asarray(values, dtype=dtype))

@@ -5,13 +5,15 @@ The ``plans`` table is documented in :mod:`explicit_audit.plans.loader`.
 
 from __future__ import annotations
 
-from .checks import verify_plans
+from .checks import check_plans, plan_verdicts, verify_plans
 from .hashing import plan_canonical_json, plan_hash
 from .loader import KIND
 
 __all__ = [
     "KIND",
+    "check_plans",
     "plan_canonical_json",
     "plan_hash",
+    "plan_verdicts",
     "verify_plans",
 ]

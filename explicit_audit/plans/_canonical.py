@@ -1,6 +1,6 @@
 """arborist's ``RetrievalPlan.canonical()`` and ``retrieval_plan_hash``, mirrored.
 
-A written plan comes in one of two shapes (``shared/FORMATS.md`` section 2):
+A written plan comes in one of two shapes (``docs/formats.md`` section 2):
 
 - canonical: the output of ``RetrievalPlan.canonical()``, with the MT fields
   in an ``mt`` object that is present only when an MT field is set;
@@ -35,6 +35,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._core.describe import short_repr
 from ..errors import AuditError
 
 __all__ = [
@@ -89,11 +90,6 @@ class PlanError(AuditError):
         super().__init__(f"{field}: {reason}")
 
 
-def _describe(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
 def dataclass_fields(plan: Any) -> tuple[dict[str, Any], str, list[str]]:
     """Read a written plan back into ``RetrievalPlan``'s eight fields.
 
@@ -114,7 +110,7 @@ def dataclass_fields(plan: Any) -> tuple[dict[str, Any], str, list[str]]:
     """
     if not isinstance(plan, Mapping):
         raise PlanError(
-            "retrieval_plan", f"is {type(plan).__name__} {_describe(plan)}, not an object"
+            "retrieval_plan", f"is {type(plan).__name__} {short_repr(plan)}, not an object"
         )
     unknown = [key for key in plan if key not in _KNOWN_KEYS]
     if unknown:
@@ -137,7 +133,7 @@ def dataclass_fields(plan: Any) -> tuple[dict[str, Any], str, list[str]]:
         if not isinstance(block, Mapping):
             raise PlanError(
                 "retrieval_plan.mt",
-                f"is {type(block).__name__} {_describe(block)}; canonical() writes an object "
+                f"is {type(block).__name__} {short_repr(block)}; canonical() writes an object "
                 "or leaves the key out",
             )
         unknown = [key for key in block if key not in MT_KEYS]
@@ -164,11 +160,11 @@ def _as_int(name: str, value: Any, notes: list[str]) -> int:
     except (TypeError, ValueError, OverflowError) as exc:
         raise PlanError(
             f"retrieval_plan.{name}",
-            f"{_describe(value)} is not accepted by int(); the seed's canonical() would raise "
+            f"{short_repr(value)} is not accepted by int(); the seed's canonical() would raise "
             f"{type(exc).__name__} ({exc})",
         ) from None
     if type(value) is not int:
-        notes.append(f"{name}: {_describe(value)} -> {number} by int()")
+        notes.append(f"{name}: {short_repr(value)} -> {number} by int()")
     return number
 
 
@@ -191,8 +187,8 @@ def seed_canonical(fields: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
     keywords = fields["retrieval_keywords"]
     if type(keywords) is not str:
         notes.append(
-            f"retrieval_keywords: {_describe(keywords)} is not a string; hashed as "
-            f'{_describe(keywords or "")} (the seed\'s `or ""`)'
+            f"retrieval_keywords: {short_repr(keywords)} is not a string; hashed as "
+            f'{short_repr(keywords or "")} (the seed\'s `or ""`)'
         )
     out: dict[str, Any] = {"retrieval_keywords": keywords or ""}
     for name in ("top_k", "over_fetch", "max_context_chars"):
@@ -203,12 +199,12 @@ def seed_canonical(fields: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
     except TypeError as exc:
         raise PlanError(
             "retrieval_plan.shard_ids",
-            f"{_describe(shard_ids)} is not accepted by list(); the seed's canonical() would "
+            f"{short_repr(shard_ids)} is not accepted by list(); the seed's canonical() would "
             f"raise TypeError ({exc})",
         ) from None
     if not isinstance(shard_ids, list | tuple):
         notes.append(
-            f"shard_ids: {_describe(shard_ids)} -> {_describe(out['shard_ids'])} by list()"
+            f"shard_ids: {short_repr(shard_ids)} -> {short_repr(out['shard_ids'])} by list()"
         )
     elif not set(map(type, shard_ids)) <= {str}:
         notes.append("shard_ids: holds values that are not strings; hashed as written")
@@ -216,7 +212,7 @@ def seed_canonical(fields: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
     for name in FLAT_MT_FIELDS:
         if type(fields[name]) is not str:
             state = "set" if fields[name] else "unset"
-            notes.append(f"{name}: {_describe(fields[name])} is not a string (counts as {state})")
+            notes.append(f"{name}: {short_repr(fields[name])} is not a string (counts as {state})")
     if engine or manifest or lang:
         out["mt"] = {
             "engine": engine or "",

@@ -1,4 +1,9 @@
-"""Rebuilding every recorded ``retrieval_plan_hash`` and explaining each mismatch."""
+"""Rebuilding every recorded ``retrieval_plan_hash`` and explaining each mismatch.
+
+:func:`plan_verdicts` gives one verdict per plan (recorded and rebuilt hash,
+status, diagnosis); :func:`check_plans` gives the plans whose hash does not
+hold as findings, in the one findings shape of the kit.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core.deprecation import deprecated_alias
+from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
 from ..canonical import is_sha256_hex
 from ..errors import AuditError
 from ._canonical import (
@@ -17,14 +24,46 @@ from ._canonical import (
     digests,
 )
 from ._variants import diagnose_plan, diagnose_recorded_hash
+from .loader import KIND
 
-__all__ = ["verify_plans"]
+__all__ = ["FINDING_COLUMNS", "RULES", "check_plans", "plan_verdicts", "verify_plans"]
 
 
 _STATUS = ("match", "known_variant", "no_known_variant", "malformed_hash", "unhashable")
 
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(_STATUS))
+
+#: Every status but ``match`` is a finding of :func:`check_plans`, and an error:
+#: even a hash that another known writer explains (``known_variant``) is not the
+#: hash arborist promises for the plan.
+RULES = RuleTable(
+    Rule(name, text, check="plan_hashes", kind=KIND.name, field=field)
+    for name, field, text in (
+        (
+            "known_variant",
+            "retrieval_plan_hash",
+            "The recorded hash is arborist's hash of the plan as written; a known other "
+            "writer or edit reproduces it, but it is not the promised one.",
+        ),
+        (
+            "no_known_variant",
+            "retrieval_plan_hash",
+            "The recorded hash is arborist's hash of the plan as written; no known writer "
+            "reproduces it, so the plan or its hash changed after hashing.",
+        ),
+        (
+            "malformed_hash",
+            "retrieval_plan_hash",
+            "The recorded hash is 64 lowercase hexadecimal characters.",
+        ),
+        (
+            "unhashable",
+            "plan",
+            "The plan is one arborist's canonical() can hash.",
+        ),
+    )
+)
 
 
 def _plans_frame(plans: Any) -> pd.DataFrame:
@@ -33,14 +72,14 @@ def _plans_frame(plans: Any) -> pd.DataFrame:
         frame.columns
     ):
         raise AuditError(
-            "verify_plans needs the plans table (columns 'plan' and 'retrieval_plan_hash'); "
-            "pass ea.load(...).plans or ea.load_plans(...)."
+            "plan_verdicts and check_plans need the plans table (columns 'plan' and "
+            "'retrieval_plan_hash'); pass ea.load(...).plans or ea.load_plans(...)."
         )
     return frame
 
 
-def verify_plans(plans: pd.DataFrame) -> pd.DataFrame:
-    """Rebuild every ``retrieval_plan_hash`` and explain each mismatch.
+def plan_verdicts(plans: pd.DataFrame) -> pd.DataFrame:
+    """Rebuild every ``retrieval_plan_hash`` and explain each mismatch, one row per plan.
 
     Parameters
     ----------
@@ -72,8 +111,8 @@ def verify_plans(plans: pd.DataFrame) -> pd.DataFrame:
     Examples
     --------
     >>> import explicit_audit as ea
-    >>> checked = ea.verify_plans(ea.load("data/").plans)  # doctest: +SKIP
-    >>> checked[~checked.match]  # doctest: +SKIP
+    >>> verdicts = ea.plan_verdicts(ea.load("data/").plans)  # doctest: +SKIP
+    >>> verdicts[~verdicts.match]  # doctest: +SKIP
     """
     frame = _plans_frame(plans)
     written = frame["plan"].tolist()
@@ -132,3 +171,49 @@ def _sparse_text(values: dict[int, str], size: int, index: pd.Index) -> pd.Serie
     for position, text in values.items():
         column[position] = text
     return pd.Series(pa.array(column, type=pa.string()), index=index, dtype="str")
+
+
+def check_plans(plans: pd.DataFrame) -> pd.DataFrame:
+    """Every plan whose recorded ``retrieval_plan_hash`` does not hold, as findings.
+
+    Parameters
+    ----------
+    plans : DataFrame or Audit
+        The ``plans`` table from :func:`load_plans` or ``ea.load(...)``.
+
+    Returns
+    -------
+    DataFrame
+        The findings table of the kit (:data:`FINDING_COLUMNS`), one row per
+        plan whose verdict (:func:`plan_verdicts`) is not ``match``: ``rule``
+        is its status (a key of :data:`RULES`), ``record`` its ``run_id``,
+        ``detail`` the diagnosis with both hashes. Every rule is an error.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> ea.check_plans(ea.load("data/").plans)  # doctest: +SKIP
+    """
+    frame = _plans_frame(plans)
+    verdicts = plan_verdicts(frame)
+    found = FindingsBuilder(RULES, frame, record=frame.get("run_id"), what="check_plans")
+    matched = verdicts["match"].to_numpy(dtype=bool, na_value=False)
+    diagnoses = verdicts["diagnosis"].to_numpy(dtype=object, na_value=None)
+    recorded = verdicts["recorded_hash"].to_numpy(dtype=object, na_value="(none)")
+    rebuilt = verdicts["rebuilt_hash"].to_numpy(dtype=object, na_value="(none)")
+    statuses = verdicts["status"].astype("str").to_numpy(dtype=object)
+    for position in np.flatnonzero(~matched):
+        hashes = f"recorded {recorded[position]}, rebuilt {rebuilt[position]}"
+        diagnosis = diagnoses[position]
+        detail = f"{diagnosis} ({hashes})" if diagnosis is not None else hashes
+        found.add(position, statuses[position], detail)
+    return found.frame()
+
+
+verify_plans = deprecated_alias(
+    "verify_plans",
+    plan_verdicts,
+    use="ea.plan_verdicts (one verdict per plan, as before) or ea.check_plans (the "
+    "mismatches as findings)",
+    changes="It returns what it returned in 0.1, one verdict per plan.",
+)

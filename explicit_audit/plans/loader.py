@@ -1,7 +1,7 @@
 """Retrieval plans (arborist): loading them, and rebuilding ``retrieval_plan_hash``.
 
 A plan record is ``{"run_id", "retrieval_plan", "retrieval_plan_hash", ...}``
-(``shared/FORMATS.md`` section 2), its plan in the canonical shape or the flat
+(``docs/formats.md`` section 2), its plan in the canonical shape or the flat
 dataclass shape. The hash is rebuilt from the plan exactly as written (kept in
 the ``plan`` column), never from the flattened columns: pandas would turn an
 integer column with one gap into floats.
@@ -38,7 +38,7 @@ one the seed would not hash (``top_k: "8.0"``: ``int()`` raises; ``shard_ids:
 null``: ``list()`` raises) or no producer writes (an unknown key, both shapes
 at once). Coercions the seed does make (``top_k: "8"``, ``true``, ``8.9``) load
 and are listed in ``seed_coercions``. A hash that is a string but not 64
-lowercase hex characters loads, and :func:`verify_plans` reports it.
+lowercase hex characters loads, and :func:`check_plans` reports it.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .._core.columns import extra_columns, text_safe_series
-from .._core.records import KindTables, RawValue, RecordKind, sort_out
+from .._core.columns import extra_columns, fits_int64, text_safe_series
+from .._core.records import KindTables, RecordKind, segment_values, sort_out
 from ._canonical import (
     PlanError,
     dataclass_fields,
@@ -92,7 +92,7 @@ def _text_or_na(value: Any) -> Any:
 
 def _int64_or_na(number: int) -> Any:
     # The seed hashes any int; the column holds 64 bits (the plan column keeps all).
-    return number if -(2**63) <= number < 2**63 else pd.NA
+    return number if fits_int64(number) else pd.NA
 
 
 def _row(value: dict) -> dict[str, Any]:
@@ -159,7 +159,8 @@ def _frame(
     return frame
 
 
-def _build(values: Sequence[RawValue]) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
+    values = segment_values(segments)
     kept, rejected = sort_out(values, "plans", _row, PlanError)
     rows = [row for _, row in kept]
     where = [(item.source_file, item.source_line) for item, _ in kept]

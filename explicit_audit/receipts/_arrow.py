@@ -13,7 +13,6 @@ read value by value, where each problem is named.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,12 +20,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columnar import (
+    ColumnarPart,
     JsonlPiece,
     NotClean,
+    in_file_order,
     key_order,
     not_finite,
     order_like,
-    read_parts,
     scalar_frame,
     string_series,
 )
@@ -34,8 +34,9 @@ from ._schema import CATEGORIES as _CATEGORIES
 from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
 from ._schema import STRINGS as _STRINGS
+from ._values import is_presentation
 
-__all__ = ["NORMAL_SCHEMA", "arrow_part", "frames_from_parts"]
+__all__ = ["NORMAL_SCHEMA", "columnar", "frames_from_parts", "layout"]
 
 _IN_RECEIPT = [
     ("schemaVersion", pa.int64()),
@@ -243,29 +244,45 @@ def _normal_piece(
     return normal, scalar_frame(columns, n)
 
 
-def arrow_part(path: Path, first_line: bytes):
-    """The fast path for one clean JSON Lines file of receipts, or None.
+def layout(value: dict) -> str:
+    """The line layout of a receipt value: ``"wrapped"``, ``"bare"``, or ``"other"``.
+
+    ``other`` (a presentation, say) has no columnar path: it is read exactly.
+    """
+    if is_presentation(value):
+        return "other"
+    receipt = value.get("receipt")
+    if isinstance(receipt, dict):
+        return "other" if "retrievalReceipt" in receipt or "retrieval" in value else "wrapped"
+    return "bare" if "receipt" not in value else "other"
+
+
+def columnar(layout_name: str, first_value: bytes):
+    """The columnar path for receipts of one layout (see ``RecordKind.columnar``).
 
     Parameters
     ----------
-    path : pathlib.Path
-        A JSON Lines file (gzip or not) whose first line is a receipt.
-    first_line : bytes
-        That line, to choose the expected line schema.
+    layout_name : str
+        What :func:`layout` said of the first value.
+    first_value : bytes
+        That value as written, for the order of its keys.
 
     Returns
     -------
-    tuple of (pyarrow.Table, DataFrame) or None
-        A part for :func:`frames_from_parts`; None when any row is not
-        plainly valid (the value-by-value path then names the problem).
+    (pyarrow.Schema, callable) or None
+        The schema expected of a line, and ``convert(piece) -> ColumnarPart``,
+        which raises :class:`~explicit_audit._core.columnar.NotClean` when any
+        row is not plainly valid (the exact path then names the problem).
     """
-    wrapped = b'"receipt"' in first_line
-    first_keys = key_order(first_line)
-    return read_parts(
-        path,
-        WRAPPED_LINE if wrapped else BARE_LINE,
-        lambda piece: _normal_piece(piece, wrapped, first_keys),
-    )
+    if layout_name not in ("wrapped", "bare"):
+        return None
+    wrapped = layout_name == "wrapped"
+    first_keys = key_order(first_value)
+
+    def convert(piece: JsonlPiece) -> ColumnarPart:
+        return ColumnarPart(*_normal_piece(piece, wrapped, first_keys))
+
+    return (WRAPPED_LINE if wrapped else BARE_LINE), convert
 
 
 def _category_column(array: pa.ChunkedArray, categories: list[str] | None) -> pd.Categorical:
@@ -275,7 +292,10 @@ def _category_column(array: pa.ChunkedArray, categories: list[str] | None) -> pd
 
 def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ``receipts`` and ``exposed`` DataFrames from normal parts."""
-    table = pa.concat_tables([part[0] for part in parts]) if parts else NORMAL_SCHEMA.empty_table()
+    if parts:
+        table, extras = in_file_order(parts)
+    else:
+        table, extras = NORMAL_SCHEMA.empty_table(), pd.DataFrame(index=pd.RangeIndex(0))
     n = table.num_rows
     index = pd.RangeIndex(n)
     data: dict[str, object] = {}
@@ -301,8 +321,7 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
     lengths = pc.list_value_length(exposed_lists).to_numpy(zero_copy_only=False).astype(np.int64)
     data["n_exposed"] = pd.array(lengths, dtype="Int64")
     receipts = pd.DataFrame(data, index=index)
-    if any(len(part[1].columns) for part in parts):
-        extras = pd.concat([part[1] for part in parts], ignore_index=True)
+    if len(extras.columns):
         # A logger key named like a column of the table is kept under extra.<key>.
         extras.columns = [f"extra.{c}" if c in receipts.columns else c for c in extras.columns]
         receipts = pd.concat([receipts, extras], axis=1)

@@ -1,16 +1,15 @@
-"""The receipt checks on exposed results (see :mod:`explicit_audit.receipt_checks`)."""
+"""The receipt checks on exposed results (see :mod:`explicit_audit.receipts.checks`)."""
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core.describe import quote
+from .._core.findings import FindingsBuilder
 from ._lists import (
-    Findings,
     list_column,
     list_lengths,
     pair_keys,
@@ -19,10 +18,6 @@ from ._lists import (
 )
 
 __all__ = ["exposed_findings"]
-
-
-def _q(value) -> str:
-    return "null" if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def _at_positions(
@@ -47,7 +42,7 @@ def exposed_findings(
     receipts: pd.DataFrame,
     exposed: pd.DataFrame | None,
     locator_verdicts: pa.Table,
-    found: Findings,
+    found: FindingsBuilder,
 ) -> None:
     """Add the findings of every ``exposed_*`` rule to ``found``."""
     record_ids = list_column(receipts, "record_ids")
@@ -89,9 +84,9 @@ def exposed_findings(
         for j, is_member in zip(stray, member, strict=True):
             rule = "exposed_misaligned" if is_member else "exposed_not_in_records"
             detail = (
-                f"exposed result {positions[j]} is record {_q(exposed_ids[int(j)].as_py())}"
+                f"exposed result {positions[j]} is record {quote(exposed_ids[int(j)].as_py())}"
                 + (
-                    f", where record_ids has {_q(id_there[int(j)].as_py())}"
+                    f", where record_ids has {quote(id_there[int(j)].as_py())}"
                     if is_member
                     else ", which is not among record_ids"
                 )
@@ -116,16 +111,18 @@ def exposed_findings(
         found.add(
             owners[j],
             "exposed_misaligned",
-            f"exposed result {positions[j]} has source_uri {_q(source_uris[int(j)].as_py())}, "
-            f"where locator_uris has {_q(uri_there[int(j)].as_py())}",
+            f"exposed result {positions[j]} has source_uri {quote(source_uris[int(j)].as_py())}, "
+            f"where locator_uris has {quote(uri_there[int(j)].as_py())}",
+            field="exposed.source_uri",
         )
     for j in np.flatnonzero(same_id & same_uri & path_known & ~same_path):
         found.add(
             owners[j],
             "exposed_misaligned",
             f"exposed result {positions[j]} has relative_path "
-            f"{_q(relative_paths[int(j)].as_py())}, where its locator gives "
-            f"{_q(path_there[int(j)].as_py())}",
+            f"{quote(relative_paths[int(j)].as_py())}, where its locator gives "
+            f"{quote(path_there[int(j)].as_py())}",
+            field="exposed.relative_path",
         )
 
     _class_findings(receipts, exposed, owners, positions, found)
@@ -137,7 +134,7 @@ def _class_findings(
     exposed: pd.DataFrame,
     owners: np.ndarray,
     positions: np.ndarray,
-    found: Findings,
+    found: FindingsBuilder,
 ) -> None:
     classes = list_column(exposed, "source_classes")
     for j in np.flatnonzero(list_lengths(classes) == 0):
@@ -166,7 +163,7 @@ def _class_findings(
                 flat[int(k)].as_py()
             )
     for j, words in sorted(missing.items()):
-        parts = "; ".join(f"{word}: {_q(names)}" for word, names in words.items())
+        parts = "; ".join(f"{word}: {quote(names)}" for word, names in words.items())
         found.add(owners[j], "exposed_source_class", f"exposed result {positions[j]} {parts}")
     is_presentation = pc.equal(flat, "presentation").to_numpy(zero_copy_only=False)
     for j in np.unique(result_of[is_presentation]):
@@ -182,7 +179,7 @@ def _score_findings(
     exposed: pd.DataFrame,
     owners: np.ndarray,
     positions: np.ndarray,
-    found: Findings,
+    found: FindingsBuilder,
 ) -> None:
     score = exposed["score"].to_numpy(dtype="float64", na_value=np.nan)
     threshold = receipts["relevance_threshold"].to_numpy(dtype="float64", na_value=np.nan)[owners]

@@ -1,35 +1,20 @@
-"""Shared plumbing of the receipt checks: list columns as Arrow, findings."""
+"""Shared plumbing of the receipt checks: list columns as Arrow arrays."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Findings", "list_column", "list_lengths", "pair_keys", "starts_of", "string_array"]
+from .._core.lists import list_array
 
-_LIST_OF_STRINGS = pa.list_(pa.string())
+__all__ = ["list_column", "list_lengths", "pair_keys", "starts_of", "string_array"]
 
 
 def list_column(frame: pd.DataFrame, name: str) -> pa.ListArray:
-    """A list-of-strings column as one Arrow ListArray, nulls kept."""
-    series = frame[name]
-    if isinstance(series.dtype, pd.ArrowDtype):
-        values = pa.array(series.array)
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-    else:
-        values = pa.array(
-            [None if v is None or v is pd.NA else list(v) for v in series], type=_LIST_OF_STRINGS
-        )
-    if values.type != _LIST_OF_STRINGS:
-        values = values.cast(_LIST_OF_STRINGS)
-    # A fresh array with offsets starting at 0 keeps flatten, parent indices
-    # and offsets in step.
-    return pa.concat_arrays([values]) if values.offset else values
+    """A list-of-strings column as one Arrow ListArray, a missing list kept as null."""
+    return list_array(frame[name], name, nulls="keep")
 
 
 def list_lengths(values: pa.ListArray) -> np.ndarray:
@@ -71,42 +56,3 @@ def pair_keys(*pairs: tuple[np.ndarray, pa.Array]) -> list[np.ndarray]:
         codes = codes.to_numpy(zero_copy_only=False).astype(np.int64)
         keys.append(np.asarray(owners, dtype=np.int64) * width + codes)
     return keys
-
-
-class Findings:
-    """Findings collected rule by rule, turned into one ordered DataFrame."""
-
-    def __init__(self, rules: Sequence[str]) -> None:
-        self._rules = list(rules)
-        self._order = {rule: i for i, rule in enumerate(self._rules)}
-        self._positions: list[int] = []
-        self._rule_order: list[int] = []
-        self._details: list[str] = []
-
-    def add(self, position: int, rule: str, detail: str) -> None:
-        """Record one finding for the receipt at integer position ``position``."""
-        self._positions.append(int(position))
-        self._rule_order.append(self._order[rule])
-        self._details.append(detail)
-
-    def frame(self, receipts: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
-        """The findings as a DataFrame ordered by receipt, then rule, then as found."""
-        positions = np.asarray(self._positions, dtype=np.int64)
-        rule_order = np.asarray(self._rule_order, dtype=np.int64)
-        order = np.lexsort((np.arange(len(positions)), rule_order, positions))
-        positions, rule_order = positions[order], rule_order[order]
-        details = [self._details[i] for i in order]
-        frame = pd.DataFrame(
-            {
-                "receipt_row": pd.Series(receipts.index[positions], dtype="int64"),
-                "source_file": pd.Series(
-                    receipts["source_file"].to_numpy(dtype=object)[positions], dtype="str"
-                ),
-                "source_line": pd.Series(
-                    receipts["source_line"].to_numpy()[positions], dtype="int64"
-                ),
-                "rule": pd.Categorical.from_codes(rule_order, categories=self._rules),
-                "detail": pd.Series(details, dtype="str"),
-            }
-        )
-        return frame[list(columns)]

@@ -74,12 +74,14 @@ def quote(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def check_classes(retrieval: dict, say) -> None:
+def check_classes(retrieval: dict, say, at: str) -> None:
+    """``requested_equals_allowed`` on a retrieval receipt found at path ``at``."""
     requested = retrieval.get("requestedSourceClasses")
     if requested != retrieval.get("allowedSourceClasses"):
         say(
             "requested_equals_allowed",
             f"requested {quote(requested)}, allowed {quote(retrieval.get('allowedSourceClasses'))}",
+            field=f"{at}requestedSourceClasses",
         )
 
 
@@ -111,7 +113,7 @@ def check_failed(record: dict, say) -> None:
     kind = retrieval.get("kind") if isinstance(retrieval, dict) else None
     codes = [error["code"] for error in errors]
     if isinstance(retrieval, dict):
-        check_classes(retrieval, say)
+        check_classes(retrieval, say, "record.retrieval.")
     if "retrieval_miss" in codes:
         only = errors == [
             {
@@ -126,11 +128,7 @@ def check_failed(record: dict, say) -> None:
         return
     known = _BEFORE_RETRIEVAL.keys() | _RETRIEVAL_FAILURES | _AFTER_HIT
     for code in sorted(set(codes) - known):
-        say(
-            "failure_stage",
-            f"error code {quote(code)} is not one engram's rendering returns",
-            "notice",
-        )
+        say("error_code_unknown", f"error code {quote(code)} is not one engram's rendering returns")
     if retrieval is None:
         for error in errors:
             expected = _BEFORE_RETRIEVAL.get(error["code"])

@@ -14,7 +14,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .._core.columns import typed_columns
+from .._core.columns import fits_int64, typed_columns
+from .._core.describe import describe
 from .._core.records import RawValue, sort_out
 from ._schema import NORMAL_SCHEMA, PRESENTATION_STATUSES, RECEIPT_KEYS, WRAPPER_KEYS
 
@@ -71,29 +72,15 @@ def matches(value: dict) -> bool:
     )
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {value[:40]!r}"
-    return "an array" if isinstance(value, list) else "an object"
-
-
 def _string(value: Any, field: str, nullable: bool = False) -> str | None:
     if isinstance(value, str) or (nullable and value is None):
         return value
-    raise _Misfit(
-        field, f"must be a string{' or null' if nullable else ''}, got {_describe(value)}"
-    )
+    raise _Misfit(field, f"must be a string{' or null' if nullable else ''}, got {describe(value)}")
 
 
 def _strings(value: Any, field: str) -> list[str]:
     if not isinstance(value, list):
-        raise _Misfit(field, f"must be an array of strings, got {_describe(value)}")
+        raise _Misfit(field, f"must be an array of strings, got {describe(value)}")
     for index, item in enumerate(value):
         _string(item, f"{field}[{index}]")
     return value
@@ -101,10 +88,10 @@ def _strings(value: Any, field: str) -> list[str]:
 
 def _integer(value: Any, field: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
-        if -(2**63) <= value < 2**63:
+        if fits_int64(value):
             return value
         raise _Misfit(field, f"is {value}, beyond the 64-bit integers the table holds")
-    raise _Misfit(field, f"must be an integer, got {_describe(value)}")
+    raise _Misfit(field, f"must be an integer, got {describe(value)}")
 
 
 def _number(value: Any, field: str, nullable: bool = False) -> float | None:
@@ -113,24 +100,24 @@ def _number(value: Any, field: str, nullable: bool = False) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     raise _Misfit(
-        field, f"must be a finite number{' or null' if nullable else ''}, got {_describe(value)}"
+        field, f"must be a finite number{' or null' if nullable else ''}, got {describe(value)}"
     )
 
 
 def _choice(value: Any, field: str, allowed: Sequence[str]) -> str:
     if value in allowed and isinstance(value, str):
         return value
-    raise _Misfit(field, f"must be one of {', '.join(allowed)}, got {_describe(value)}")
+    raise _Misfit(field, f"must be one of {', '.join(allowed)}, got {describe(value)}")
 
 
 def _exposed(value: Any, field: str) -> list[dict]:
     if not isinstance(value, list):
-        raise _Misfit(field, f"must be an array, got {_describe(value)}")
+        raise _Misfit(field, f"must be an array, got {describe(value)}")
     out = []
     for index, item in enumerate(value):
         at = f"{field}[{index}]"
         if not isinstance(item, dict):
-            raise _Misfit(at, f"must be an object, got {_describe(item)}")
+            raise _Misfit(at, f"must be an object, got {describe(item)}")
         for key in ("recordId", "sourceUri", "relativePath", "sourceClasses"):
             if key not in item:
                 raise _Misfit(f"{at}.{key}", "is missing")
@@ -148,7 +135,7 @@ def _exposed(value: Any, field: str) -> list[dict]:
 
 def _receipt(receipt: Any, prefix: str) -> dict[str, Any]:
     if not isinstance(receipt, dict):
-        raise _Misfit(prefix.rstrip("."), f"must be an object, got {_describe(receipt)}")
+        raise _Misfit(prefix.rstrip("."), f"must be an object, got {describe(receipt)}")
     for key in RECEIPT_KEYS:
         if key not in receipt and key not in _NULLABLE:
             raise _Misfit(f"{prefix}{key}", "is missing")
@@ -160,7 +147,7 @@ def _receipt(receipt: Any, prefix: str) -> dict[str, Any]:
         )
     withheld = receipt["withheld"]
     if not isinstance(withheld, dict):
-        raise _Misfit(f"{prefix}withheld", f"must be an object, got {_describe(withheld)}")
+        raise _Misfit(f"{prefix}withheld", f"must be an object, got {describe(withheld)}")
     if "count" not in withheld:
         raise _Misfit(f"{prefix}withheld.count", "is missing")
     return {
@@ -206,15 +193,15 @@ def _wrapper(value: dict) -> dict[str, Any]:
     records = value.get("records")
     records = [] if records is None else records
     if not isinstance(records, list):
-        raise _Misfit("records", f"must be an array, got {_describe(records)}")
+        raise _Misfit("records", f"must be an array, got {describe(records)}")
     errors = value.get("errors")
     errors = [] if errors is None else errors
     if not isinstance(errors, list):
-        raise _Misfit("errors", f"must be an array, got {_describe(errors)}")
+        raise _Misfit("errors", f"must be an array, got {describe(errors)}")
     codes = []
     for index, error in enumerate(errors):
         if not isinstance(error, dict):
-            raise _Misfit(f"errors[{index}]", f"must be an object, got {_describe(error)}")
+            raise _Misfit(f"errors[{index}]", f"must be an object, got {describe(error)}")
         codes.append(_string(error.get("code"), f"errors[{index}].code"))
     return {"shape": shape, "outcome": outcome, "error_codes": codes, "n_records": len(records)}
 
@@ -236,7 +223,7 @@ def _presentation(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     if status == "presented":
         receipt = value.get("receipt")
         if not isinstance(receipt, dict):
-            raise _Misfit("receipt", f"must be an object, got {_describe(receipt)}")
+            raise _Misfit("receipt", f"must be an object, got {describe(receipt)}")
         if "retrievalReceipt" not in receipt:
             raise _Misfit("receipt.retrievalReceipt", "is missing")
         embedded, prefix = receipt["retrievalReceipt"], "receipt.retrievalReceipt."

@@ -35,92 +35,147 @@ Why each holds, in engram's terms:
 
 from __future__ import annotations
 
-import json
-from types import MappingProxyType
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core.describe import quote
+from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
 from ..errors import AuditError
 from ._exposed_checks import exposed_findings
-from ._lists import Findings, list_column, list_lengths, pair_keys, starts_of
+from ._lists import list_column, list_lengths, pair_keys, starts_of
+from .loader import KIND
 from .locators import locator_safety
 
-__all__ = ["FINDING_COLUMNS", "RECEIPT_RULES", "check_receipts"]
+__all__ = ["FINDING_COLUMNS", "RECEIPT_RULES", "RULES", "check_receipts"]
 
-RECEIPT_RULES = MappingProxyType(
-    {
-        "space_query": "A space receipt has a null query: enumeration runs no query.",
-        "space_threshold": "A space receipt has a null relevance threshold: enumeration "
-        "never ranks.",
-        "unresolved_space_collection": "A receipt whose space never resolved (null "
-        "active_space) has an empty collection.",
-        "kind_record_ids": "kind is 'hit' exactly when record_ids is non-empty.",
-        "kind_outcome": "An outcome 'hit' carries kind 'hit'; 'miss' and 'failed' carry "
-        "kind 'miss'. A presentation 'presented' carries kind 'hit'; a presentation "
-        "'failed' either (a step after a hit may fail).",
-        "outcome_records": "The number of records returned equals the number of record_ids.",
-        "outcome_errors": "A 'failed' outcome carries errors; 'hit', 'miss' and "
-        "'presented' carry none.",
-        "locator_count": "There is one locator per record id.",
-        "locator_foreign": "Every locator names the receipt's collection "
-        "(qmd://<collection>/...), as safeRelativeMarkdownPath requires.",
-        "locator_unsafe": "Every locator's path passes safeRelativeMarkdownPath "
-        "(locator_invalid / locator_escape).",
-        "locator_duplicate": "No locator appears twice in one receipt.",
-        "space_locator_nested": "A space receipt's locators name files directly in the "
-        "collection root: enumeration lists that one folder.",
-        "record_id_locator": "Each record id is the name its locator requires: "
-        "basename(relativePath, '.md').",
-        "exposed_count": "A guarded receipt (non-null audience, or any exposed result) "
-        "exposes exactly one result per record id.",
-        "exposed_not_in_records": "Every exposed record id is among the receipt's record_ids.",
-        "exposed_misaligned": "Exposed result i is record i: same record id, same locator, "
-        "and the relative path safeRelativeMarkdownPath gives for it.",
-        "exposed_source_class": "An exposed result has at least one source class, and each "
-        "is both allowed and requested.",
-        "exposed_presentation": "No exposed result has the source class 'presentation'.",
-        "exposed_below_threshold": "A search result exposed under a relevance threshold "
-        "has a score, not below that threshold.",
-        "exposed_enumerated_score": "A result of a space (enumerated) receipt carries no "
-        "score: enumeration never ranks.",
-        "withheld_count_invalid": "The withheld count is a non-negative integer.",
-        "withheld_without_audience": "Nothing is withheld from a receipt with no audience: "
-        "only guarded retrieval withholds.",
-    }
+_RULE_TEXT = (
+    # name, field at fault, what engram guarantees
+    ("space_query", "query", "A space receipt has a null query: enumeration runs no query."),
+    (
+        "space_threshold",
+        "relevance_threshold",
+        "A space receipt has a null relevance threshold: enumeration never ranks.",
+    ),
+    (
+        "unresolved_space_collection",
+        "collection",
+        "A receipt whose space never resolved (null active_space) has an empty collection.",
+    ),
+    ("kind_record_ids", "kind", "kind is 'hit' exactly when record_ids is non-empty."),
+    (
+        "kind_outcome",
+        "kind",
+        "An outcome 'hit' carries kind 'hit'; 'miss' and 'failed' carry kind 'miss'. A "
+        "presentation 'presented' carries kind 'hit'; a presentation 'failed' either (a step "
+        "after a hit may fail).",
+    ),
+    (
+        "outcome_records",
+        "n_records",
+        "The number of records returned equals the number of record_ids.",
+    ),
+    (
+        "outcome_errors",
+        "error_codes",
+        "A 'failed' outcome carries errors; 'hit', 'miss' and 'presented' carry none.",
+    ),
+    ("locator_count", "locator_uris", "There is one locator per record id."),
+    (
+        "locator_foreign",
+        "locator_uris",
+        "Every locator names the receipt's collection (qmd://<collection>/...), as "
+        "safeRelativeMarkdownPath requires.",
+    ),
+    (
+        "locator_unsafe",
+        "locator_uris",
+        "Every locator's path passes safeRelativeMarkdownPath (locator_invalid / locator_escape).",
+    ),
+    ("locator_duplicate", "locator_uris", "No locator appears twice in one receipt."),
+    (
+        "space_locator_nested",
+        "locator_uris",
+        "A space receipt's locators name files directly in the collection root: enumeration "
+        "lists that one folder.",
+    ),
+    (
+        "record_id_locator",
+        "record_ids",
+        "Each record id is the name its locator requires: basename(relativePath, '.md').",
+    ),
+    (
+        "exposed_count",
+        "n_exposed",
+        "A guarded receipt (non-null audience, or any exposed result) exposes exactly one "
+        "result per record id.",
+    ),
+    (
+        "exposed_not_in_records",
+        "exposed.record_id",
+        "Every exposed record id is among the receipt's record_ids.",
+    ),
+    (
+        "exposed_misaligned",
+        "exposed.record_id",
+        "Exposed result i is record i: same record id, same locator, and the relative path "
+        "safeRelativeMarkdownPath gives for it.",
+    ),
+    (
+        "exposed_source_class",
+        "exposed.source_classes",
+        "An exposed result has at least one source class, and each is both allowed and requested.",
+    ),
+    (
+        "exposed_presentation",
+        "exposed.source_classes",
+        "No exposed result has the source class 'presentation'.",
+    ),
+    (
+        "exposed_below_threshold",
+        "exposed.score",
+        "A search result exposed under a relevance threshold has a score, not below that "
+        "threshold.",
+    ),
+    (
+        "exposed_enumerated_score",
+        "exposed.score",
+        "A result of a space (enumerated) receipt carries no score: enumeration never ranks.",
+    ),
+    (
+        "withheld_count_invalid",
+        "withheld_count",
+        "The withheld count is a non-negative integer.",
+    ),
+    (
+        "withheld_without_audience",
+        "withheld_count",
+        "Nothing is withheld from a receipt with no audience: only guarded retrieval withholds.",
+    ),
 )
+
+#: Every rule :func:`check_receipts` applies. Each is an error: engram's code
+#: cannot write a receipt that breaks one.
+RULES = RuleTable(
+    Rule(name, text, check="receipt_rules", kind=KIND.name, field=field)
+    for name, field, text in _RULE_TEXT
+)
+
+RECEIPT_RULES = RULES.descriptions
 """Every rule :func:`check_receipts` applies: name -> what engram guarantees."""
-
-FINDING_COLUMNS = MappingProxyType(
-    {
-        "receipt_row": "index label of the receipt in the receipts table",
-        "source_file": "file the receipt came from",
-        "source_line": "1-based line where the receipt's value starts",
-        "rule": "name of the rule broken (a key of RECEIPT_RULES)",
-        "detail": "what exactly is wrong, naming the value",
-    }
-)
-"""Columns of the DataFrame :func:`check_receipts` returns."""
-
-
-def _q(value) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return "null"
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _eq(series: pd.Series, value: str) -> np.ndarray:
     return (series == value).to_numpy(dtype=bool, na_value=False)
 
 
-def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
+def _receipt_level(receipts: pd.DataFrame, found: FindingsBuilder) -> None:
     scope_space = _eq(receipts["scope"], "space")
     query = receipts["query"]
     threshold = receipts["relevance_threshold"]
     for pos in np.flatnonzero(scope_space & query.notna().to_numpy()):
-        found.add(pos, "space_query", f"scope is 'space' but query is {_q(query.iat[pos])}")
+        found.add(pos, "space_query", f"scope is 'space' but query is {quote(query.iat[pos])}")
     for pos in np.flatnonzero(scope_space & threshold.notna().to_numpy()):
         found.add(
             pos,
@@ -133,7 +188,7 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
         found.add(
             pos,
             "unresolved_space_collection",
-            f"active_space is null but collection is {_q(collection.iat[pos])}",
+            f"active_space is null but collection is {quote(collection.iat[pos])}",
         )
 
     n_ids = list_lengths(list_column(receipts, "record_ids"))
@@ -142,7 +197,7 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
     kind_hit = _eq(kind, "hit")
     for pos in np.flatnonzero(kind_hit != (n_ids > 0)):
         found.add(
-            pos, "kind_record_ids", f"kind is {_q(kind.iat[pos])} with {n_ids[pos]} record id(s)"
+            pos, "kind_record_ids", f"kind is {quote(kind.iat[pos])} with {n_ids[pos]} record id(s)"
         )
     if "outcome" in receipts:
         outcome = receipts["outcome"]
@@ -158,7 +213,7 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
             found.add(
                 pos,
                 "kind_outcome",
-                f"outcome is {_q(outcome.iat[pos])} but kind is {_q(kind.iat[pos])}",
+                f"outcome is {quote(outcome.iat[pos])} but kind is {quote(kind.iat[pos])}",
             )
         if "n_records" in receipts:
             n_records = receipts["n_records"].to_numpy(dtype="float64", na_value=np.nan)
@@ -176,7 +231,7 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
                 found.add(
                     pos,
                     "outcome_errors",
-                    f"outcome is {_q(outcome.iat[pos])} with {n_errors[pos]} error(s)",
+                    f"outcome is {quote(outcome.iat[pos])} with {n_errors[pos]} error(s)",
                 )
     for pos in np.flatnonzero(n_locators != n_ids):
         found.add(
@@ -188,7 +243,7 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
         invalid = np.isnan(count) | (count < 0) | (count != np.floor(count))
     for pos in np.flatnonzero(invalid):
         value = receipts["withheld_count"].iat[pos]
-        found.add(pos, "withheld_count_invalid", f"withheld count is {_q(_plain(value))}")
+        found.add(pos, "withheld_count_invalid", f"withheld count is {quote(value)}")
     no_audience = receipts["withheld_audience"].isna().to_numpy()
     for pos in np.flatnonzero(no_audience & ~invalid & (count > 0)):
         found.add(
@@ -198,15 +253,7 @@ def _receipt_level(receipts: pd.DataFrame, found: Findings) -> None:
         )
 
 
-def _plain(value):
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def _locator_level(receipts: pd.DataFrame, found: Findings) -> pa.Table:
+def _locator_level(receipts: pd.DataFrame, found: FindingsBuilder) -> pa.Table:
     """Locator rules; returns the per-locator verdicts for the exposed checks."""
     locators = list_column(receipts, "locator_uris")
     flat_uris = pc.list_flatten(locators)
@@ -223,8 +270,8 @@ def _locator_level(receipts: pd.DataFrame, found: Findings) -> pa.Table:
         found.add(
             pos,
             rule,
-            f"{code}: {_q(uris[int(j)].as_py())} in collection "
-            f"{_q(receipts['collection'].iat[pos])}",
+            f"{code}: {quote(uris[int(j)].as_py())} in collection "
+            f"{quote(receipts['collection'].iat[pos])}",
         )
 
     # seenPaths: a locator repeated within one receipt.
@@ -235,7 +282,7 @@ def _locator_level(receipts: pd.DataFrame, found: Findings) -> pa.Table:
         repeated[first] = False
         for j in np.flatnonzero(repeated):
             found.add(
-                int(parents[j]), "locator_duplicate", f"{_q(flat_uris[int(j)].as_py())} repeats"
+                int(parents[j]), "locator_duplicate", f"{quote(flat_uris[int(j)].as_py())} repeats"
             )
 
     # enumerateCandidates lists the records root itself, never a subfolder.
@@ -247,7 +294,7 @@ def _locator_level(receipts: pd.DataFrame, found: Findings) -> pa.Table:
             found.add(
                 int(parents[j]),
                 "space_locator_nested",
-                f"{_q(flat_uris[int(j)].as_py())} is in a subfolder of the collection",
+                f"{quote(flat_uris[int(j)].as_py())} is in a subfolder of the collection",
             )
 
     # The record id at the same position must be the locator's name.
@@ -266,8 +313,9 @@ def _locator_level(receipts: pd.DataFrame, found: Findings) -> pa.Table:
             found.add(
                 int(parents[j]),
                 "record_id_locator",
-                f"record id {_q(actual[int(j)].as_py())} at locator "
-                f"{_q(flat_uris[int(j)].as_py())}, which requires {_q(required[int(j)].as_py())}",
+                f"record id {quote(actual[int(j)].as_py())} at locator "
+                f"{quote(flat_uris[int(j)].as_py())}, which requires "
+                f"{quote(required[int(j)].as_py())}",
             )
     return safety
 
@@ -288,10 +336,13 @@ def check_receipts(receipts, exposed: pd.DataFrame | None = None) -> pd.DataFram
     Returns
     -------
     DataFrame
-        One row per finding (one per offending locator or exposed result
-        where a rule concerns those), columns of :data:`FINDING_COLUMNS`, ordered by
-        receipt then rule. ``rule`` is a categorical over the keys of
-        :data:`RECEIPT_RULES`. Empty when every receipt passes.
+        The findings table of the kit (:data:`FINDING_COLUMNS`): one row per
+        finding (one per offending locator or exposed result where a rule
+        concerns those), ordered by receipt then rule; ``row`` is the
+        receipt's index label, ``record`` a logger's ``request_id`` where the
+        log has one, ``rule`` a categorical over the keys of
+        :data:`RECEIPT_RULES`. Every rule is an error. Empty when every
+        receipt passes.
 
     Examples
     --------
@@ -308,8 +359,10 @@ def check_receipts(receipts, exposed: pd.DataFrame | None = None) -> pd.DataFram
             "matched to their receipt; check each loaded table separately, or load all "
             "files in one ea.load call"
         )
-    found = Findings(list(RECEIPT_RULES))
+    found = FindingsBuilder(
+        RULES, receipts, record=receipts.get("request_id"), what="check_receipts"
+    )
     _receipt_level(receipts, found)
     safety = _locator_level(receipts, found)
     exposed_findings(receipts, exposed, safety, found)
-    return found.frame(receipts, FINDING_COLUMNS)
+    return found.frame()

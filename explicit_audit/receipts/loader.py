@@ -1,6 +1,6 @@
 """Retrieval receipts (engram): loading them into ``receipts`` and ``exposed``.
 
-A line is any of the three shapes of ``shared/FORMATS.md`` section 1: a bare
+A line is any of the three shapes of ``docs/formats.md`` section 1: a bare
 ``RetrievalReceipt`` (``shape="receipt"``), the CLI's output
 ``{schema_version, status, records|errors, receipt}`` (``shape="cli"``), or
 the internal outcome ``{kind, records|errors, receipt}`` (``shape="outcome"``),
@@ -69,29 +69,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._core.records import KindTables, RawValue, RecordKind, segments
-from ._arrow import arrow_part, frames_from_parts
+from .._core.records import KindTables, RecordKind
+from ._arrow import columnar, frames_from_parts, layout
 from ._values import matches, normalise_values
 from .presentations import presentations_table, screen_presentations
 
 __all__ = ["KIND"]
 
 
-def _build(values: Sequence[RawValue], columnar: Sequence | None = None) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
     parts, rejected, presentations = [], [], []
-    for what, segment in segments(values, columnar) or [("values", [])]:
+    for what, segment in segments:
         if what == "part":
             parts.append(segment)
             continue
-        files = {item.source_file: None for item in segment}
+        # Presentation lines are read exactly (``layout`` names them "other").
+        files = {item.source_file: rank for rank, item in reversed(list(enumerate(segment)))}
         segment, screened, misfits = screen_presentations(segment)
         presentations.extend(screened)
         part, more = normalise_values(segment)
         parts.append(part)
-        if misfits:  # back in file order, as the values came
-            rank = {name: index for index, name in enumerate(files)}
-            more = sorted([*misfits, *more], key=lambda r: (rank[r.source_file], r.source_line))
-        rejected.extend(more)
+        # Both lists in file order: merged, they keep it.
+        rejected.extend(
+            sorted([*misfits, *more], key=lambda r: (files[r.source_file], r.source_line))
+        )
     receipts, exposed = frames_from_parts(parts)
     tables = {"receipts": receipts, "exposed": exposed}
     tables["presentations"] = presentations_table(presentations, receipts)
@@ -103,5 +104,6 @@ KIND = RecordKind(
     tables=("receipts", "exposed", "presentations"),
     matches=matches,
     build=_build,
-    arrow_build=arrow_part,
+    layout=layout,
+    columnar=columnar,
 )

@@ -19,99 +19,207 @@ code this kit does not know.
 from __future__ import annotations
 
 import re
-from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 
+from .._core.findings import ERROR, FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
 from ._js_json import presentation_id
 from ._presentation_failures import check_classes, check_failed
 from ._presentation_failures import quote as _q
 
-__all__ = ["PRESENTATION_FINDING_COLUMNS", "PRESENTATION_RULES", "check_presentations"]
+__all__ = ["FINDING_COLUMNS", "PRESENTATION_RULES", "RULES", "check_presentations"]
 
-PRESENTATION_RULES = MappingProxyType(
-    {
-        # `return { schema_version: 0, status: "presented", content, receipt[, retained] }`
-        # and `failure(errors, retrieval?)`: the only two shapes renderPresentation returns.
-        "status_fields": "A presented line carries content and receipt and no errors or "
-        "retrieval; a failed line carries a non-empty errors list and no content, receipt "
-        "or retained.",
-        # `presentationError` / `retrievalError` build every error: {kind, code[, field], message}.
-        "error_shape": "Each error is {kind, code, [field,] message}: kind one of engram's "
-        "KnowledgeErrorKind values, code and message strings, field a string when present.",
-        # The `const receipt: PresentationReceipt = {...}` literal.
-        "receipt_keys": "The presentation receipt carries only the keys engram writes "
-        "(schemaVersion ... generatedAt, and retention).",
-        # `presentation-${sha256(canonicalJson(identity)).slice(0, 32)}`
-        "presentation_id_format": "presentationId is 'presentation-' and 32 lowercase hex digits.",
-        "presentation_id_hash": "presentationId is the SHA-256 of canonicalJson of the "
-        "presentation's identity (its own fields and content), as presentationIdentity builds it.",
-        # `activeSpace: active.spaceId`; the same `active` is handed to guarded retrieval.
-        "active_space": "The receipt's activeSpace is the retrieval receipt's activeSpace.",
-        # `{ audienceId: audienceSnapshot.id, ... }` is the retrieval filter's audience.
-        "audience_withheld": "The retrieval receipt's withheld.audienceId is the audience "
-        "the view was rendered for.",
-        # `Number.isSafeInteger(version) && version >= 0` or definition_version_invalid.
-        "definition_versions": "viewVersion, audienceVersion and deliveryVersion are "
-        "integers in [0, 2**53 - 1].",
-        # `validateGeneratedAt`: `generatedAt.includes("T")` (and Date.parse accepts it).
-        "generated_at": "generatedAt contains 'T'.",
-        # A miss or a failed retrieval returns failure(...): only a hit is presented.
-        "presented_retrieval_hit": "A presented line's retrieval receipt is a hit.",
-        # `sourceRecordIds: records.map((r) => r.record.id).sort()`, records[i] = recordIds[i].
-        "source_record_ids": "sourceRecordIds is the retrieval receipt's recordIds, sorted.",
-        # `referencesFor(records)`: {recordId, sourceUri, relativePath} sorted by recordId,
-        # each from the exposed result of the same record (performRetrieval).
-        "source_references": "sourceReferences is the retrieval receipt's exposedResults as "
-        "{recordId, sourceUri, relativePath}, sorted by recordId.",
-        # safeRelativeMarkdownPath(candidate.file, collection) gave relativePath.
-        "source_reference_locator": "Each source reference's sourceUri is a locator of the "
-        "retrieval receipt, qmd://<collection>/<relativePath>.",
-        # `uniqueStrings([...projection.recommendationIds, ...draft.recommendationIds])`,
-        # each found among `records` by validateRecommendationIds.
-        "recommendation_ids": "recommendationIds has no repeats, and each is a source record.",
-        # renderPresentation never passes requestedSourceClasses: performRetrieval copies
-        # the allowed classes.
-        "requested_equals_allowed": "The retrieval receipt's requested source classes are "
-        "its allowed source classes.",
-        # validatePolicy: policy_source_classes_empty.
-        "presented_policy_nonempty": "A presented line's retrieval allowed at least one "
-        "source class.",
-        # query_invalid: a search needs a non-blank query without NUL.
-        "presented_search_query": "A presented search view's query is a non-blank string "
-        "without NUL.",
-        # enumerateCandidates sorts the file names (localeCompare) and filterCandidates
-        # keeps that order.
-        "space_locator_order": "A space view's locators name their files in sorted order.",
-        # retentionPaths(active, presentationId) and retain().
-        "retention": "retention (when present) names .engram-presentations/<presentationId>/"
-        "presentation.md and receipt.json, and a line carries retained exactly when its "
-        "receipt carries retention.",
-        # The early returns of renderPresentation: failures before retrieval carry no
-        # receipt, retrieval failures a miss with retrieval errors, later ones a hit.
-        "failure_stage": "A failed line's errors belong to the step its retrieval receipt "
-        "shows: none (before retrieval), a miss (retrieval errors), or a hit (a later step).",
-        # `failure([presentationError("retrieval_miss", ..., "query", "retrieval")], receipt)`.
-        "retrieval_miss_error": "retrieval_miss is the only error of its line, of kind "
-        "'retrieval' and field 'query', with a miss receipt.",
-    }
+_RR = "record.receipt.retrievalReceipt."
+_RULE_TEXT = (
+    # name, field at fault, severity, what engram guarantees; above each, the
+    # code of presentation.ts it rests on.
+    # `return { schema_version: 0, status: "presented", content, receipt[, retained] }`
+    # and `failure(errors, retrieval?)`: the only two shapes renderPresentation returns.
+    (
+        "status_fields",
+        "status",
+        ERROR,
+        "A presented line carries content and receipt and no errors or retrieval; a failed "
+        "line carries a non-empty errors list and no content, receipt or retained.",
+    ),
+    # `presentationError` / `retrievalError` build every error: {kind, code[, field], message}.
+    (
+        "error_shape",
+        "record.errors",
+        ERROR,
+        "Each error is {kind, code, [field,] message}: kind one of engram's KnowledgeErrorKind "
+        "values, code and message strings, field a string when present.",
+    ),
+    # The `const receipt: PresentationReceipt = {...}` literal. A notice: the
+    # schema (version 0) is declared unstable and may grow.
+    (
+        "receipt_keys",
+        "record.receipt",
+        NOTICE,
+        "The presentation receipt carries only the keys engram writes (schemaVersion ... "
+        "generatedAt, and retention).",
+    ),
+    # `presentation-${sha256(canonicalJson(identity)).slice(0, 32)}`
+    (
+        "presentation_id_format",
+        "presentation_id",
+        ERROR,
+        "presentationId is 'presentation-' and 32 lowercase hex digits.",
+    ),
+    (
+        "presentation_id_hash",
+        "presentation_id",
+        ERROR,
+        "presentationId is the SHA-256 of canonicalJson of the presentation's identity (its "
+        "own fields and content), as presentationIdentity builds it.",
+    ),
+    # `activeSpace: active.spaceId`; the same `active` is handed to guarded retrieval.
+    (
+        "active_space",
+        "active_space",
+        ERROR,
+        "The receipt's activeSpace is the retrieval receipt's activeSpace.",
+    ),
+    # `{ audienceId: audienceSnapshot.id, ... }` is the retrieval filter's audience.
+    (
+        "audience_withheld",
+        "audience_id",
+        ERROR,
+        "The retrieval receipt's withheld.audienceId is the audience the view was rendered for.",
+    ),
+    # `Number.isSafeInteger(version) && version >= 0` or definition_version_invalid.
+    (
+        "definition_versions",
+        None,
+        ERROR,
+        "viewVersion, audienceVersion and deliveryVersion are integers in [0, 2**53 - 1].",
+    ),
+    # `validateGeneratedAt`: `generatedAt.includes("T")` (and Date.parse accepts it).
+    ("generated_at", "generated_at", ERROR, "generatedAt contains 'T'."),
+    # A miss or a failed retrieval returns failure(...): only a hit is presented.
+    (
+        "presented_retrieval_hit",
+        _RR + "kind",
+        ERROR,
+        "A presented line's retrieval receipt is a hit.",
+    ),
+    # `sourceRecordIds: records.map((r) => r.record.id).sort()`, records[i] = recordIds[i].
+    (
+        "source_record_ids",
+        "source_record_ids",
+        ERROR,
+        "sourceRecordIds is the retrieval receipt's recordIds, sorted.",
+    ),
+    # `referencesFor(records)`: {recordId, sourceUri, relativePath} sorted by recordId,
+    # each from the exposed result of the same record (performRetrieval).
+    (
+        "source_references",
+        "source_references",
+        ERROR,
+        "sourceReferences is the retrieval receipt's exposedResults as {recordId, sourceUri, "
+        "relativePath}, sorted by recordId.",
+    ),
+    # safeRelativeMarkdownPath(candidate.file, collection) gave relativePath.
+    (
+        "source_reference_locator",
+        "source_references",
+        ERROR,
+        "Each source reference's sourceUri is a locator of the retrieval receipt, "
+        "qmd://<collection>/<relativePath>.",
+    ),
+    # `uniqueStrings([...projection.recommendationIds, ...draft.recommendationIds])`,
+    # each found among `records` by validateRecommendationIds.
+    (
+        "recommendation_ids",
+        "recommendation_ids",
+        ERROR,
+        "recommendationIds has no repeats, and each is a source record.",
+    ),
+    # renderPresentation never passes requestedSourceClasses: performRetrieval copies
+    # the allowed classes.
+    (
+        "requested_equals_allowed",
+        None,
+        ERROR,
+        "The retrieval receipt's requested source classes are its allowed source classes.",
+    ),
+    # validatePolicy: policy_source_classes_empty.
+    (
+        "presented_policy_nonempty",
+        _RR + "allowedSourceClasses",
+        ERROR,
+        "A presented line's retrieval allowed at least one source class.",
+    ),
+    # query_invalid: a search needs a non-blank query without NUL.
+    (
+        "presented_search_query",
+        _RR + "query",
+        ERROR,
+        "A presented search view's query is a non-blank string without NUL.",
+    ),
+    # enumerateCandidates sorts the file names (localeCompare) and filterCandidates
+    # keeps that order.
+    (
+        "space_locator_order",
+        _RR + "locatorUris",
+        ERROR,
+        "A space view's locators name their files in sorted order.",
+    ),
+    # retentionPaths(active, presentationId) and retain().
+    (
+        "retention",
+        "retained",
+        ERROR,
+        "retention (when present) names .engram-presentations/<presentationId>/presentation.md "
+        "and receipt.json, and a line carries retained exactly when its receipt carries "
+        "retention.",
+    ),
+    # The early returns of renderPresentation: failures before retrieval carry no
+    # receipt, retrieval failures a miss with retrieval errors, later ones a hit.
+    (
+        "failure_stage",
+        "error_codes",
+        ERROR,
+        "A failed line's errors belong to the step its retrieval receipt shows: none (before "
+        "retrieval), a miss (retrieval errors), or a hit (a later step).",
+    ),
+    # The code tables of _presentation_failures.py list every code a step returns.
+    # A notice: engram's schema (version 0) may add codes.
+    (
+        "error_code_unknown",
+        "error_codes",
+        NOTICE,
+        "Each error code of a failed line is one engram's rendering returns.",
+    ),
+    # `failure([presentationError("retrieval_miss", ..., "query", "retrieval")], receipt)`.
+    (
+        "retrieval_miss_error",
+        "error_codes",
+        ERROR,
+        "retrieval_miss is the only error of its line, of kind 'retrieval' and field 'query', "
+        "with a miss receipt.",
+    ),
 )
+
+#: Every rule :func:`check_presentations` applies, in report order. Each is an
+#: error but ``receipt_keys`` and ``error_code_unknown``, notices: engram's
+#: presentation schema (version 0) is declared unstable and may grow.
+RULES = RuleTable(
+    Rule(name, text, check="presentation_rules", kind="presentations", severity=severity,
+         field=field)
+    for name, field, severity, text in _RULE_TEXT
+)  # fmt: skip
+
+PRESENTATION_RULES = RULES.descriptions
 """Every rule :func:`check_presentations` applies: name -> what engram guarantees."""
 
-PRESENTATION_FINDING_COLUMNS = MappingProxyType(
-    {
-        "presentation_row": "index label of the line in the presentations table",
-        "receipt_row": "index label of its retrieval receipt in receipts; <NA> when none",
-        "source_file": "file the line came from",
-        "source_line": "1-based line where its value starts",
-        "rule": "name of the rule broken (a key of PRESENTATION_RULES)",
-        "severity": "error, or notice for a key or code this kit does not know",
-        "detail": "what exactly is wrong, naming the value",
-    }
-)
-"""Columns of the DataFrame :func:`check_presentations` returns."""
-
+#: The definition versions of a presentation receipt: ``presentations`` column -> key.
+_VERSIONS = {
+    "view_version": "viewVersion",
+    "audience_version": "audienceVersion",
+    "delivery_version": "deliveryVersion",
+}
 _ID_FORMAT = re.compile(r"presentation-[0-9a-f]{32}")
 #: engram's record id pattern (``ID_PATTERN`` in ``knowledgeValidation.ts``).
 _RECORD_ID = re.compile(r"[a-z][a-z0-9-]*")
@@ -153,17 +261,17 @@ def _presented(record: dict, say) -> None:
         return
     unknown = [key for key in receipt if key not in _RECEIPT_KEYS]
     if unknown:
-        say("receipt_keys", f"the receipt carries {', '.join(map(_q, unknown))}", "notice")
+        say("receipt_keys", f"the receipt carries {', '.join(map(_q, unknown))}")
     pid = receipt.get("presentationId")
     if not (isinstance(pid, str) and _ID_FORMAT.fullmatch(pid)):
         say("presentation_id_format", f"presentationId is {_q(pid)}")
     rebuilt = presentation_id(record)
     if rebuilt is not None and rebuilt != pid:
         say("presentation_id_hash", f"presentationId is {_q(pid)}, its fields give {rebuilt}")
-    for key in ("viewVersion", "audienceVersion", "deliveryVersion"):
+    for column, key in _VERSIONS.items():
         version = receipt.get(key)
         if not (_is_int(version) and 0 <= version <= 2**53 - 1):
-            say("definition_versions", f"{key} is {_q(version)}")
+            say("definition_versions", f"{key} is {_q(version)}", field=column)
     generated = receipt.get("generatedAt")
     if not (isinstance(generated, str) and "T" in generated):
         say("generated_at", f"generatedAt is {_q(generated)}")
@@ -295,7 +403,7 @@ def _line(record: Any, say) -> None:
         check_failed(record, say)
         return
     if isinstance(retrieval, dict):
-        check_classes(retrieval, say)
+        check_classes(retrieval, say, _RR)
 
 
 def check_presentations(presentations) -> pd.DataFrame:
@@ -311,9 +419,13 @@ def check_presentations(presentations) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        One row per finding, columns of :data:`PRESENTATION_FINDING_COLUMNS`,
-        in table order then rule order. ``rule`` is a categorical over the
-        keys of :data:`PRESENTATION_RULES`. Empty when every line passes.
+        The findings table of the kit (:data:`FINDING_COLUMNS`): one row per
+        finding, ordered by line then rule; ``kind`` is ``presentations``,
+        ``row`` the line's index label in ``presentations`` (its retrieval
+        receipt is that row's ``receipt_row``), ``record`` its
+        ``presentation_id`` (<NA> for a failed line), ``rule`` a categorical
+        over the keys of :data:`PRESENTATION_RULES`, ``severity`` the rule's
+        own (:data:`RULES`). Empty when every line passes.
 
     Examples
     --------
@@ -324,34 +436,16 @@ def check_presentations(presentations) -> pd.DataFrame:
     """
     if not isinstance(presentations, pd.DataFrame):
         presentations = presentations.presentations
-    rows = []
-    rank = {name: index for index, name in enumerate(PRESENTATION_RULES)}
-    for label, record, receipt_row, source_file, source_line in zip(
-        presentations.index,
-        presentations["record"],
-        presentations["receipt_row"],
-        presentations["source_file"].astype("str"),
-        presentations["source_line"],
-        strict=True,
-    ):
-        found = []
+    found = FindingsBuilder(
+        RULES,
+        presentations,
+        record=presentations.get("presentation_id"),
+        what="check_presentations",
+    )
+    for position, record in enumerate(presentations["record"].to_numpy(dtype=object)):
 
-        def say(rule: str, detail: str, severity: str = "error", found=found) -> None:
-            found.append((rule, severity, detail))
+        def say(rule: str, detail: str, *, field: str | None = None, at=position) -> None:
+            found.add(at, rule, detail, field=field)
 
         _line(record, say)
-        for rule, severity, detail in sorted(found, key=lambda item: rank[item[0]]):
-            rows.append((label, receipt_row, source_file, int(source_line), rule, severity, detail))
-    columns = list(PRESENTATION_FINDING_COLUMNS)
-    frame = pd.DataFrame(rows, columns=columns)
-    return frame.astype(
-        {
-            "presentation_row": "int64",
-            "receipt_row": "Int64",
-            "source_file": "str",
-            "source_line": "int64",
-            "rule": pd.CategoricalDtype(list(PRESENTATION_RULES)),
-            "severity": pd.CategoricalDtype(["error", "notice"]),
-            "detail": "str",
-        }
-    )
+    return found.frame()

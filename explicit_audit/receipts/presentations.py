@@ -69,10 +69,10 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import text_safe_series
+from .._core.describe import describe
 from .._core.records import RawValue, Rejection, sort_out
 from ._values import (
     PRESENTATION_KEYS,
-    _describe,
     _integer,
     _Misfit,
     _row,
@@ -139,13 +139,13 @@ def _required(mapping: dict, key: str, at: str) -> Any:
 
 def _object(value: Any, field: str) -> dict:
     if not isinstance(value, dict):
-        raise _Misfit(field, f"must be an object, got {_describe(value)}")
+        raise _Misfit(field, f"must be an object, got {describe(value)}")
     return value
 
 
 def _references(value: Any, field: str) -> list[dict]:
     if not isinstance(value, list):
-        raise _Misfit(field, f"must be an array, got {_describe(value)}")
+        raise _Misfit(field, f"must be an array, got {describe(value)}")
     out = []
     for index, item in enumerate(value):
         at = f"{field}[{index}]"
@@ -164,7 +164,7 @@ def _error_codes(value: dict) -> list[str]:
     if errors is None:
         return []
     if not isinstance(errors, list):
-        raise _Misfit("errors", f"must be an array, got {_describe(errors)}")
+        raise _Misfit("errors", f"must be an array, got {describe(errors)}")
     codes = []
     for index, error in enumerate(errors):
         error = _object(error, f"errors[{index}]")
@@ -254,7 +254,8 @@ def presentations_table(
     Parameters
     ----------
     presentations : sequence of (RawValue, dict)
-        What :func:`screen_presentations` kept, in load order.
+        What :func:`screen_presentations` kept, file by file (the rows of one
+        file in any order: they are put in file order here).
     receipts : DataFrame
         The ``receipts`` table built from the same values. A line's receipt
         row is found by ``(source_file, source_line)`` among the
@@ -274,8 +275,15 @@ def presentations_table(
         shaped, files, receipts["source_line"].reindex(shaped), strict=True
     ):
         rows_at[(source_file, int(line))].append(int(label))
+    rank: dict[str, int] = {}
+    for item, _ in presentations:
+        rank.setdefault(item.source_file, len(rank))
+    # Segments come file by file, a file's values in any order: rows go in file order.
+    in_order = sorted(
+        presentations, key=lambda kept: (rank[kept[0].source_file], kept[0].source_line)
+    )
     rows, extras = [], []
-    for item, fields in presentations:
+    for item, fields in in_order:
         row = dict(fields)
         if _carries_receipt(item.value):
             if not _receipt_fits(item.value):

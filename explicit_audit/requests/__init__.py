@@ -5,13 +5,14 @@ The ``requests`` table is documented in :mod:`explicit_audit.requests.loader`.
 
 from __future__ import annotations
 
-from .checks import FORBIDDEN_PAYLOAD_KEYS, verify_requests
+from .checks import FORBIDDEN_PAYLOAD_KEYS, check_requests, verify_requests
 from .hashing import request_hash
 from .loader import KIND
 
 __all__ = [
     "FORBIDDEN_PAYLOAD_KEYS",
     "KIND",
+    "check_requests",
     "request_hash",
     "verify_requests",
 ]

@@ -1,4 +1,16 @@
-"""The findings of :func:`explicit_audit.verify_requests`, row by row and by ``base_id``."""
+"""The checks of compile requests: hashes, the §7.1 hiding rule, independence, consistency.
+
+Each rule's severity is decided from explicit_learning's ``build_compile_request``:
+
+- every hash finding is an error, including a hash another known dialect
+  explains: the recorded ``request_sha256`` is not the one the producer promises;
+- a forbidden key at the payload's top level is an error (the builder refuses
+  it); the same name nested deeper is a notice, since the builder only checks
+  the top level, so such a payload is valid and only shown for a look;
+- an independence breach is an error;
+- a record field (``base_id``, ``dsl``, ``image_sha256``) that contradicts the
+  payload is an error: the builder writes both from the one candidate.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from .._core.columns import text_safe_series
+from .._core.deprecation import deprecated_alias
+from .._core.findings import FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
 from ..canonical import (
     DIALECTS,
     REQUEST_HASH_DIALECT,
@@ -15,8 +28,15 @@ from ..canonical import (
     matching_dialects,
 )
 from ..errors import AuditError
+from .loader import KIND
 
-__all__ = ["FINDING_COLUMNS", "FORBIDDEN_PAYLOAD_KEYS", "findings_frame"]
+__all__ = [
+    "FINDING_COLUMNS",
+    "FORBIDDEN_PAYLOAD_KEYS",
+    "RULES",
+    "check_requests",
+    "verify_requests",
+]
 
 #: Keys a compile-request payload must never carry (§7.1 hiding rule).
 FORBIDDEN_PAYLOAD_KEYS = frozenset(
@@ -33,30 +53,66 @@ FORBIDDEN_PAYLOAD_KEYS = frozenset(
         "original_answer",
     }
 )
-#: Columns of :func:`verify_requests`' result.
-FINDING_COLUMNS = {
-    "source_file": "file of the request record",
-    "source_line": "line of the request record",
-    "base_id": "the C2 candidate",
-    "model": "the model that received the request",
-    "finding": "hash_mismatch / hash_malformed / unhashable / forbidden_key / "
-    "forbidden_key_nested / independence / record_payload_mismatch",
-    "severity": "error (a breach or an unexplained hash) / warning (explained or weaker)",
-    "field": "dotted path of the field at fault",
-    "dialect": "for hash_mismatch: the dialect that reproduces the recorded hash",
-    "detail": "what was found, in words",
-}
-_FINDINGS = pd.CategoricalDtype(
+
+#: Every rule :func:`check_requests` applies, with its check and severity.
+RULES = RuleTable(
     [
-        "hash_mismatch",
-        "hash_malformed",
-        "unhashable",
-        "forbidden_key",
-        "forbidden_key_nested",
-        "independence",
-        "record_payload_mismatch",
+        Rule(
+            "hash_mismatch",
+            "request_sha256 is the canonical-JSON hash of the payload in the expected dialect "
+            "(a hash another dialect explains is still not the promised one).",
+            check="request_hashes",
+            kind=KIND.name,
+            field="request_sha256",
+        ),
+        Rule(
+            "hash_malformed",
+            "request_sha256 is 64 lowercase hexadecimal characters.",
+            check="request_hashes",
+            kind=KIND.name,
+            field="request_sha256",
+        ),
+        Rule(
+            "payload_unhashable",
+            "The payload is a JSON object the expected dialect can write.",
+            check="request_hashes",
+            kind=KIND.name,
+            field="payload",
+        ),
+        Rule(
+            "forbidden_key",
+            "The payload carries no key the §7.1 hiding rule forbids at its top level.",
+            check="request_hiding_rule",
+            kind=KIND.name,
+        ),
+        Rule(
+            "forbidden_key_nested",
+            "A forbidden key name nested inside the payload: the builder allows it (it checks "
+            "the top level only), so it is shown for a look.",
+            check="request_hiding_rule",
+            kind=KIND.name,
+            severity=NOTICE,
+        ),
+        Rule(
+            "independence",
+            "Every request for one base_id carries the same payload: each model compiles "
+            "from the same evidence.",
+            check="request_independence",
+            kind=KIND.name,
+            field="payload",
+        ),
+        Rule(
+            "record_payload_mismatch",
+            "The record's base_id, dsl and image_sha256 equal the payload's: the builder "
+            "writes both from one candidate.",
+            check="request_consistency",
+            kind=KIND.name,
+        ),
     ]
 )
+
+# One finding before it is placed: (rule, field or None, detail).
+_Found = tuple[str, "str | None", str]
 
 
 def _payload_hash(payload: Any, dialect: str) -> str:
@@ -76,7 +132,7 @@ def _forbidden_nested(value: Any, path: str, found: list[tuple[str, str]]) -> No
             _forbidden_nested(item, f"{path}[{index}]", found)
 
 
-def _hash_findings(payload: Any, recorded: Any, dialect: str) -> tuple[list[tuple], str | None]:
+def _hash_findings(payload: Any, recorded: Any, dialect: str) -> tuple[list[_Found], str | None]:
     """Hash findings of one row, and the payload's digest (None if unwritable)."""
     try:
         rebuilt = _payload_hash(payload, dialect)
@@ -86,14 +142,14 @@ def _hash_findings(payload: Any, recorded: Any, dialect: str) -> tuple[list[tupl
         detail = f"no {dialect!r} digest exists for this payload: {exc}"
         if found:
             detail += f"; the recorded request_sha256 matches dialect {found[0]!r}"
-        return [("unhashable", "error", "payload", found[0] if found else pd.NA, detail)], None
+        return [("payload_unhashable", None, detail)], None
     if recorded == rebuilt:
         return [], rebuilt
     if not is_sha256_hex(recorded):
         detail = f"recorded request_sha256 {recorded!r} is not 64 lowercase hex characters"
         if isinstance(recorded, str) and recorded.strip().lower() == rebuilt:
             detail += "; otherwise it matches"
-        return [("hash_malformed", "error", "request_sha256", pd.NA, detail)], rebuilt
+        return [("hash_malformed", None, detail)], rebuilt
     others = [name for name in DIALECTS if name != dialect]
     found = matching_dialects(payload, recorded, others)
     if found:
@@ -101,21 +157,19 @@ def _hash_findings(payload: Any, recorded: Any, dialect: str) -> tuple[list[tupl
             f"recorded request_sha256 matches dialect {found[0]!r} "
             f"({DIALECTS[found[0]].description}), not {dialect!r}; rebuilt {rebuilt}"
         )
-        return [("hash_mismatch", "warning", "request_sha256", found[0], detail)], rebuilt
+        return [("hash_mismatch", None, detail)], rebuilt
     detail = (
         f"no known dialect reproduces the recorded request_sha256 (rebuilt {rebuilt}): the "
         "payload or its hash was changed after hashing"
     )
-    return [("hash_mismatch", "error", "request_sha256", pd.NA, detail)], rebuilt
+    return [("hash_mismatch", None, detail)], rebuilt
 
 
-def _hiding_findings(payload: dict) -> list[tuple]:
-    found = [
+def _hiding_findings(payload: dict) -> list[_Found]:
+    found: list[_Found] = [
         (
             "forbidden_key",
-            "error",
             f"payload.{key}",
-            pd.NA,
             f"payload carries {key!r}, which the §7.1 hiding rule forbids",
         )
         for key in payload
@@ -127,9 +181,7 @@ def _hiding_findings(payload: dict) -> list[tuple]:
     found.extend(
         (
             "forbidden_key_nested",
-            "warning",
             path,
-            pd.NA,
             f"a key named {name!r} (a name the hiding rule forbids at the top level) is nested "
             "in the payload",
         )
@@ -138,24 +190,24 @@ def _hiding_findings(payload: dict) -> list[tuple]:
     return found
 
 
-def _record_findings(payload: dict, written: dict[str, Any]) -> list[tuple]:
-    found = []
+def _record_findings(payload: dict, written: dict[str, Any]) -> list[_Found]:
+    found: list[_Found] = []
     for column, value in written.items():
         sent = payload.get(column)
         if sent is not None and not pd.isna(value) and value != sent:
             found.append(
                 (
                     "record_payload_mismatch",
-                    "warning",
                     column,
-                    pd.NA,
                     f"the record says {column}={value!r}, the payload {sent!r}",
                 )
             )
     return found
 
 
-def _independence_findings(base_ids: list, models: list, digests: list[str | None]) -> list[tuple]:
+def _independence_findings(
+    base_ids: list, models: list, digests: list[str | None]
+) -> list[tuple[int, str, None, str]]:
     groups: dict[Any, list[int]] = {}
     for row, base_id in enumerate(base_ids):
         groups.setdefault(base_id, []).append(row)
@@ -169,56 +221,42 @@ def _independence_findings(base_ids: list, models: list, digests: list[str | Non
             f"{len(rows)} requests for base_id {base_id!r} carry {len(distinct)} different "
             f"payloads ({sent}); every model must compile from the same evidence"
         )
-        found.extend((r, "independence", "error", "payload", pd.NA, detail) for r in rows)
+        found.extend((r, "independence", None, detail) for r in rows)
     return found
 
 
-def findings_frame(frame: pd.DataFrame, dialect: str) -> pd.DataFrame:
-    """Every finding over a requests table, in row order (see :data:`FINDING_COLUMNS`)."""
+def _findings(frame: pd.DataFrame, dialect: str) -> pd.DataFrame:
+    """Every finding over a requests table, in the kit's findings shape."""
     n = len(frame)
-    files = frame["source_file"].tolist() if "source_file" in frame else [pd.NA] * n
-    lines = frame["source_line"].tolist() if "source_line" in frame else [pd.NA] * n
-    models = frame["model"].tolist() if "model" in frame else [pd.NA] * n
+    models = frame["model"].tolist() if "model" in frame else [None] * n
     base_ids = frame["base_id"].tolist()
+    records = [
+        f"{base_id} ({model if isinstance(model, str) else 'no model'})"
+        for base_id, model in zip(base_ids, models, strict=True)
+    ]
+    found = FindingsBuilder(RULES, frame, record=records, what="check_requests")
     columns = [c for c in ("base_id", "dsl", "image_sha256") if c in frame]
     record_values = {c: frame[c].tolist() for c in columns}
-    findings: list[tuple] = []
     digests: list[str | None] = []
     payloads = frame["payload"].tolist()
     for row, (payload, recorded) in enumerate(
         zip(payloads, frame["request_sha256"].tolist(), strict=True)
     ):
-        found, payload_digest = _hash_findings(payload, recorded, dialect)
+        row_found, payload_digest = _hash_findings(payload, recorded, dialect)
         digests.append(payload_digest)
         if isinstance(payload, dict):
-            found.extend(_hiding_findings(payload))
+            row_found.extend(_hiding_findings(payload))
             written = {c: record_values[c][row] for c in columns}
-            found.extend(_record_findings(payload, written))
-        findings.extend((row, *f) for f in found)
-    findings.extend(_independence_findings(base_ids, models, digests))
-    findings.sort(key=lambda f: f[0])
-    rows = [f[0] for f in findings]
-    result = pd.DataFrame(
-        {
-            "source_file": text_safe_series([files[r] for r in rows], "str"),
-            "source_line": pd.Series([lines[r] for r in rows], dtype="Int64"),
-            "base_id": text_safe_series([base_ids[r] for r in rows], "str"),
-            "model": text_safe_series([models[r] for r in rows], "str"),
-            "finding": pd.Series([f[1] for f in findings], dtype=_FINDINGS),
-            "severity": pd.Series(
-                [f[2] for f in findings], dtype=pd.CategoricalDtype(["error", "warning"])
-            ),
-            "field": text_safe_series([f[3] for f in findings], "str"),
-            "dialect": pd.Series([f[4] for f in findings], dtype="str"),
-            "detail": text_safe_series([f[5] for f in findings], "str"),
-        }
-    )
-    result.index = pd.Index([frame.index[r] for r in rows], name=frame.index.name)
-    return result
+            row_found.extend(_record_findings(payload, written))
+        for rule, field, detail in row_found:
+            found.add(row, rule, detail, field=field)
+    for row, rule, field, detail in _independence_findings(base_ids, models, digests):
+        found.add(row, rule, detail, field=field)
+    return found.frame()
 
 
-def verify_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALECT) -> pd.DataFrame:
-    """Check every compile request's hash, the hiding rule and independence.
+def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALECT) -> pd.DataFrame:
+    """Check every compile request's hash, the hiding rule, independence and consistency.
 
     Parameters
     ----------
@@ -230,27 +268,40 @@ def verify_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALE
     Returns
     -------
     DataFrame
-        One row per finding (none when all is well), with the columns of
-        :data:`FINDING_COLUMNS`. An independence breach is reported on every
-        request of the ``base_id``, since either side may be the one that
-        differs.
+        The findings table of the kit (:data:`FINDING_COLUMNS`), one row per
+        finding, none when all is well. ``record`` is ``"base_id (model)"``;
+        ``rule`` a key of :data:`RULES`, each with its severity (only
+        ``forbidden_key_nested`` is a notice); a hash mismatch names in
+        ``detail`` the dialect that reproduces the recorded hash, if any. An
+        independence breach is reported on every request of the ``base_id``,
+        since either side may be the one that differs.
 
     Examples
     --------
     >>> import explicit_audit as ea
-    >>> findings = ea.verify_requests(ea.load("data/").requests)  # doctest: +SKIP
-    >>> findings.groupby("finding").size()  # doctest: +SKIP
+    >>> findings = ea.check_requests(ea.load("data/").requests)  # doctest: +SKIP
+    >>> findings.groupby(["rule", "severity"], observed=True).size()  # doctest: +SKIP
     """
     frame = requests if isinstance(requests, pd.DataFrame) else getattr(requests, "requests", None)
     if not isinstance(frame, pd.DataFrame) or not {"payload", "request_sha256", "base_id"} <= set(
         frame.columns
     ):
         raise AuditError(
-            "verify_requests needs the requests table (columns 'payload', 'request_sha256', "
+            "check_requests needs the requests table (columns 'payload', 'request_sha256', "
             "'base_id'); pass ea.load(...).requests or ea.load_requests(...)."
         )
     if dialect not in DIALECTS:
         raise AuditError(
             f"unknown canonical-JSON dialect {dialect!r}; choose one of {', '.join(DIALECTS)}"
         )
-    return findings_frame(frame, dialect)
+    return _findings(frame, dialect)
+
+
+verify_requests = deprecated_alias(
+    "verify_requests",
+    check_requests,
+    use="ea.check_requests",
+    changes="It returns the findings of :func:`check_requests`, in the kit's findings shape: "
+    "the 0.1 column ``finding`` is now ``rule``, the dialect is named in ``detail``, and "
+    "``severity`` is ``error`` or ``notice``.",
+)

@@ -1,7 +1,7 @@
 """C2 compile requests (explicit_learning): loading them, and checking §7.1.
 
 A request record is ``CompileRequest.to_dict()`` plus the model that received
-it (``shared/FORMATS.md`` section 3). Three things are checked, all from the
+it (``docs/formats.md`` section 3). Three things are checked, all from the
 payload exactly as written (the ``payload`` column):
 
 - ``request_sha256`` is the canonical-JSON SHA-256 of the payload, by default
@@ -10,7 +10,7 @@ payload exactly as written (the ``payload`` column):
   :mod:`explicit_audit.canonical`;
 - the hiding rule: the payload carries no key of the seed's
   ``_FORBIDDEN_PAYLOAD_KEYS`` at its top level (what the seed asserts); the same
-  names nested deeper are reported apart, as a weaker finding;
+  names nested deeper are reported apart, as a notice;
 - independence: every request for one ``base_id`` carries the same payload.
 
 ``requests`` columns:
@@ -47,7 +47,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import extra_columns, text_safe_series
-from .._core.records import KindTables, RawValue, RecordKind, sort_out
+from .._core.records import KindTables, RecordKind, segment_values, sort_out
 
 __all__ = ["KIND"]
 
@@ -108,7 +108,8 @@ def _row(value: dict) -> dict[str, Any]:
     }
 
 
-def _build(values: Sequence[RawValue]) -> KindTables:
+def _build(segments: Sequence[tuple]) -> KindTables:
+    values = segment_values(segments)
     kept, rejected = sort_out(values, "requests", _row, _RecordError)
     rows = [row for _, row in kept]
     files = [item.source_file for item, _ in kept]

@@ -1,0 +1,339 @@
+"""A file's bytes, read in pieces that end where a value ends.
+
+Files are read with ``read()`` (never memory-mapped), gzip streams are
+decompressed as they are read, and the content is handed over in pieces of
+about :data:`PIECE_BYTES` that each end at a value boundary:
+
+- JSON Lines: after a line end;
+- ``.json``: before a line that starts at column 0 with ``{`` or ``[`` and
+  follows a line whose last character (white space aside) is ``}`` or ``]``.
+  Outside a string, ``}`` or ``]`` followed by white space and ``{`` or ``[`` is
+  valid JSON only between two top-level values, and a JSON string never holds
+  a raw line end: such a cut never falls inside a value of a valid file.
+
+Each piece knows the file line it starts on. What goes wrong (an unreadable
+file, a damaged or truncated gzip stream, a value larger than
+``max_value_bytes``, a file larger than ``max_file_bytes``) is reported as a
+:class:`~explicit_audit._core.records.Rejection`; every byte that could be
+read before it is still handed over.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .limits import Limits
+from .records import Rejection, excerpt
+from .sources import display_name, is_gzip_name, is_jsonl_name
+
+__all__ = ["PIECE_BYTES", "BytesReader", "FileReader", "Piece"]
+
+PIECE_BYTES = 1 << 24
+_READ_BYTES = 1 << 20
+_GZIP_INPUT = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = b" \t\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Whole values of one file: ``data`` starts on file line ``first_line``."""
+
+    data: bytes
+    first_line: int
+
+
+@dataclass
+class FileReader:
+    """Reads one file in pieces (iterate over it), collecting file-level problems.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+    limits : Limits
+
+    Attributes
+    ----------
+    name : str
+        The file's name as shown in tables.
+    jsonl : bool
+        Whether the file is read as JSON Lines.
+    problems : list of Rejection
+        File-level problems and oversized values, filled while iterating.
+    oversized : int
+        How many values were rejected for their size (they count as read).
+    cut : bool
+        Whether a damaged or truncated gzip stream cut the content short.
+    """
+
+    path: Path | None
+    limits: Limits
+    name: str = ""
+    jsonl: bool = True
+    problems: list[Rejection] = field(default_factory=list)
+    oversized: int = 0
+    cut: bool = False
+    first_line: int = 1
+    _carried: int = 0
+
+    def __post_init__(self) -> None:
+        self.name = self.name or display_name(self.path)
+        if self.path is not None:
+            self.jsonl = is_jsonl_name(self.path)
+
+    def __iter__(self) -> Iterator[Piece]:
+        line = self.first_line
+        carry = b""
+        skipping = False  # inside an oversized value: drop bytes up to the next boundary
+        # What a boundary test may need to see of the bytes dropped before it.
+        keep = 0 if self.jsonl else 64
+        limit = self.limits.max_value_bytes
+        for data in self._gathered():
+            data = carry + data if carry else data
+            carry = b""
+            self._carried = 0
+            if skipping:
+                cut = self._first_cut(data)
+                if cut is None:
+                    carry = data[len(data) - keep :] if keep else b""
+                    line += data.count(b"\n", 0, len(data) - len(carry))
+                    continue
+                line += data.count(b"\n", 0, cut)
+                data = data[cut:]
+                skipping = False
+            cut = self._last_cut(data)
+            if cut is None:
+                if len(data) > limit:
+                    self._oversized(line, data)
+                    skipping = True
+                    carry = data[len(data) - keep :] if keep else b""
+                    line += data.count(b"\n", 0, len(data) - len(carry))
+                else:
+                    carry = data
+                self._carried = len(carry)
+                continue
+            piece, carry = data[:cut], data[cut:]
+            self._carried = len(carry)
+            yield Piece(piece, line)
+            line += piece.count(b"\n")
+        if skipping or not carry:
+            return
+        if len(carry) > limit and self._last_cut(carry) is None:
+            self._oversized(line, carry)
+            return
+        yield Piece(carry, line)
+
+    def _gathered(self) -> Iterator[bytes]:
+        """The content in runs of about :data:`PIECE_BYTES` (with what is carried over)."""
+        gathered: list[bytes] = []
+        size = 0
+        first = True
+        for chunk in self._chunks():
+            if first:
+                first = False
+                if chunk.startswith(_BOM):
+                    chunk = chunk[len(_BOM) :]
+            gathered.append(chunk)
+            size += len(chunk)
+            if size + self._carried >= PIECE_BYTES:
+                yield b"".join(gathered)
+                gathered, size = [], 0
+        if gathered:
+            yield b"".join(gathered)
+
+    def _oversized(self, line: int, data: bytes) -> None:
+        self.oversized += 1
+        self.problems.append(
+            Rejection(
+                self.name,
+                line,
+                "unknown",
+                f"the value is larger than max_value_bytes ({self.limits.max_value_bytes} "
+                "bytes) and is not read",
+                excerpt(data[: self.limits.excerpt_chars * 4], self.limits.excerpt_chars),
+            )
+        )
+
+    def _last_cut(self, data: bytes) -> int | None:
+        """Where the last whole value of ``data`` ends, or None when none does."""
+        if self.jsonl:
+            cut = data.rfind(b"\n") + 1
+            return cut or None
+        end = len(data)
+        while True:
+            cut = max(data.rfind(b"\n{", 0, end), data.rfind(b"\n[", 0, end))
+            if cut == -1:
+                return None
+            if _ends_a_value(data, cut):
+                return cut + 1
+            end = cut
+
+    def _first_cut(self, data: bytes) -> int | None:
+        """Where the first value boundary of ``data`` is, or None."""
+        if self.jsonl:
+            cut = data.find(b"\n") + 1
+            return cut or None
+        start = 0
+        while True:
+            found = [i for i in (data.find(b"\n{", start), data.find(b"\n[", start)) if i != -1]
+            if not found:
+                return None
+            cut = min(found)
+            if _ends_a_value(data, cut):
+                return cut + 1
+            start = cut + 1
+
+    def _chunks(self) -> Iterator[bytes]:
+        """The file's decompressed bytes, chunk by chunk, up to ``max_file_bytes``."""
+        budget = self.limits.max_file_bytes
+        for chunk in self._raw_chunks():
+            if len(chunk) > budget:
+                yield chunk[:budget]
+                self.problems.append(
+                    Rejection(
+                        self.name,
+                        0,
+                        "file",
+                        f"the file is larger than max_file_bytes ({self.limits.max_file_bytes} "
+                        "bytes, after decompression): the rest is not read",
+                        "",
+                    )
+                )
+                return
+            budget -= len(chunk)
+            yield chunk
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        if self.path is None:
+            return
+        try:
+            handle = open(self.path, "rb")
+        except OSError as exc:
+            self._cannot_read(exc)
+            return
+        try:
+            head = handle.read(2)
+            handle.seek(0)
+            if is_gzip_name(self.path) or head == b"\x1f\x8b":
+                yield from self._gunzip(handle)
+                return
+            while True:
+                try:
+                    chunk = handle.read(_READ_BYTES)
+                except OSError as exc:
+                    self._cannot_read(exc)
+                    return
+                if not chunk:
+                    return
+                yield chunk
+        finally:
+            handle.close()
+
+    def _cannot_read(self, exc: OSError) -> None:
+        self.problems.append(
+            Rejection(self.name, 0, "file", f"cannot read: {exc.strerror or exc}", "")
+        )
+
+    def _gunzip(self, handle) -> Iterator[bytes]:
+        """Every gzip member, decompressed as read; damage keeps all output before it."""
+        decompressor = None
+        members = 0
+        total = member_output = 0
+        pending = b""
+        while True:
+            if not pending:
+                try:
+                    pending = handle.read(_GZIP_INPUT)
+                except OSError as exc:
+                    self._cannot_read(exc)
+                    return
+                if not pending:
+                    break
+            if decompressor is None:
+                if not pending.strip(b"\0"):  # gzip tools allow zero padding at the end
+                    pending = b""
+                    continue
+                decompressor = zlib.decompressobj(wbits=31)
+                members += 1
+                member_output = 0
+            before = decompressor.copy()
+            try:
+                output = decompressor.decompress(pending, _READ_BYTES)
+            except zlib.error as exc:
+                salvaged = list(self._salvage(before, pending))
+                yield from salvaged
+                fresh = member_output == 0 and not any(salvaged)
+                if members == 1 and total == 0 and fresh:
+                    what = "not a readable gzip file"
+                elif fresh:
+                    what = "the bytes after the last gzip member are not gzip"
+                else:
+                    what = "gzip data is damaged"
+                self.cut = True
+                self.problems.append(
+                    Rejection(self.name, 0, "file", f"{what} ({exc}): the rest is lost", "")
+                )
+                return
+            if output:
+                total += len(output)
+                member_output += len(output)
+                yield output
+            pending = decompressor.unconsumed_tail
+            if decompressor.eof:
+                pending = decompressor.unused_data + pending
+                decompressor = None
+        if decompressor is not None:
+            try:
+                tail = decompressor.flush()
+            except zlib.error:
+                tail = b""
+            if tail:
+                yield tail
+            self.cut = True
+            self.problems.append(
+                Rejection(self.name, 0, "file", "gzip stream is truncated: the rest is lost", "")
+            )
+
+    def _salvage(self, decompressor, data: bytes) -> Iterator[bytes]:
+        """The output of ``data`` up to the byte where the stream breaks."""
+        for index in range(len(data)):
+            try:
+                output = decompressor.decompress(data[index : index + 1])
+            except zlib.error:
+                return
+            if output:
+                yield output
+            if decompressor.eof:
+                return
+
+
+@dataclass
+class BytesReader(FileReader):
+    """Reads bytes already in memory as if they were a file's (see :class:`FileReader`).
+
+    Parameters
+    ----------
+    data : bytes
+        Decompressed content.
+    name : str
+        The file the bytes come from, as rows name it.
+    jsonl : bool
+    """
+
+    data: bytes = b""
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        view = memoryview(self.data)
+        for start in range(0, len(self.data), _READ_BYTES):
+            yield bytes(view[start : start + _READ_BYTES])
+
+
+def _ends_a_value(data: bytes, end: int) -> bool:
+    """Whether the last byte before ``end``, white space aside, closes a value."""
+    index = end - 1
+    while index >= 0 and data[index] in _WHITESPACE:
+        index -= 1
+    return index >= 0 and data[index] in b"}]"

@@ -1,0 +1,308 @@
+"""The exact reading of JSON values, one by one: what every other path must agree with.
+
+A value that the columnar path is not sure of (or cannot take) is read here:
+each JSON Lines line on its own (:func:`parse_line`), and each stretch of a
+``.json`` file that is not plainly one object after another as a whole
+(:func:`iter_region`: values one after another, top-level arrays split into
+their elements, a broken value rejected and reading resumed at the next line
+that starts a value at column 0). Every value is checked against the nesting
+limit before a parser sees it, and parsed exactly as written: integers beyond
+64 bits stay integers, NaN and Infinity are refused, invalid UTF-8 is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import orjson
+
+from .columns import INT64_MAX
+from .limits import Limits
+from .records import RawValue, Rejection, excerpt
+
+__all__ = ["has_long_integer", "iter_region", "loads_exact", "nesting_depth", "parse_line"]
+
+_WHITESPACE = b" \t\r\n"
+_STDLIB_DECODER = json.JSONDecoder()
+_COLUMN0_VALUE_START = re.compile(r"^[\[{]", re.MULTILINE)
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def nesting_depth(text: bytes) -> int:
+    """How deeply a JSON text nests (objects and arrays), brackets in strings aside.
+
+    Examples
+    --------
+    >>> nesting_depth(b'{"a": [1, {"b": "[[["}]}')
+    3
+    """
+    depth = deepest = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in (b"{", b"["):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in (b"}", b"]"):
+            depth -= 1
+    return deepest
+
+
+def _too_deep(text: str | bytes, limits: Limits) -> str | None:
+    """Why a value is refused for its nesting, or None: no parser sees a deeper one."""
+    if isinstance(text, str):
+        text = text.encode("utf-8", errors="surrogateescape")
+    if text.count(b"{") + text.count(b"[") <= limits.max_depth:
+        return None
+    depth = nesting_depth(text)
+    if depth <= limits.max_depth:
+        return None
+    return f"invalid JSON: nested {depth} levels deep, deeper than max_depth ({limits.max_depth})"
+
+
+def _parse_error(exc: Exception, first_line: int | None = None) -> str:
+    """A parser's message, with the position said in the file's own lines.
+
+    ``first_line`` is the file line on which the parsed text starts; without
+    it, the text was one line and only the column is given.
+    """
+    if not isinstance(exc, json.JSONDecodeError):
+        return str(exc)
+    if first_line is None:
+        return f"{exc.msg} (column {exc.colno})"
+    return f"{exc.msg} (line {first_line + exc.lineno - 1}, column {exc.colno})"
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+_LONG_DIGITS = re.compile(rb"(?<![\d.])\d{19,}")
+
+
+def has_long_integer(text: bytes | memoryview) -> bool:
+    """Whether the text may hold an integer beyond the signed 64-bit range.
+
+    orjson reads such an integer as a float, silently, and Arrow infers a
+    float column for it: text that holds one is parsed by the standard
+    library, which keeps every integer exact. A digit run inside a string
+    may answer True too; that only costs speed.
+    """
+    return any(int(run.group()) > INT64_MAX for run in _LONG_DIGITS.finditer(text))
+
+
+def _loads_text(text: bytes) -> object:
+    """Parse one JSON value exactly as written.
+
+    orjson where it is exact; the standard library for integers beyond 64 bits
+    (see :func:`has_long_integer`) and for what orjson refuses but JSON allows
+    (lone surrogate escapes). NaN and Infinity are refused by both.
+
+    Raises
+    ------
+    json.JSONDecodeError
+        When the text is not one JSON value, naming the position.
+    """
+    first = None
+    if not has_long_integer(text):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            first = exc
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise first or json.JSONDecodeError(
+            f"invalid UTF-8 ({exc.reason})", text.decode("utf-8", "replace"), exc.start
+        ) from None
+    try:
+        return json.loads(decoded, parse_constant=_reject_constant)
+    except RecursionError:
+        raise first or json.JSONDecodeError("nested too deeply", decoded, 0) from None
+    except json.JSONDecodeError as exc:
+        raise first or exc from None
+    except ValueError as exc:
+        raise first or json.JSONDecodeError(str(exc), decoded, 0) from None
+
+
+def _skip_whitespace(text: str, position: int) -> int:
+    size = len(text)
+    while position < size and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _resync(text: str, position: int) -> int:
+    """Where to resume after a value that cannot be parsed.
+
+    Pretty-printed values appended to a log start at column 0 with ``{`` or
+    ``[``; resuming at the next such line keeps every later value.
+    """
+    match = _COLUMN0_VALUE_START.search(text, text.find("\n", position) + 1 or len(text))
+    return match.start() if match and text.find("\n", position) != -1 else len(text)
+
+
+def _element_resync(indent: int):
+    """Where to resume inside an array whose elements start at column ``indent``.
+
+    The next line that starts an object or array at that column: the next
+    element of a pretty-printed array. Without one (a single-line array), the
+    rest of the text is one rejected value.
+    """
+    start = re.compile(rf"^[ \t]{{{indent}}}[\[{{]", re.MULTILINE)
+
+    def resync(text: str, position: int) -> int:
+        newline = text.find("\n", position)
+        match = start.search(text, newline + 1) if newline != -1 else None
+        return match.start() + indent if match else len(text)
+
+    return resync
+
+
+def _decode_one(
+    path: str, text: str, position: int, line: int, base: int, limits: Limits, resync=_resync
+) -> tuple[int, RawValue | Rejection]:
+    try:
+        value, end = _STDLIB_DECODER.raw_decode(text, position)
+    except RecursionError:
+        end = resync(text, position)
+        return end, Rejection(
+            path, line, "unknown", "invalid JSON: nested too deeply", excerpt(text[position:end])
+        )
+    except json.JSONDecodeError as exc:
+        end = resync(text, position)
+        return (
+            end,
+            Rejection(
+                path,
+                line,
+                "unknown",
+                f"invalid JSON: {_parse_error(exc, base)}",  # raw_decode counts from the top
+                excerpt(text[position:end]),
+            ),
+        )
+    raw = text[position:end]
+    too_deep = _too_deep(raw, limits)
+    if too_deep:
+        return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
+    if _ESCAPED_BYTE.search(raw):
+        return end, Rejection(path, line, "unknown", "invalid UTF-8 in this value", excerpt(raw))
+    try:
+        # The standard library's decoder accepts NaN and Infinity; JSON does not.
+        value = _loads_text(raw.encode("utf-8", errors="surrogatepass"))
+    except json.JSONDecodeError as exc:
+        return end, Rejection(
+            path, line, "unknown", f"invalid JSON: {_parse_error(exc, line)}", excerpt(raw)
+        )
+    return end, RawValue(path, line, value, raw.encode("utf-8"))
+
+
+def _iter_array(path: str, text: str, position: int, line: int, base: int, limits: Limits):
+    """Yield the elements of a top-level array, each with its own line.
+
+    An element that cannot be read is rejected, and reading goes on at the
+    next element of a pretty-printed array (see :func:`_element_resync`).
+    """
+    start_line = line
+    position += 1
+    resync = None
+    while True:
+        next_position = _skip_whitespace(text, position)
+        line += text.count("\n", position, next_position)
+        position = next_position
+        if position < len(text) and text[position] == "," and resync is not None:
+            # A separator left over from resuming after a rejected element.
+            position = _skip_whitespace(text, position + 1)
+            line += text.count("\n", next_position, position)
+        if position >= len(text):
+            yield Rejection(
+                path, start_line, "unknown", "invalid JSON: the array is never closed", ""
+            )
+            return position, line
+        if text[position] == "]":
+            return position + 1, line
+        if resync is None:
+            resync = _element_resync(position - (text.rfind("\n", 0, position) + 1))
+        end, item = _decode_one(path, text, position, line, base, limits, resync)
+        yield item
+        line += text.count("\n", position, end)
+        position = end
+        if isinstance(item, Rejection):
+            if position >= len(text):
+                return position, line  # the rejection holds the rest of the text
+            continue
+        next_position = _skip_whitespace(text, end)
+        line += text.count("\n", end, next_position)
+        position = next_position
+        if position < len(text) and text[position] == ",":
+            position += 1
+        elif position < len(text) and text[position] != "]":
+            # The next element is read all the same; the missing separator is
+            # reported where it should have been.
+            yield Rejection(
+                path,
+                line,
+                "unknown",
+                "invalid JSON: expected ',' or ']' between array elements (the next "
+                "element is read as if it were there)",
+                "",
+            )
+
+
+def loads_exact(text: bytes) -> object:
+    """Parse one JSON value exactly as written (see the module docstring).
+
+    Raises
+    ------
+    json.JSONDecodeError
+        When the text is not one JSON value, naming the position.
+    """
+    return _loads_text(text)
+
+
+def parse_line(path: str, line: bytes, number: int, limits: Limits) -> RawValue | Rejection:
+    """One JSON Lines line, not blank, as a value or a rejection naming its line."""
+    too_deep = _too_deep(line, limits)
+    if too_deep:
+        return Rejection(path, number, "unknown", too_deep, excerpt(line, limits.excerpt_chars))
+    try:
+        value = _loads_text(line)
+    except json.JSONDecodeError as exc:
+        return Rejection(
+            path,
+            number,
+            "unknown",
+            f"invalid JSON: {_parse_error(exc)}",
+            excerpt(line, limits.excerpt_chars),
+        )
+    return RawValue(path, number, value, line)
+
+
+def iter_region(
+    path: str, data: bytes, first_line: int, limits: Limits
+) -> Iterator[RawValue | Rejection]:
+    """The values of a stretch of a ``.json`` file that starts on ``first_line``.
+
+    Values one after another; a top-level array yields its elements, each
+    with its own line. A value that cannot be read is rejected, and reading
+    resumes at the next line that starts a value at column 0.
+    """
+    text = data.decode("utf-8", errors="surrogateescape")
+    position = 0
+    line = first_line
+    size = len(text)
+    while True:
+        next_position = _skip_whitespace(text, position)
+        line += text.count("\n", position, next_position)
+        position = next_position
+        if position >= size:
+            return
+        if text[position] == "[":
+            position, line = yield from _iter_array(path, text, position, line, first_line, limits)
+            continue
+        end, item = _decode_one(path, text, position, line, first_line, limits)
+        yield item
+        line += text.count("\n", position, end)
+        position = end

@@ -1,0 +1,84 @@
+"""The reading core's limits: part of its contract, with documented defaults.
+
+A hostile or broken file must never crash, hang or exhaust the machine that
+audits it. Each limit turns what would be a crash into a rejected row (or a
+file-level rejection) that names the file, the line and the limit, so that
+nothing is lost silently and every input line stays accounted for.
+
+==========================  ===========  ===================================================
+limit                       default      what happens past it
+==========================  ===========  ===================================================
+``max_depth``               512          a value nested deeper is rejected; checked on the
+                                         bytes before any C parser sees them
+``max_value_bytes``         64 MiB       a single value larger than this is rejected
+``max_file_bytes``          16 GiB       a file (after gzip decompression) is read up to
+                                         this size; the rest is a file-level rejection
+``max_rejected_rows``       100,000      rejected rows kept with their excerpt, per load;
+                                         past it, each file's further rejections are
+                                         counted in one summary row per file
+``excerpt_chars``           300          characters of raw text kept per rejected row
+==========================  ===========  ===================================================
+
+Only regular files are read from a folder (a FIFO, a socket or a device is
+reported, never opened), and files are read with ``read()``, never
+memory-mapped, so a file truncated while it is read yields a rejection of the
+value it cut, not a signal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from ..errors import AuditError
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "limits_from"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The reading limits in force for one load (see the module docstring).
+
+    Examples
+    --------
+    >>> from explicit_audit._core.limits import Limits
+    >>> Limits().max_depth
+    512
+    >>> Limits(max_depth=64).max_value_bytes == Limits().max_value_bytes
+    True
+    """
+
+    max_depth: int = 512
+    max_value_bytes: int = 64 << 20
+    max_file_bytes: int = 16 << 30
+    max_rejected_rows: int = 100_000
+    excerpt_chars: int = 300
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise AuditError(
+                    f"limit {item.name} must be a positive integer, got {value!r}; see "
+                    "explicit_audit._core.limits for what each limit means"
+                )
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def limits_from(limits: Limits | dict[str, Any] | None) -> Limits:
+    """A :class:`Limits` from ``None`` (the defaults), a Limits, or a mapping of overrides."""
+    if limits is None:
+        return DEFAULT_LIMITS
+    if isinstance(limits, Limits):
+        return limits
+    if isinstance(limits, dict):
+        known = {item.name for item in fields(Limits)}
+        unknown = sorted(set(limits) - known)
+        if unknown:
+            raise AuditError(
+                f"unknown reading limit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        return replace(DEFAULT_LIMITS, **limits)
+    raise AuditError(f"limits must be a Limits, a dict or None, got {type(limits).__name__}")

@@ -1,0 +1,366 @@
+"""One reading pipeline for every input shape: split, parse in bulk, reject one by one.
+
+Each piece of a file (:mod:`explicit_audit._core.content`) is split into
+spans (:mod:`explicit_audit._core.spans`). The clean spans go to the columnar
+path in bulk: first all of them as the kind and layout of the first one
+(a file of one record shape costs one pyarrow parse per piece); when that is
+refused, each clean span is parsed on its own, sorted into its kind and
+layout, and each group is parsed in bulk again, halving a refused group until
+the spans it refuses are found. Those, and the spans that are not clean, are
+read by the exact path (:mod:`explicit_audit._core.exact`), which names what
+is wrong where. No file ever falls back to a slower path as a whole, and the
+rows of every path are sorted back into file order by the kinds' builders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+
+from .columnar import NotClean, parse_piece
+from .describe import FORMATS_DOC, json_type
+from .exact import iter_region, parse_line
+from .limits import Limits
+from .records import RawValue, RecordKind, Rejection, excerpt
+from .spans import Spans, split_piece
+
+__all__ = ["PieceReader", "sort_value"]
+
+#: How many rows the columnar path may parse, as a multiple of a piece's clean
+#: spans, while it halves refused groups; past it, a refused group is read
+#: value by value at once (every row refused costs as much either way).
+_BISECT_BUDGET = 4
+
+
+def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rejection:
+    """The kind that claims a value, or the rejection of a value no kind claims."""
+    value = item.value
+    if not isinstance(value, dict):
+        return Rejection(
+            item.source_file,
+            item.source_line,
+            "unknown",
+            f"expected a JSON object (a record), got a JSON {json_type(value)}",
+            excerpt(item.text),
+        )
+    for kind in kinds:
+        if kind.matches(value):
+            return kind
+    keys = ", ".join(list(value)[:8])
+    return Rejection(
+        item.source_file,
+        item.source_line,
+        "unknown",
+        f"not a record of any known kind (keys: {keys}); see {FORMATS_DOC} for the record shapes",
+        excerpt(item.text),
+    )
+
+
+class PieceReader:
+    """Reads the pieces of one file into segments per kind, rejections and a count.
+
+    Parameters
+    ----------
+    name : str
+        The file's name as shown in tables.
+    jsonl : bool
+        Whether the file is JSON Lines.
+    kinds : sequence of RecordKind
+        Every kind a value may belong to, in matching order.
+    keep : set of str or None
+        The kinds whose rows are kept (None: all).
+    limits : Limits
+    emit : callable
+        ``emit(kind_name, ("part", part) | ("values", [RawValue, ...]))``.
+    reject : callable
+        ``reject(rejection)``.
+
+    Attributes
+    ----------
+    values_read : int
+        Values read so far: rows of every path, and rejections of values.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        jsonl: bool,
+        kinds: Sequence[RecordKind],
+        keep: set[str] | None,
+        limits: Limits,
+        emit: Callable[[str, tuple], None],
+        reject: Callable[[Rejection], None],
+    ) -> None:
+        self.name = name
+        self.jsonl = jsonl
+        self.kinds = list(kinds)
+        self.keep = keep
+        self.limits = limits
+        self.emit = emit
+        self.reject = reject
+        self.values_read = 0
+        self.last_item: RawValue | Rejection | None = None
+
+    # -- one piece -------------------------------------------------------------------
+
+    def read(self, data: bytes, first_line: int) -> None:
+        """Read one piece that starts on file line ``first_line``."""
+        spans = split_piece(data, first_line, self.jsonl, self.limits)
+        if not len(spans):
+            return
+        exact: list[RawValue | Rejection] = []
+        clean = np.flatnonzero(spans.clean)
+        self._read_dirty(data, spans, exact)
+        known: dict[int, RecordKind] = {}
+        if len(clean):
+            leftovers = self._columnar(data, spans, clean)
+            long_digits = _long_digit_spans(data, spans) if leftovers else None
+            for index, value, kind in leftovers:
+                if long_digits is not None and long_digits[index]:
+                    value = _UNPARSED  # orjson reads an integer beyond 64 bits as a float
+                items = self._exact_span(data, spans, index, value)
+                if kind is not None and value is not _UNPARSED:
+                    known[id(items[0])] = kind
+                exact.extend(items)
+        exact.sort(key=lambda item: item.source_line)
+        # The value a cut gzip stream ends in is the piece's last span, read exactly.
+        last = exact[-1] if exact else None
+        self.last_item = last if last is not None and last.source_line >= spans.lines[-1] else None
+        values: dict[str, list[RawValue]] = {}
+        for item in exact:
+            self._count(item)
+            if isinstance(item, Rejection):
+                self.reject(item)
+                continue
+            kind = known.get(id(item)) or sort_value(item, self.kinds)
+            if isinstance(kind, Rejection):
+                self.reject(kind)
+            elif self._kept(kind):
+                values.setdefault(kind.name, []).append(item)
+        for kind_name, items in values.items():
+            self.emit(kind_name, ("values", items))
+
+    def _count(self, item: RawValue | Rejection) -> None:
+        # A file-level problem (line 0) is not a value that was read.
+        self.values_read += isinstance(item, RawValue) or item.source_line > 0
+
+    def _kept(self, kind: RecordKind) -> bool:
+        return self.keep is None or kind.name in self.keep
+
+    # -- the exact path ----------------------------------------------------------------
+
+    def _read_dirty(self, data: bytes, spans: Spans, out: list) -> None:
+        """Spans the columnar path cannot take, read value by value."""
+        dirty = np.flatnonzero(~spans.clean)
+        if not len(dirty):
+            return
+        if self.jsonl:
+            for index in dirty:
+                out.append(self._line(data, spans, index))
+            return
+        # Runs of consecutive spans are read as one stretch of the file: a value
+        # may run over several of them.
+        breaks = np.flatnonzero(np.diff(dirty) != 1) + 1
+        for run in np.split(dirty, breaks):
+            start, end = int(spans.starts[run[0]]), int(spans.ends[run[-1]])
+            out.extend(
+                iter_region(self.name, data[start:end], int(spans.lines[run[0]]), self.limits)
+            )
+
+    def _line(self, data: bytes, spans: Spans, index: int) -> RawValue | Rejection:
+        start, end = int(spans.starts[index]), int(spans.ends[index])
+        number = int(spans.lines[index])
+        if end - start > self.limits.max_value_bytes:
+            return Rejection(
+                self.name,
+                number,
+                "unknown",
+                f"the value is larger than max_value_bytes ({self.limits.max_value_bytes} "
+                "bytes) and is not read",
+                excerpt(data[start : start + 4 * self.limits.excerpt_chars]),
+            )
+        return parse_line(self.name, data[start:end], number, self.limits)
+
+    def _exact_span(self, data: bytes, spans: Spans, index: int, value: Any) -> list:
+        """A clean span the columnar path refused: its value, parsed exactly."""
+        start, end = int(spans.starts[index]), int(spans.ends[index])
+        line = int(spans.lines[index])
+        if value is not _UNPARSED:
+            return [RawValue(self.name, line, value, data[start:end].rstrip(b" \t\r\n"))]
+        if self.jsonl:
+            return [self._line(data, spans, index)]
+        return list(iter_region(self.name, data[start:end], line, self.limits))
+
+    # -- the columnar path ---------------------------------------------------------------
+
+    def _columnar(self, data: bytes, spans: Spans, clean: np.ndarray) -> list[tuple]:
+        """Read the clean spans in bulk; return those left for the exact path.
+
+        First all clean spans as the kind and layout of the first; then, if
+        that is refused, the spans grouped by their first key (lines of one
+        shape start alike), each group as the kind and layout of its first;
+        a group refused again is parsed span by span and regrouped exactly.
+
+        Returns
+        -------
+        list of (span index, parsed value or _UNPARSED, kind or None)
+        """
+        if self._bulk(data, spans, clean):
+            return []
+        groups = _by_first_key(data, spans, clean)
+        leftovers: list[tuple] = []
+        for members in groups:
+            if len(groups) > 1 and self._bulk(data, spans, members):
+                continue
+            leftovers.extend(self._classified(data, spans, members))
+        return leftovers
+
+    def _bulk(self, data: bytes, spans: Spans, members: np.ndarray) -> bool:
+        """Whether the columnar path took all ``members`` as the kind of the first."""
+        first = _parse_span(data, spans, int(members[0]))
+        kind = self._columnar_kind(first)
+        if kind is None:
+            return False
+        reader = kind.columnar(kind.layout(first), _span_bytes(data, spans, int(members[0])))
+        if reader is None:
+            return False
+        try:
+            self._emit_part(kind, reader, data, spans, members)
+        except NotClean:
+            return False
+        return True
+
+    def _classified(self, data: bytes, spans: Spans, members: np.ndarray) -> list[tuple]:
+        """Spans parsed one by one, grouped by kind and layout, each group in bulk."""
+        parsed = [(int(index), _parse_span(data, spans, int(index))) for index in members]
+        groups: dict[tuple[str, str], list[int]] = {}
+        leftovers: list[tuple] = []
+        by_name = {kind.name: kind for kind in self.kinds}
+        for index, value in parsed:
+            kind = self._columnar_kind(value)
+            if kind is None:
+                leftovers.append((index, value, None))
+                continue
+            groups.setdefault((kind.name, kind.layout(value)), []).append(index)
+        values = dict(parsed)
+        budget = [_BISECT_BUDGET * len(members)]
+        for (kind_name, layout), group in groups.items():
+            kind = by_name[kind_name]
+            reader = kind.columnar(layout, _span_bytes(data, spans, group[0]))
+            refused = (
+                group
+                if reader is None
+                else self._bisect(kind, reader, data, spans, np.asarray(group), budget)
+            )
+            leftovers.extend((int(index), values[int(index)], kind) for index in refused)
+        return leftovers
+
+    def _columnar_kind(self, value: Any) -> RecordKind | None:
+        """The kind whose columnar path may take a parsed value, if any."""
+        if value is _UNPARSED or not isinstance(value, dict):
+            return None
+        for kind in self.kinds:
+            if kind.matches(value):
+                if kind.columnar is None or not self._kept(kind):
+                    return None
+                return kind
+        return None
+
+    def _bisect(self, kind, reader, data, spans, members: np.ndarray, budget: list) -> list:
+        """Parse a group in bulk, halving it where refused; return the refused spans."""
+        if budget[0] <= 0:
+            return list(members)
+        budget[0] -= len(members)
+        try:
+            self._emit_part(kind, reader, data, spans, members)
+            return []
+        except NotClean:
+            if len(members) == 1:
+                return list(members)
+        middle = len(members) // 2
+        return self._bisect(kind, reader, data, spans, members[:middle], budget) + self._bisect(
+            kind, reader, data, spans, members[middle:], budget
+        )
+
+    def _emit_part(self, kind, reader, data: bytes, spans: Spans, members: np.ndarray) -> None:
+        schema, convert = reader
+        starts, ends = spans.starts[members], spans.ends[members]
+        if len(members) > 1 and np.all(starts[1:] == ends[:-1] + (1 if self.jsonl else 0)):
+            buffer = data[int(starts[0]) : int(ends[-1])]  # contiguous: no copy of the spans
+        else:
+            buffer = b"\n".join(data[int(s) : int(e)] for s, e in zip(starts, ends, strict=True))
+        first_value = data[int(starts[0]) : int(ends[0])]
+        piece = parse_piece(
+            buffer,
+            spans.lines[members],
+            self.name,
+            schema,
+            first_value,
+            multiline=not self.jsonl,
+        )
+        part = convert(piece)
+        self.emit(kind.name, ("part", part))
+        self.values_read += len(members)
+
+
+class _Unparsed:
+    def __repr__(self) -> str:
+        return "<unparsed>"
+
+
+_UNPARSED = _Unparsed()
+
+
+def _span_bytes(data: bytes, spans: Spans, index: int) -> bytes:
+    return data[int(spans.starts[index]) : int(spans.ends[index])]
+
+
+def _parse_span(data: bytes, spans: Spans, index: int) -> Any:
+    """A clean span's value (orjson), or _UNPARSED when orjson does not read one value.
+
+    orjson is exact but for integers beyond 64 bits, which it reads as floats
+    (see :func:`_long_digit_spans`); it refuses what the exact path judges on its
+    own (a lone surrogate), which then goes there.
+    """
+    try:
+        return orjson.loads(_span_bytes(data, spans, index))
+    except orjson.JSONDecodeError:
+        return _UNPARSED
+
+
+def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[np.ndarray]:
+    """Spans grouped by the first key they hold (a guess at their shape, checked later)."""
+    groups: dict[bytes, list[int]] = {}
+    for index in members:
+        start = int(spans.starts[index])
+        opening = data.find(b'"', start, start + 256)
+        closing = data.find(b'"', opening + 1, start + 256) if opening != -1 else -1
+        key = data[opening + 1 : closing] if closing != -1 else b""
+        groups.setdefault(key, []).append(int(index))
+    return [np.asarray(group, dtype=np.int64) for group in groups.values()]
+
+
+def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:
+    """Spans holding a run of 19 or more digits: maybe an integer beyond 64 bits.
+
+    orjson reads such an integer as a float; those spans are parsed again by
+    the exact path, which keeps every integer exact.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    digit = (buffer - np.uint8(48)) < 10
+    edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1
+    if len(digit) and digit[0]:
+        edges = np.concatenate(([0], edges))
+    if len(digit) and digit[-1]:
+        edges = np.concatenate((edges, [len(digit)]))
+    runs_start, runs_end = edges[::2], edges[1::2]
+    long_runs = runs_start[(runs_end - runs_start) >= 19]
+    flagged = np.zeros(len(spans), dtype=bool)
+    if len(long_runs):
+        owner = np.searchsorted(spans.starts, long_runs, side="right") - 1
+        inside = (owner >= 0) & (long_runs < spans.ends[np.maximum(owner, 0)])
+        flagged[owner[inside]] = True
+    return flagged

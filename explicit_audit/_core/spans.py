@@ -1,0 +1,193 @@
+"""Where each value of a piece starts and ends, and which ones are plainly clean.
+
+The splitter works on bytes with NumPy, never value by value:
+
+- JSON Lines: every line that is not blank is one span;
+- ``.json``: a span starts at the top of the piece and at every line that
+  starts with ``{`` or ``[`` at column 0 (pretty-printed values appended to a
+  log start there), and runs to the next span.
+
+A span is *clean* when the columnar path may take it as one JSON object:
+it starts with ``{``, its last character (white space aside) is ``}``, and,
+in a ``.json`` file, the span before it also ended with ``}`` or ``]`` (outside
+a string, ``}`` then white space then ``{`` is valid JSON only between two
+top-level values, and a JSON string never holds a raw line end, so both ends
+of such a span are value boundaries). A clean span must also pass cheap
+byte checks: not larger than ``max_value_bytes``, not more opening brackets
+than ``max_depth`` if it is long (the exact path measures the real depth), and
+no ``NaN`` or ``Infinity`` anywhere in it, which the columnar parser would take
+but the exact path judges. (pyarrow itself refuses what else strict JSON
+refuses: an escaped lone surrogate, a raw line end or control character in a
+string, a trailing comma.) The columnar path then
+verifies that each clean span is exactly one object of the expected shape;
+everything else is read by :mod:`explicit_audit._core.exact`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .limits import Limits
+
+__all__ = ["Spans", "split_piece"]
+
+_LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
+_WHITESPACE = b" \t\r\n"
+_SPACE_BYTES = (9, 10, 13, 32)
+#: Spans longer than this have their opening brackets counted (see _too_many_brackets).
+_COUNTED_SPAN = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Spans:
+    """The spans of one piece: byte offsets, file lines and cleanliness.
+
+    Attributes
+    ----------
+    starts, ends : ndarray of int64
+        ``data[starts[i]:ends[i]]`` is span ``i`` (for ``.json``, white space
+        after the value included).
+    lines : ndarray of int64
+        The file line on which span ``i`` starts.
+    clean : ndarray of bool
+        Whether the columnar path may take span ``i`` (see the module docstring).
+    """
+
+    starts: np.ndarray
+    ends: np.ndarray
+    lines: np.ndarray
+    clean: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
+def _line_ends(buffer: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(buffer == _NEWLINE)
+
+
+def _trimmed(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each span's end with its trailing white space left out."""
+    ends = ends.copy()
+    for _ in range(8):
+        inside = np.flatnonzero(ends > starts)
+        spaced = inside[np.isin(buffer[ends[inside] - 1], _SPACE_BYTES)]
+        if not len(spaced):
+            return ends
+        ends[spaced] -= 1
+    # Longer runs of white space, span by span.
+    data = buffer.tobytes() if len(spaced) else b""
+    for index in spaced:
+        start = int(starts[index])
+        ends[index] = start + len(data[start : int(ends[index])].rstrip(_WHITESPACE))
+    return ends
+
+
+def _last_byte_is(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, wanted) -> np.ndarray:
+    """Whether each span's last byte, trailing white space aside, is one of ``wanted``."""
+    if not len(ends):
+        return np.zeros(0, dtype=bool)
+    ends = _trimmed(buffer, starts, ends)
+    return (ends > starts) & np.isin(buffer[np.maximum(ends - 1, 0)], wanted)
+
+
+def _doubtful(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Spans holding ``NaN`` or ``Infinity``, in a string or not.
+
+    pyarrow reads both literals, which are not JSON; the exact path refuses
+    them, and keeps them as written inside a string.
+    """
+    flagged = np.zeros(len(starts), dtype=bool)
+    candidates = np.flatnonzero((buffer == 78) | (buffer == 73))  # "N", "I"
+    if not len(candidates):
+        return flagged
+    hits = [candidates[_spells(buffer, candidates, word)] for word in (b"NaN", b"Infinity")]
+    positions = np.concatenate(hits)
+    if len(positions):
+        owner = np.searchsorted(starts, positions, side="right") - 1
+        inside = (owner >= 0) & (positions < ends[np.maximum(owner, 0)])
+        flagged[owner[inside]] = True
+    return flagged
+
+
+def _spells(buffer: np.ndarray, positions: np.ndarray, word: bytes) -> np.ndarray:
+    """Whether ``word`` is written at each of ``positions``."""
+    fits = positions + len(word) <= len(buffer)
+    result = fits.copy()
+    for offset, byte in enumerate(word):
+        result[fits] &= buffer[positions[fits] + offset] == byte
+    return result
+
+
+def _too_many_brackets(
+    data: bytes, starts: np.ndarray, ends: np.ndarray, limits: Limits
+) -> np.ndarray:
+    """Spans with more opening brackets than ``max_depth``: maybe too deep.
+
+    Only spans longer than :data:`_COUNTED_SPAN` bytes are counted: a shorter
+    one cannot nest deeply enough to trouble a parser, and a record kind's
+    columnar path takes no value nested more than a few levels (deeper
+    logger values are refused and read exactly, where the real depth is
+    measured against ``max_depth``).
+    """
+    flagged = np.zeros(len(starts), dtype=bool)
+    for index in np.flatnonzero(ends - starts > _COUNTED_SPAN):
+        start, end = int(starts[index]), int(ends[index])
+        openings = data.count(b"{", start, end) + data.count(b"[", start, end)
+        flagged[index] = openings > limits.max_depth
+    return flagged
+
+
+def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Spans:
+    """The spans of a piece of a file (see the module docstring).
+
+    Parameters
+    ----------
+    data : bytes
+        Whole values of one file (a :class:`~explicit_audit._core.content.Piece`).
+    first_line : int
+        The file line ``data`` starts on.
+    jsonl : bool
+        JSON Lines (a span per line) or ``.json`` (a span per column-0 value start).
+    limits : Limits
+
+    Returns
+    -------
+    Spans
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    newlines = _line_ends(buffer)
+    if jsonl:
+        starts = np.concatenate(([0], newlines + 1)).astype(np.int64)
+        ends = np.concatenate((newlines, [len(data)])).astype(np.int64)
+        lines = np.arange(len(starts), dtype=np.int64) + first_line
+        keep = ends > starts
+        if keep.any():
+            # A line starting with white space is blank or not, looked at one by one.
+            first = buffer[np.minimum(starts, max(len(data) - 1, 0))]
+            for index in np.flatnonzero(keep & np.isin(first, (9, 13, 32))):
+                keep[index] = bool(data[starts[index] : ends[index]].strip(_WHITESPACE))
+        starts, ends, lines = starts[keep], ends[keep], lines[keep]
+        opens = buffer[starts] == _LBRACE if len(starts) else np.zeros(0, dtype=bool)
+        clean = opens & _last_byte_is(buffer, starts, ends, (_RBRACE,))
+    else:
+        begins = newlines[newlines + 1 < len(data)] + 1
+        begins = begins[np.isin(buffer[begins], (_LBRACE, _LBRACKET))]
+        head = len(data) - len(data.lstrip(_WHITESPACE))
+        starts = begins if len(begins) and begins[0] == head else np.concatenate(([head], begins))
+        starts = starts.astype(np.int64)
+        if head >= len(data):
+            starts = np.zeros(0, dtype=np.int64)
+        ends = np.concatenate((starts[1:], [len(data)])).astype(np.int64)
+        lines = np.searchsorted(newlines, starts).astype(np.int64) + first_line
+        opens = buffer[starts] == _LBRACE if len(starts) else np.zeros(0, dtype=bool)
+        ended = _last_byte_is(buffer, starts, ends, (_RBRACE, _RBRACKET))
+        after_a_value = np.concatenate(([True], ended[:-1])) if len(ended) else ended
+        clean = opens & _last_byte_is(buffer, starts, ends, (_RBRACE,)) & after_a_value
+    if len(starts):
+        clean &= (ends - starts) <= limits.max_value_bytes
+        clean &= ~_too_many_brackets(data, starts, ends, limits)
+        clean &= ~_doubtful(buffer, starts, ends)
+    return Spans(starts, ends, lines, clean)

@@ -1,0 +1,203 @@
+"""A decisions table taken apart into arrays, once, and resolved under one policy.
+
+:func:`encode_inputs` turns the input columns into numpy arrays that no policy
+changes; rows are numbered by (subject domain, set of self-declared flags),
+combinations which are few. :func:`apply_policy` resolves those combinations
+under one policy: each one's flags, directives and ``requires_26b`` for the
+four ways the two derived flags can join. :func:`~explicit_audit.replay` and
+:func:`~explicit_audit.sweep` both start from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import AuditError
+from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
+from ._lists import FlatList, flat_list
+from .policy import Policy
+
+__all__ = ["INPUT_COLUMNS", "EncodedInputs", "PolicyView", "apply_policy", "encode_inputs"]
+
+#: The inputs of ``decide_routing``, in its order: the input columns replay reads.
+INPUT_COLUMNS = (
+    "subject_domain",
+    "content_chars",
+    "deterministic_keyword_hits",
+    "self_declared_high_impact",
+    "self_declared_risk_flags",
+    "confidence",
+    "evidence_doc_count",
+)
+
+
+@dataclass(frozen=True)
+class EncodedInputs:
+    """The inputs of a decisions table as arrays, independent of any policy.
+
+    ``combo`` numbers each row's (subject domain, set of self-declared flags);
+    ``combo_domain`` and ``combo_flags`` describe each such combination.
+    """
+
+    index: pd.Index
+    domain_codes: np.ndarray
+    domain_names: list
+    keyword_hit: np.ndarray
+    self_high_impact: np.ndarray
+    content_chars: np.ndarray
+    evidence_doc_count: np.ndarray
+    confidence: np.ndarray
+    combo: np.ndarray
+    combo_domain: np.ndarray
+    combo_flags: list[frozenset[str]]
+
+
+def _column(decisions: pd.DataFrame, name: str, dtype: type) -> np.ndarray:
+    column = decisions[name]
+    missing = int(column.isna().sum())
+    if missing:
+        raise AuditError(
+            f"column {name!r}: {missing} row(s) have no value; every decision input is "
+            "required (decisions loaded by ea.load are always complete)."
+        )
+    return column.to_numpy(dtype=dtype)
+
+
+def _compact(key: np.ndarray, bound: int) -> np.ndarray:
+    """Number the distinct values of a non-negative key 0, 1, 2, ... (in value order)."""
+    if bound <= max(4 * len(key), 1 << 16):
+        seen = np.zeros(bound, dtype=np.int64)
+        seen[key] = 1
+        return (np.cumsum(seen) - 1)[key]
+    return pd.factorize(key, sort=True)[0].astype(np.int64)
+
+
+def _row_keys(domain_codes: np.ndarray, n_domains: int, flags: FlatList) -> np.ndarray:
+    """A code per row naming its (domain, set of flags); order and repeats of flags ignored.
+
+    Each row's flags become a bit mask (62 distinct flags per word), packed
+    next to the domain code, and the packed keys are numbered.
+    """
+    codes, names = flags.codes()
+    key, bound = domain_codes, max(n_domains, 1)
+    nonempty = flags.lengths > 0
+    starts = flags.offsets[:-1][nonempty]
+    for word in range(0, len(names), 62):
+        width = min(62, len(names) - word)
+        if len(names) <= 62:
+            bits = np.left_shift(np.int64(1), codes)
+        else:
+            in_word = (codes >= word) & (codes < word + width)
+            bits = np.where(in_word, np.left_shift(1, np.clip(codes - word, 0, 61)), 0)
+        mask = np.zeros(len(key), dtype=np.int64)
+        if len(bits):
+            mask[nonempty] = np.bitwise_or.reduceat(bits, starts)
+        shift = (bound - 1).bit_length()
+        if shift + width <= 62:
+            key, bound = key | (mask << shift), 1 << (shift + width)
+        else:
+            mask = _compact(mask, 1 << width)
+            key, bound = key * (int(mask.max()) + 1) + mask, 1 << 62
+        key = _compact(key, bound)
+        bound = int(key.max()) + 1 if len(key) else 1
+    return key if len(names) else _compact(key, bound)
+
+
+def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
+    """Take the input columns of a decisions table apart (see :class:`EncodedInputs`)."""
+    missing = [name for name in INPUT_COLUMNS if name not in decisions.columns]
+    if missing:
+        raise AuditError(
+            f"the decisions table lacks the input column(s) {', '.join(missing)}; "
+            "pass a table loaded by ea.load or ea.load_decisions."
+        )
+    n = len(decisions)
+    domains = decisions["subject_domain"]
+    if isinstance(domains.dtype, pd.CategoricalDtype):
+        domain_codes = domains.cat.codes.to_numpy(dtype=np.int64)
+        domain_names = list(domains.cat.categories)
+    else:
+        domain_codes, uniques = pd.factorize(domains)
+        domain_names = list(uniques)
+    if (domain_codes < 0).any():
+        raise AuditError("column 'subject_domain': some rows have no value.")
+    hits = flat_list(decisions["deterministic_keyword_hits"], "deterministic_keyword_hits")
+    self_flags = flat_list(decisions["self_declared_risk_flags"], "self_declared_risk_flags")
+    combo = _row_keys(domain_codes, len(domain_names), self_flags)
+    representative = np.zeros(int(combo.max()) + 1 if n else 0, dtype=np.int64)
+    representative[combo] = np.arange(n)
+    return EncodedInputs(
+        index=decisions.index,
+        domain_codes=domain_codes,
+        domain_names=domain_names,
+        keyword_hit=hits.lengths > 0,
+        self_high_impact=_column(decisions, "self_declared_high_impact", bool),
+        content_chars=_column(decisions, "content_chars", np.int64),
+        evidence_doc_count=_column(decisions, "evidence_doc_count", np.int64),
+        confidence=_column(decisions, "confidence", np.float64),
+        combo=combo.astype(np.int64),
+        combo_domain=domain_codes[representative],
+        combo_flags=[frozenset(self_flags.row(int(row))) for row in representative],
+    )
+
+
+@dataclass(frozen=True)
+class PolicyView:
+    """What one policy makes of encoded inputs, before any threshold is applied.
+
+    Per row: ``high_impact``, ``used_fallback``, ``domain_used`` (a code into
+    ``used_names``). Per combination ``k`` and derived-flag state
+    ``4 * k + 2 * multi_doc + low_confidence``: ``flag_table``,
+    ``requires_table``, ``directive_table``.
+    """
+
+    high_impact: np.ndarray
+    used_fallback: np.ndarray
+    domain_used: np.ndarray
+    used_names: list[str]
+    flag_table: list[tuple[str, ...]]
+    requires_table: np.ndarray
+    directive_table: list[tuple[str, ...]]
+
+    def base_requires(self, combo: np.ndarray) -> np.ndarray:
+        """Per row: whether a flag other than the two derived ones requires 26B."""
+        return self.requires_table[combo * 4]
+
+
+def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
+    """Resolve domains and flag sets of encoded inputs under one policy."""
+    names = list(policy.subject_domains)
+    specs = [policy.subject_domains[name] for name in names] + [policy.fallback_domain]
+    fallback = len(names)
+    position = {name: i for i, name in enumerate(names)}
+    spec_of_domain = np.array(
+        [position.get(name, fallback) for name in encoded.domain_names] or [0], dtype=np.int64
+    )
+    row_spec = spec_of_domain[encoded.domain_codes]
+    spec_high_impact = np.array([spec.high_impact for spec in specs], dtype=bool)
+    applied_names = [*names, policy.fallback_domain.name]
+    used_names = list(dict.fromkeys(applied_names))
+    spec_to_used = np.array([used_names.index(name) for name in applied_names], dtype=np.int64)
+    flag_table, requires_table, directive_table = [], [], []
+    for domain_code, own_flags in zip(encoded.combo_domain, encoded.combo_flags, strict=True):
+        base = set(specs[spec_of_domain[domain_code]].default_risk_flags) | own_flags
+        for derived in ((), (FLAG_LOW_CONFIDENCE,), (FLAG_MULTI_DOC,), _BOTH_DERIVED):
+            ordered, requires, directives = flag_outcome(policy, base.union(derived))
+            flag_table.append(ordered)
+            requires_table.append(requires)
+            directive_table.append(directives)
+    return PolicyView(
+        high_impact=encoded.keyword_hit | spec_high_impact[row_spec] | encoded.self_high_impact,
+        used_fallback=row_spec == fallback,
+        domain_used=spec_to_used[row_spec],
+        used_names=used_names,
+        flag_table=flag_table,
+        requires_table=np.array(requires_table, dtype=bool),
+        directive_table=directive_table,
+    )
+
+
+_BOTH_DERIVED = (FLAG_MULTI_DOC, FLAG_LOW_CONFIDENCE)
