@@ -1,4 +1,9 @@
-"""Shared look of the kit's plots: axis labels with units, group labels, bar helpers."""
+"""Shared look of the kit's plots: one colour-blind-safe palette, axis labels, bar helpers.
+
+Every plot draws in the Okabe–Ito palette (:data:`PALETTE`), whose eight
+colours stay distinct under the common colour-vision deficiencies and in
+greyscale print; blue comes first, yellow (weak on white) late.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ __all__ = [
     "ALL_LABEL",
     "AXIS_LABELS",
     "MISSING_LABEL",
+    "PALETTE",
     "PERCENT_COLUMNS",
     "barh_counts",
     "current_axes",
@@ -43,9 +49,30 @@ AXIS_LABELS = {
 }
 PERCENT_COLUMNS = {"escalation_rate", "withheld_rate", "withheld_share", "query_share"}
 
+#: Okabe & Ito's colour-blind-safe palette ("Color Universal Design", 2008),
+#: in the order series take them.
+PALETTE = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#D55E00",  # vermilion
+    "#56B4E9",  # sky blue
+    "#CC79A7",  # reddish purple
+    "#F0E442",  # yellow
+    "#000000",  # black
+)
+
 
 def current_axes(ax: Axes | None) -> Axes:
-    return plt.gca() if ax is None else ax
+    """The Axes to draw on, in :data:`PALETTE` when nothing is drawn on it yet.
+
+    An Axes that already holds lines or bars keeps its colour cycle, so that
+    two plots drawn on one Axes do not repeat a colour.
+    """
+    ax = plt.gca() if ax is None else ax
+    if not ax.lines and not ax.patches and not ax.collections:
+        ax.set_prop_cycle(color=list(PALETTE))
+    return ax
 
 
 def group_label(value: Any) -> str:

@@ -6,12 +6,23 @@
     explicit-audit verify DATA [--json] [--max-findings N]
     explicit-audit summary DATA
 
-Exit status, for use in a producer's CI:
+Exit status, for use in a producer's CI (the same with and without ``--json``):
 
 - ``0``: done; for ``verify``, nothing was found;
 - ``1``: ``verify`` found something (a rejected row, a hash mismatch, a
   receipt finding, a policy breach), or a notebook failed in ``report``;
-- ``2``: the command was used wrongly, or the data could not be read at all.
+- ``2``: the kit could not read its input, or the command was used wrongly:
+  a source that names or matches no readable file, a file the system would
+  not let it read (a permission, an I/O error), a folder with no file to
+  load, a malformed command line. Nothing was checked.
+
+What was read but does not parse or fit its kind (invalid JSON, a record
+missing a field, a damaged gzip stream, a policy that does not validate) is
+a *rejected row*: a finding, exit 1, listed with its file and line.
+
+``verify --json`` always writes exactly one strict JSON document (RFC 8259:
+no ``NaN``, ``null`` where a value is missing), an ``error`` object in it
+when the input could not be read.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ import pandas as pd
 from ._version import __version__
 from .audit import Audit, load
 from .errors import AuditError, RejectedRowsWarning
-from .report.provenance import provenance
+from .report.provenance import Provenance, provenance
 from .verify import verify_all
 
 __all__ = ["main"]
@@ -38,14 +49,30 @@ EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_USAGE = 2
 
+_EPILOG = (
+    "Exit status (the same with --json): 0 done (verify: clean); 1 something found (rejected "
+    "rows included) or a notebook failed; 2 the input could not be read at all (no readable "
+    "file matches DATA, a file the system will not let the kit read) or the command was used "
+    'wrongly. verify --json always prints one strict JSON document, with an "error" object '
+    "naming the file when the input could not be read."
+)
+
+
+class _UsageError(Exception):
+    """A command line argparse refuses; raised instead of exiting, to answer in JSON too."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise _UsageError(f"{self.format_usage()}{self.prog}: error: {message}")
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="explicit-audit",
         description="Load, verify and report on the audit records of AI retrieval and routing "
         "systems.",
-        epilog="Exit status: 0 done (verify: clean), 1 something found or a notebook failed, "
-        "2 usage or input error.",
+        epilog=_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -74,9 +101,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Run every check on DATA: rejected rows, plan and request hashes, the "
         "hiding rule, independence, receipt rules, routing policy. Exit 1 when anything is "
         "found, 0 when clean.",
+        epilog=_EPILOG,
     )
     verify.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
-    verify.add_argument("--json", action="store_true", help="write the result as JSON to stdout")
+    verify.add_argument(
+        "--json",
+        action="store_true",
+        help="write the result as one strict JSON document to stdout (errors included)",
+    )
     verify.add_argument(
         "--max-findings",
         type=int,
@@ -96,11 +128,18 @@ def _version() -> str:
     return __version__
 
 
-def _load(data: str) -> Audit:
+def _load(data: str) -> tuple[Audit, Provenance]:
+    """The audit of ``data`` and its provenance; every file is read once more to hash it.
+
+    Hashing is also how a file the system will not let the kit read is told
+    apart from content that does not parse: it raises an
+    :class:`~explicit_audit.InputError` naming the file (exit 2).
+    """
     with warnings.catch_warnings():
         # Every command reports rejected rows itself.
         warnings.simplefilter("ignore", RejectedRowsWarning)
-        return load(data, progress=sys.stderr.isatty())
+        audit = load(data, progress=sys.stderr.isatty())
+    return audit, provenance(audit, data)
 
 
 def _text_table(frame: pd.DataFrame) -> str:
@@ -108,7 +147,7 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit = _load(args.data)
+    audit, _ = _load(args.data)
     print(f"explicit-audit summary {args.data}: {len(audit.files)} files\n")
     print(_text_table(audit.summary()))
     print()
@@ -121,16 +160,36 @@ def _summary(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _write_json(document: dict) -> None:
+    # allow_nan=False: a NaN that slipped through is a bug to see, never output to parse.
+    json.dump(document, sys.stdout, ensure_ascii=False, indent=2, allow_nan=False)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+def _error_document(data: str | None, exc: Exception, kind: str) -> dict:
+    """The one JSON document of a run that could not check anything (exit 2)."""
+    error = {
+        "type": kind,
+        "file": getattr(exc, "source_file", None),
+        "line": getattr(exc, "source_line", None),
+        "field": getattr(exc, "field", None),
+        "message": str(exc),
+    }
+    return {"data": data, "exit_status": EXIT_USAGE, "clean": None, "error": error}
+
+
 def _verify(args: argparse.Namespace) -> int:
-    audit = _load(args.data)
+    audit, facts = _load(args.data)
     result = verify_all(audit)
+    status = EXIT_OK if result.clean else EXIT_FOUND
     if args.json:
-        facts = provenance(audit, args.data).to_dict()
-        facts.pop("rejected")  # every rejected row is a finding below
-        document = {"data": str(args.data), **result.to_dict(), "provenance": facts}
-        json.dump(document, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-        return EXIT_OK if result.clean else EXIT_FOUND
+        shown = facts.to_dict()
+        shown.pop("rejected")  # every rejected row is a finding below
+        _write_json(
+            {"data": str(args.data), "exit_status": status, **result.to_dict(), "provenance": shown}
+        )
+        return status
     summary = result.summary()
     found = summary[summary["findings"] > 0]
     n_notices = int(summary["notices"].sum())
@@ -154,7 +213,7 @@ def _verify(args: argparse.Namespace) -> int:
             )
         if len(rows) > args.max_findings:
             print(f"  ... and {len(rows) - args.max_findings} more (--json lists all)")
-    return EXIT_OK if result.clean else EXIT_FOUND
+    return status
 
 
 def _default_notebooks() -> Path | None:
@@ -206,33 +265,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit status: 0 done (``verify``: clean), 1 something found or a
-        notebook failed, 2 usage or input error.
+        notebook failed, 2 the input could not be read at all, or a usage error
+        (see the module docstring).
 
     Examples
     --------
     >>> main(["verify", "data", "--json"])  # doctest: +SKIP
     1
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = _parser().parse_args(argv)
-    except SystemExit as exc:  # argparse: --help, --version, or a usage error
+    except SystemExit as exc:  # argparse: --help or --version
         return int(exc.code or 0)
+    except _UsageError as exc:
+        return _fail("", None, exc, "UsageError", as_json="--json" in argv)
+    as_json = bool(getattr(args, "json", False))
     if not Path(args.data).exists() and not any(ch in args.data for ch in "*?["):
-        print(
-            f"explicit-audit {args.command}: {args.data}: no such file or folder", file=sys.stderr
-        )
-        return EXIT_USAGE
+        missing = AuditError(f"{args.data}: no such file or folder")
+        missing.source_file = args.data
+        return _fail(args.command, args.data, missing, "InputError", as_json=as_json)
     try:
         return _COMMANDS[args.command](args)
     except AuditError as exc:
-        print(f"explicit-audit {args.command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(args.command, args.data, exc, type(exc).__name__, as_json=as_json)
     except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except OSError as exc:  # e.g. --out names a file, or a folder that cannot be written
-        print(f"explicit-audit {args.command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(args.command, args.data, exc, "OSError", as_json=as_json)
+
+
+def _fail(command: str, data: str | None, exc: Exception, kind: str, *, as_json: bool) -> int:
+    """Say why nothing could be checked, on stderr (and as the JSON document); exit 2."""
+    message = str(exc)
+    prefix = f"explicit-audit {command}: " if command else ""
+    print(f"{prefix}{message}", file=sys.stderr)
+    if as_json:
+        _write_json(_error_document(data, exc, kind))
+    return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -47,8 +47,13 @@ class InputError(AuditError):
         )
 
 
-class PolicyError(AuditError):
+class PolicyError(InputError):
     """A routing policy is malformed: a missing section, a wrong type, an unknown key.
+
+    A policy file is input like any other: ``ea.load(..., strict=True)``
+    raises this error for a bad policy, and ``except InputError`` catches it
+    there as for any other input that does not fit its kind. ``field`` is
+    ``key``.
 
     Parameters
     ----------
@@ -76,8 +81,10 @@ class PolicyError(AuditError):
         self.source_file = source_file
         self.source_line = source_line
         self.key = key
+        self.field = key
         self.reason = message if reason is None else reason
-        super().__init__(message)
+        # InputError's constructor writes its own message; a policy's names the policy key.
+        AuditError.__init__(self, message)
 
     @property
     def detail(self) -> str:

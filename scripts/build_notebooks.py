@@ -32,10 +32,13 @@ import pandas as pd
 
 import explicit_audit as ea
 from explicit_audit import plots, widgets
+from explicit_audit.report.tables import Percentages, use_report_tables
 
 pd.set_option("display.max_colwidth", 160)
 pd.set_option("display.width", 200)
 pd.set_option("display.max_rows", 60)
+# Tables as a report shows them: "—" for a missing value, 12,345, rates as 12.5%.
+use_report_tables()
 with warnings.catch_warnings():
     # Inputs that could not be loaded are listed below, from audit.rejected.
     warnings.simplefilter("ignore", ea.RejectedRowsWarning)
@@ -157,7 +160,15 @@ def plan_hashes() -> list:
             "JSON arborist hashes, its hash, and the hash of the same plan with every MT field "
             "empty (the pre-MT hash)."
         ),
-        code('first_plan = audit.plans["plan"].iloc[0]\nwidgets.plan_view(first_plan)'),
+        code(
+            "plans_recorded = len(audit.plans) > 0\n"
+            "if plans_recorded:\n"
+            '    first_plan = audit.plans["plan"].iloc[0]\n'
+            "    display(widgets.plan_view(first_plan))\n"
+            "else:\n"
+            '    print(f"No retrieval plan in {DATA}: the editor has no recorded plan to start '
+            'from.")'
+        ),
         md(
             "Setting an MT field adds the `mt` block and changes the hash; setting every MT "
             "field to the empty string leaves the block out, so the hash is the pre-MT hash. "
@@ -165,30 +176,34 @@ def plan_hashes() -> list:
             "does by default:"
         ),
         code(
-            "edits = {\n"
-            '    "as recorded": {},\n'
-            '    "MT engine set": {"mt_engine": "nllb-200", "source_lang": "ko"},\n'
-            '    "MT fields empty": {"mt_engine": "", "mt_manifest_hash": "", "source_lang": ""},\n'
-            '    "top_k + 1": {"top_k": widgets.plan_view(first_plan).fields["top_k"] + 1},\n'
-            '    "Korean keywords": {"retrieval_keywords": "서울 예산"},\n'
-            "}\n"
-            "previews = {name: widgets.plan_view(first_plan, **change) "
+            "if plans_recorded:\n"
+            "    edits = {\n"
+            '        "as recorded": {},\n'
+            '        "MT engine set": {"mt_engine": "nllb-200", "source_lang": "ko"},\n'
+            '        "MT fields empty": {"mt_engine": "", "mt_manifest_hash": "", '
+            '"source_lang": ""},\n'
+            '        "top_k + 1": {"top_k": widgets.plan_view(first_plan).fields["top_k"] + 1},\n'
+            '        "Korean keywords": {"retrieval_keywords": "서울 예산"},\n'
+            "    }\n"
+            "    previews = {name: widgets.plan_view(first_plan, **change) "
             "for name, change in edits.items()}\n"
-            "pd.DataFrame(\n"
-            "    {\n"
-            '        "retrieval_plan_hash": [p.plan_hash for p in previews.values()],\n'
-            '        "mt_block": [p.mt_block for p in previews.values()],\n'
-            '        "equals_pre_mt_hash": [p.hash_unchanged_by_mt for p in previews.values()],\n'
-            "    },\n"
-            '    index=pd.Index(list(previews), name="edit"),\n'
-            ")"
+            "    display(pd.DataFrame(\n"
+            "        {\n"
+            '            "retrieval_plan_hash": [p.plan_hash for p in previews.values()],\n'
+            '            "mt_block": [p.mt_block for p in previews.values()],\n'
+            '            "equals_pre_mt_hash": [\n'
+            "                p.hash_unchanged_by_mt for p in previews.values()\n"
+            "            ],\n"
+            "        },\n"
+            '        index=pd.Index(list(previews), name="edit"),\n'
+            "    ))"
         ),
-        code('previews["Korean keywords"]'),
+        code('if plans_recorded:\n    display(previews["Korean keywords"])'),
         md(
             "The interactive editor (change keywords, `top_k`, shards or the MT fields and "
             "watch the canonical JSON and the hash):"
         ),
-        code("widgets.plan_panel(first_plan)", IGNORE_OUTPUT),
+        code("widgets.plan_panel(first_plan) if plans_recorded else None", IGNORE_OUTPUT),
     ]
 
 
@@ -257,9 +272,14 @@ def withheld_counts() -> list:
         ),
         code(
             "presentations = audit.presentations\n"
-            'failures = presentations.loc[presentations["status"] == "failed", "error_codes"]\n'
-            'print(presentations["status"].value_counts().to_dict())\n'
-            'failures.explode().value_counts().rename("renderings").to_frame()'
+            "views_rendered = len(presentations) > 0\n"
+            "if not views_rendered:\n"
+            '    print(f"No rendered view in {DATA}: no presentation log among the inputs.")\n'
+            "else:\n"
+            '    failed = presentations["status"] == "failed"\n'
+            '    print(presentations["status"].value_counts().to_dict())\n'
+            '    codes = presentations.loc[failed, "error_codes"].explode().value_counts()\n'
+            '    display(codes.rename("renderings").to_frame())'
         ),
         md(
             "Withheld counts per rendered view and the audience it was rendered for "
@@ -271,16 +291,18 @@ def withheld_counts() -> list:
             '    view_id=rendered["view_id"].to_numpy(),\n'
             '    audience_id=rendered["audience_id"].to_numpy(),\n'
             ")\n"
-            "by_view = ea.withheld_summary(\n"
-            '    view_receipts, by=["view_id", "audience_id"], overall=True\n'
-            ")\n"
-            "by_view.round(3)"
+            "if views_rendered:\n"
+            "    by_view = ea.withheld_summary(\n"
+            '        view_receipts, by=["view_id", "audience_id"], overall=True\n'
+            "    )\n"
+            "    display(by_view.round(3))"
         ),
         picture(
-            "fig, ax = plt.subplots(figsize=(9, 3))\n"
-            'per_view = ea.withheld_summary(view_receipts, by="view_id", overall=True)\n'
-            'plots.plot_withheld_by(per_view, column="withheld_share", ax=ax)\n'
-            "plt.show()"
+            "if views_rendered:\n"
+            "    fig, ax = plt.subplots(figsize=(9, 3))\n"
+            '    per_view = ea.withheld_summary(view_receipts, by="view_id", overall=True)\n'
+            '    plots.plot_withheld_by(per_view, column="withheld_share", ax=ax)\n'
+            "    plt.show()"
         ),
         md(
             "Every rendering against the guarantees of engram's presentation code "
@@ -320,16 +342,27 @@ def withheld_counts() -> list:
             "days the timestamps span:"
         ),
         code(
-            'dated = receipts["timestamp"].notna()\n'
+            'if "timestamp" in receipts:\n'
+            '    dated = receipts["timestamp"].notna()\n'
+            "else:  # no logger of these receipts added a timestamp\n"
+            "    dated = pd.Series(False, index=receipts.index)\n"
             'print(f"with a timestamp: {int(dated.sum())}, without: {int((~dated).sum())}")\n'
-            "days = widgets.time_range(receipts)\n"
-            'print(f"from {days[0]:%Y-%m-%d} to {days[-1]:%Y-%m-%d} (UTC, end exclusive)")'
+            "days = widgets.time_range(receipts) if dated.any() else None\n"
+            "if days is None:\n"
+            '    print("no time window to show")\n'
+            "else:\n"
+            '    print(f"from {days[0]:%Y-%m-%d} to {days[-1]:%Y-%m-%d} (UTC, end exclusive)")'
         ),
         md("Withheld counts in the first two days of the log, per audience:"),
         code(
-            "first_days = ea.within_time_window(receipts, days[0], days[2])\n"
-            'early = ea.withheld_summary(first_days, by="withheld_audience", overall=True)\n'
-            "labelled(early).round(3)"
+            "# The first two days, or every day when the log spans fewer.\n"
+            "window = None if days is None else (days[0], days[min(2, len(days) - 1)])\n"
+            "if window is None:\n"
+            '    print("no receipt has a timestamp")\n'
+            "else:\n"
+            "    first_days = ea.within_time_window(receipts, *window)\n"
+            '    early = ea.withheld_summary(first_days, by="withheld_audience", overall=True)\n'
+            "    display(labelled(early).round(3))"
         ),
         md(
             "## Explorer\n\nThe explorer's view with its defaults (every audience, every "
@@ -339,7 +372,7 @@ def withheld_counts() -> list:
         md("The same view for one audience in one space, over the first two days, per outcome:"),
         code(
             'widgets.withheld_view(audit, audience="peer", space="harbor-ops", by="outcome",\n'
-            "                      window=(days[0], days[2]))"
+            "                      window=window)"
         ),
         md("The interactive explorer:"),
         code("widgets.withheld_panel(audit)", IGNORE_OUTPUT),
@@ -399,7 +432,8 @@ def routing_sweep() -> list:
             "         for name, values in axes.items()}"
         ),
         picture(
-            "fig, panes = plt.subplots(1, 3, figsize=(16, 4))\n"
+            "# One pane per row: each keeps the page's width, so its axis text stays legible.\n"
+            "fig, panes = plt.subplots(3, 1, figsize=(9, 10))\n"
             "for ax, (name, frame) in zip(panes, swept.items()):\n"
             "    plots.plot_escalation_curve(frame, threshold=name, current=policies[name], "
             'ax=ax, title="")\n'
@@ -417,8 +451,8 @@ def routing_sweep() -> list:
             "}\n"
             "for name, values in points.items():\n"
             "    frame = swept[name][swept[name][name].isin(values)]\n"
-            '    display(frame.pivot(index=name, columns="policy_id", '
-            'values="escalation_rate").round(3))'
+            '    rates = frame.pivot(index=name, columns="policy_id", values="escalation_rate")\n'
+            "    display(Percentages(rates))  # escalation rates, shown as percentages"
         ),
         md(
             "## Reason mix\n\nEach variant at its own thresholds, over every decision: how "
@@ -485,8 +519,19 @@ BUILDERS = {
 }
 
 
+#: The tables each notebook reads: alternatives, each the tables needed together.
+#: A report of data that meets none says so instead of running the notebook
+#: (explicit_audit.report._empty).
+TABLES = {
+    "plan_hashes.ipynb": [["plans"], ["requests"]],
+    "withheld_counts.ipynb": [["receipts"]],
+    "routing_sweep.ipynb": [["decisions", "policies"]],
+}
+
+
 def build(name: str) -> nbformat.NotebookNode:
     notebook = new_notebook(cells=BUILDERS[name]())
+    notebook.metadata["explicit_audit"] = {"tables": TABLES[name]}
     notebook.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3 (ipykernel)",

@@ -6,6 +6,14 @@ breaks a rule (its query shows in the findings table), one line is broken
 (its raw text shows in the provenance block). The page must show both as
 text and never run them.
 
+The layout is measured in the browser too. The pages carry no script, so a
+copy of each (never the page itself) gets a small measuring script and a
+looser Content-Security-Policy; Chromium lays it out at a wide and a narrow
+window and the script writes what it measured into the DOM it dumps: whether
+anything is wider than the page, and whether every table is either within
+the page or inside a box that scrolls sideways. Screenshots go into the
+test's temporary folder, never into the repository.
+
 Chromium is Debian's ``chromium`` package (``make browser`` installs it). Without
 it the test is skipped, unless ``CI`` is set: then it fails.
 """
@@ -15,6 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -38,6 +47,7 @@ EXPECTED_HEADERS = {
     "withheld_counts": {"receipts_withheld", "records_withheld", "rule", "detail"},
     "routing_sweep": {"rule", "detail", "escalation_rate"},
 }
+VOID_TAGS = {"img", "br", "hr", "meta", "link", "input", "col", "source", "wbr", "area"}
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -61,11 +71,16 @@ def _chromium() -> str:
 
 
 class _Page(HTMLParser):
-    """What a rendered DOM holds: tables with their headers, images, scripts, text."""
+    """What a rendered DOM holds: tables with their headers and cells, images, scripts, text."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.tables: list[list[str]] = []
+        self.cells: list[str] = []
+        # main's children and grandchildren, as (depth, "tag.class"), in order
+        self.order: list[tuple[int, str]] = []
+        self._cell: list[str] | None = None
+        self._depth_in_main: int | None = None
         self.provenance_tables: list[list[str]] = []
         self._in_provenance = False
         self.images: list[str] = []
@@ -76,6 +91,15 @@ class _Page(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
+        if tag in ("td", "th"):
+            self._cell = []
+        if tag == "main":
+            self._depth_in_main = 0
+        elif self._depth_in_main is not None:
+            if self._depth_in_main <= 1:  # children of main, and of its header
+                self.order.append((self._depth_in_main, f"{tag}.{attributes.get('class') or ''}"))
+            if tag not in VOID_TAGS:
+                self._depth_in_main += 1
         if tag == "section" and "ea-provenance" in (attributes.get("class") or ""):
             self._in_provenance = True
         elif tag == "table":
@@ -93,6 +117,13 @@ class _Page(HTMLParser):
                 self.links.append(attributes[name])
 
     def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.cells.append("".join(self._cell).strip())
+            self._cell = None
+        if self._depth_in_main is not None and tag != "main":
+            self._depth_in_main -= 1
+        elif tag == "main":
+            self._depth_in_main = None
         if tag == "th":
             self._in_th = False
         elif tag == "section":
@@ -103,9 +134,65 @@ class _Page(HTMLParser):
 
     def handle_data(self, data):
         self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
         tables = self._current()
         if self._in_th and tables and tables[-1]:
             tables[-1][-1] += data.strip()
+
+
+# What the measuring copy of a page reports, as JSON in <pre id="ea-measure">.
+MEASURE = """
+<script>
+(function () {
+  const root = document.documentElement;
+  const width = root.clientWidth;
+  const result = {width: width, scrollWidth: root.scrollWidth,
+                  bodyScrollWidth: document.body.scrollWidth, tables: 0, overflowing: [],
+                  unboxed: []};
+  for (const table of document.querySelectorAll("main table")) {
+    const box = table.getBoundingClientRect();
+    if (box.width === 0) continue;  // inside a closed <details>: not laid out
+    result.tables += 1;
+    let scroller = null;
+    for (let node = table.parentElement; node && node !== document.body;
+         node = node.parentElement) {
+      const overflow = getComputedStyle(node).overflowX;
+      if (overflow === "auto" || overflow === "scroll") { scroller = node; break; }
+    }
+    if (scroller === null) result.unboxed.push(table.outerHTML.slice(0, 120));
+    const right = scroller === null ? box.right : scroller.getBoundingClientRect().right;
+    if (right > width + 1) result.overflowing.push(table.outerHTML.slice(0, 120));
+  }
+  const out = document.createElement("pre");
+  out.id = "ea-measure";
+  out.textContent = JSON.stringify(result);
+  document.body.appendChild(out);
+})();
+</script>
+"""
+WINDOWS = {"wide": "1280,2000", "narrow": "700,2000"}
+
+
+def _measuring_copy(report: Path, folder: Path) -> Path:
+    page = report.read_text(encoding="utf-8")
+    page = re.sub(r'<meta[^>]*http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    copy = folder / f"measure-{report.name}"
+    copy.write_text(page.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    return copy
+
+
+def _measure(flags: list[str], copy: Path, window: str) -> dict:
+    dom = subprocess.run(
+        [*flags, f"--window-size={window}", "--dump-dom", copy.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    ).stdout
+    found = re.search(r'<pre id="ea-measure">(.*?)</pre>', dom, re.DOTALL)
+    assert found, "the measuring script did not run"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -145,6 +232,8 @@ def rendered(tmp_path_factory):
             check=True,
         )
         print(f"screenshot of {report.name}: {screenshot}")
+        copy = _measuring_copy(report, root)
+        layout = {name: _measure(flags, copy, size) for name, size in WINDOWS.items()}
         parsed = _Page()
         parsed.feed(dom)
         pages[report.stem] = {
@@ -152,6 +241,7 @@ def rendered(tmp_path_factory):
             "dom": dom,
             "page": parsed,
             "screenshot": screenshot,
+            "layout": layout,
         }
     return pages
 
@@ -204,6 +294,44 @@ def test_screenshots_were_taken(rendered):
     for name, page in rendered.items():
         width, height = _png_size(page["screenshot"].read_bytes())
         assert (width, height) == (1280, 2000), name
+
+
+def test_no_table_is_wider_than_the_page(rendered):
+    for name, page in rendered.items():
+        for window, layout in page["layout"].items():
+            where = f"{name} ({window} window)"
+            assert layout["tables"] >= 2, where
+            assert layout["scrollWidth"] <= layout["width"], f"{where}: {layout}"
+            assert layout["bodyScrollWidth"] <= layout["width"], f"{where}: {layout}"
+            assert not layout["overflowing"], f"{where}: {layout['overflowing']}"
+            assert not layout["unboxed"], f"{where}: tables outside a scroll box"
+
+
+def test_no_missing_value_shows_as_nan(rendered):
+    dashes = 0
+    for name, page in rendered.items():
+        cells = page["page"].cells
+        assert len(cells) > 100, name
+        shown = [cell for cell in cells if cell in {"NaN", "<NA>", "NaT", "nan", "None"}]
+        assert not shown, f"{name}: {shown[:5]}"
+        dashes += cells.count("—")
+    assert dashes, "no missing value at all: the check above saw nothing to check"
+
+
+def test_the_verdict_comes_right_after_the_title(rendered):
+    for name, page in rendered.items():
+        order = page["page"].order
+        assert order[:4] == [
+            (0, "header.ea-header"),
+            (1, "h1.ea-title"),
+            (1, "section.ea-verdict ea-found"),
+            (1, "nav.ea-contents"),
+        ], f"{name}: {order[:6]}"
+        children = [element for depth, element in order if depth == 0]
+        assert children[0] == "header.ea-header", name
+        assert children[-1] == "details.ea-appendix", f"{name}: {children[-3:]}"
+        text = " ".join("".join(page["page"].text).split())
+        assert "explicit-audit verify" in text and "exits 1" in text, name
 
 
 @pytest.mark.parametrize(

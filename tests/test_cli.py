@@ -195,3 +195,146 @@ def test_report_into_a_file_exits_2(clean, tmp_path, capsys):
     taken.write_text("not a folder", encoding="utf-8")
     assert main(["report", str(clean), "--out", str(taken), "--notebooks", str(notebooks)]) == 2
     assert "taken" in capsys.readouterr().err
+
+
+# Strict JSON and the exit status of input the kit cannot read --------------------------------
+
+
+def _strict(text: str) -> dict:
+    """Parse as RFC 8259 JSON: NaN, Infinity and -Infinity are refused."""
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_verify_json_on_the_sample_data_is_strict_json(capsys):
+    assert main(["verify", str(SAMPLE), "--json"]) == 1
+    text = capsys.readouterr().out
+    document = _strict(text)
+    assert document["exit_status"] == 1
+    # A finding without a record id has null there, never NaN.
+    assert any(f["record"] is None for f in document["findings"])
+    assert "NaN" not in text
+
+
+def test_verify_json_strict_from_the_command_line():
+    command = [sys.executable, "-m", "explicit_audit.cli", "verify", "data", "--json"]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert finished.returncode == 1
+    check = "import json,sys; json.load(sys.stdin, parse_constant=lambda c: 1/0)"
+    parsed = subprocess.run(
+        [sys.executable, "-c", check], input=finished.stdout, text=True, timeout=60
+    )
+    assert parsed.returncode == 0
+
+
+def _dangling(folder: Path) -> Path:
+    """A log file that cannot be opened: a link to a file that is gone."""
+    link = folder / "gone.jsonl"
+    link.symlink_to(folder / "rotated-away.jsonl")
+    return link
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_file_that_cannot_be_opened_exits_2_in_both_modes(clean, capsys, as_json):
+    link = _dangling(clean)
+    argv = ["verify", str(clean), *(["--json"] if as_json else [])]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert f"{link}: the file cannot be read" in captured.err
+    if as_json:
+        document = _strict(captured.out)
+        assert document["exit_status"] == 2 and document["clean"] is None
+        assert document["error"]["file"] == str(link)
+        assert document["error"]["type"] == "UnreadableFileError"
+    else:
+        assert captured.out == ""
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_io_error_names_the_file(clean, monkeypatch, capsys, as_json):
+    import builtins
+    import errno
+
+    # The module, not the function the package re-exports under the same name.
+    provenance_module = sys.modules["explicit_audit.report.provenance"]
+    victim = clean / "r.jsonl"
+
+    def failing_open(path, *args, **kwargs):
+        if Path(path) == victim:
+            raise OSError(errno.EIO, "Input/output error")  # the system names no file
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(provenance_module, "open", failing_open, raising=False)
+    assert main(["verify", str(clean), *(["--json"] if as_json else [])]) == 2
+    captured = capsys.readouterr()
+    assert f"{victim}: the file cannot be read (Input/output error)" in captured.err
+    if as_json:
+        assert _strict(captured.out)["error"]["file"] == str(victim)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "no/such/folder", "--json"],
+        ["verify", "--json"],
+        ["verify", "data", "--json", "-x"],
+    ],
+)
+def test_json_errors_are_one_json_document(argv, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    document = _strict(captured.out)
+    assert document["exit_status"] == 2 and document["error"]["message"]
+    assert captured.err
+
+
+def test_a_folder_with_nothing_to_load_is_a_json_error(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("nothing to load", encoding="utf-8")
+    assert main(["verify", str(tmp_path), "--json"]) == 2
+    document = _strict(capsys.readouterr().out)
+    assert "holds no file to load" in document["error"]["message"]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_content_that_was_read_but_does_not_parse_is_a_finding(clean, capsys, as_json):
+    # A gzip stream cut short: the file was read; what it held is rejected, with its line.
+    import gzip
+
+    whole = gzip.compress(((json.dumps(make_receipt()) + "\n") * 50).encode())
+    (clean / "cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    assert main(["verify", str(clean), *(["--json"] if as_json else [])]) == 1
+    out = capsys.readouterr().out
+    if as_json:
+        document = _strict(out)
+        rejected = [f for f in document["findings"] if f["check"] == "rejected_rows"]
+        assert rejected and all(f["source_file"].endswith("cut.jsonl.gz") for f in rejected)
+    else:
+        assert "cut.jsonl.gz" in out
+
+
+def test_help_documents_the_exit_statuses(capsys):
+    assert main(["verify", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 the input could not be read at all" in out
+    assert "one strict JSON document" in out
+
+
+def test_report_on_a_file_that_cannot_be_opened_exits_2(clean, tmp_path, capsys):
+    link = _dangling(clean)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("1")), notebooks / "x.ipynb")
+    out = tmp_path / "out"
+    argv = ["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]
+    assert main(argv) == 2
+    assert f"{link}: the file cannot be read" in capsys.readouterr().err
+    assert not any(out.glob("*.html"))
+
+
+def test_summary_on_a_file_that_cannot_be_opened_exits_2(clean, capsys):
+    link = _dangling(clean)
+    assert main(["summary", str(clean)]) == 2
+    assert f"{link}: the file cannot be read" in capsys.readouterr().err

@@ -240,3 +240,99 @@ def test_ea_load_finds_policies_and_rejects_bad_yaml(tmp_path):
 def test_policy_set_frame_of_nothing():
     frame = ea.PolicySet().to_frame()
     assert len(frame) == 0 and isinstance(frame, pd.DataFrame)
+
+
+# YAML as safe_load reads it, merge keys included; duplicate keys refused ---------------------
+
+MERGED = """\
+policy_id: merged
+escalation:
+  context_char_cap_4b: 6000
+  escalate_on_multi_doc_count: 3
+  confidence_threshold: 0.6
+subject_domains:
+  finance: &plain
+    high_impact: false
+    default_risk_flags: []
+  legal:
+    <<: *plain
+    high_impact: true
+    default_risk_flags: [legal_advice]
+  hr:
+    <<: *plain
+fallback_domain:
+  <<: *plain
+  name: general
+risk_flags:
+  low_confidence_reasoning: &needs_26b
+    requires_26b: true
+  legal_advice:
+    <<: [*needs_26b]
+    synthesis_directive: Cite the governing clause.
+  numeric_claims: {<<: *needs_26b, requires_26b: false}
+"""
+
+
+def test_merge_keys_read_as_safe_load_reads_them(tmp_path):
+    path = tmp_path / "merged.yaml"
+    path.write_text(MERGED, encoding="utf-8")
+    policy = ea.load_policy(path)
+    assert policy.subject_domains["legal"] == ea.SubjectDomain(True, ("legal_advice",))
+    assert policy.subject_domains["hr"] == ea.SubjectDomain(False, ())
+    assert policy.fallback_domain == ea.FallbackDomain("general", False, ())
+    assert policy.risk_flags["legal_advice"] == ea.RiskFlag(True, "Cite the governing clause.")
+    assert policy.risk_flags["numeric_claims"] == ea.RiskFlag(False, None)
+    # The same policy written out without merge keys, as yaml.safe_load reads the file.
+    flat = _write(tmp_path / "flat.yaml", yaml.safe_load(MERGED))
+    assert "<<" not in flat.read_text(encoding="utf-8")
+    assert ea.load_policy(flat).to_dict() == policy.to_dict()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the same key written twice by one mapping
+        "policy_id: a\npolicy_id: b\n",
+        # twice in a mapping that is merged elsewhere
+        "base: &b {high_impact: true, high_impact: false}\nx:\n  <<: *b\n",
+        # twice in a merge source defined in place
+        "x:\n  <<: {name: a, name: b}\n",
+        # two merge keys in one mapping
+        "a: &a {k: 1}\nx:\n  <<: *a\n  <<: *a\n",
+    ],
+)
+def test_duplicate_keys_are_still_refused(tmp_path, text):
+    path = tmp_path / "twice.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ea.PolicyError, match="twice"):
+        ea.load_policy(path)
+
+
+def test_an_overridden_merged_key_is_not_a_duplicate(tmp_path):
+    text = EXAMPLE.read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    cap = data["escalation"]["context_char_cap_4b"]
+    override = text.replace(
+        "escalation:\n",
+        f"escalation:\n  <<: {{context_char_cap_4b: {cap + 1}}}\n",
+        1,
+    )
+    assert override != text
+    path = tmp_path / "override.yaml"
+    path.write_text(override, encoding="utf-8")
+    # The key the mapping writes itself wins, as yaml.safe_load has it.
+    assert yaml.safe_load(override)["escalation"]["context_char_cap_4b"] == cap
+    assert ea.load_policy(path).escalation.context_char_cap_4b == cap
+
+
+def test_strict_load_raises_an_input_error_for_a_bad_policy(tmp_path):
+    shutil.copy(EXAMPLE, tmp_path / "baseline.yaml")
+    bad = _write(tmp_path / "bad.yaml", _set(_example(), "escalation.confidence_threshold", 2))
+    with pytest.raises(ea.InputError, match="confidence_threshold") as caught:
+        ea.load(tmp_path, strict=True, progress=False)
+    assert isinstance(caught.value, ea.PolicyError)
+    assert caught.value.source_file == str(bad)
+    assert caught.value.source_line == 5
+    # ea.load_policy still names the policy error itself
+    with pytest.raises(ea.PolicyError):
+        ea.load_policy(bad)

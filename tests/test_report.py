@@ -243,11 +243,20 @@ def test_page_shows_markup_in_data_as_text(small_report):
     assert page.count(escaped) >= 3
 
 
-def test_page_opens_with_provenance(small_report):
+def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small_report):
     page = small_report["pages"][0]
     main = page.index("<main>")
-    assert page.index('<section class="ea-provenance"') > main
-    assert page.index('<section class="ea-provenance"') < page.index("<h1")
+    title = page.index('<h1 class="ea-title">Small report</h1>')
+    verdict = page.index('<section aria-label="verdict" class="ea-verdict')
+    provenance_at = page.index('<details class="ea-appendix" id="provenance">')
+    assert main < title < verdict < provenance_at
+    # nothing but the verdict between the title and it
+    assert page[title:verdict].count("<") == 2  # </h1> and the section's opening tag
+    assert page.count("<h1") == 1  # the notebook's own title is not written twice
+    assert page.rindex("</details>") > provenance_at > page.rindex("Show code")
+    # the one rejected line makes the data unclean: verify would exit 1
+    assert "<strong>1 finding</strong> in 1 of 9 checks" in page
+    assert "exits 1" in page and "<code>rejected_rows</code>" in page
     data = small_report["data"]
     digest = file_sha256(data / "receipts.jsonl")
     assert f"<code>{digest}</code>" in page
@@ -343,3 +352,207 @@ def test_nbval_catches_a_changed_figure(tmp_path):
     assert failing.returncode == 1, failing.stdout[-3000:]
     assert "Cell outputs differ" in failing.stdout
     assert "ea.plan_verdicts(" in failing.stdout
+
+
+# One audit per run: a snapshot of the inputs ---------------------------------------------
+
+
+def _counting_notebook() -> nbformat.NotebookNode:
+    return _notebook(
+        'DATA = "nowhere"',
+        new_code_cell(
+            "import warnings\nimport explicit_audit as ea\n"
+            "with warnings.catch_warnings(action='ignore'):\n"
+            "    audit = ea.load(DATA, progress=False)\n"
+            "print(f'receipts seen: {len(audit.receipts)}')\n"
+            "audit.sources[['source_file', 'values_read']]"
+        ),
+    )
+
+
+def test_a_log_growing_during_a_run_changes_no_page(tmp_path, monkeypatch):
+    import explicit_audit.report.writer as writer_module
+
+    data = _data(tmp_path)
+    log = data / "receipts.jsonl"
+    before = hashlib.sha256(log.read_bytes()).hexdigest()
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name in ("a_first", "b_second"):
+        nbformat.write(_counting_notebook(), notebooks / f"{name}.ipynb")
+    real_execute = writer_module.execute_notebook
+    appended = []
+
+    def execute_while_the_log_grows(*args, **kwargs):
+        # A producer appends one more valid receipt before each notebook runs.
+        with log.open("a", encoding="utf-8") as stream:
+            stream.write(json.dumps(make_receipt(query=f"late {len(appended)}")) + "\n")
+        appended.append(1)
+        return real_execute(*args, **kwargs)
+
+    monkeypatch.setattr(writer_module, "execute_notebook", execute_while_the_log_grows)
+    pages = [
+        p.read_text(encoding="utf-8") for p in write_reports(data, tmp_path / "out", notebooks)
+    ]
+    assert len(appended) == 2 and hashlib.sha256(log.read_bytes()).hexdigest() != before
+    for page in pages:
+        # Provenance names the bytes that were read, and the tables agree with it.
+        assert f"<code>{before}</code>" in page
+        assert "receipts seen: 2" in page
+        assert "<td>receipts</td>" not in page or "<td>2</td>" in page
+        values_read = re.search(r"(\d+) values read, (\d+) rejected", page)
+        assert values_read.groups() == ("3", "1")
+        # The file is named as it was given, never by the copy's temporary folder.
+        assert "explicit-audit-report-" not in page
+    assert str(log) in pages[0] or os.path.relpath(log) in pages[0]
+
+
+def test_reports_on_a_relative_path_name_files_as_given(tmp_path, monkeypatch):
+    _data(tmp_path)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_counting_notebook(), notebooks / "count.ipynb")
+    monkeypatch.chdir(tmp_path)
+    (page,) = write_reports("records", tmp_path / "out", notebooks)
+    text = page.read_text(encoding="utf-8")
+    # In the notebook's own table and in the appendix alike.
+    assert text.count("records/receipts.jsonl") >= 2
+    assert str(tmp_path) not in text
+
+
+# Each page whole or not at all; stale pages removed ----------------------------------------
+
+
+class _DiskFull:
+    """A stream that takes half of what it is given, then fails as a full disk does."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        self.stream.write(text[: len(text) // 2])
+        raise OSError(28, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stream.close()
+
+
+def test_a_failed_write_leaves_the_previous_page_whole(tmp_path, monkeypatch):
+    from explicit_audit.report._files import write_atomically
+
+    target = tmp_path / "page.html"
+    write_atomically(target, "<html>the previous page</html>\n")
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: _DiskFull(real_fdopen(*a, **k)))
+    with pytest.raises(OSError, match="No space left"):
+        write_atomically(target, "<html>" + "x" * 10_000 + "</html>\n")
+    monkeypatch.undo()
+    assert target.read_text(encoding="utf-8") == "<html>the previous page</html>\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]  # no temporary left
+
+
+def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch):
+    import explicit_audit.report.writer as writer_module
+    from explicit_audit.report._files import write_atomically
+
+    data = _data(tmp_path)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "one.ipynb")
+    out = tmp_path / "out"
+    (page,) = write_reports(data, out, notebooks)
+    previous = page.read_bytes()
+    real_fdopen = os.fdopen
+
+    def write_on_a_full_disk(target, text):
+        # The disk fills up while the page is written, not while the kernel starts.
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(os, "fdopen", lambda *a, **k: _DiskFull(real_fdopen(*a, **k)))
+            write_atomically(target, text)
+
+    monkeypatch.setattr(writer_module, "write_atomically", write_on_a_full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        write_reports(data, out, notebooks)
+    assert [p.name for p in out.iterdir()] == ["one.html"]
+    assert page.read_bytes() == previous
+
+
+def test_stale_reports_are_removed_and_nothing_else(tmp_path):
+    data = _data(tmp_path)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name in ("kept", "renamed"):
+        nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / f"{name}.ipynb")
+    out = tmp_path / "out"
+    write_reports(data, out, notebooks)
+    (out / "notes.html").write_text("<html>written by hand</html>\n", encoding="utf-8")
+    (out / "summary.txt").write_text("not a page\n", encoding="utf-8")
+    (notebooks / "renamed.ipynb").rename(notebooks / "new_name.ipynb")
+    lines: list[str] = []
+    written = write_reports(data, out, notebooks, progress=lines.append)
+    assert sorted(p.name for p in written) == ["kept.html", "new_name.html"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "kept.html",
+        "new_name.html",
+        "notes.html",
+        "summary.txt",
+    ]
+    assert any("removed" in line and "renamed.html" in line for line in lines)
+
+
+# Data that holds no record of a notebook's kind ---------------------------------------------
+
+KIT_NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _only(tmp_path: Path, *parts: str) -> Path:
+    """A data folder holding only some of the sample data's kinds."""
+    import shutil
+
+    folder = tmp_path / "only"
+    for part in parts:
+        if part == "receipts":  # receipts built in code: no logger timestamp
+            (folder / "receipts").mkdir(parents=True)
+            lines = [json.dumps(make_receipt()), json.dumps(make_receipt(query="q2"))]
+            (folder / "receipts" / "r.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+        else:
+            shutil.copytree(ROOT / "data" / part, folder / part)
+    return folder
+
+
+def _empty_page(page: str) -> bool:
+    return "No records of this kind in" in page
+
+
+@pytest.mark.parametrize(
+    ("parts", "executed", "missing"),
+    [
+        (("receipts", "requests"), {"withheld_counts", "plan_hashes"}, {}),
+        (("decisions", "policies"), {"routing_sweep"}, {}),
+        (("decisions",), set(), {"routing_sweep": "`policies`"}),
+        (("plans",), {"plan_hashes"}, {}),
+    ],
+)
+def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, executed, missing):
+    data = _only(tmp_path, *parts)
+    out = tmp_path / "out"
+    written = write_reports(data, out, KIT_NOTEBOOKS)
+    assert sorted(p.stem for p in written) == sorted(p.stem for p in KIT_NOTEBOOKS)
+    for path in written:
+        page = path.read_text(encoding="utf-8")
+        if path.stem in executed:
+            assert not _empty_page(page), path.stem
+            assert page.count('<details class="ea-code">') > 3
+        else:
+            assert _empty_page(page), path.stem
+            assert f"No records of this kind in <code>{data}</code>" in page
+            assert '<details class="ea-appendix" id="provenance">' in page
+            assert '<section aria-label="verdict"' in page
+            if path.stem in missing:
+                assert missing[path.stem] in page.replace("<code>", "`").replace("</code>", "`")

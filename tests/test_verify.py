@@ -272,3 +272,15 @@ def test_the_rule_table_is_the_one_source_of_severity():
     assert table["rule"].is_unique and len(table) == len(RULES)
     assert set(table["severity"]) == {"error", "notice"}
     assert set(ea.RECEIPT_RULES) | set(ea.DECISION_RULES) <= set(RULES)
+
+
+def test_to_dict_is_strict_json_with_nulls_for_missing_values(clean_data):
+    _bad_line(clean_data)  # a rejected row: it names no record
+    with pytest.warns(ea.RejectedRowsWarning):
+        audit = ea.load(clean_data, progress=False)
+    document = verify_all(audit).to_dict()
+    # allow_nan=False refuses NaN and infinities: the result is RFC 8259 JSON.
+    text = json.dumps(document, allow_nan=False)
+    (rejected,) = [f for f in json.loads(text)["findings"] if f["check"] == "rejected_rows"]
+    assert rejected["record"] is None
+    assert isinstance(rejected["source_line"], int)

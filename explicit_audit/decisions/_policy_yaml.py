@@ -201,18 +201,36 @@ class _StrictSafeLoader(yaml.SafeLoader):
     """Safe loading that also refuses a key written twice in one mapping.
 
     Plain safe loading keeps the last of two equal keys, so a policy that
-    says ``policy_id`` twice would silently be the second.
+    says ``policy_id`` twice would silently be the second. Everything else
+    reads as ``yaml.safe_load`` reads it, merge keys (``<<: *base``)
+    included: a key a mapping writes itself overrides the same key merged
+    into it, as YAML defines, and is not a duplicate.
     """
 
 
-def _mapping_without_duplicates(loader: _StrictSafeLoader, node: yaml.MappingNode, deep=False):
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _refuse_duplicates(loader: _StrictSafeLoader, node: yaml.MappingNode) -> None:
+    """Refuse a key written twice among the keys ``node`` writes itself.
+
+    The mappings merged into it (``<<: *base`` or ``<<: [*a, *b]``) are
+    checked the same way, each on its own.
+    """
     seen: set = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
+    for key_node, value_node in node.value:
+        if key_node.tag == _MERGE_TAG:
+            merged = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for source in merged:
+                if isinstance(source, yaml.MappingNode):
+                    _refuse_duplicates(loader, source)
+            key = "<<"  # two merge keys in one mapping are a duplicate too
+        else:
+            key = loader.construct_object(key_node, deep=True)
         try:
             duplicate = key in seen
-        except TypeError:  # an unhashable key: the constructor below says so
-            break
+        except TypeError:  # an unhashable key: the constructor says so
+            return
         if duplicate:
             raise yaml.constructor.ConstructorError(
                 "while reading a mapping",
@@ -221,6 +239,11 @@ def _mapping_without_duplicates(loader: _StrictSafeLoader, node: yaml.MappingNod
                 key_node.start_mark,
             )
         seen.add(key)
+
+
+def _mapping_without_duplicates(loader: _StrictSafeLoader, node: yaml.MappingNode, deep=False):
+    _refuse_duplicates(loader, node)
+    # SafeLoader's own mapping constructor: merge keys flattened as safe_load does.
     return loader.construct_mapping(node, deep=deep)
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 from bleach.css_sanitizer import CSSSanitizer
 
 from .provenance import Provenance
+from .tables import MISSING
 
 __all__ = ["PAGE_TEMPLATE", "REJECTED_SHOWN", "clean_html", "provenance_html"]
 
@@ -73,14 +74,16 @@ def clean_html(text: str) -> str:
 
 def _cell(value) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
-        return ""
+        return MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
     return escape(str(value))
 
 
 def _table(frame: pd.DataFrame, *, labels: dict[str, str], code: tuple[str, ...] = ()) -> str:
-    """A plain HTML table of ``frame``'s ``labels`` columns, every value escaped."""
+    """A plain HTML table of ``frame``'s ``labels`` columns, values escaped, in a scroll box."""
     columns = list(labels)
     head = "".join(f"<th>{escape(labels[c])}</th>" for c in columns)
     rows = []
@@ -90,7 +93,10 @@ def _table(frame: pd.DataFrame, *, labels: dict[str, str], code: tuple[str, ...]
             text = _cell(value)
             cells.append(f"<td><code>{text}</code></td>" if column in code else f"<td>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (
+        f'<div class="ea-scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | None) -> str:
@@ -107,7 +113,8 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
     Returns
     -------
     str
-        A ``<section class="ea-provenance">`` element.
+        A closed ``<details id="provenance">`` element (the page's appendix)
+        holding a ``<section class="ea-provenance">``.
     """
     notebook_hash = f" (SHA-256 <code>{escape(notebook_sha256)}</code>)" if notebook_sha256 else ""
     kit = escape(facts.versions.get("explicit_audit", "?"))
@@ -120,11 +127,14 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
     )
     row_counts = pd.DataFrame([dict(zip(facts.tables["table"], facts.tables["rows"], strict=True))])
     parts = [
-        '<section class="ea-provenance" id="provenance">',
-        "<h2>Provenance</h2>",
+        '<details class="ea-appendix" id="provenance">',
+        '<summary><h2>Appendix: provenance</h2> <span class="ea-note">'
+        f"{len(files)} input files with their SHA-256, rows per table, {len(rejected)} rejected, "
+        "versions, hash dialects</span></summary>",
+        '<section class="ea-provenance">',
         f"<p>Notebook <code>{escape(notebook)}</code>{notebook_hash}, run on "
-        f"<code>{escape(facts.source)}</code>: {len(files)} input files, {values_read} values "
-        f"read, {len(rejected)} rejected. Hashes rebuilt: {rebuilt_in}. "
+        f"<code>{escape(facts.source)}</code>: {len(files)} input files, {values_read:,} values "
+        f"read, {len(rejected):,} rejected. Hashes rebuilt: {rebuilt_in}. "
         '<span class="ea-note">The report records no time of day: the same inputs and '
         "versions give the same page.</span></p>",
         '<div class="ea-row"><div><h3>Rows per table</h3>',
@@ -184,13 +194,16 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
         ),
         "</details>",
         "</section>",
+        "</details>",
     ]
     return "\n".join(parts)
 
 
 # The lab template, less everything that runs or fetches: no require.js,
 # MathJax, Mermaid or widget manager; code folded into <details>; HTML and
-# Markdown outputs cleaned; the provenance block first in <main>.
+# Markdown outputs cleaned and set in a box that scrolls sideways when wide.
+# The page opens with the title, the verdict and the contents; provenance
+# closes it, as a folded appendix.
 PAGE_TEMPLATE = r"""
 {%- extends 'index.html.j2' -%}
 {%- block html_head_js -%}{%- endblock html_head_js -%}
@@ -202,43 +215,74 @@ PAGE_TEMPLATE = r"""
   content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:">
 <meta name="generator" content="explicit_audit {{ resources.explicit_audit.version }}">
 <style type="text/css">
-main { max-width: 1200px; margin: 0 auto; padding: 1em 1.5em; }
+main { max-width: 1200px; margin: 0 auto; padding: 1em 1.5em; box-sizing: border-box;
+  text-align: left; font-family: var(--jp-content-font-family, system-ui, sans-serif); }
+main, main p, main li, main td, main th { text-align: left; }
+.jp-Cell, .jp-OutputArea, .jp-OutputArea-child, .jp-OutputArea-output, .jp-Cell-outputWrapper,
+.jp-Cell-inputWrapper { min-width: 0; max-width: 100%; }
+.jp-OutputArea-output { overflow-x: auto; }
+.jp-RenderedHTMLCommon table, section.ea-provenance table, table.ea-verdict-table {
+  margin-left: 0; margin-right: auto; }
+/* JupyterLab right-aligns every cell of an HTML output; a report reads left to right. */
+.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th, .jp-RenderedHTMLCommon tr,
+.dataframe thead th, .dataframe thead tr { text-align: left !important; }
+.ea-scroll { overflow-x: auto; max-width: 100%; }
+pre { overflow-x: auto; max-width: 100%; }
+.jp-OutputArea-output img { max-width: 100%; height: auto; }
+header.ea-header h1.ea-title { font-size: 1.8em; margin: 0.3em 0 0.4em 0; }
+section.ea-verdict { border-radius: 4px; padding: 0.6em 1em; margin: 0 0 1em 0;
+  border: 1px solid; }
+section.ea-verdict.ea-clean { background: #e8f4ea; border-color: #009e73; }
+section.ea-verdict.ea-found { background: #fdf0e3; border-color: #d55e00; }
+section.ea-verdict p { margin: 0 0 0.4em 0; font-size: 1.05em; }
+section.ea-verdict table { border-collapse: collapse; font-size: 0.9em; }
+section.ea-verdict th, section.ea-verdict td { border: 1px solid #ccc; padding: 2px 8px; }
+nav.ea-contents { margin: 0 0 1.5em 0; font-size: 0.95em; }
+nav.ea-contents h2 { font-size: 1.1em; margin: 0.2em 0; }
+nav.ea-contents ol { margin: 0.2em 0; padding-left: 1.5em; }
+nav.ea-contents li.ea-sub { margin-left: 1.2em; list-style-type: circle; }
 details.ea-code > summary { cursor: pointer; color: #666; font-size: 0.85em; margin: 0.2em 0;
   font-family: var(--jp-ui-font-family, system-ui, sans-serif); }
 details.ea-code[open] > summary { margin-bottom: 0.4em; }
+details.ea-appendix { border-top: 2px solid #ccc; margin: 2em 0 0 0; padding: 0.5em 0; }
+details.ea-appendix > summary { cursor: pointer; }
+details.ea-appendix > summary h2 { display: inline; font-size: 1.2em; }
 section.ea-provenance { border: 1px solid #ccc; border-radius: 4px; padding: 0.6em 1em;
-  margin: 0 0 1.5em 0; background: #fafafa; font-size: 0.85em;
-  font-family: var(--jp-content-font-family, system-ui, sans-serif); }
-section.ea-provenance h2 { font-size: 1.2em; margin: 0.2em 0 0.5em 0; }
+  margin: 0.5em 0 1.5em 0; background: #fafafa; font-size: 0.85em; }
 section.ea-provenance h3 { font-size: 1em; margin: 1em 0 0.3em 0; }
 section.ea-provenance table { border-collapse: collapse; margin: 0.2em 0; }
 section.ea-provenance th, section.ea-provenance td { border: 1px solid #ddd; padding: 2px 6px;
-  text-align: left; vertical-align: top; }
+  vertical-align: top; }
 section.ea-provenance code { font-family: monospace; word-break: break-all; }
-section.ea-provenance .ea-note { color: #555; }
+.ea-note { color: #555; font-size: 0.9em; }
 section.ea-provenance .ea-row { display: flex; flex-wrap: wrap; gap: 0 2em; }
+section.ea-provenance .ea-row > div { min-width: 0; max-width: 100%; }
 section.ea-provenance details > summary { cursor: pointer; margin: 0.5em 0 0.2em 0;
   font-weight: 600; }
 </style>
 {% endblock extra_css %}
 {%- block body_header -%}
 {{ super() }}
-{{ resources.explicit_audit.provenance_html }}
+{{ resources.explicit_audit.header_html }}
 {%- endblock body_header -%}
+{% block body_footer %}
+{{ resources.explicit_audit.provenance_html }}
+{{ super() }}
+{% endblock body_footer %}
 {% block input_group -%}
 <details class="ea-code"><summary>Show code</summary>
 {{ super() }}
 </details>
 {%- endblock input_group %}
 {% block data_html scoped -%}
-<div class="jp-RenderedHTMLCommon jp-RenderedHTML jp-OutputArea-output {{ extra_class }}"
-  data-mime-type="text/html">
+<div class="jp-RenderedHTMLCommon jp-RenderedHTML jp-OutputArea-output ea-scroll
+  {{ extra_class }}" data-mime-type="text/html">
 {{ output.data['text/html'] | ea_clean_html }}
 </div>
 {%- endblock data_html %}
 {% block data_markdown scoped -%}
-<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-OutputArea-output {{ extra_class }}"
-  data-mime-type="text/markdown">
+<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-OutputArea-output ea-scroll
+  {{ extra_class }}" data-mime-type="text/markdown">
 {{ output.data['text/markdown'] | markdown2html | ea_clean_html }}
 </div>
 {%- endblock data_markdown %}

@@ -171,6 +171,7 @@ def execute_notebook(
     *,
     cwd: str | os.PathLike | None = None,
     timeout: int = 300,
+    name: str | None = None,
 ) -> nbformat.NotebookNode:
     """Execute a notebook in a kernel of the running Python, optionally on other data.
 
@@ -185,6 +186,8 @@ def execute_notebook(
         Working directory of the kernel; the current one by default.
     timeout : int, default 300
         Seconds a cell may run.
+    name : str, optional
+        The notebook's name in error messages; its file name by default.
 
     Returns
     -------
@@ -202,7 +205,8 @@ def execute_notebook(
     --------
     >>> executed = execute_notebook("notebooks/plan_hashes.ipynb", "data")  # doctest: +SKIP
     """
-    name, node = _read(notebook)
+    read_name, node = _read(notebook)
+    name = name or read_name
     if data is not None:
         inject_parameters(node, {data_parameter(node): str(data)})
     env = dict(os.environ)

@@ -19,20 +19,26 @@ from __future__ import annotations
 
 import hashlib
 import platform
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import MappingProxyType
+from typing import NamedTuple
 
 import pandas as pd
 
 from .._core.jsonable import json_rows
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
+from ..errors import AuditError, InputError
 
 __all__ = [
     "LIBRARIES",
+    "FileDigest",
     "Provenance",
+    "UnreadableFileError",
+    "file_digest",
     "file_sha256",
     "hash_dialects",
     "library_versions",
@@ -58,8 +64,8 @@ LIBRARIES = (
 FILE_COLUMNS = MappingProxyType(
     {
         "source_file": "the file, as the loader named it",
-        "bytes": "its size on disk",
-        "sha256": "SHA-256 of its bytes on disk (compressed files as stored)",
+        "bytes": "how many bytes were read from it (its size on disk)",
+        "sha256": "SHA-256 of the bytes read (compressed files as stored)",
         "values_read": "JSON values (or policy documents) read from it",
         "loaded": "rows it added to a table (1 for a policy file)",
         "rejected": "values rejected from it",
@@ -77,6 +83,77 @@ DIALECT_COLUMNS = MappingProxyType(
 )
 
 
+class FileDigest(NamedTuple):
+    """The size and SHA-256 of the bytes read from one file."""
+
+    bytes: int
+    sha256: str
+
+
+def file_digest(path: str | Path, *, chunk_size: int = 1 << 20) -> FileDigest:
+    """Size and SHA-256 of a file's bytes, read once in chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+    chunk_size : int, default 1 MiB
+
+    Returns
+    -------
+    FileDigest
+        ``bytes`` (how many were read) and ``sha256`` (64 lowercase hex characters).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be opened or read (a permission, an I/O error),
+        naming the file whatever the system's message says.
+
+    Examples
+    --------
+    >>> file_digest("data/policies/baseline.yaml")  # doctest: +SKIP
+    FileDigest(bytes=1288, sha256='3b1f...')
+    """
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as stream:
+            while chunk := stream.read(chunk_size):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    return FileDigest(size, digest.hexdigest())
+
+
+class UnreadableFileError(InputError):
+    """A file the system would not let the kit read at all: nothing in it could be checked.
+
+    Parameters
+    ----------
+    source_file : str
+        The file.
+    reason : str
+        What the system said (``Permission denied``, ``Input/output error``).
+    """
+
+    def __init__(self, source_file: str, reason: str) -> None:
+        self.source_file = source_file
+        self.source_line = None
+        self.field = None
+        self.reason = f"the file cannot be read ({reason})"
+        AuditError.__init__(
+            self,
+            f"{source_file}: {self.reason}; nothing was checked. Make it readable, or leave it "
+            "out of the data given.",
+        )
+
+
+def unreadable(path: str | Path, exc: OSError) -> UnreadableFileError:
+    """The error for a file the system would not let the kit read, naming the file."""
+    return UnreadableFileError(str(path), exc.strerror or str(exc) or type(exc).__name__)
+
+
 def file_sha256(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
     """SHA-256 hex digest of a file's bytes, read in chunks.
 
@@ -90,16 +167,17 @@ def file_sha256(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
     str
         64 lowercase hex characters.
 
+    Raises
+    ------
+    InputError
+        When the file cannot be read, naming it.
+
     Examples
     --------
     >>> file_sha256("data/policies/baseline.yaml")  # doctest: +SKIP
     '3b1f...'
     """
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        while chunk := stream.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return file_digest(path, chunk_size=chunk_size).sha256
 
 
 def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
@@ -212,7 +290,12 @@ class Provenance:
         }
 
 
-def provenance(audit: Audit, source: str | Path | None = None) -> Provenance:
+def provenance(
+    audit: Audit,
+    source: str | Path | None = None,
+    *,
+    digests: Mapping[str, FileDigest] | None = None,
+) -> Provenance:
     """Gather the provenance of a loaded audit.
 
     Parameters
@@ -221,10 +304,19 @@ def provenance(audit: Audit, source: str | Path | None = None) -> Provenance:
         What :func:`explicit_audit.load` returned.
     source : str or Path, optional
         The data path it was loaded from, as the user gave it; recorded as is.
+    digests : mapping, optional
+        ``{source_file: FileDigest}`` of the bytes the audit was loaded from,
+        when they were hashed as they were read (see
+        :mod:`explicit_audit.report.snapshot`); a file not in it is hashed now.
 
     Returns
     -------
     Provenance
+
+    Raises
+    ------
+    InputError
+        When a file to hash cannot be read, naming it.
 
     Examples
     --------
@@ -233,16 +325,12 @@ def provenance(audit: Audit, source: str | Path | None = None) -> Provenance:
     >>> facts.files[["source_file", "sha256"]]  # doctest: +SKIP
     """
     sources = audit.sources
+    known = {} if digests is None else dict(digests)
     if len(sources):
         files = sources[["source_file"]].copy()
-        files["bytes"] = pd.Series(
-            [Path(name).stat().st_size for name in sources["source_file"]],
-            index=sources.index,
-            dtype="int64",
-        )
-        files["sha256"] = pd.Series(
-            [file_sha256(name) for name in sources["source_file"]], index=sources.index, dtype="str"
-        )
+        found = [known.get(name) or file_digest(name) for name in sources["source_file"]]
+        files["bytes"] = pd.Series([d.bytes for d in found], index=sources.index, dtype="int64")
+        files["sha256"] = pd.Series([d.sha256 for d in found], index=sources.index, dtype="str")
         for name in ("values_read", "loaded", "rejected"):
             files[name] = sources[name]
     else:

@@ -1,13 +1,19 @@
 """Reports: each notebook executed on the data, written as one self-contained HTML page.
 
-A report is for a reader who never opens a notebook. For every notebook:
+A report is for a reader who never opens a notebook. A run first copies
+every input file once into a temporary folder, hashing the bytes as they are
+copied (:mod:`~explicit_audit.report.snapshot`), loads that copy once for the
+provenance and the verdict, and runs every notebook on the same copy: a log
+that grows during the run changes no page. Then, for every notebook:
 
 1. the data path is injected papermill-style: a new cell tagged
    ``injected-parameters``, right after the cell tagged ``parameters``, sets
    the notebook's data-path variable to the path given;
 2. the notebook is executed with :mod:`nbclient` in a kernel of the running
-   Python environment, in the current working directory, so paths in the
-   output read as the user gave them;
+   Python environment, in the copy's working folder, so paths in the output
+   read as the user gave them; a notebook whose metadata names the tables it
+   reads (``metadata.explicit_audit.tables``) and finds all of them empty is
+   not run: its page says there are no records of its kind in the data;
 3. widget outputs (``application/vnd.jupyter.widget-view+json``, with the
    text stand-in that comes with them) are dropped: each notebook renders
    every widget view once more as a static output, and that is what a reader
@@ -17,9 +23,15 @@ A report is for a reader who never opens a notebook. For every notebook:
    allowlist of tags (anything else shows as text), no script at all, and a
    Content-Security-Policy that forbids fetching anything, so the page reads
    the same offline;
-5. a provenance block opens the page: the input files with their SHA-256, the
-   row counts, the rejected rows, the versions of the kit and its libraries,
-   and the hash dialects (:mod:`explicit_audit.provenance`).
+5. the page opens with the notebook's title, the verdict of every check
+   (with the exit status ``explicit-audit verify`` gives on the same data)
+   and the contents; it closes with a folded appendix of provenance: the
+   input files with their SHA-256, the row counts, the rejected rows, the
+   versions of the kit and its libraries, and the hash dialects
+   (:mod:`explicit_audit.report.provenance`);
+6. the page is written to a temporary file beside its place and moved there
+   whole; pages an earlier run wrote into the folder that this run did not
+   write (a notebook since removed) are removed.
 
 A report carries no wall-clock time: the same data, notebooks and library
 versions give the same bytes, so two reports can be compared with ``diff``.
@@ -28,11 +40,15 @@ The file's own modification time says when it was written.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Sequence
+from html import escape
 from pathlib import Path
 
 import nbformat
@@ -43,6 +59,10 @@ from nbconvert.preprocessors import TagRemovePreprocessor
 from .._version import __version__
 from ..audit import load
 from ..errors import RejectedRowsWarning
+from ..verify import Verification, verify_all
+from ._empty import has_records, no_records_notebook, notebook_tables
+from ._files import remove_stale_reports, write_atomically
+from ._header import header_html, insert_contents
 from ._html import PAGE_TEMPLATE, clean_html, provenance_html
 from ._notebook_run import (
     DATA_PARAMETER_NAMES,
@@ -52,7 +72,8 @@ from ._notebook_run import (
     execute_notebook,
     inject_parameters,
 )
-from .provenance import Provenance, file_sha256, provenance
+from .provenance import Provenance, provenance
+from .snapshot import take_snapshot
 
 __all__ = [
     "DATA_PARAMETER_NAMES",
@@ -61,7 +82,9 @@ __all__ = [
     "data_parameter",
     "execute_notebook",
     "inject_parameters",
+    "no_records_notebook",
     "notebook_html",
+    "notebook_tables",
     "static_outputs",
     "write_reports",
 ]
@@ -110,12 +133,16 @@ def static_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return notebook
 
 
-def _title(notebook: nbformat.NotebookNode, fallback: str) -> str:
+def _take_title(notebook: nbformat.NotebookNode, fallback: str) -> str:
+    """The notebook's ``# title``, taken out of its cell: the page writes it above the verdict."""
     for cell in notebook.cells:
-        if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                if line.startswith("# "):
-                    return line[2:].strip()
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.splitlines()
+        for index, line in enumerate(lines):
+            if line.startswith("# "):
+                cell.source = "\n".join(lines[:index] + lines[index + 1 :]).strip("\n")
+                return line[2:].strip()
     return fallback
 
 
@@ -136,6 +163,7 @@ def notebook_html(
     *,
     name: str,
     notebook_sha256: str | None = None,
+    verification: Verification | None = None,
 ) -> str:
     """Write an executed notebook as one self-contained HTML page.
 
@@ -144,11 +172,14 @@ def notebook_html(
     notebook : NotebookNode
         An executed notebook (see :func:`execute_notebook`); not changed.
     facts : Provenance
-        Shown in the block that opens the page.
+        Shown in the appendix that closes the page.
     name : str
-        The notebook's file name, shown in the provenance block.
+        The notebook's file name, shown in the appendix.
     notebook_sha256 : str, optional
         SHA-256 of the notebook file, shown next to its name.
+    verification : Verification, optional
+        :func:`~explicit_audit.verify_all` of the audit the page shows, for the
+        verdict under the title; without it the page has no verdict.
 
     Returns
     -------
@@ -162,7 +193,7 @@ def notebook_html(
     """
     node = static_outputs(nbformat.from_dict(notebook))
     _stable_streams(node)
-    title = _title(node, Path(name).stem)
+    title = _take_title(node, Path(name).stem)
     node.metadata["title"] = title
     exporter = HTMLExporter(
         template_name="lab",
@@ -181,17 +212,22 @@ def notebook_html(
         ),
         enabled=True,
     )
+    if verification is None:
+        header = f'<header class="ea-header"><h1 class="ea-title">{escape(title)}</h1></header>'
+    else:
+        header = header_html(title, verification, facts.source)
     resources = {
         "metadata": {"name": Path(name).stem},
         "explicit_audit": {
             "version": __version__,
+            "header_html": header,
             "provenance_html": provenance_html(
                 facts, notebook=name, notebook_sha256=notebook_sha256
             ),
         },
     }
     body, _ = exporter.from_notebook_node(node, resources=resources)
-    return body
+    return insert_contents(body)
 
 
 def _notebooks(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
@@ -248,28 +284,47 @@ def write_reports(
     paths = _notebooks(notebooks)
     if not paths:
         raise ReportError(f"{notebooks}: no notebook (*.ipynb) to report on")
-    with warnings.catch_warnings():
-        # Rejected rows are listed in every report's provenance block.
-        warnings.simplefilter("ignore", RejectedRowsWarning)
-        audit = load(data, progress=False)
-    facts = provenance(audit, data)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     failures: list[str] = []
-    for path in paths:
-        start = time.perf_counter()
-        try:
-            executed = execute_notebook(path, data, timeout=timeout)
-        except NotebookError as exc:
-            failures.append(str(exc))
-            continue
-        page = notebook_html(executed, facts, name=path.name, notebook_sha256=file_sha256(path))
-        target = out_dir / f"{path.stem}.html"
-        target.write_text(page, encoding="utf-8")
-        written.append(target)
+    with tempfile.TemporaryDirectory(prefix="explicit-audit-report-") as folder:
+        snapshot = take_snapshot(data, folder)
+        with contextlib.chdir(snapshot.cwd), warnings.catch_warnings():
+            # Rejected rows are listed in every report's appendix.
+            warnings.simplefilter("ignore", RejectedRowsWarning)
+            audit = load(snapshot.data, progress=False)
+            facts = provenance(audit, data, digests=snapshot.digests)
+            verification = verify_all(audit)
+        for path in paths:
+            start = time.perf_counter()
+            source = path.read_bytes()
+            notebook = nbformat.reads(source.decode("utf-8"), as_version=4)
+            if has_records(audit, notebook_tables(notebook)):
+                try:
+                    executed = execute_notebook(
+                        notebook, snapshot.data, cwd=snapshot.cwd, timeout=timeout, name=path.name
+                    )
+                except NotebookError as exc:
+                    failures.append(str(exc))
+                    continue
+            else:
+                executed = no_records_notebook(notebook, data, audit)
+            page = notebook_html(
+                executed,
+                facts,
+                name=path.name,
+                notebook_sha256=hashlib.sha256(source).hexdigest(),
+                verification=verification,
+            )
+            target = out_dir / f"{path.stem}.html"
+            write_atomically(target, page)
+            written.append(target)
+            if progress is not None:
+                progress(f"wrote {target} ({time.perf_counter() - start:.1f} s)")
+    for stale in remove_stale_reports(out_dir, written):
         if progress is not None:
-            progress(f"wrote {target} ({time.perf_counter() - start:.1f} s)")
+            progress(f"removed {stale}: no notebook of that name was reported on")
     if failures:
         raise NotebookError("\n\n".join(failures))
     return written

@@ -1,0 +1,138 @@
+"""A private copy of the input files, hashed as it is made: one audit per report run.
+
+Logs grow while a report is written. If every notebook read the live files,
+a line appended between two notebooks would make one page's tables disagree
+with another's, and with the SHA-256 its provenance block names. So a report
+run first copies every input file once into a temporary folder, hashing the
+bytes as they are copied; provenance is computed from those hashes, and every
+notebook runs on the copy.
+
+The copy keeps the path the data was given by: files land at the same path
+relative to a working folder inside the copy, and the notebooks run there,
+so ``data/receipts/x.jsonl`` reads ``data/receipts/x.jsonl`` in every table.
+An absolute data path is given to the notebooks relative to the current
+folder (``../../srv/logs`` for ``/srv/logs`` read from ``/home/me/audit``),
+which names the same files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._core.sources import find_sources
+from .provenance import FileDigest, UnreadableFileError, unreadable
+
+__all__ = ["Snapshot", "take_snapshot"]
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Where the copy of a report's input files is, and how to read it.
+
+    Attributes
+    ----------
+    cwd : Path
+        The working folder inside the copy: ``data`` read from it names the
+        copied files as the original ones were named.
+    data : str
+        The data path to load from ``cwd``: the one given, or, when that was
+        absolute, the same place relative to the current folder.
+    digests : dict
+        ``{file name as the loader gives it: FileDigest}`` of the bytes copied.
+    """
+
+    cwd: Path
+    data: str
+    digests: dict[str, FileDigest]
+
+    def digest_of(self, source_file: str) -> FileDigest | None:
+        """The digest of one copied file, by the name the loader gave it."""
+        return self.digests.get(os.path.normpath(source_file))
+
+
+def _relative(path: str | os.PathLike) -> str:
+    text = os.fspath(path)
+    return os.path.relpath(text) if os.path.isabs(text) else text
+
+
+def _depth(relative: str) -> int:
+    """How many leading ``..`` a normalised relative path climbs."""
+    parts = Path(os.path.normpath(relative)).parts
+    depth = 0
+    while depth < len(parts) and parts[depth] == "..":
+        depth += 1
+    return depth
+
+
+def _copy(source: Path, target: Path) -> FileDigest:
+    digest = hashlib.sha256()
+    size = 0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        reader = open(source, "rb")
+    except OSError as exc:
+        raise unreadable(source, exc) from None
+    with reader, open(target, "wb") as writer:
+        while True:
+            try:
+                chunk = reader.read(_CHUNK)
+            except OSError as exc:
+                raise unreadable(source, exc) from None
+            if not chunk:
+                break
+            digest.update(chunk)
+            size += len(chunk)
+            writer.write(chunk)
+    return FileDigest(size, digest.hexdigest())
+
+
+def take_snapshot(data: str | os.PathLike, folder: str | os.PathLike) -> Snapshot:
+    """Copy every file ``data`` names into ``folder``, hashing each as it is copied.
+
+    Parameters
+    ----------
+    data : str or path
+        A file, folder or glob, as :func:`explicit_audit.load` takes it.
+    folder : str or path
+        An empty folder for the copy (a temporary one; the caller removes it).
+
+    Returns
+    -------
+    Snapshot
+
+    Raises
+    ------
+    AuditError
+        When ``data`` names or matches no file to read.
+    InputError
+        When a file cannot be read, naming it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     copy = take_snapshot("data", folder)  # doctest: +SKIP
+    """
+    files, problems = find_sources(data)
+    for problem in problems:
+        if problem.reason.startswith("cannot read"):
+            # What the system will not let the kit open is an input error, as in verify.
+            raise UnreadableFileError(
+                problem.source_file, problem.reason.removeprefix("cannot read: ")
+            )
+    shown = _relative(data)
+    relatives = [_relative(path) for path in files]
+    depth = max([_depth(shown), *(_depth(r) for r in relatives)])
+    # Deep enough that every ``..`` of the paths stays inside the copy.
+    cwd = Path(folder, "cwd", *(["up"] * depth))
+    cwd.mkdir(parents=True)
+    digests = {}
+    for source, relative in zip(files, relatives, strict=True):
+        target = Path(os.path.normpath(cwd / relative))
+        digests[os.path.normpath(relative)] = _copy(source, target)
+    return Snapshot(cwd=cwd, data=shown, digests=digests)
