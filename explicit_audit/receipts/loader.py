@@ -1,8 +1,8 @@
 """Retrieval receipts (engram): loading them into ``receipts`` and ``exposed``.
 
-A line is any of the three shapes of ``docs/formats.md`` section 1: a bare
+A line is any of the shapes of ``docs/formats.md`` section 1: a bare
 ``RetrievalReceipt`` (``shape="receipt"``), the CLI's output
-``{schema_version, status, records|errors, receipt}`` (``shape="cli"``), or
+``{schema_version, status, records|errors, receipt}`` (``shape="cli"``),
 the internal outcome ``{kind, records|errors, receipt}`` (``shape="outcome"``),
 or one of engram's presentation outcomes, whose embedded retrieval receipt is
 a row here (``shape="presentation"``, ``outcome`` presented / failed) and
