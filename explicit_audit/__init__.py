@@ -49,7 +49,9 @@ from .decisions import (
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
 from .plans import check_plans, plan_canonical_json, plan_hash, plan_verdicts, verify_plans
 from .receipts import (
+    PRESENTATION_RULES,
     RECEIPT_RULES,
+    check_presentations,
     check_receipts,
     locator_safety,
     safe_relative_markdown_path,
@@ -66,6 +68,7 @@ __all__ = [
     "DECISION_RULES",
     "DIALECTS",
     "PLAN_HASH_DIALECT",
+    "PRESENTATION_RULES",
     "RECEIPT_RULES",
     "REQUEST_HASH_DIALECT",
     "Audit",
@@ -87,6 +90,7 @@ __all__ = [
     "canonical_json",
     "check_decisions",
     "check_plans",
+    "check_presentations",
     "check_receipts",
     "check_requests",
     "load",

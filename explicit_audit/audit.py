@@ -57,6 +57,8 @@ TABLES = MappingProxyType(
     {
         "receipts": "one retrieval receipt (engram); explicit_audit.receipts",
         "exposed": "one exposed result of a receipt; explicit_audit.receipts",
+        "presentations": "one presentation line (engram), presented or failed; "
+        "explicit_audit.receipts.presentations",
         "plans": "one retrieval plan record (arborist); explicit_audit.plans",
         "requests": "one C2 compile request (explicit_learning); explicit_audit.requests",
         "decisions": "one routing decision (hyungi document server); explicit_audit.decisions",
@@ -72,6 +74,9 @@ class Audit:
     ----------
     receipts, exposed : DataFrame
         Retrieval receipts (one row each) and their exposed results.
+    presentations : DataFrame
+        engram's presentation outcomes, one row per line, keyed to the
+        retrieval receipt each embeds (``receipt_row``).
     plans : DataFrame
         Retrieval plans with their recorded ``retrieval_plan_hash``.
     requests : DataFrame
@@ -229,7 +234,7 @@ def _audit_from(reading: Reading, *, strict: bool) -> Audit:
     for kind in RECORD_KINDS:
         built = build_kind(kind, reading.segments.get(kind.name, []))
         tables.update(built.tables)
-        main_tables.append(built.tables[kind.tables[0]])
+        main_tables.append(_loaded_lines(kind, built))
         rejections.extend(built.rejected)
     policies = PolicySet([])
     if reading.policy_files:
@@ -302,6 +307,20 @@ def load_bytes(
         limits=limits_from(limits),
     )
     return _audit_from(reading, strict=strict)
+
+
+def _loaded_lines(kind: RecordKind, built: KindTables) -> pd.DataFrame:
+    """One row per value a kind loaded (its file in ``source_file``), for ``Audit.sources``.
+
+    That is a row of its main table, but for a presentation that failed before
+    retrieval: a loaded value with a ``presentations`` row and no receipt row.
+    """
+    main = built.tables[kind.tables[0]]
+    presentations = built.tables.get("presentations")
+    if presentations is None or not presentations["receipt_row"].isna().any():
+        return main
+    alone = presentations.loc[presentations["receipt_row"].isna(), ["source_file"]]
+    return pd.concat([main[["source_file"]], alone]).astype({"source_file": "str"})
 
 
 def _policy_source_files(policies: PolicySet) -> list[str]:

@@ -18,6 +18,8 @@ request_independence   requests for one ``base_id`` carrying different payloads
 request_consistency    a record field that contradicts its own payload
 receipt_rules          a receipt breaking a guarantee of engram's code
                        (:func:`~explicit_audit.check_receipts`)
+presentation_rules     a presentation line breaking a guarantee of engram's rendering
+                       (:func:`~explicit_audit.check_presentations`)
 decision_policy        a routing decision that does not follow the policy it names
                        (:func:`~explicit_audit.check_decisions`)
 =====================  ===================================================================
@@ -26,8 +28,10 @@ Each finding's severity is its rule's, declared once beside the rule
 (:data:`RULES`): nothing is re-derived here. An explained mismatch (a plan hash
 written by another known JSON writer, say) is an error: the recorded hash is
 not the one the producer promises. Only what the producer's own code allows is
-a ``notice`` (a forbidden key name nested inside a request payload); a notice
-does not make the audit unclean, nor ``explicit-audit verify`` exit 1.
+a ``notice`` (a forbidden key name nested inside a request payload), and what
+engram's unstable presentation schema (version 0) may add (a receipt key or
+an error code this kit does not know); a notice does not make the audit
+unclean, nor ``explicit-audit verify`` exit 1.
 """
 
 from __future__ import annotations
@@ -51,8 +55,9 @@ from .decisions import check_decisions
 from .decisions.checks import RULES as DECISION_RULE_TABLE
 from .plans import check_plans
 from .plans.checks import RULES as PLAN_RULE_TABLE
-from .receipts import check_receipts
+from .receipts import check_presentations, check_receipts
 from .receipts.checks import RULES as RECEIPT_RULE_TABLE
+from .receipts.presentation_checks import RULES as PRESENTATION_RULE_TABLE
 from .requests import check_requests
 from .requests.checks import RULES as REQUEST_RULE_TABLE
 
@@ -68,6 +73,7 @@ CHECKS = MappingProxyType(
         "request_independence": "one payload per base_id across models",
         "request_consistency": "record fields that contradict their payload",
         "receipt_rules": "guarantees of engram's receipt code",
+        "presentation_rules": "guarantees of engram's presentation rendering",
         "decision_policy": "decisions replayed against the policy they name",
     }
 )
@@ -75,7 +81,12 @@ CHECKS = MappingProxyType(
 #: Every rule of every check, in report order: name -> :class:`Rule` (its check,
 #: record kind, severity and what it requires). ``RULES.frame()`` shows them.
 RULES: RuleTable = (
-    REJECTED_RULES | PLAN_RULE_TABLE | REQUEST_RULE_TABLE | RECEIPT_RULE_TABLE | DECISION_RULE_TABLE
+    REJECTED_RULES
+    | PLAN_RULE_TABLE
+    | REQUEST_RULE_TABLE
+    | RECEIPT_RULE_TABLE
+    | PRESENTATION_RULE_TABLE
+    | DECISION_RULE_TABLE
 )
 
 #: The rules whose findings are notices (read off :data:`RULES`).
@@ -156,6 +167,7 @@ _PARTS: tuple[Callable[[Audit], pd.DataFrame], ...] = (
     lambda audit: check_plans(audit.plans),
     lambda audit: check_requests(audit.requests),
     lambda audit: check_receipts(audit.receipts, audit.exposed),
+    lambda audit: check_presentations(audit.presentations),
     lambda audit: check_decisions(audit.decisions, audit.policies),
 )
 
@@ -202,6 +214,7 @@ def verify_all(audit: Audit) -> Verification:
         "request_independence": n_requests,
         "request_consistency": n_requests,
         "receipt_rules": len(audit.receipts),
+        "presentation_rules": len(audit.presentations),
         "decision_policy": len(audit.decisions),
     }
     return Verification(findings[list(FINDING_COLUMNS)], checked)

@@ -216,7 +216,9 @@ def withheld_counts() -> list:
             "answers how many receipts withheld anything and how many records were withheld, "
             "per audience, per space and per scope (a search or an enumeration of a space); "
             "whether any receipt breaks what engram's own code guarantees (the receipt "
-            "checks); and how much each audience could learn from the counts alone, the "
+            "checks); what each rendered view withheld, per view and audience (engram's "
+            "presentations, with their own checks); and how much each audience could learn "
+            "from the counts alone, the "
             "count as a weak oracle. An explorer at the end picks one audience, one space "
             "and, where the log carries timestamps, a time window.",
         ),
@@ -261,6 +263,57 @@ def withheld_counts() -> list:
             'plots.plot_withheld_by(by_scope, column="withheld_rate", ax=right)\n'
             "fig.tight_layout()\n"
             "plt.show()"
+        ),
+        md(
+            "## Rendered views\n\nengram's presentation rendering embeds the retrieval "
+            "receipt of every view it renders (`audit.presentations`, one row per rendering, "
+            "`receipt_row` naming its receipt). Renderings per status, and the error codes "
+            "of those that failed (before retrieval, at retrieval, or after a hit):"
+        ),
+        code(
+            "presentations = audit.presentations\n"
+            "views_rendered = len(presentations) > 0\n"
+            "if not views_rendered:\n"
+            '    print(f"No rendered view in {DATA}: no presentation log among the inputs.")\n'
+            "else:\n"
+            '    failed = presentations["status"] == "failed"\n'
+            '    print(presentations["status"].value_counts().to_dict())\n'
+            '    codes = presentations.loc[failed, "error_codes"].explode().value_counts()\n'
+            '    display(codes.rename("renderings").to_frame())'
+        ),
+        md(
+            "Withheld counts per rendered view and the audience it was rendered for "
+            "(presented views; a count is what that audience's retrieval withheld):"
+        ),
+        code(
+            'rendered = presentations[presentations["status"] == "presented"]\n'
+            'view_receipts = receipts.loc[rendered["receipt_row"].to_numpy()].assign(\n'
+            '    view_id=rendered["view_id"].to_numpy(),\n'
+            '    audience_id=rendered["audience_id"].to_numpy(),\n'
+            ")\n"
+            "if views_rendered:\n"
+            "    by_view = ea.withheld_summary(\n"
+            '        view_receipts, by=["view_id", "audience_id"], overall=True\n'
+            "    )\n"
+            "    display(by_view.round(3))"
+        ),
+        picture(
+            "if views_rendered:\n"
+            "    fig, ax = plt.subplots(figsize=(9, 3))\n"
+            '    per_view = ea.withheld_summary(view_receipts, by="view_id", overall=True)\n'
+            '    plots.plot_withheld_by(per_view, column="withheld_share", ax=ax)\n'
+            "    plt.show()"
+        ),
+        md(
+            "Every rendering against the guarantees of engram's presentation code "
+            "(`ea.PRESENTATION_RULES`): its sources against its retrieval receipt, the "
+            "audience against the withheld count's, the `presentationId` rebuilt, ..."
+        ),
+        code(
+            "presentation_findings = ea.check_presentations(audit)\n"
+            "presentation_findings[\n"
+            '    ["source_file", "source_line", "row", "rule", "field", "detail"]\n'
+            "]"
         ),
         md(
             "## Receipt checks\n\nEvery receipt against the guarantees of engram's own code "

@@ -13,6 +13,8 @@ PUBLIC = {
     # receipts
     "RECEIPT_RULES", "check_receipts", "locator_safety", "safe_relative_markdown_path",
     "withheld_summary", "withheld_queries", "withheld_oracle", "within_time_window",
+    # presentations
+    "PRESENTATION_RULES", "check_presentations",
     # hashes
     "DIALECTS", "PLAN_HASH_DIALECT", "REQUEST_HASH_DIALECT", "canonical_json",
     "canonical_hash", "plan_canonical_json", "plan_hash", "plan_verdicts", "check_plans",

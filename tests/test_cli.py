@@ -55,7 +55,7 @@ def test_verify_dirty_exits_1_and_names_file_and_line(dirty, capsys):
     more = dirty / "more.jsonl"
     assert f"{more}:2: rejected_row: invalid JSON" in out
     assert f"{more}:3: space_query" in out
-    assert "2 finding(s) in 2 of 8 checks" in out
+    assert "2 finding(s) in 2 of 9 checks" in out
 
 
 def test_verify_text_lists_at_most_max_findings(dirty, capsys):

@@ -32,7 +32,7 @@ def _findings(tmp_path: Path, *values: dict) -> pd.DataFrame:
 
 def test_real_engram_outputs_give_no_findings():
     audit = ea.load(ENGRAM, progress=False)
-    assert len(audit.receipts) == 27 and len(audit.rejected) == 0
+    assert len(audit.receipts) == 29 and len(audit.rejected) == 0
     findings = check_receipts(audit.receipts, audit.exposed)
     assert findings.empty, findings.to_dict("records")
     assert list(findings.columns) == list(FINDING_COLUMNS)
@@ -347,7 +347,8 @@ BROKEN = {
 
 def _check_sample(audit, folder: Path) -> None:
     assert len(audit.receipts) > 2000
-    assert set(audit.receipts["shape"].astype(str)) == {"receipt", "cli", "outcome"}
+    shapes = {"receipt", "cli", "outcome", "presentation"}
+    assert set(audit.receipts["shape"].astype(str)) == shapes
     findings = check_receipts(audit)
     found = {
         (Path(f).name, line, rule)

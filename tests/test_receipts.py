@@ -42,9 +42,10 @@ def _value_by_value(path, monkeypatch):
 def test_engram_fixtures_load_with_nothing_rejected():
     audit = _load(FIXTURES)
     assert audit.rejected.empty
-    assert len(audit.receipts) == 27
-    assert set(audit.receipts["shape"]) == {"cli", "outcome"}
-    assert set(audit.receipts["outcome"]) == {"hit", "miss", "failed"}
+    # 15 outcomes, 12 recall outputs, and the 2 receipts embedded in presentations.
+    assert len(audit.receipts) == 29
+    assert set(audit.receipts["shape"]) == {"cli", "outcome", "presentation"}
+    assert set(audit.receipts["outcome"]) == {"hit", "miss", "failed", "presented"}
     assert audit.receipts["withheld_count"].sum() > 0
 
 

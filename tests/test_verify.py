@@ -133,6 +133,20 @@ def _receipt_rule(root: Path) -> tuple[str, int]:
     return "r2.jsonl", 2
 
 
+def _presentation_rule(root: Path) -> tuple[str, int]:
+    # A failure before retrieval (no receipt) names a code only retrieval returns.
+    def failed(kind: str, code: str, field: str) -> dict:
+        error = {"kind": kind, "code": code, "field": field, "message": f"{code} here"}
+        return {"schema_version": 0, "status": "failed", "errors": [error]}
+
+    lines = [
+        failed("authorization", "model_not_allowed", "model"),
+        failed("retrieval", "path_escape", "query"),
+    ]
+    _jsonl(root / "receipts" / "pr.jsonl", lines)
+    return "pr.jsonl", 2
+
+
 def _policy_breach(root: Path) -> tuple[str, int]:
     _jsonl(root / "decisions" / "d2.jsonl", [_decision_record("d-2", escalate_to_26b=False)])
     return "d2.jsonl", 1
@@ -147,6 +161,7 @@ def _policy_breach(root: Path) -> tuple[str, int]:
         (_forbidden_key, "request_hiding_rule", "forbidden_key"),
         (_independence, "request_independence", "independence"),
         (_receipt_rule, "receipt_rules", "space_query"),
+        (_presentation_rule, "presentation_rules", "failure_stage"),
         (_policy_breach, "decision_policy", "replay"),
     ],
 )
@@ -219,13 +234,20 @@ def test_a_forbidden_name_nested_in_a_payload_is_a_notice(clean_data):
 
 
 def test_every_check_function_returns_the_one_findings_shape(clean_data):
-    for plant in (_bad_plan_hash, _forbidden_key, _receipt_rule, _policy_breach):
+    for plant in (
+        _bad_plan_hash,
+        _forbidden_key,
+        _receipt_rule,
+        _presentation_rule,
+        _policy_breach,
+    ):
         plant(clean_data)
     audit = ea.load(clean_data, progress=False)
     parts = {
         "plans": ea.check_plans(audit.plans),
         "requests": ea.check_requests(audit.requests),
         "receipts": ea.check_receipts(audit.receipts, audit.exposed),
+        "presentations": ea.check_presentations(audit.presentations),
         "decisions": ea.check_decisions(audit.decisions, audit.policies),
     }
     dtypes = None
@@ -244,7 +266,8 @@ def test_every_check_function_returns_the_one_findings_shape(clean_data):
 
 def test_the_rule_table_is_the_one_source_of_severity():
     assert set(RULES.checks) == set(CHECKS)
-    assert NOTICES == {"forbidden_key_nested"}
+    # what the producer allows, and what engram's unstable presentation schema may add
+    assert NOTICES == {"forbidden_key_nested", "receipt_keys", "error_code_unknown"}
     table = RULES.frame()
     assert table["rule"].is_unique and len(table) == len(RULES)
     assert set(table["severity"]) == {"error", "notice"}

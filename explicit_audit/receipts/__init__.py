@@ -1,7 +1,9 @@
 """Retrieval receipts (engram): loading, receipt checks, locators and withheld counts.
 
 The ``receipts`` and ``exposed`` tables are documented in
-:mod:`explicit_audit.receipts.loader`; the rules in :mod:`explicit_audit.receipts.checks`.
+:mod:`explicit_audit.receipts.loader`, ``presentations`` in
+:mod:`explicit_audit.receipts.presentations`; the rules in
+:mod:`explicit_audit.receipts.checks` and :mod:`explicit_audit.receipts.presentation_checks`.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from .checks import RECEIPT_RULES, check_receipts
 from .loader import KIND
 from .locators import locator_safety, safe_relative_markdown_path
+from .presentation_checks import PRESENTATION_RULES, check_presentations
 from .withheld import (
     ALL_LABEL,
     withheld_oracle,
@@ -20,7 +23,9 @@ from .withheld import (
 __all__ = [
     "ALL_LABEL",
     "KIND",
+    "PRESENTATION_RULES",
     "RECEIPT_RULES",
+    "check_presentations",
     "check_receipts",
     "locator_safety",
     "safe_relative_markdown_path",

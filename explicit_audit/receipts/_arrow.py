@@ -30,9 +30,11 @@ from .._core.columnar import (
     scalar_frame,
     string_series,
 )
+from ._schema import CATEGORIES as _CATEGORIES
 from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
 from ._schema import STRINGS as _STRINGS
+from ._values import is_presentation
 
 __all__ = ["NORMAL_SCHEMA", "columnar", "frames_from_parts", "layout"]
 
@@ -63,12 +65,6 @@ WRAPPED_LINE = pa.schema(
         ("errors", pa.list_(pa.struct([("code", pa.string())]))),
     ]
 )
-_CATEGORIES = {
-    "shape": ["receipt", "cli", "outcome"],
-    "outcome": ["hit", "miss", "failed"],
-    "scope": ["search", "space"],
-    "kind": ["hit", "miss"],
-}
 _INTEGERS_NULLABLE = ("n_records", "schema_version", "withheld_count")
 
 
@@ -253,6 +249,8 @@ def layout(value: dict) -> str:
 
     ``other`` (a presentation, say) has no columnar path: it is read exactly.
     """
+    if is_presentation(value):
+        return "other"
     receipt = value.get("receipt")
     if isinstance(receipt, dict):
         return "other" if "retrievalReceipt" in receipt or "retrieval" in value else "wrapped"

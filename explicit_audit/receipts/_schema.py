@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["EXPOSED_STRUCT", "NORMAL_SCHEMA", "RECEIPT_KEYS", "STRINGS", "WRAPPER_KEYS"]
+__all__ = [
+    "CATEGORIES",
+    "EXPOSED_STRUCT",
+    "NORMAL_SCHEMA",
+    "PRESENTATION_STATUSES",
+    "RECEIPT_KEYS",
+    "STRINGS",
+    "WRAPPER_KEYS",
+]
 
 RECEIPT_KEYS = (
     "schemaVersion",
@@ -22,6 +30,18 @@ RECEIPT_KEYS = (
     "withheld",
 )
 WRAPPER_KEYS = ("schema_version", "status", "kind", "records", "errors", "receipt")
+#: ``status`` of engram's presentation rendering (``PresentationOutcome``).
+PRESENTATION_STATUSES = ("presented", "failed")
+
+#: The categories of the ``receipts`` table's categorical columns. A receipt
+#: embedded in a presentation line has ``shape`` "presentation" and ``outcome``
+#: "presented" or "failed" (the rendering's status).
+CATEGORIES = {
+    "shape": ["receipt", "cli", "outcome", "presentation"],
+    "outcome": ["hit", "miss", "failed", "presented"],
+    "scope": ["search", "space"],
+    "kind": ["hit", "miss"],
+}
 
 STRINGS = pa.list_(pa.string())
 # Exposed results keep the producer's field names inside Arrow (no copy to

@@ -17,9 +17,9 @@ import pyarrow as pa
 from .._core.columns import fits_int64, typed_columns
 from .._core.describe import describe
 from .._core.records import RawValue, sort_out
-from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
+from ._schema import NORMAL_SCHEMA, PRESENTATION_STATUSES, RECEIPT_KEYS, WRAPPER_KEYS
 
-__all__ = ["extras_frame", "matches", "normalise_values"]
+__all__ = ["PRESENTATION_KEYS", "extras_frame", "is_presentation", "matches", "normalise_values"]
 
 _NULLABLE = frozenset({"query", "activeSpace", "relevanceThreshold"})
 _OUTCOMES = {"hit": "hit", "miss": "miss", "failed": "failed", "failure": "failed"}
@@ -30,10 +30,43 @@ class _Misfit(Exception):
         super().__init__(f"{field} {problem}")
 
 
+#: Keys of engram's presentation outcomes (``PresentationSuccess`` and
+#: ``PresentationFailure`` in ``presentation.ts``); a logger's keys are the others.
+PRESENTATION_KEYS = (
+    "schema_version",
+    "status",
+    "content",
+    "receipt",
+    "retained",
+    "errors",
+    "retrieval",
+)
+
+
+def is_presentation(value: dict) -> bool:
+    """Whether a parsed JSON object is one of engram's presentation outcomes.
+
+    ``{schema_version, status: "presented", content, receipt}``, or
+    ``{schema_version, status: "failed", errors[, retrieval]}``: unlike a CLI
+    failure, a failed presentation never carries a ``receipt`` key.
+    """
+    status = value.get("status")
+    if status == "presented":
+        return True
+    return (
+        status == "failed"
+        and "receipt" not in value
+        and "schema_version" in value
+        and ("retrieval" in value or "errors" in value)
+    )
+
+
 def matches(value: dict) -> bool:
-    """Whether a parsed JSON object has one of the three receipt line shapes."""
+    """Whether a parsed JSON object has a receipt line shape (a presentation included)."""
     if isinstance(value.get("receipt"), dict):
         return "status" in value or "kind" in value or "schema_version" in value
+    if is_presentation(value):
+        return True
     return "schemaVersion" in value and (
         "scope" in value or "withheld" in value or "locatorUris" in value
     )
@@ -173,7 +206,43 @@ def _wrapper(value: dict) -> dict[str, Any]:
     return {"shape": shape, "outcome": outcome, "error_codes": codes, "n_records": len(records)}
 
 
+def _presentation(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The retrieval receipt a presentation line embeds, as a ``presentation`` row.
+
+    A presented line carries it at ``receipt.retrievalReceipt``, a failed one
+    at ``retrieval``. The outcome is the rendering's status; errors are read as
+    for a CLI line; ``n_records`` is <NA>: a presentation returns no records.
+    """
+    version = _integer(value.get("schema_version"), "schema_version")
+    if version != 0:
+        raise _Misfit(
+            "schema_version",
+            f"is {version}, a presentation schema this kit does not know (it reads 0)",
+        )
+    status = _choice(value.get("status"), "status", PRESENTATION_STATUSES)
+    if status == "presented":
+        receipt = value.get("receipt")
+        if not isinstance(receipt, dict):
+            raise _Misfit("receipt", f"must be an object, got {describe(receipt)}")
+        if "retrievalReceipt" not in receipt:
+            raise _Misfit("receipt.retrievalReceipt", "is missing")
+        embedded, prefix = receipt["retrievalReceipt"], "receipt.retrievalReceipt."
+    else:
+        if value.get("retrieval") is None:
+            raise _Misfit("retrieval", "is missing: this presentation carries no receipt")
+        embedded, prefix = value["retrieval"], "retrieval."
+    row = _wrapper({"schema_version": version, "status": "failed", "errors": value.get("errors")})
+    row.update(shape="presentation", outcome=status, n_records=None)
+    fields, unknown = _receipt(embedded, prefix)
+    row.update(fields)
+    extras = {key: item for key, item in value.items() if key not in PRESENTATION_KEYS}
+    extras.update({f"{prefix}{key}": embedded[key] for key in unknown})
+    return row, extras
+
+
 def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
+    if is_presentation(value):
+        return _presentation(value)
     if isinstance(value.get("receipt"), dict):
         row = _wrapper(value)
         fields, unknown = _receipt(value["receipt"], "receipt.")

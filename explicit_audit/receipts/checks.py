@@ -27,6 +27,10 @@ Why each holds, in engram's terms:
 - ``kind`` becomes ``"hit"`` exactly when a record was kept; the outcome is
   ``hit`` with the records, ``miss`` with none, or a failure whose receipt is
   still ``kind: "miss"`` and which carries errors instead of records.
+- A receipt embedded in a presentation (``shape`` "presentation") comes from
+  ``renderPresentation``: ``presented`` only after a hit, ``failed`` with the
+  retrieval's own receipt (a miss) or after a hit, when a later step failed.
+  Such a row returns no records (``n_records`` is <NA>).
 """
 
 from __future__ import annotations
@@ -63,7 +67,9 @@ _RULE_TEXT = (
     (
         "kind_outcome",
         "kind",
-        "An outcome 'hit' carries kind 'hit'; 'miss' and 'failed' carry kind 'miss'.",
+        "An outcome 'hit' carries kind 'hit'; 'miss' and 'failed' carry kind 'miss'. A "
+        "presentation 'presented' carries kind 'hit'; a presentation 'failed' either (a step "
+        "after a hit may fail).",
     ),
     (
         "outcome_records",
@@ -73,7 +79,7 @@ _RULE_TEXT = (
     (
         "outcome_errors",
         "error_codes",
-        "A 'failed' outcome carries errors; 'hit' and 'miss' carry none.",
+        "A 'failed' outcome carries errors; 'hit', 'miss' and 'presented' carry none.",
     ),
     ("locator_count", "locator_uris", "There is one locator per record id."),
     (
@@ -196,7 +202,13 @@ def _receipt_level(receipts: pd.DataFrame, found: FindingsBuilder) -> None:
     if "outcome" in receipts:
         outcome = receipts["outcome"]
         has_outcome = outcome.notna().to_numpy()
-        expected_hit = _eq(outcome, "hit")
+        expected_hit = _eq(outcome, "hit") | _eq(outcome, "presented")
+        # renderPresentation fails after a hit too (projection, adaptation,
+        # word limit, retention), passing the hit's receipt: no kind follows.
+        if "shape" in receipts:
+            has_outcome = has_outcome & ~(
+                _eq(receipts["shape"], "presentation") & _eq(outcome, "failed")
+            )
         for pos in np.flatnonzero(has_outcome & (kind_hit != expected_hit)):
             found.add(
                 pos,

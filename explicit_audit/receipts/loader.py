@@ -1,9 +1,14 @@
 """Retrieval receipts (engram): loading them into ``receipts`` and ``exposed``.
 
-A line is any of the three shapes of ``docs/formats.md`` section 1: a bare
+A line is any of the shapes of ``docs/formats.md`` section 1: a bare
 ``RetrievalReceipt`` (``shape="receipt"``), the CLI's output
-``{schema_version, status, records|errors, receipt}`` (``shape="cli"``), or
-the internal outcome ``{kind, records|errors, receipt}`` (``shape="outcome"``).
+``{schema_version, status, records|errors, receipt}`` (``shape="cli"``),
+the internal outcome ``{kind, records|errors, receipt}`` (``shape="outcome"``),
+or one of engram's presentation outcomes, whose embedded retrieval receipt is
+a row here (``shape="presentation"``, ``outcome`` presented / failed) and
+whose own fields are a row of ``presentations``
+(:mod:`explicit_audit.receipts.presentations`; a presentation that failed
+before retrieval is a row there only).
 Keys a logger wrapped around a line are kept as columns of their own.
 
 ``receipts`` columns (one row per receipt; the index label is the receipt row):
@@ -13,10 +18,12 @@ column                     dtype                meaning
 =========================  ===================  ==========================================
 source_file                category             file the value came from
 source_line                int64                1-based line where the value starts
-shape                      category             receipt / cli / outcome
-outcome                    category             hit / miss / failed; <NA> for a bare receipt
+shape                      category             receipt / cli / outcome / presentation
+outcome                    category             hit / miss / failed, or presented / failed
+                                                for a presentation; <NA> for a bare receipt
 error_codes                list<string>         ``errors[].code``; <NA> for a bare receipt
 n_records                  Int64                records returned; <NA> for a bare receipt
+                                                and a presentation
 schema_version             Int64                ``receipt.schemaVersion`` (always 0)
 scope                      category             search (a qmd query ran) / space (enumerated)
 query                      str                  the query; missing for a space receipt
@@ -65,26 +72,36 @@ from collections.abc import Sequence
 from .._core.records import KindTables, RecordKind
 from ._arrow import columnar, frames_from_parts, layout
 from ._values import matches, normalise_values
+from .presentations import presentations_table, screen_presentations
 
 __all__ = ["KIND"]
 
 
 def _build(segments: Sequence[tuple]) -> KindTables:
-    parts, rejected = [], []
+    parts, rejected, presentations = [], [], []
     for what, segment in segments:
         if what == "part":
             parts.append(segment)
             continue
-        part, misfits = normalise_values(segment)
+        # Presentation lines are read exactly (``layout`` names them "other").
+        files = {item.source_file: rank for rank, item in reversed(list(enumerate(segment)))}
+        segment, screened, misfits = screen_presentations(segment)
+        presentations.extend(screened)
+        part, more = normalise_values(segment)
         parts.append(part)
-        rejected.extend(misfits)
+        # Both lists in file order: merged, they keep it.
+        rejected.extend(
+            sorted([*misfits, *more], key=lambda r: (files[r.source_file], r.source_line))
+        )
     receipts, exposed = frames_from_parts(parts)
-    return KindTables({"receipts": receipts, "exposed": exposed}, rejected)
+    tables = {"receipts": receipts, "exposed": exposed}
+    tables["presentations"] = presentations_table(presentations, receipts)
+    return KindTables(tables, rejected)
 
 
 KIND = RecordKind(
     name="receipts",
-    tables=("receipts", "exposed"),
+    tables=("receipts", "exposed", "presentations"),
     matches=matches,
     build=_build,
     layout=layout,

@@ -19,7 +19,9 @@ Files written (deterministic: fixed seed, no wall clock):
 - ``operator_receipts.jsonl``: bare receipts, as an operator audit log keeps
   them (with ``timestamp`` and ``request_id``);
 - ``recall_log.json``: CLI outputs appended one after another, pretty-printed
-  with a 2-space indent, as ``engram recall ... >> recall_log.json`` leaves them.
+  with a 2-space indent, as ``engram recall ... >> recall_log.json`` leaves them;
+- ``presentations.jsonl.gz``: engram's presentation outcomes, rendered views
+  over the same spaces (:mod:`scripts.sample_data.presentations`).
 
 A few receipts are altered so that the receipt checks have something to find.
 """
@@ -381,3 +383,8 @@ def write(data_dir: Path) -> None:
     outputs[17]["receipt"]["withheld"]["count"] = -1
     pretty = "".join(json.dumps(o, ensure_ascii=False, indent=2) + "\n" for o in outputs)
     (out / "recall_log.json").write_text(pretty, encoding="utf-8")
+
+    # Views rendered over the same spaces (imported here: that module builds on this one).
+    from .presentations import write as write_presentations
+
+    write_presentations(data_dir)
