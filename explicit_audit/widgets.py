@@ -2,56 +2,191 @@
 
 Each panel is two things:
 
-- a *view*, ``x_view(data, **control_values)``: a pure function of the data
-  and the control values that returns something a plain cell renders (a
-  DataFrame, or a :class:`PlanPreview`). A notebook renders it once with its
-  defaults, so a static report and nbval see real content;
+- *views*, ``x_view(data, **control_values)``: pure functions of the data and
+  the control values that return something a plain cell renders (a
+  DataFrame, a :class:`~explicit_audit.views.PlanEdit`, a :class:`Chart`). A
+  notebook renders each once with its defaults, so a static report and nbval
+  see real content;
 - a *panel*, ``x_panel(data)``: an ipywidgets :class:`Panel` whose controls
-  are named after the view's parameters, and whose only callback calls the
-  view with the controls' values and shows what it returns.
+  are named after the views' parameters, and whose callback calls each view
+  with the values of the controls it names and shows what it returns.
 
-=======================  =======================  ==========================================
-view                     panel                    answers
-=======================  =======================  ==========================================
-:func:`plan_view`        :func:`plan_panel`       the canonical JSON and hash of an edited plan
-:func:`withheld_view`    :func:`withheld_panel`   withheld counts for one audience, space, window
-:func:`sweep_view`       :func:`sweep_panel`      escalations and flips at chosen thresholds
-:func:`flips_view`       (in :func:`sweep_panel`) the decisions that flip at those thresholds
-=======================  =======================  ==========================================
+=================================  =======================  ===================================
+views                              panel                    answers
+=================================  =======================  ===================================
+:func:`plan_edit_view`             :func:`plan_panel`       the canonical JSON and hash of an
+                                                            edited plan, and what the seed
+                                                            would reject or coerce
+:func:`withheld_view`,             :func:`withheld_panel`   withheld counts for one audience,
+:func:`withheld_chart`                                      space and day window
+:func:`sweep_view`,                :func:`sweep_panel`      escalations and flips at chosen
+:func:`flips_view`,                                         thresholds, or each variant at its
+:func:`escalation_chart`                                    own; the rate across one threshold
+=================================  =======================  ===================================
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import base64
+import contextlib
+import functools
+import html
+import inspect
+import io
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
-import pandas as pd
+from matplotlib.figure import Figure
 
+from .errors import AuditError
+from .plots import plot_escalation_at, plot_withheld_by
 from .views import (
     ALL,
     NO_AUDIENCE,
+    PlanEdit,
     PlanPreview,
+    escalation_curve_view,
     flips_view,
+    plan_edit_view,
     plan_view,
     sweep_view,
+    threshold_spans,
     time_range,
+    window_options,
+    window_readout,
     withheld_view,
 )
 
 __all__ = [
     "ALL",
     "NO_AUDIENCE",
+    "Chart",
     "Panel",
+    "PlanEdit",
     "PlanPreview",
+    "escalation_chart",
     "flips_view",
+    "plan_edit_view",
     "plan_panel",
     "plan_view",
     "sweep_panel",
     "sweep_view",
+    "withheld_chart",
     "withheld_panel",
     "withheld_view",
 ]
+
+AXIS_NAMES = {
+    "context_char_cap_4b": "context cap (characters)",
+    "escalate_on_multi_doc_count": "multi-document count",
+    "confidence_threshold": "confidence threshold",
+}
+
+
+class Chart:
+    """A drawn figure as a PNG, with a caption that states what it marks.
+
+    Renders as HTML (the image and the caption under it) and as text (the
+    caption), so a reader and a test read the same numbers.
+
+    Parameters
+    ----------
+    png : bytes
+        The image.
+    caption : str
+        One or two sentences naming what is drawn and the values marked.
+    """
+
+    def __init__(self, png: bytes, caption: str) -> None:
+        self.png = png
+        self.caption = caption
+
+    @classmethod
+    def draw(
+        cls, draw: Callable[[Any], Any], caption: str, *, size: tuple[float, float] = (7, 3.2)
+    ) -> Chart:
+        """Draw with ``draw(ax)`` on a figure of its own and keep the PNG."""
+        figure = Figure(figsize=size, dpi=80, layout="constrained")
+        draw(figure.subplots())
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", metadata={"Software": None})
+        return cls(buffer.getvalue(), caption)
+
+    def __repr__(self) -> str:
+        return self.caption
+
+    def _repr_html_(self) -> str:
+        source = base64.b64encode(self.png).decode("ascii")
+        text = html.escape(self.caption)
+        return (
+            f"<figure class='ea-chart' style='margin:0'><img src='data:image/png;base64,{source}' "
+            f"alt='{text}'/><figcaption>{text}</figcaption></figure>"
+        )
+
+
+def withheld_chart(
+    data: Any,
+    *,
+    audience: str = ALL,
+    space: str = ALL,
+    by: str = "scope",
+    window: tuple[Any, Any] | None = None,
+) -> Chart:
+    """Records withheld per group of :func:`withheld_view`, drawn, with the totals as caption.
+
+    Parameters
+    ----------
+    data, audience, space, by, window
+        As for :func:`withheld_view`.
+
+    Returns
+    -------
+    Chart
+    """
+    table = withheld_view(data, audience=audience, space=space, by=by, window=window)
+    groups = "; ".join(
+        f"{label}: {int(row['records_withheld'])}" for label, row in table.iterrows()
+    )
+    caption = (
+        f"Records withheld by {by}, audience {audience}, space {space}, days "
+        f"{window_readout(window)}. {groups}."
+    )
+    return Chart.draw(
+        lambda ax: plot_withheld_by(table, column="records_withheld", title="", ax=ax), caption
+    )
+
+
+def escalation_chart(data: Any, *, axis: str = "confidence_threshold", **values: Any) -> Chart:
+    """The escalation rate across ``axis``, with a marker where each variant stands.
+
+    Parameters
+    ----------
+    data : Audit
+        Anything with ``decisions`` and ``policies``.
+    axis : str, default "confidence_threshold"
+        The threshold on the x axis.
+    **values
+        The other parameters of :func:`~explicit_audit.views.escalation_curve_view`.
+
+    Returns
+    -------
+    Chart
+        Its caption names each marker's position and rate.
+    """
+    curve = escalation_curve_view(data, axis=axis, **values)
+    return Chart.draw(
+        lambda ax: plot_escalation_at(curve.curve, curve.markers, threshold=axis, ax=ax),
+        curve.caption(),
+    )
+
+
+def _parameters(view: Callable[..., Any]) -> set[str] | None:
+    """The keyword parameters ``view`` takes; None when it takes any (``**kwargs``)."""
+    signature = inspect.signature(view)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        return None
+    return set(list(signature.parameters)[1:])
 
 
 class Panel(widgets.VBox):
@@ -60,21 +195,33 @@ class Panel(widgets.VBox):
     Parameters
     ----------
     views : sequence of callables
-        Each is called as ``view(data, **values)``, ``values`` holding every
-        control's value under its name.
+        Each is called as ``view(data, **values)``, ``values`` holding the
+        value of every control the view names among its parameters (every
+        control, for a view taking ``**kwargs``).
     data : object
         The first argument of every view.
     controls : mapping of str to ipywidgets.ValueWidget
         The controls, named after the views' parameters.
+    title : str, default "panel"
+        What the panel is, for its text form.
+    readouts : mapping of str to callable, optional
+        For a control name, a function of its value giving the text shown
+        next to it (a readout that does not cut its text).
+    link : callable, optional
+        ``link(panel, name, change)``, called when control ``name`` changes
+        and before the views run: it may set other controls (the views run
+        once, after it).
 
     Attributes
     ----------
     controls : dict
-        The controls by name; set ``panel.controls["top_k"].value = 5`` to drive it.
+        The controls by name; set ``panel.controls["top_k"].value = "5"`` to drive it.
     results : list
         What each view returned for the current values.
     outputs : list of ipywidgets.Output
         Where each result is displayed.
+    labels : dict
+        The readout label of each control that has one.
     """
 
     def __init__(
@@ -82,17 +229,39 @@ class Panel(widgets.VBox):
         views: Sequence[Callable[..., Any]],
         data: Any,
         controls: Mapping[str, widgets.ValueWidget],
+        *,
+        title: str = "panel",
+        readouts: Mapping[str, Callable[[Any], str]] | None = None,
+        link: Callable[[Panel, str, Any], None] | None = None,
     ) -> None:
         self.views = list(views)
         self.data = data
+        self.title = title
         self.controls = dict(controls)
+        self.readouts = dict(readouts or {})
+        self.link = link
         self.outputs = [widgets.Output() for _ in self.views]
         self.results: list[Any] = []
-        boxes = list(self.controls.values())
-        super().__init__(children=[widgets.VBox(boxes), *self.outputs])
-        for control in boxes:
-            control.observe(self._refresh, names="value")
+        self.labels = {
+            name: widgets.Label(layout=widgets.Layout(width="auto")) for name in self.readouts
+        }
+        self._accepts = [_parameters(view) for view in self.views]
+        self._held = 0
+        self._stale = False
+        rows = [
+            widgets.HBox([control, self.labels[name]]) if name in self.labels else control
+            for name, control in self.controls.items()
+        ]
+        super().__init__(children=[widgets.VBox(rows), *self.outputs])
+        for name, control in self.controls.items():
+            control.observe(functools.partial(self._changed, name), names="value")
         self._refresh()
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.title}: interactive panel with controls {', '.join(self.controls)}; "
+            "run the notebook to use it"
+        )
 
     @property
     def values(self) -> dict[str, Any]:
@@ -104,31 +273,69 @@ class Panel(widgets.VBox):
         """What the first view returned for the current values."""
         return self.results[0]
 
-    def _refresh(self, change: Any = None) -> None:
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Set several controls at once: the views run once, when the block ends."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held and self._stale:
+                self._refresh()
+
+    def _changed(self, name: str, change: Any) -> None:
+        with self.hold():
+            if self.link is not None:
+                self.link(self, name, change)
+            self._stale = True
+
+    def _refresh(self) -> None:
+        if self._held:
+            self._stale = True
+            return
+        self._stale = False
         values = self.values
-        self.results = [view(self.data, **values) for view in self.views]
+        for name, label in self.labels.items():
+            label.value = self.readouts[name](values[name])
+        results = []
+        for view, accepts in zip(self.views, self._accepts, strict=True):
+            chosen = values if accepts is None else {k: values[k] for k in values if k in accepts}
+            try:
+                results.append(view(self.data, **chosen))
+            except (AuditError, ValueError) as exc:  # show why, keep the panel alive
+                results.append(f"cannot show this view for these values: {exc}")
+        self.results = results
         for output, result in zip(self.outputs, self.results, strict=True):
             output.outputs = ()
             output.append_display_data(result)
 
 
-def _style(description: str) -> dict[str, Any]:
+def _style(description: str, width: str = "520px") -> dict[str, Any]:
     return {
         "description": description,
         "style": {"description_width": "initial"},
-        "layout": widgets.Layout(width="520px"),
+        "layout": widgets.Layout(width=width),
     }
 
 
-def _as_int(value: Any) -> int:
+def _count_text(value: Any) -> str:
+    """A written count as the editor shows it: what the seed's ``int()`` makes of it."""
+    if type(value) is int:
+        return str(value)
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
+        return str(int(value))
+    except (TypeError, ValueError, OverflowError):
+        return str(value)
 
 
 def plan_panel(plan: Mapping[str, Any] | None = None) -> Panel:
-    """A plan editor: edit a retrieval plan and watch its canonical JSON and hash.
+    """A plan editor: edit a retrieval plan, watch its canonical JSON, hash and checks.
+
+    Every field is a text box, so what is typed reaches the view as typed: the
+    view reads the counts with ``int()`` as the seed does, refuses an emptied
+    count, and names whitespace in a field (see
+    :func:`~explicit_audit.views.plan_edit_view`).
 
     Parameters
     ----------
@@ -141,41 +348,46 @@ def plan_panel(plan: Mapping[str, Any] | None = None) -> Panel:
     Panel
         Controls ``retrieval_keywords``, ``top_k``, ``over_fetch``,
         ``max_context_chars``, ``shard_ids`` (comma-separated), ``mt_engine``,
-        ``mt_manifest_hash`` and ``source_lang``, above :func:`plan_view`.
+        ``mt_manifest_hash`` and ``source_lang``, above
+        :func:`~explicit_audit.views.plan_edit_view`.
 
     Examples
     --------
     >>> from explicit_audit.widgets import plan_panel
     >>> panel = plan_panel()
-    >>> panel.controls["top_k"].value = 5
+    >>> panel.controls["top_k"].value = "5"
     >>> panel.result.canonical_json
     '{"max_context_chars":0,"over_fetch":0,"retrieval_keywords":"","shard_ids":[],"top_k":5}'
+    >>> panel.controls["top_k"].value = ""
+    >>> print(panel.result.messages[0].level, panel.result.plan_hash == "")
+    error True
     """
-    start = plan_view(plan)
-    fields = start.fields
-    controls = {
-        "retrieval_keywords": widgets.Text(
-            value=fields["retrieval_keywords"], **_style("keywords")
-        ),
-        "top_k": widgets.IntText(value=_as_int(fields["top_k"]), **_style("top_k")),
-        "over_fetch": widgets.IntText(value=_as_int(fields["over_fetch"]), **_style("over_fetch")),
-        "max_context_chars": widgets.IntText(
-            value=_as_int(fields["max_context_chars"]), **_style("max_context_chars")
-        ),
-        "shard_ids": widgets.Text(
-            value=", ".join(fields["shard_ids"]), **_style("shard ids (comma-separated)")
-        ),
-        "mt_engine": widgets.Text(value=fields["mt_engine"], **_style("MT engine")),
-        "mt_manifest_hash": widgets.Text(
-            value=fields["mt_manifest_hash"], **_style("MT manifest hash")
-        ),
-        "source_lang": widgets.Text(value=fields["source_lang"], **_style("source language")),
+    fields = plan_view(plan).fields
+    names = {
+        "retrieval_keywords": "keywords",
+        "top_k": "top_k",
+        "over_fetch": "over_fetch",
+        "max_context_chars": "max_context_chars",
+        "shard_ids": "shard ids (comma-separated)",
+        "mt_engine": "MT engine",
+        "mt_manifest_hash": "MT manifest hash",
+        "source_lang": "source language",
     }
-    return Panel([plan_view], None, controls)
+    controls = {}
+    for name, description in names.items():
+        value = fields.get(name, "")
+        if name in ("top_k", "over_fetch", "max_context_chars"):
+            text = _count_text(value)
+        elif name == "shard_ids":
+            text = ", ".join(map(str, value))
+        else:
+            text = "" if value is None else str(value)
+        controls[name] = widgets.Text(value=text, **_style(description))
+    return Panel([plan_edit_view], plan, controls, title="plan editor")
 
 
 def withheld_panel(data: Any) -> Panel:
-    """A withheld-count explorer: pick an audience, a space, a grouping and a time window.
+    """A withheld-count explorer: pick an audience, a space, a grouping and a day window.
 
     Parameters
     ----------
@@ -186,8 +398,9 @@ def withheld_panel(data: Any) -> Panel:
     -------
     Panel
         Controls ``audience``, ``space``, ``by`` and, when the receipts carry
-        a ``timestamp`` column, ``window`` (whole days), above
-        :func:`withheld_view`.
+        a ``timestamp`` column, ``window`` (whole UTC days, both handles at
+        the open ends to start, the window written out next to it), above
+        :func:`withheld_view` and :func:`withheld_chart`.
 
     Examples
     --------
@@ -216,22 +429,48 @@ def withheld_panel(data: Any) -> Panel:
             **_style("group by"),
         ),
     }
+    readouts = {}
     days = time_range(receipts)
     if days is not None:
-        # The open ends (None) keep receipts that carry no timestamp as well.
-        options = [
-            ("open", None),
-            *((day.strftime("%Y-%m-%d"), day) for day in days),
-            ("open", None),
-        ]
+        options = window_options(days)
         controls["window"] = widgets.SelectionRangeSlider(
-            options=options, index=(0, len(options) - 1), **_style("days (UTC, end exclusive)")
+            options=options,
+            index=(0, len(options) - 1),
+            readout=False,
+            continuous_update=False,
+            **_style("days (UTC, end exclusive)"),
         )
-    return Panel([withheld_view], receipts, controls)
+        readouts["window"] = window_readout
+    return Panel(
+        [withheld_view, withheld_chart],
+        receipts,
+        controls,
+        title="withheld-count explorer",
+        readouts=readouts,
+    )
+
+
+def _follow(panel: Panel, name: str, change: Any) -> None:
+    """Routing explorer links: a moved slider applies to every variant and is charted."""
+    if getattr(panel, "_syncing", False):
+        return
+    controls = panel.controls
+    if name in AXIS_NAMES:
+        controls["own_thresholds"].value = False
+        controls["axis"].value = name
+    elif name == "variant" and change["new"] != ALL and controls["own_thresholds"].value:
+        # Each variant at its own thresholds: the sliders show the one picked.
+        own = panel.data.policies[change["new"]].escalation
+        panel._syncing = True
+        try:
+            for axis in AXIS_NAMES:
+                controls[axis].value = getattr(own, axis)
+        finally:
+            panel._syncing = False
 
 
 def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
-    """A routing sweep explorer: three threshold sliders and a policy-variant picker.
+    """A routing explorer: thresholds for every variant, or each variant at its own.
 
     Parameters
     ----------
@@ -243,10 +482,14 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
     Returns
     -------
     Panel
-        Controls ``variant``, ``context_char_cap_4b``,
-        ``escalate_on_multi_doc_count``, ``confidence_threshold`` and
-        ``only_named``, above :func:`sweep_view` and :func:`flips_view`. The
-        sliders start at the first policy's own thresholds.
+        Controls ``variant``, ``own_thresholds`` ("each variant at its own
+        thresholds", the start, or the sliders' thresholds for every variant),
+        ``context_char_cap_4b``, ``escalate_on_multi_doc_count``,
+        ``confidence_threshold``, ``axis`` (the threshold charted) and
+        ``only_named``, above :func:`sweep_view`, :func:`escalation_chart` and
+        :func:`flips_view`. The sliders start at the first policy's own
+        thresholds; moving one applies the sliders to every variant and
+        charts that threshold.
 
     Examples
     --------
@@ -254,53 +497,50 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
     >>> from explicit_audit.widgets import sweep_panel
     >>> panel = sweep_panel(ea.load("data/"))  # doctest: +SKIP
     >>> panel.controls["confidence_threshold"].value = 0.7  # doctest: +SKIP
+    >>> panel.controls["own_thresholds"].value = True  # doctest: +SKIP
     """
     policies = list(data.policies.values())
     if not policies:
         raise ValueError("sweep_panel needs at least one policy (data.policies is empty)")
     first = policies[0].escalation
-    decisions = data.decisions
-    chars_top = max(
-        int(decisions["content_chars"].max()) if len(decisions) else 0,
-        *(2 * p.escalation.context_char_cap_4b for p in policies),
-    )
-    docs_top = max(
-        int(decisions["evidence_doc_count"].max()) + 1 if len(decisions) else 1,
-        *(p.escalation.escalate_on_multi_doc_count + 1 for p in policies),
-    )
+    spans = threshold_spans(data)
     controls: dict[str, widgets.ValueWidget] = {
         "variant": widgets.Dropdown(
             options=[ALL, *(p.policy_id for p in policies)], value=ALL, **_style("policy variant")
         ),
-        "context_char_cap_4b": widgets.IntSlider(
-            value=first.context_char_cap_4b,
-            min=0,
-            max=chars_top,
-            step=250,
-            continuous_update=False,
-            **_style("context cap (characters)"),
-        ),
-        "escalate_on_multi_doc_count": widgets.IntSlider(
-            value=first.escalate_on_multi_doc_count,
-            min=1,
-            max=docs_top,
-            continuous_update=False,
-            **_style("multi-document count"),
-        ),
-        "confidence_threshold": widgets.FloatSlider(
-            value=first.confidence_threshold,
-            min=0.0,
-            max=1.0,
-            step=0.01,
-            continuous_update=False,
-            **_style("confidence threshold"),
-        ),
-        "only_named": widgets.Checkbox(
-            value=False, **_style("only the decisions that name each policy")
+        "own_thresholds": widgets.ToggleButtons(
+            options=[
+                ("each variant at its own thresholds", True),
+                ("the sliders' thresholds for every variant", False),
+            ],
+            value=True,
+            description="thresholds",
+            style={"description_width": "initial", "button_width": "auto"},
         ),
     }
-
-    def flips(data: Any, **values: Any) -> pd.DataFrame:
-        return flips_view(data, limit=limit, **values)
-
-    return Panel([sweep_view, flips], data, controls)
+    for axis, description in AXIS_NAMES.items():
+        low, high, step = spans[axis]
+        kind = widgets.FloatSlider if axis == "confidence_threshold" else widgets.IntSlider
+        controls[axis] = kind(
+            value=getattr(first, axis),
+            min=low,
+            max=high,
+            step=step,
+            continuous_update=False,
+            **_style(description),
+        )
+    controls["axis"] = widgets.Dropdown(
+        options=[(description, axis) for axis, description in AXIS_NAMES.items()],
+        value="confidence_threshold",
+        **_style("chart across"),
+    )
+    controls["only_named"] = widgets.Checkbox(
+        value=False, **_style("only the decisions that name each policy")
+    )
+    return Panel(
+        [sweep_view, escalation_chart, functools.partial(flips_view, limit=limit)],
+        data,
+        controls,
+        title="routing explorer",
+        link=_follow,
+    )
