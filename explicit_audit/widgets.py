@@ -245,7 +245,8 @@ class Panel(widgets.VBox):
         self.outputs = [widgets.Output() for _ in self.views]
         self.results: list[Any] = []
         self.labels = {
-            name: widgets.Label(layout=widgets.Layout(width="auto")) for name in self.readouts
+            name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
+            for name in self.readouts
         }
         self._accepts = [_parameters(view) for view in self.views]
         self._held = 0
