@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+import pandas as pd
 from matplotlib.figure import Figure
 
 from .errors import AuditError
@@ -148,7 +149,8 @@ def withheld_chart(
     """
     table = withheld_view(data, audience=audience, space=space, by=by, window=window)
     groups = "; ".join(
-        f"{label}: {int(row['records_withheld'])}" for label, row in table.iterrows()
+        f"{NO_AUDIENCE if pd.isna(label) else label}: {int(row['records_withheld'])}"
+        for label, row in table.iterrows()
     )
     caption = (
         f"Records withheld by {by}, audience {audience}, space {space}, days "

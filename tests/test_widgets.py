@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -415,3 +416,67 @@ def test_a_panel_reads_as_text_where_widgets_are_not_rendered(audit):
     panel = widgets.sweep_panel(audit)
     assert repr(panel).startswith("routing explorer: interactive panel with controls variant")
     assert len(repr(widgets.plan_panel())) < 200
+
+
+# Notebooks: saved with the widget state their panels need
+
+
+@pytest.mark.parametrize("path", sorted((SAMPLE.parent / "notebooks").glob("*.ipynb")))
+def test_notebooks_carry_the_widget_state_of_every_view_they_show(path):
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    models = state["state"]
+    assert state["version_major"] == 2 and models
+    views = [
+        output["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+    ]
+    assert views and all(view in models for view in views)
+    # Every reference between models resolves, so a renderer can rebuild each panel.
+    text = json.dumps(models)
+    references = set(re.findall(r"IPY_MODEL_([0-9a-f]+)", text))
+    assert references <= set(models)
+    # The panel's text form reads as a sentence where the widgets cannot be drawn.
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            if "application/vnd.jupyter.widget-view+json" in output.get("data", {}):
+                assert "interactive panel" in "".join(output["data"]["text/plain"])
+    names = {model["model_name"] for model in models.values()}
+    assert "OutputModel" in names
+
+
+def test_widget_state_is_renamed_in_view_order_and_unshown_models_dropped():
+    import nbformat
+
+    from scripts.build_notebooks import WIDGET_STATE, WIDGET_VIEW, stable_widget_state
+
+    def notebook(box: str, label: str, stray: str) -> nbformat.NotebookNode:
+        cell = nbformat.v4.new_code_cell("panel", id="panel")
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "display_data", data={WIDGET_VIEW: {"model_id": box}, "text/plain": "panel"}
+            )
+        ]
+        made = nbformat.v4.new_notebook(cells=[cell])
+        made.metadata["widgets"] = {
+            WIDGET_STATE: {
+                "state": {
+                    stray: {"model_name": "LayoutModel", "state": {}},
+                    label: {"model_name": "LabelModel", "state": {"value": "x"}},
+                    box: {"model_name": "VBoxModel", "state": {"children": [f"IPY_MODEL_{label}"]}},
+                },
+                "version_major": 2,
+                "version_minor": 0,
+            }
+        }
+        return made
+
+    first, second = notebook("aa11", "bb22", "cc33"), notebook("dd44", "ee55", "ff66")
+    assert stable_widget_state(first, "x.ipynb") == stable_widget_state(second, "x.ipynb") == 2
+    assert nbformat.writes(first) == nbformat.writes(second)
+    state = first.metadata["widgets"][WIDGET_STATE]["state"]
+    (view,) = [o["data"][WIDGET_VIEW]["model_id"] for o in first.cells[0].outputs]
+    box, label = list(state)
+    assert box == view and state[box]["state"]["children"] == [f"IPY_MODEL_{label}"]
