@@ -8,6 +8,7 @@ to every variant picked (one left None keeps each variant's own value).
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,8 +278,6 @@ class EscalationCurve:
         return self.caption()
 
     def _repr_html_(self) -> str:
-        import html
-
         table = self.markers.to_html(float_format=lambda x: f"{x:.3f}")
         return f"<p>{html.escape(self.caption())}</p>{table}"
 

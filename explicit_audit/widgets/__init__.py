@@ -27,22 +27,13 @@ views                              panel                    answers
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import functools
-import html
-import inspect
-import io
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as widgets
-import pandas as pd
-from matplotlib.figure import Figure
 
-from .errors import AuditError
-from .plots import plot_escalation_at, plot_withheld_by
-from .views import (
+from ..views import (
     ALL,
     NO_AUDIENCE,
     PlanEdit,
@@ -58,6 +49,8 @@ from .views import (
     window_readout,
     withheld_view,
 )
+from .charts import Chart, escalation_chart, withheld_chart
+from .panel import Panel
 
 __all__ = [
     "ALL",
@@ -85,235 +78,6 @@ AXIS_NAMES = {
     "escalate_on_multi_doc_count": "multi-document count",
     "confidence_threshold": "confidence threshold",
 }
-
-
-class Chart:
-    """A drawn figure as a PNG, with a caption that states what it marks.
-
-    Renders as HTML (the image and the caption under it) and as text (the
-    caption), so a reader and a test read the same numbers.
-
-    Parameters
-    ----------
-    png : bytes
-        The image.
-    caption : str
-        One or two sentences naming what is drawn and the values marked.
-    """
-
-    def __init__(self, png: bytes, caption: str) -> None:
-        self.png = png
-        self.caption = caption
-
-    @classmethod
-    def draw(
-        cls, draw: Callable[[Any], Any], caption: str, *, size: tuple[float, float] = (7, 3.2)
-    ) -> Chart:
-        """Draw with ``draw(ax)`` on a figure of its own and keep the PNG."""
-        figure = Figure(figsize=size, dpi=80, layout="constrained")
-        draw(figure.subplots())
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", metadata={"Software": None})
-        return cls(buffer.getvalue(), caption)
-
-    def __repr__(self) -> str:
-        return self.caption
-
-    def _repr_html_(self) -> str:
-        source = base64.b64encode(self.png).decode("ascii")
-        text = html.escape(self.caption)
-        return (
-            f"<figure class='ea-chart' style='margin:0'><img src='data:image/png;base64,{source}' "
-            f"alt='{text}'/><figcaption>{text}</figcaption></figure>"
-        )
-
-
-def withheld_chart(
-    data: Any,
-    *,
-    audience: str = ALL,
-    space: str = ALL,
-    by: str = "scope",
-    window: tuple[Any, Any] | None = None,
-) -> Chart:
-    """Records withheld per group of :func:`withheld_view`, drawn, with the totals as caption.
-
-    Parameters
-    ----------
-    data, audience, space, by, window
-        As for :func:`withheld_view`.
-
-    Returns
-    -------
-    Chart
-    """
-    table = withheld_view(data, audience=audience, space=space, by=by, window=window)
-    groups = "; ".join(
-        f"{NO_AUDIENCE if pd.isna(label) else label}: {int(row['records_withheld'])}"
-        for label, row in table.iterrows()
-    )
-    caption = (
-        f"Records withheld by {by}, audience {audience}, space {space}, days "
-        f"{window_readout(window)}. {groups}."
-    )
-    return Chart.draw(
-        lambda ax: plot_withheld_by(table, column="records_withheld", title="", ax=ax), caption
-    )
-
-
-def escalation_chart(data: Any, *, axis: str = "confidence_threshold", **values: Any) -> Chart:
-    """The escalation rate across ``axis``, with a marker where each variant stands.
-
-    Parameters
-    ----------
-    data : Audit
-        Anything with ``decisions`` and ``policies``.
-    axis : str, default "confidence_threshold"
-        The threshold on the x axis.
-    **values
-        The other parameters of :func:`~explicit_audit.views.escalation_curve_view`.
-
-    Returns
-    -------
-    Chart
-        Its caption names each marker's position and rate.
-    """
-    curve = escalation_curve_view(data, axis=axis, **values)
-    return Chart.draw(
-        lambda ax: plot_escalation_at(curve.curve, curve.markers, threshold=axis, ax=ax),
-        curve.caption(),
-    )
-
-
-def _parameters(view: Callable[..., Any]) -> set[str] | None:
-    """The keyword parameters ``view`` takes; None when it takes any (``**kwargs``)."""
-    signature = inspect.signature(view)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
-        return None
-    return set(list(signature.parameters)[1:])
-
-
-class Panel(widgets.VBox):
-    """Controls above the output of one or more views, refreshed on every change.
-
-    Parameters
-    ----------
-    views : sequence of callables
-        Each is called as ``view(data, **values)``, ``values`` holding the
-        value of every control the view names among its parameters (every
-        control, for a view taking ``**kwargs``).
-    data : object
-        The first argument of every view.
-    controls : mapping of str to ipywidgets.ValueWidget
-        The controls, named after the views' parameters.
-    title : str, default "panel"
-        What the panel is, for its text form.
-    readouts : mapping of str to callable, optional
-        For a control name, a function of its value giving the text shown
-        next to it (a readout that does not cut its text).
-    link : callable, optional
-        ``link(panel, name, change)``, called when control ``name`` changes
-        and before the views run: it may set other controls (the views run
-        once, after it).
-
-    Attributes
-    ----------
-    controls : dict
-        The controls by name; set ``panel.controls["top_k"].value = "5"`` to drive it.
-    results : list
-        What each view returned for the current values.
-    outputs : list of ipywidgets.Output
-        Where each result is displayed.
-    labels : dict
-        The readout label of each control that has one.
-    """
-
-    def __init__(
-        self,
-        views: Sequence[Callable[..., Any]],
-        data: Any,
-        controls: Mapping[str, widgets.ValueWidget],
-        *,
-        title: str = "panel",
-        readouts: Mapping[str, Callable[[Any], str]] | None = None,
-        link: Callable[[Panel, str, Any], None] | None = None,
-    ) -> None:
-        self.views = list(views)
-        self.data = data
-        self.title = title
-        self.controls = dict(controls)
-        self.readouts = dict(readouts or {})
-        self.link = link
-        self.outputs = [widgets.Output() for _ in self.views]
-        self.results: list[Any] = []
-        self.labels = {
-            name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
-            for name in self.readouts
-        }
-        self._accepts = [_parameters(view) for view in self.views]
-        self._held = 0
-        self._stale = False
-        rows = [
-            widgets.HBox([control, self.labels[name]]) if name in self.labels else control
-            for name, control in self.controls.items()
-        ]
-        super().__init__(children=[widgets.VBox(rows), *self.outputs])
-        for name, control in self.controls.items():
-            control.observe(functools.partial(self._changed, name), names="value")
-        self._refresh()
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.title}: interactive panel with controls {', '.join(self.controls)}; "
-            "run the notebook to use it"
-        )
-
-    @property
-    def values(self) -> dict[str, Any]:
-        """The controls' current values, by name."""
-        return {name: control.value for name, control in self.controls.items()}
-
-    @property
-    def result(self) -> Any:
-        """What the first view returned for the current values."""
-        return self.results[0]
-
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        """Set several controls at once: the views run once, when the block ends."""
-        self._held += 1
-        try:
-            yield
-        finally:
-            self._held -= 1
-            if not self._held and self._stale:
-                self._refresh()
-
-    def _changed(self, name: str, change: Any) -> None:
-        with self.hold():
-            if self.link is not None:
-                self.link(self, name, change)
-            self._stale = True
-
-    def _refresh(self) -> None:
-        if self._held:
-            self._stale = True
-            return
-        self._stale = False
-        values = self.values
-        for name, label in self.labels.items():
-            label.value = self.readouts[name](values[name])
-        results = []
-        for view, accepts in zip(self.views, self._accepts, strict=True):
-            chosen = values if accepts is None else {k: values[k] for k in values if k in accepts}
-            try:
-                results.append(view(self.data, **chosen))
-            except (AuditError, ValueError) as exc:  # show why, keep the panel alive
-                results.append(f"cannot show this view for these values: {exc}")
-        self.results = results
-        for output, result in zip(self.outputs, self.results, strict=True):
-            output.outputs = ()
-            output.append_display_data(result)
 
 
 def _style(description: str, width: str = "520px") -> dict[str, Any]:
