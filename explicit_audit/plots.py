@@ -13,6 +13,8 @@ function                        draws
 ``plot_withheld_oracle``        queries whose withheld count revealed restricted
                                 matches (``ea.withheld_oracle``)
 ``plot_escalation_curve``       one line per policy across one threshold (``ea.sweep``)
+``plot_escalation_at``          the same, with a marker where each policy stands now
+                                (the routing explorer's live chart)
 ``plot_reason_mix``             escalation reasons per policy (rows of ``ea.sweep``)
 ==============================  =========================================================
 
@@ -41,6 +43,7 @@ from ._plot_style import (
 )
 
 __all__ = [
+    "plot_escalation_at",
     "plot_escalation_curve",
     "plot_finding_counts",
     "plot_hash_verification",
@@ -410,3 +413,76 @@ def plot_reason_mix(
     ax.set_title(title)
     ax.legend(title=label.replace("_", " "))
     return ax
+
+
+def plot_escalation_at(
+    curve: pd.DataFrame,
+    markers: pd.DataFrame,
+    *,
+    threshold: str = "confidence_threshold",
+    title: str | None = None,
+    ax: Axes | None = None,
+    **kwargs,
+) -> Axes:
+    """Line chart: the escalation rate across one threshold, marked where each policy stands.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        Rows of :func:`~explicit_audit.sweep` over ``threshold`` alone (the
+        ``curve`` of :func:`~explicit_audit.views.escalation_curve_view`).
+    markers : DataFrame
+        Indexed by ``policy_id``, with ``threshold`` and ``escalation_rate``:
+        the point each policy stands at (the view's ``markers``).
+    threshold : str, default "confidence_threshold"
+        The threshold on the x axis.
+    title : str, optional
+        The Axes title; by default it names the threshold and, when every
+        marker stands at one value, that value.
+    ax : Axes, optional
+        Where to draw; the current Axes when None.
+    **kwargs
+        Passed to :meth:`~matplotlib.axes.Axes.plot` for the lines.
+
+    Returns
+    -------
+    Axes
+        One line per policy, a dot on each at its marker, labelled with the
+        rate there, and a dashed vertical line at each marker's value.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> from explicit_audit.plots import plot_escalation_at
+    >>> from explicit_audit.views import escalation_curve_view
+    >>> chosen = escalation_curve_view(ea.load("data/"), confidence_threshold=0.7)  # doctest: +SKIP
+    >>> plot_escalation_at(chosen.curve, chosen.markers)  # doctest: +SKIP
+    """
+    require(markers, [threshold, "escalation_rate"], "plot_escalation_at")
+    ax = current_axes(ax)
+    plot_escalation_curve(curve, threshold=threshold, title="", ax=ax, **kwargs)
+    colours = {text.get_text(): line.get_color() for line, text in _legend_pairs(ax)}
+    values = markers[threshold].to_numpy(dtype=float)
+    for value in np.unique(values):
+        ax.axvline(value, color="0.35", linestyle="--", linewidth=1, zorder=1)
+    for policy_id, row in markers.iterrows():
+        x0, rate = float(row[threshold]), float(row["escalation_rate"])
+        colour = colours.get(group_label(policy_id), "black")
+        ax.plot([x0], [rate * 100], marker="o", markersize=8, color=colour, linestyle="none")
+        ax.annotate(
+            f"{rate:.1%}", (x0, rate * 100), xytext=(6, 4), textcoords="offset points", fontsize=8
+        )
+    ax.set_ylim(-2, 102)
+    name = threshold.replace("_", " ")
+    if title is None:
+        at = f" (marker at {values[0]:g})" if len(np.unique(values)) == 1 else ""
+        title = f"Escalation rate across the {name}{at}"
+    ax.set_title(title)
+    return ax
+
+
+def _legend_pairs(ax: Axes) -> list:
+    legend = ax.get_legend()
+    if legend is None:
+        return []
+    return list(zip(legend.get_lines(), legend.get_texts(), strict=False))

@@ -9,6 +9,14 @@ a paragraph saying what it answers, a ``parameters`` cell holding ``DATA``
 (papermill style), then the public API only. Cells that only show an image or
 an interactive panel carry the ``nbval-ignore-output`` tag: nbval compares
 the summary tables, not pictures or widgets.
+
+An executed notebook is saved with its widget state (``metadata.widgets``,
+as ``jupyter nbconvert --execute`` stores it), so a notebook opened before it
+is run shows its panels' controls and last output rather than their text
+form. Widget model ids are random per run; they are renamed here in a fixed
+order (from each widget view, in cell order, through the models it refers
+to), and models no view refers to are left out, so the same run writes the
+same bytes.
 """
 
 from __future__ import annotations
@@ -16,13 +24,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import uuid
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 IGNORE_OUTPUT = "nbval-ignore-output"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+MODEL_REFERENCE = "IPY_MODEL_"
 
 SETUP = """\
 import warnings
@@ -200,8 +213,34 @@ def plan_hashes() -> list:
         ),
         code('if plans_recorded:\n    display(previews["Korean keywords"])'),
         md(
+            "The editor reads what is typed as the seed's `canonical()` reads it: `int()` on "
+            "the counts (so an emptied `top_k` is refused, not kept at its old value, and "
+            '`" 8 "` is hashed as 8), strings as written (so an MT field holding one space '
+            "counts as set and moves the hash). What the seed would refuse is an error and no "
+            "hash is shown; what it accepts but is likely a slip is a warning:"
+        ),
+        code(
+            "slips = {\n"
+            '    "top_k emptied": {"top_k": ""},\n'
+            '    "top_k = -3": {"top_k": "-3"},\n'
+            '    "top_k typed \' 8 \'": {"top_k": " 8 "},\n'
+            '    "MT manifest hash = \' \'": {"mt_manifest_hash": " "},\n'
+            "}\n"
+            "if plans_recorded:\n"
+            "    checked_edits = {name: widgets.plan_edit_view(first_plan, **change)\n"
+            "                     for name, change in slips.items()}\n"
+            "    display(pd.DataFrame(\n"
+            "        [(name, m.field, m.level, m.text) for name, edit in checked_edits.items()\n"
+            '         for m in edit.messages if m.field != "shard_ids"],\n'
+            '        columns=["edit", "field", "level", "message"],\n'
+            '    ).set_index(["edit", "field"]))\n'
+            "else:\n"
+            '    print("No retrieval plan to edit.")'
+        ),
+        md(
             "The interactive editor (change keywords, `top_k`, shards or the MT fields and "
-            "watch the canonical JSON and the hash):"
+            "watch the checks, the canonical JSON and the hash; whitespace is shown as "
+            "Python writes it, `' '`):"
         ),
         code("widgets.plan_panel(first_plan) if plans_recorded else None", IGNORE_OUTPUT),
     ]
@@ -374,7 +413,20 @@ def withheld_counts() -> list:
             'widgets.withheld_view(audit, audience="peer", space="harbor-ops", by="outcome",\n'
             "                      window=window)"
         ),
-        md("The interactive explorer:"),
+        md(
+            "The explorer's chart, records withheld per group of the view, for the same "
+            "choice (its caption states the counts drawn):"
+        ),
+        picture(
+            'widgets.withheld_chart(audit, audience="peer", space="harbor-ops", by="outcome",\n'
+            "                       window=window)"
+        ),
+        md(
+            "The interactive explorer. The day window's handles start at its open ends "
+            "(`open (start)`, `open (end)`: every receipt, with or without a timestamp); "
+            "each handle moves by mouse or by arrow keys, and the window is written out next "
+            "to the slider:"
+        ),
         code("widgets.withheld_panel(audit)", IGNORE_OUTPUT),
     ]
 
@@ -505,8 +557,23 @@ def routing_sweep() -> list:
         md("The same views with the confidence threshold at 0.7 for every variant:"),
         code("widgets.sweep_view(audit, confidence_threshold=0.7)"),
         md(
-            "The interactive explorer (the sliders start at the first variant's thresholds "
-            "and apply to every variant picked):"
+            "The explorer's chart: the escalation rate across the threshold last moved, the "
+            "other two held where the sliders are, with a marker where each variant stands "
+            "(one `ea.sweep` over the axis). The markers at 0.7, then each variant at its own "
+            "thresholds:"
+        ),
+        code(
+            "at_07 = widgets.escalation_curve_view(audit, confidence_threshold=0.7)\n"
+            "own = widgets.escalation_curve_view(audit, own_thresholds=True)\n"
+            'pd.concat({"sliders at 0.7": at_07.markers, "own thresholds": own.markers}, '
+            "axis=1).round(3)"
+        ),
+        picture("widgets.escalation_chart(audit, confidence_threshold=0.7)"),
+        md(
+            "The interactive explorer. It starts with each variant at its own thresholds; "
+            "moving a slider applies the sliders' thresholds to every variant picked and "
+            "charts that threshold, and the toggle goes back to each variant's own. Picking "
+            "one variant while at its own thresholds moves the sliders to them:"
         ),
         code("widgets.sweep_panel(audit)", IGNORE_OUTPUT),
     ]
@@ -552,11 +619,78 @@ def execute(notebook: nbformat.NotebookNode) -> float:
         kernel_name="python3",
         resources={"metadata": {"path": str(NOTEBOOKS)}},
         record_timing=False,
-        store_widget_state=False,
+        store_widget_state=True,
     )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
+
+
+def _references(value: Any) -> list[str]:
+    """The model ids a widget state refers to, in the order its (sorted) keys hold them."""
+    if isinstance(value, str):
+        return [value[len(MODEL_REFERENCE) :]] if value.startswith(MODEL_REFERENCE) else []
+    if isinstance(value, dict):
+        return [ref for key in sorted(value) for ref in _references(value[key])]
+    if isinstance(value, list):
+        return [ref for item in value for ref in _references(item)]
+    return []
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        if value.startswith(MODEL_REFERENCE) and value[len(MODEL_REFERENCE) :] in names:
+            return MODEL_REFERENCE + names[value[len(MODEL_REFERENCE) :]]
+        return value
+    if isinstance(value, dict):
+        return {
+            key: names.get(item, item)
+            if key == "model_id" and isinstance(item, str)
+            else _renamed(item, names)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_renamed(item, names) for item in value]
+    return value
+
+
+def stable_widget_state(notebook: nbformat.NotebookNode, name: str) -> int:
+    """Rename the widget models in a fixed order and drop those no view shows.
+
+    Returns
+    -------
+    int
+        The number of widget models kept.
+    """
+    stored = notebook.metadata.get("widgets", {}).get(WIDGET_STATE)
+    if not stored:
+        return 0
+    state = stored["state"]
+    order: list[str] = []
+
+    def visit(model_id: str) -> None:
+        if model_id in state and model_id not in order:
+            order.append(model_id)
+            for reference in _references(state[model_id]["state"]):
+                visit(reference)
+
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view:
+                visit(view["model_id"])
+    stem = Path(name).stem
+    names = {
+        model_id: uuid.uuid5(uuid.NAMESPACE_URL, f"explicit_audit/{stem}/{index}").hex
+        for index, model_id in enumerate(order)
+    }
+    stored["state"] = {names[m]: _renamed(state[m], names) for m in order}
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view and view["model_id"] in names:
+                view["model_id"] = names[view["model_id"]]
+    return len(order)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -569,7 +703,8 @@ def main(argv: list[str] | None = None) -> int:
         notebook = build(name)
         if args.execute:
             seconds = execute(notebook)
-            print(f"{name}: executed in {seconds:.1f} s")
+            kept = stable_widget_state(notebook, name)
+            print(f"{name}: executed in {seconds:.1f} s, {kept} widget models saved")
         nbformat.validate(notebook)
         nbformat.write(notebook, NOTEBOOKS / name)
     return 0

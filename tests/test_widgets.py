@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -11,7 +12,19 @@ import pytest
 
 import explicit_audit as ea
 from explicit_audit import widgets
-from explicit_audit.views import ALL, NO_AUDIENCE, flips_view, plan_view, sweep_view, time_range
+from explicit_audit.views import (
+    ALL,
+    NO_AUDIENCE,
+    OPEN_END,
+    OPEN_START,
+    escalation_curve_view,
+    flips_view,
+    plan_edit_view,
+    plan_view,
+    sweep_view,
+    time_range,
+    window_readout,
+)
 
 SAMPLE = Path(__file__).parent.parent / "data"
 
@@ -46,7 +59,7 @@ def test_plan_panel_follows_each_control():
     start = panel.result
     assert json.loads(start.canonical_json)["top_k"] == 8
 
-    panel.controls["top_k"].value = 5
+    panel.controls["top_k"].value = "5"
     assert json.loads(panel.result.canonical_json)["top_k"] == 5
     assert panel.result.plan_hash != start.plan_hash
     assert panel.result.plan_hash in _shown(panel)["text/plain"]
@@ -129,17 +142,74 @@ def test_withheld_panel_follows_audience_space_and_grouping(audit):
     assert panel.result.loc["(all)", "receipts"] == int(unguarded.sum())
 
 
-def test_withheld_panel_time_window(audit):
+def test_withheld_panel_window_starts_open_at_both_ends(audit):
     receipts = audit.receipts
     panel = widgets.withheld_panel(audit)
     window = panel.controls["window"]
-    assert window.value == (None, None)  # open ends: undated receipts count too
     days = time_range(receipts)
+    labels = [label for label, _ in window.options]
+    assert labels == ["open (start)", *(f"{day:%Y-%m-%d}" for day in days), "open (end)"]
+    # Both handles at the open ends: the first and last options, distinct values.
+    assert window.index == (0, len(labels) - 1)
+    assert window.value == (OPEN_START, OPEN_END)
+    assert not window.readout  # the panel writes the window out in full instead
+    assert panel.labels["window"].value.startswith("open → open")
+    assert panel.result.loc["(all)", "receipts"] == len(receipts)  # undated receipts count too
+
+
+def test_withheld_panel_window_moves_each_handle_to_every_option(audit):
+    receipts = audit.receipts
+    panel = widgets.withheld_panel(audit)
+    window = panel.controls["window"]
+    days = time_range(receipts)
+    last = len(window.options) - 1
     window.index = (1, 3)  # options: open, days[0], days[1], ...
     assert window.value == (days[0], days[2])
     inside = ea.within_time_window(receipts, days[0], days[2])
     assert 0 < len(inside) < receipts["timestamp"].notna().sum()
     assert panel.result.loc["(all)", "receipts"] == len(inside)
+    assert panel.labels["window"].value.startswith(f"{days[0]:%Y-%m-%d} → {days[2]:%Y-%m-%d}")
+
+    # The end handle back to the open end: the window reopens, it does not collapse.
+    window.index = (1, last)
+    assert window.index == (1, last) and window.value == (days[0], OPEN_END)
+    assert panel.labels["window"].value.startswith(f"{days[0]:%Y-%m-%d} → open")
+    from_first = ea.within_time_window(receipts, days[0], None)
+    assert panel.result.loc["(all)", "receipts"] == len(from_first)
+
+    window.index = (0, last)
+    assert window.value == (OPEN_START, OPEN_END)
+    assert panel.result.loc["(all)", "receipts"] == len(receipts)
+
+    window.index = (last - 1, last)  # the last day alone, up to the open end
+    late = ea.within_time_window(receipts, days[-1], None)
+    assert panel.result.loc["(all)", "receipts"] == len(late) == 0  # days[-1] is the day after
+    window.index = (last - 2, last - 1)
+    assert panel.result.loc["(all)", "receipts"] == len(
+        ea.within_time_window(receipts, days[-2], days[-1])
+    )
+
+
+def test_window_readout_names_each_bound():
+    first = pd.Timestamp("2025-03-04", tz="UTC")
+    assert window_readout((first, OPEN_END)).startswith("2025-03-04 → open")
+    assert window_readout((OPEN_START, first)).startswith("open → 2025-03-04")
+    assert window_readout((None, None)) == window_readout((OPEN_START, OPEN_END))
+    assert OPEN_START != OPEN_END and OPEN_START.label == "open (start)"
+
+
+def test_withheld_panel_chart_follows_the_window(audit):
+    panel = widgets.withheld_panel(audit)
+    chart = panel.results[1]
+    assert chart.png.startswith(b"\x89PNG")
+    assert "open → open" in chart.caption
+    total = int(panel.result.loc["(all)", "records_withheld"])
+    assert f"(all): {total}." in chart.caption
+    panel.controls["window"].index = (2, 4)
+    narrower = int(panel.result.loc["(all)", "records_withheld"])
+    assert narrower < total
+    assert f"(all): {narrower}." in panel.results[1].caption
+    assert "data:image/png;base64," in _shown(panel, 1)["text/html"]
 
 
 def test_withheld_panel_has_no_window_without_timestamps(audit):
@@ -170,7 +240,9 @@ def test_sweep_view_defaults_are_each_policy_as_written(audit):
 
 def test_sweep_panel_follows_sliders_and_variant(audit):
     panel = widgets.sweep_panel(audit)
+    assert panel.values["own_thresholds"] is True
     panel.controls["confidence_threshold"].value = 0.8
+    assert panel.values["own_thresholds"] is False  # a moved slider applies to every variant
     table = panel.result
     assert (table["confidence_threshold"] == 0.8).all()
     for policy_id, policy in audit.policies.items():
@@ -188,9 +260,9 @@ def test_sweep_panel_follows_sliders_and_variant(audit):
 
     panel.controls["variant"].value = "strict"
     assert panel.result.index.tolist() == ["strict"]
-    flips = panel.results[1]
+    flips = panel.results[2]
     assert set(flips["policy_id"]) == {"strict"} and len(flips) <= 10
-    assert "strict" in _shown(panel, 1)["text/plain"]
+    assert "strict" in _shown(panel, 2)["text/plain"]
 
 
 def test_flips_view_lists_exactly_the_decisions_that_flip(audit):
@@ -213,3 +285,198 @@ def test_only_named_counts_each_policy_on_its_own_decisions(audit):
 def test_an_unknown_variant_is_named(audit):
     with pytest.raises(ValueError, match="no policy variant 'lenient'"):
         sweep_view(audit, variant="lenient")
+
+
+# Plan editor: what the seed would reject or coerce
+
+
+def test_plan_panel_shows_an_emptied_count_as_an_error_not_its_old_value():
+    panel = widgets.plan_panel({"retrieval_keywords": "budget", "top_k": 8})
+    assert panel.controls["top_k"].value == "8" and not panel.result.messages
+    panel.controls["top_k"].value = ""
+    (error,) = panel.result.of_level("error")
+    assert error.field == "top_k" and "int('')" in error.text
+    assert panel.result.plan_hash == ""  # no hash: the seed would raise
+    assert "error" in _shown(panel)["text/plain"]
+    panel.controls["top_k"].value = "8"
+    assert panel.result.plan_hash == ea.plan_hash({"retrieval_keywords": "budget", "top_k": 8})
+
+
+def test_plan_panel_warns_on_a_negative_count_and_still_hashes_it_as_the_seed_does():
+    panel = widgets.plan_panel({"retrieval_keywords": "budget", "top_k": 8})
+    panel.controls["top_k"].value = "-3"
+    (warning,) = panel.result.of_level("warning")
+    assert warning.field == "top_k" and "negative" in warning.text
+    assert panel.result.plan_hash == ea.plan_hash({"retrieval_keywords": "budget", "top_k": -3})
+
+
+@pytest.mark.parametrize("typed", ["8.0", "8.5", "eight", " "])
+def test_plan_panel_refuses_what_int_refuses(typed):
+    edit = plan_edit_view({"top_k": 8}, top_k=typed)
+    assert [m.field for m in edit.of_level("error")] == ["top_k"]
+    assert edit.plan_hash == "" and edit.error
+
+
+@pytest.mark.parametrize(("typed", "number"), [(" 8 ", 8), ("+8", 8), ("08", 8), ("1_0", 10)])
+def test_plan_panel_notes_what_int_coerces(typed, number):
+    edit = plan_edit_view({"top_k": 1}, top_k=typed)
+    (note,) = edit.of_level("note")
+    assert note.field == "top_k" and f"reads it as {number}" in note.text
+    assert edit.plan_hash == ea.plan_hash({"top_k": number})
+
+
+def test_a_whitespace_only_mt_field_is_named_and_moves_the_hash():
+    plain = plan_edit_view({"retrieval_keywords": "budget", "top_k": 8})
+    spaced = plan_edit_view({"retrieval_keywords": "budget", "top_k": 8}, mt_manifest_hash=" ")
+    (warning,) = spaced.of_level("warning")
+    assert warning.field == "mt_manifest_hash" and "1 space" in warning.text
+    assert spaced.mt_block and spaced.plan_hash != plain.plan_hash
+    assert spaced.pre_mt_hash == plain.plan_hash
+    assert spaced.plan_hash == ea.plan_hash(
+        {"retrieval_keywords": "budget", "top_k": 8, "mt": {"manifest_hash": " "}}
+    )
+    shown = spaced._repr_html_()
+    assert "white-space:pre" in shown and "&#x27; &#x27; (whitespace only: 1 space)" in shown
+
+
+def test_an_emptied_text_field_is_noted_and_padded_keywords_warned():
+    edit = plan_edit_view({"retrieval_keywords": "budget", "mt_engine": "nllb"}, mt_engine="")
+    assert [(m.field, m.level) for m in edit.messages] == [("mt_engine", "note")]
+    assert not edit.mt_block
+    padded = plan_edit_view({"retrieval_keywords": "budget"}, retrieval_keywords="budget ")
+    (warning,) = padded.of_level("warning")
+    assert "trailing whitespace: 1 space" in warning.text
+    assert padded.plan_hash == ea.plan_hash({"retrieval_keywords": "budget "})
+
+
+def test_repeated_and_padded_shards_are_named():
+    edit = plan_edit_view({}, shard_ids="s1,  s2,, s1")
+    assert json.loads(edit.canonical_json)["shard_ids"] == ["s1", "s2", "s1"]
+    assert {(m.field, m.level) for m in edit.messages} == {
+        ("shard_ids", "note"),
+        ("shard_ids", "warning"),
+    }
+
+
+# Routing explorer: each variant at its own thresholds, and the live chart
+
+
+def test_sweep_panel_goes_back_to_each_variant_at_its_own_thresholds(audit):
+    panel = widgets.sweep_panel(audit)
+    own = sweep_view(audit)
+    pd.testing.assert_frame_equal(panel.result, own)
+    panel.controls["confidence_threshold"].value = 0.9
+    assert (panel.result["confidence_threshold"] == 0.9).all()
+    assert not panel.result.equals(own)
+    panel.controls["own_thresholds"].value = True
+    pd.testing.assert_frame_equal(panel.result, own)
+    assert panel.values["confidence_threshold"] == 0.9  # the sliders keep their place
+    assert (panel.results[2]["policy_id"].unique() == flips_view(audit)["policy_id"].unique()).all()
+
+
+def test_sweep_panel_picks_a_variant_and_shows_its_own_thresholds(audit):
+    panel = widgets.sweep_panel(audit)
+    panel.controls["variant"].value = "strict"
+    strict = audit.policies["strict"].escalation
+    assert panel.values["own_thresholds"] is True
+    assert panel.values["context_char_cap_4b"] == strict.context_char_cap_4b
+    assert panel.values["confidence_threshold"] == strict.confidence_threshold
+    assert panel.result.index.tolist() == ["strict"]
+
+
+def test_escalation_curve_marks_the_slider_value_with_the_sweep_count(audit):
+    curve = escalation_curve_view(audit, confidence_threshold=0.7, context_char_cap_4b=6000)
+    for policy_id, policy in audit.policies.items():
+        moved = policy.with_escalation(confidence_threshold=0.7, context_char_cap_4b=6000)
+        replayed = ea.replay(audit.decisions, moved)
+        assert curve.markers.loc[policy_id, "confidence_threshold"] == 0.7
+        assert curve.markers.loc[policy_id, "escalations"] == int(replayed["escalate_to_26b"].sum())
+    assert (curve.curve["context_char_cap_4b"] == 6000).all()
+    assert curve.curve.groupby("policy_id")["confidence_threshold"].nunique().min() >= 41
+    own = escalation_curve_view(audit, confidence_threshold=0.7, own_thresholds=True)
+    assert own.at == {pid: p.escalation.confidence_threshold for pid, p in audit.policies.items()}
+
+
+def test_sweep_panel_chart_follows_the_moved_threshold(audit):
+    panel = widgets.sweep_panel(audit)
+    assert "each variant at its own thresholds" in panel.results[1].caption
+    panel.controls["escalate_on_multi_doc_count"].value = 2
+    assert panel.values["axis"] == "escalate_on_multi_doc_count"
+    chart = panel.results[1]
+    assert "across escalate_on_multi_doc_count (the sliders)" in chart.caption
+    rate = panel.result.loc["baseline", "escalation_rate"]
+    assert f"baseline at 2: {rate:.1%}" in chart.caption
+    before = chart.png
+    panel.controls["escalate_on_multi_doc_count"].value = 5
+    assert panel.results[1].png != before
+    assert "baseline at 5:" in panel.results[1].caption
+
+
+def test_a_panel_reads_as_text_where_widgets_are_not_rendered(audit):
+    panel = widgets.sweep_panel(audit)
+    assert repr(panel).startswith("routing explorer: interactive panel with controls variant")
+    assert len(repr(widgets.plan_panel())) < 200
+
+
+# Notebooks: saved with the widget state their panels need
+
+
+@pytest.mark.parametrize("path", sorted((SAMPLE.parent / "notebooks").glob("*.ipynb")))
+def test_notebooks_carry_the_widget_state_of_every_view_they_show(path):
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    models = state["state"]
+    assert state["version_major"] == 2 and models
+    views = [
+        output["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+    ]
+    assert views and all(view in models for view in views)
+    # Every reference between models resolves, so a renderer can rebuild each panel.
+    text = json.dumps(models)
+    references = set(re.findall(r"IPY_MODEL_([0-9a-f]+)", text))
+    assert references <= set(models)
+    # The panel's text form reads as a sentence where the widgets cannot be drawn.
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            if "application/vnd.jupyter.widget-view+json" in output.get("data", {}):
+                assert "interactive panel" in "".join(output["data"]["text/plain"])
+    names = {model["model_name"] for model in models.values()}
+    assert "OutputModel" in names
+
+
+def test_widget_state_is_renamed_in_view_order_and_unshown_models_dropped():
+    import nbformat
+
+    from scripts.build_notebooks import WIDGET_STATE, WIDGET_VIEW, stable_widget_state
+
+    def notebook(box: str, label: str, stray: str) -> nbformat.NotebookNode:
+        cell = nbformat.v4.new_code_cell("panel", id="panel")
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "display_data", data={WIDGET_VIEW: {"model_id": box}, "text/plain": "panel"}
+            )
+        ]
+        made = nbformat.v4.new_notebook(cells=[cell])
+        made.metadata["widgets"] = {
+            WIDGET_STATE: {
+                "state": {
+                    stray: {"model_name": "LayoutModel", "state": {}},
+                    label: {"model_name": "LabelModel", "state": {"value": "x"}},
+                    box: {"model_name": "VBoxModel", "state": {"children": [f"IPY_MODEL_{label}"]}},
+                },
+                "version_major": 2,
+                "version_minor": 0,
+            }
+        }
+        return made
+
+    first, second = notebook("aa11", "bb22", "cc33"), notebook("dd44", "ee55", "ff66")
+    assert stable_widget_state(first, "x.ipynb") == stable_widget_state(second, "x.ipynb") == 2
+    assert nbformat.writes(first) == nbformat.writes(second)
+    state = first.metadata["widgets"][WIDGET_STATE]["state"]
+    (view,) = [o["data"][WIDGET_VIEW]["model_id"] for o in first.cells[0].outputs]
+    box, label = list(state)
+    assert box == view and state[box]["state"]["children"] == [f"IPY_MODEL_{label}"]

@@ -1,0 +1,229 @@
+"""The withheld-count explorer's view, and the day window it is filtered by.
+
+A day window is a pair ``(start, end)``, end exclusive. Either bound may be
+open: None, or one of the two distinct sentinels :data:`OPEN_START` and
+:data:`OPEN_END` that a slider's option list holds at its two ends. They are
+distinct objects on purpose: a selection control finds an option's index by
+its value, and two equal "open" values would send both handles to the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..receipts.withheld import withheld_summary, within_time_window
+from ._shared import ALL, NO_AUDIENCE, rounded
+
+__all__ = [
+    "OPEN_END",
+    "OPEN_START",
+    "OpenEnd",
+    "time_range",
+    "window_options",
+    "window_readout",
+    "withheld_view",
+]
+
+
+class OpenEnd:
+    """An open end of a day window: no bound on that side.
+
+    Two instances exist, :data:`OPEN_START` and :data:`OPEN_END`; each equals
+    only itself.
+
+    Parameters
+    ----------
+    side : {"start", "end"}
+        The side of the window it leaves open.
+    """
+
+    __slots__ = ("side",)
+
+    def __init__(self, side: str) -> None:
+        self.side = side
+
+    @property
+    def label(self) -> str:
+        """The option label a control shows for it, ``"open (start)"`` or ``"open (end)"``."""
+        return f"open ({self.side})"
+
+    def __repr__(self) -> str:
+        return f"OPEN_{self.side.upper()}"
+
+
+OPEN_START = OpenEnd("start")
+"""The open start of a day window (no lower bound)."""
+
+OPEN_END = OpenEnd("end")
+"""The open end of a day window (no upper bound)."""
+
+
+def _receipts(data: Any) -> pd.DataFrame:
+    return getattr(data, "receipts", data)
+
+
+def _bound(value: Any) -> Any:
+    return None if value is None or isinstance(value, OpenEnd) else value
+
+
+def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] | None:
+    """The whole UTC days the receipts' timestamps span, for a window control.
+
+    Parameters
+    ----------
+    receipts : DataFrame or Audit
+        The ``receipts`` table (or an ``Audit``).
+    column : str, default "timestamp"
+        The column holding ISO 8601 times.
+
+    Returns
+    -------
+    list of Timestamp or None
+        Midnight of each day from the first timestamp's day to the day after
+        the last (so a window ``[first, last)`` holds every receipt); None
+        when the column is missing, empty, or not ISO 8601 times.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from explicit_audit.views import time_range
+    >>> days = time_range(pd.DataFrame({"timestamp": ["2025-03-03T08:00:00Z"]}))
+    >>> [str(day.date()) for day in days]
+    ['2025-03-03', '2025-03-04']
+    """
+    frame = _receipts(receipts)
+    if column not in frame or frame[column].isna().all():
+        return None
+    try:
+        times = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    except (ValueError, TypeError):
+        return None
+    first, last = times.min().floor("D"), times.max().floor("D") + pd.Timedelta(days=1)
+    return list(pd.date_range(first, last, freq="D"))
+
+
+def window_options(days: Sequence[pd.Timestamp]) -> list[tuple[str, Any]]:
+    """The (label, value) options of a day-window slider: open start, each day, open end.
+
+    Parameters
+    ----------
+    days : sequence of Timestamp
+        What :func:`time_range` returned.
+
+    Returns
+    -------
+    list of (str, object)
+        ``("open (start)", OPEN_START)``, one ``("YYYY-MM-DD", day)`` per
+        day, ``("open (end)", OPEN_END)``: every value distinct, so each
+        handle can reach every option.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from explicit_audit.views import window_options
+    >>> [label for label, _ in window_options([pd.Timestamp("2025-03-03")])]
+    ['open (start)', '2025-03-03', 'open (end)']
+    """
+    return [
+        (OPEN_START.label, OPEN_START),
+        *((f"{day:%Y-%m-%d}", day) for day in days),
+        (OPEN_END.label, OPEN_END),
+    ]
+
+
+def window_readout(window: tuple[Any, Any] | None) -> str:
+    """A day window as a reader reads it: ``"2025-03-04 → open"``.
+
+    Parameters
+    ----------
+    window : (start, end) or None
+        Bounds as :func:`withheld_view` takes them.
+
+    Returns
+    -------
+    str
+        Both bounds, ``open`` for an open one, and what the window keeps.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from explicit_audit.views import OPEN_END, window_readout
+    >>> window_readout((pd.Timestamp("2025-03-04"), OPEN_END))
+    '2025-03-04 → open (receipts from 2025-03-04 00:00 UTC on)'
+    >>> window_readout(None)
+    'open → open (every receipt, with or without a timestamp)'
+    """
+    start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
+
+    def day(value: Any) -> str:
+        return f"{pd.Timestamp(value):%Y-%m-%d}"
+
+    text = f"{'open' if start is None else day(start)} → {'open' if end is None else day(end)}"
+    if start is None and end is None:
+        return f"{text} (every receipt, with or without a timestamp)"
+    if end is None:
+        return f"{text} (receipts from {day(start)} 00:00 UTC on)"
+    if start is None:
+        return f"{text} (receipts before {day(end)} 00:00 UTC)"
+    return f"{text} (receipts from {day(start)} 00:00 to {day(end)} 00:00 UTC, end excluded)"
+
+
+def withheld_view(
+    data: Any,
+    *,
+    audience: str = ALL,
+    space: str = ALL,
+    by: str | Sequence[str] = "scope",
+    window: tuple[Any, Any] | None = None,
+    digits: int = 3,
+) -> pd.DataFrame:
+    """Withheld counts for one audience and space, in a time window, per group.
+
+    Parameters
+    ----------
+    data : DataFrame or Audit
+        The ``receipts`` table (or an ``Audit``).
+    audience : str, default ALL
+        A ``withheld_audience``; :data:`ALL` for every one, :data:`NO_AUDIENCE`
+        for receipts with none.
+    space : str, default ALL
+        An ``active_space``; :data:`ALL` for every one.
+    by : str or list of str, default "scope"
+        Grouping passed to :func:`~explicit_audit.withheld_summary`.
+    window : (start, end), optional
+        Keep receipts whose ``timestamp`` is in ``[start, end)``; a bound that
+        is None, :data:`OPEN_START` or :data:`OPEN_END` is open. With any
+        bound set, receipts without a timestamp are left out; both open keeps
+        every receipt.
+    digits : int, default 3
+        Rates are rounded to this many decimals.
+
+    Returns
+    -------
+    DataFrame
+        :func:`~explicit_audit.withheld_summary` of the selected receipts,
+        with an overall ``(all)`` row.
+
+    Examples
+    --------
+    >>> import explicit_audit as ea
+    >>> from explicit_audit.views import withheld_view
+    >>> audit = ea.load("data/")  # doctest: +SKIP
+    >>> withheld_view(audit, audience="peer", window=("2025-03-03", "2025-03-05"))  # doctest: +SKIP
+    """
+    receipts = _receipts(data)
+    keep = pd.Series(True, index=receipts.index)
+    if audience == NO_AUDIENCE:
+        keep &= receipts["withheld_audience"].isna()
+    elif audience != ALL:
+        keep &= (receipts["withheld_audience"] == audience).fillna(False).astype(bool)
+    if space != ALL:
+        keep &= (receipts["active_space"] == space).fillna(False).astype(bool)
+    selected = receipts[keep.to_numpy(dtype=bool)]
+    start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
+    if start is not None or end is not None:
+        selected = within_time_window(selected, start, end)
+    return rounded(withheld_summary(selected, by=by, overall=True), digits)

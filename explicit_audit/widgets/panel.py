@@ -1,0 +1,146 @@
+"""The panel: controls above the outputs of views, refreshed when a control changes."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..errors import AuditError
+
+__all__ = ["Panel"]
+
+
+def _parameters(view: Callable[..., Any]) -> set[str] | None:
+    """The keyword parameters ``view`` takes; None when it takes any (``**kwargs``)."""
+    signature = inspect.signature(view)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        return None
+    return set(list(signature.parameters)[1:])
+
+
+class Panel(widgets.VBox):
+    """Controls above the output of one or more views, refreshed on every change.
+
+    Parameters
+    ----------
+    views : sequence of callables
+        Each is called as ``view(data, **values)``, ``values`` holding the
+        value of every control the view names among its parameters (every
+        control, for a view taking ``**kwargs``).
+    data : object
+        The first argument of every view.
+    controls : mapping of str to ipywidgets.ValueWidget
+        The controls, named after the views' parameters.
+    title : str, default "panel"
+        What the panel is, for its text form.
+    readouts : mapping of str to callable, optional
+        For a control name, a function of its value giving the text shown
+        next to it (a readout that does not cut its text).
+    link : callable, optional
+        ``link(panel, name, change)``, called when control ``name`` changes
+        and before the views run: it may set other controls (the views run
+        once, after it).
+
+    Attributes
+    ----------
+    controls : dict
+        The controls by name; set ``panel.controls["top_k"].value = "5"`` to drive it.
+    results : list
+        What each view returned for the current values.
+    outputs : list of ipywidgets.Output
+        Where each result is displayed.
+    labels : dict
+        The readout label of each control that has one.
+    """
+
+    def __init__(
+        self,
+        views: Sequence[Callable[..., Any]],
+        data: Any,
+        controls: Mapping[str, widgets.ValueWidget],
+        *,
+        title: str = "panel",
+        readouts: Mapping[str, Callable[[Any], str]] | None = None,
+        link: Callable[[Panel, str, Any], None] | None = None,
+    ) -> None:
+        self.views = list(views)
+        self.data = data
+        self.title = title
+        self.controls = dict(controls)
+        self.readouts = dict(readouts or {})
+        self.link = link
+        self.outputs = [widgets.Output() for _ in self.views]
+        self.results: list[Any] = []
+        self.labels = {
+            name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
+            for name in self.readouts
+        }
+        self._accepts = [_parameters(view) for view in self.views]
+        self._held = 0
+        self._stale = False
+        rows = [
+            widgets.HBox([control, self.labels[name]]) if name in self.labels else control
+            for name, control in self.controls.items()
+        ]
+        super().__init__(children=[widgets.VBox(rows), *self.outputs])
+        for name, control in self.controls.items():
+            control.observe(functools.partial(self._changed, name), names="value")
+        self._refresh()
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.title}: interactive panel with controls {', '.join(self.controls)}; "
+            "run the notebook to use it"
+        )
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The controls' current values, by name."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    @property
+    def result(self) -> Any:
+        """What the first view returned for the current values."""
+        return self.results[0]
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Set several controls at once: the views run once, when the block ends."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held and self._stale:
+                self._refresh()
+
+    def _changed(self, name: str, change: Any) -> None:
+        with self.hold():
+            if self.link is not None:
+                self.link(self, name, change)
+            self._stale = True
+
+    def _refresh(self) -> None:
+        if self._held:
+            self._stale = True
+            return
+        self._stale = False
+        values = self.values
+        for name, label in self.labels.items():
+            label.value = self.readouts[name](values[name])
+        results = []
+        for view, accepts in zip(self.views, self._accepts, strict=True):
+            chosen = values if accepts is None else {k: values[k] for k in values if k in accepts}
+            try:
+                results.append(view(self.data, **chosen))
+            except (AuditError, ValueError) as exc:  # show why, keep the panel alive
+                results.append(f"cannot show this view for these values: {exc}")
+        self.results = results
+        for output, result in zip(self.outputs, self.results, strict=True):
+            output.outputs = ()
+            output.append_display_data(result)

@@ -1,0 +1,435 @@
+"""The panels in a real JupyterLab, driven by headless Chromium as a reader drives them.
+
+A JupyterLab server runs on a free local port, with a token, over a copy of
+the notebooks and the sample data. Chromium (Debian's ``chromium``, driven by
+Playwright's Python package; Playwright's own browser download is never used)
+opens each notebook, first as saved and then after running every cell, and
+moves one control of every panel by keyboard and one by mouse. Each panel's
+output must then show what the kit computes for the new values, computed here
+in the test process with the public API. No widget error and no browser
+console error may appear.
+
+Without Debian's chromium the test is skipped, unless ``CI`` is set: then it
+fails (``make browser`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import warnings
+from pathlib import Path
+
+import pytest
+
+import explicit_audit as ea
+from explicit_audit.views import escalation_curve_view, sweep_view, time_range
+
+_NUMBER = re.compile(r"-?[\d,]+(\.\d+)?%?")
+
+ROOT = Path(__file__).parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TIMEOUT_MS = 60_000
+ERROR_MIME = "application/vnd.jupyter.error"
+
+# The rows of an HTML table as {column: text}, keyed by the row's index label;
+# the header row is the first row of the table head (pandas writes the index
+# name in a second one).
+READ_TABLE = """table => {
+  const head = [...table.querySelector('thead tr').querySelectorAll('th')].map(t => t.innerText);
+  const rows = {};
+  for (const tr of table.querySelectorAll('tbody tr')) {
+    const label = tr.querySelector('th').innerText;
+    const cells = [...tr.querySelectorAll('td')].map(t => t.innerText);
+    rows[label] = Object.fromEntries(head.slice(1).map((name, i) => [name, cells[i]]));
+  }
+  return rows;
+}"""
+KERNEL_IDLE = """() => {
+  const kernel = window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel;
+  return kernel && kernel.status === 'idle' && kernel.connectionStatus === 'connected';
+}"""
+ALL_CELLS_RUN = """() => {
+  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+  return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(p.innerText.trim()));
+}"""
+
+
+def _chromium() -> str:
+    if Path(CHROMIUM).exists():
+        return CHROMIUM
+    reason = "chromium is not installed (make browser installs Debian's chromium package)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI is set, so the JupyterLab test may not be skipped")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def audit():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(ROOT / "data", progress=False)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server over a copy of the notebooks and data: its base URL and token."""
+    executable = _chromium()
+    home = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "notebooks", home / "notebooks")
+    shutil.copytree(ROOT / "data", home / "data")
+    config = home / ".jupyter"
+    (config / "labconfig").mkdir(parents=True)
+    # No news feed: the page must not reach for the network.
+    (config / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
+    # Every cell in the page, not only those in view (the panel is the last cell), and
+    # the notebook's own kernel started without asking.
+    settings = home / ".settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    tracker = {"windowingMode": "none", "autoStartDefaultKernel": True}
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps(tracker))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(config),
+        # Its own trust database: a notebook trusted here stays untrusted elsewhere.
+        JUPYTER_DATA_DIR=str(home / ".data"),
+        JUPYTER_RUNTIME_DIR=str(home / ".runtime"),
+        IPYTHONDIR=str(home / ".ipython"),
+        VIRTUAL_ENV=str(Path(sys.prefix)),
+    )
+    log = (home / "server.log").open("w")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={home}",
+            f"--LabApp.workspaces_dir={home / '.workspaces'}",
+            f"--LabApp.user_settings_dir={home / '.settings'}",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail("jupyter lab did not start:\n" + (home / "server.log").read_text())
+                time.sleep(0.25)
+        yield {"base": base, "token": token, "chromium": executable, "home": home}
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=lab["chromium"], args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Notebook:
+    """One notebook open in JupyterLab, with the console messages of its page."""
+
+    def __init__(self, browser, lab, name: str) -> None:
+        self.page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.problems: list[str] = []
+        self.page.on(
+            "console",
+            lambda message: (
+                self.problems.append(f"console {message.type}: {message.text}")
+                if message.type == "error"
+                else None
+            ),
+        )
+        self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        self.page.goto(f"{lab['base']}/lab/tree/notebooks/{name}?token={lab['token']}&reset")
+        self.page.wait_for_function(
+            "() => window.jupyterapp && document.querySelector('.jp-Notebook .jp-CodeCell')"
+        )
+        self.page.wait_for_function(
+            "() => document.querySelector('.jp-Notebook .jp-CodeCell .jp-OutputArea-output')"
+        )
+
+    def command(self, name: str) -> None:
+        self.page.evaluate(f"() => {{ window.jupyterapp.commands.execute('{name}'); }}")
+
+    def trust(self) -> None:
+        self.command("notebook:trust")
+        self.page.locator(".jp-Dialog .jp-mod-accept, .jp-Dialog .jp-mod-warn").first.click()
+
+    def run_all(self) -> None:
+        self.page.wait_for_function(KERNEL_IDLE)
+        self.command("notebook:clear-all-cell-outputs")
+        self.page.wait_for_function("() => !document.querySelector('.jp-CodeCell .widget-vbox')")
+        self.command("notebook:run-all-cells")
+        self.page.wait_for_function(ALL_CELLS_RUN)
+
+    @property
+    def panel(self):
+        """The panel: the output of the last code cell."""
+        return self.page.locator(".jp-CodeCell").last.locator(".jp-OutputArea-output").first
+
+    def output(self, index: int):
+        """The ``index``-th view output of the panel."""
+        return self.panel.locator(".widget-output").nth(index)
+
+    def table(self, index: int = 0) -> dict:
+        """The output's first table, numbers without their thousands separators."""
+        shown = self.output(index).locator("table").first.evaluate(READ_TABLE)
+        return {
+            row: {
+                column: text.replace(",", "") if _NUMBER.fullmatch(text) else text
+                for column, text in cells.items()
+            }
+            for row, cells in shown.items()
+        }
+
+    def wait_for_text(self, locator, pattern: str) -> str:
+        """Wait until ``locator``'s text matches ``pattern``; return the text."""
+        deadline = time.monotonic() + 20
+        while True:
+            text = locator.inner_text()
+            if re.search(pattern, text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} never appeared; last text:\n{text}")
+            time.sleep(0.1)
+
+    def assert_clean(self) -> None:
+        page = self.page
+        assert page.get_by_text("Error displaying widget").count() == 0
+        assert page.get_by_text("cannot show this view").count() == 0
+        errors = page.locator(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
+        )
+        assert errors.count() == 0, errors.all_inner_texts()
+        assert not self.problems, "\n".join(self.problems)
+
+    def close(self) -> None:
+        self.page.close()
+
+
+@pytest.fixture
+def open_notebook(browser, lab):
+    opened = []
+
+    def open_(name: str) -> Notebook:
+        notebook = Notebook(browser, lab, name)
+        opened.append(notebook)
+        return notebook
+
+    yield open_
+    for notebook in opened:
+        notebook.close()
+
+
+def _drag(page, handle, dx: float) -> None:
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + dx / 2, y, steps=5)
+    page.mouse.move(x + dx, y, steps=5)
+    page.mouse.up()
+
+
+@pytest.mark.parametrize(
+    ("name", "control"),
+    [
+        ("plan_hashes.ipynb", ".widget-text input"),
+        ("withheld_counts.ipynb", ".widget-slider"),
+        ("routing_sweep.ipynb", ".widget-toggle-buttons"),
+    ],
+)
+def test_a_notebook_opened_before_it_runs_shows_its_panel_not_a_repr(open_notebook, name, control):
+    notebook = open_notebook(name)
+    page = notebook.page
+    # Untrusted, JupyterLab shows the text form: a sentence, not the widget tree.
+    assert page.get_by_text("Panel(children=").count() == 0
+    assert notebook.panel.get_by_text("interactive panel with controls").count() == 1
+    # Trusted, the saved widget state draws the panel without a kernel run.
+    notebook.trust()
+    notebook.panel.locator(control).first.wait_for()
+    assert notebook.panel.locator(".widget-output table, .widget-output figure").count() >= 1
+    notebook.assert_clean()
+
+
+def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit):
+    receipts = audit.receipts
+    days = time_range(receipts)
+    notebook = open_notebook("withheld_counts.ipynb")
+    notebook.run_all()
+    page, panel = notebook.page, notebook.panel
+    readout = panel.locator(".ea-readout")
+    assert notebook.wait_for_text(readout, r"^open → open").startswith("open → open")
+    assert int(notebook.table()["(all)"]["receipts"]) == len(receipts)
+
+    lower = panel.locator(".noUi-handle-lower")
+    upper = panel.locator(".noUi-handle-upper")
+    # Keyboard: the start handle one day in, the end handle two options back.
+    lower.focus()
+    page.keyboard.press("ArrowRight")
+    notebook.wait_for_text(readout, rf"^{days[0]:%Y-%m-%d} → open")
+    upper.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    notebook.wait_for_text(readout, rf"^{days[0]:%Y-%m-%d} → {days[-2]:%Y-%m-%d}")
+    inside = ea.within_time_window(receipts, days[0], days[-2])
+    expected = ea.withheld_summary(inside, by="scope", overall=True)
+    withheld = int(expected.loc["(all)", "records_withheld"])
+    notebook.wait_for_text(notebook.output(0), f"{withheld:,}")
+    table = notebook.table()
+    assert int(table["(all)"]["receipts"]) == len(inside) < len(receipts)
+    assert int(table["(all)"]["records_withheld"]) == int(expected.loc["(all)", "records_withheld"])
+    caption = notebook.output(1).locator("figcaption").inner_text()
+    assert f"(all): {int(expected.loc['(all)', 'records_withheld'])}." in caption
+
+    # Mouse: drag the end handle past the right end; it reaches the open end, not index 0.
+    _drag(page, upper, 2000)
+    notebook.wait_for_text(readout, rf"^{days[0]:%Y-%m-%d} → open")
+    from_first = ea.within_time_window(receipts, days[0], None)
+    notebook.wait_for_text(notebook.output(0), rf"\b{len(from_first):,}\b")
+    assert int(notebook.table()["(all)"]["receipts"]) == len(from_first)
+    notebook.assert_clean()
+
+
+def test_plan_editor_shows_the_hash_and_what_the_seed_would_refuse(open_notebook, audit):
+    first_plan = audit.plans["plan"].iloc[0]
+    notebook = open_notebook("plan_hashes.ipynb")
+    notebook.run_all()
+    page, panel = notebook.page, notebook.panel
+    view = notebook.output(0)
+    assert ea.plan_hash(first_plan) in view.inner_text()
+
+    top_k = panel.locator(".widget-text").filter(has_text="top_k").locator("input")
+    top_k.click()  # mouse
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")  # keyboard: the field emptied
+    text = notebook.wait_for_text(view, r"error\s+top_k")
+    assert "int('')" in text and ea.plan_hash(first_plan) not in text
+    top_k.press_sequentially("-3")
+    text = notebook.wait_for_text(view, r"warning\s+top_k")
+    negative = ea.plan_hash({**first_plan, "top_k": -3})
+    assert "negative" in text
+    assert re.search(rf"retrieval_plan_hash\s+{negative}", text)
+
+    manifest = panel.locator(".widget-text").filter(has_text="MT manifest hash").locator("input")
+    manifest.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(" ")
+    text = notebook.wait_for_text(view, r"whitespace only: 1 space")
+    spaced = {key: value for key, value in first_plan.items() if key != "mt"}
+    spaced.update(top_k=-3, mt={"engine": "", "manifest_hash": " ", "source_lang": ""})
+    assert re.search(rf"retrieval_plan_hash\s+{ea.plan_hash(spaced)}", text)
+    assert re.search(rf"pre-MT hash\s+{negative}", text)  # the MT block alone moved it
+    notebook.assert_clean()
+
+
+def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
+    open_notebook, audit
+):
+    notebook = open_notebook("routing_sweep.ipynb")
+    notebook.run_all()
+    page, panel = notebook.page, notebook.panel
+    own = sweep_view(audit)
+    table = notebook.table()
+    assert {k: float(v["confidence_threshold"]) for k, v in table.items()} == dict(
+        own["confidence_threshold"]
+    )
+
+    # Keyboard: the confidence slider ten steps right, from baseline's 0.6 to 0.7.
+    confidence = panel.locator(".widget-slider").filter(has_text="confidence threshold")
+    confidence.locator(".noUi-handle").focus()
+    for _ in range(10):
+        page.keyboard.press("ArrowRight")
+    caption = notebook.output(1).locator("figcaption")
+    notebook.wait_for_text(caption, r"\(the sliders\)\. Markers: baseline at 0\.7:")
+    slider_values = {
+        "context_char_cap_4b": audit.policies["baseline"].escalation.context_char_cap_4b,
+        "escalate_on_multi_doc_count": audit.policies[
+            "baseline"
+        ].escalation.escalate_on_multi_doc_count,
+        "confidence_threshold": 0.7,
+    }
+    expected = escalation_curve_view(audit, **slider_values)
+    for policy_id, row in expected.markers.iterrows():
+        assert f"{policy_id} at 0.7: {row['escalation_rate']:.1%}" in caption.inner_text()
+    moved = sweep_view(audit, **slider_values)
+    notebook.wait_for_text(notebook.output(0), r"0\.7\b")
+    table = notebook.table()
+    for policy_id in moved.index:
+        assert int(table[policy_id]["escalations"]) == moved.loc[policy_id, "escalations"]
+        assert float(table[policy_id]["confidence_threshold"]) == 0.7
+
+    # Mouse: back to each variant at its own thresholds.
+    panel.get_by_role("button", name="each variant at its own thresholds").click()
+    notebook.wait_for_text(caption, r"each variant at its own thresholds")
+    notebook.wait_for_text(notebook.output(0), r"0\.45")
+    table = notebook.table()
+    for policy_id in own.index:
+        assert int(table[policy_id]["escalations"]) == own.loc[policy_id, "escalations"]
+
+    # Mouse: the context cap dragged to 0; the chart follows the moved threshold.
+    cap = panel.locator(".widget-slider").filter(has_text="context cap")
+    _drag(page, cap.locator(".noUi-handle"), -2000)
+    notebook.wait_for_text(caption, r"across context_char_cap_4b \(the sliders\)")
+    at_zero = sweep_view(audit, **{**slider_values, "context_char_cap_4b": 0})
+    notebook.wait_for_text(notebook.output(0), rf"\b{at_zero.loc['baseline', 'escalations']:,}\b")
+    table = notebook.table()
+    for policy_id in at_zero.index:
+        assert int(table[policy_id]["escalations"]) == at_zero.loc[policy_id, "escalations"]
+    notebook.assert_clean()
