@@ -39,6 +39,7 @@ sample-data: $(STAMP)
 	$(BIN)/python -m scripts.sample_data data
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_reading.py
 	$(BIN)/python benchmarks/bench_receipts.py
 	$(BIN)/python benchmarks/bench_plans.py
 	$(BIN)/python benchmarks/bench_routing.py

@@ -12,6 +12,7 @@ Every check returns its findings in one shape (``ea.verify.FINDING_COLUMNS``):
 aliases kept for one release (``verify_plans`` returns :func:`plan_verdicts`).
 """
 
+from ._core.limits import Limits
 from ._version import __version__
 from .audit import (
     Audit,
@@ -76,6 +77,7 @@ __all__ = [
     "Escalation",
     "FallbackDomain",
     "InputError",
+    "Limits",
     "Policy",
     "PolicyError",
     "PolicySet",
