@@ -14,15 +14,7 @@ aliases kept for one release (``verify_plans`` returns :func:`plan_verdicts`).
 
 from ._core.limits import Limits
 from ._version import __version__
-from .audit import (
-    Audit,
-    load,
-    load_decisions,
-    load_plans,
-    load_receipts,
-    load_receipts_and_exposed,
-    load_requests,
-)
+from .audit import Audit, load
 from .canonical import (
     DIALECTS,
     PLAN_HASH_DIALECT,
@@ -48,6 +40,13 @@ from .decisions import (
     verify_decisions,
 )
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
+from .loaders import (
+    load_decisions,
+    load_plans,
+    load_receipts,
+    load_receipts_and_exposed,
+    load_requests,
+)
 from .plans import check_plans, plan_canonical_json, plan_hash, plan_verdicts, verify_plans
 from .receipts import (
     PRESENTATION_RULES,

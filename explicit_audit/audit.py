@@ -20,6 +20,7 @@ from ._core.collect import (
     Reading,
     Source,
     build_kind,
+    loaded_counts,
     read_all,
     read_bytes,
     rejected_frame,
@@ -27,26 +28,26 @@ from ._core.collect import (
     warn_or_raise,
 )
 from ._core.limits import Limits, limits_from
+from ._core.partitions import is_partitioned
 from ._core.records import KindTables, RecordKind, Rejection
 from .decisions import KIND as DECISIONS_KIND
 from .decisions.policies import PolicySet, load_policy_files
-from .errors import PolicyError, RejectedRowsWarning
+from .errors import AuditError, PolicyError, RejectedRowsWarning
+from .partitioned.accounting import in_file_order, loaded_lines
+from .partitioned.load import load_partitioned
+from .partitioned.parts import DEFAULT_BLOCKSIZE, DEFAULT_SAMPLE_BYTES
 from .plans import KIND as PLANS_KIND
 from .receipts import KIND as RECEIPTS_KIND
 from .requests import KIND as REQUESTS_KIND
 
 __all__ = [
+    "ENGINES",
     "TABLES",
     "Audit",
     "RejectedRowsWarning",
     "load",
     "load_bytes",
-    "load_decisions",
     "load_kind",
-    "load_plans",
-    "load_receipts",
-    "load_receipts_and_exposed",
-    "load_requests",
 ]
 
 #: Every record kind ``load`` sorts values into, in matching order.
@@ -110,11 +111,48 @@ class Audit:
             return tables[name]
         raise AttributeError(name)
 
+    @property
+    def engine(self) -> str:
+        """``"dask"`` when the tables are lazy Dask tables, else ``"pandas"``."""
+        lazy = [*self.tables.values(), self.rejected]
+        return "dask" if any(is_partitioned(frame) for frame in lazy) else "pandas"
+
     def __repr__(self) -> str:
+        if self.engine == "dask":
+            partitions = next(iter(self.tables.values())).npartitions if self.tables else 0
+            return (
+                f"Audit({len(self.files)} files, {partitions} partitions, not read yet: "
+                f"{', '.join(self.tables)}; policies={len(self.policies)})"
+            )
         counts = ", ".join(f"{name}={len(frame)}" for name, frame in self.tables.items())
         return (
             f"Audit({len(self.files)} files: {counts}, policies={len(self.policies)}, "
             f"rejected={len(self.rejected)})"
+        )
+
+    def compute(self) -> Audit:
+        """This audit with every table in memory (pandas); itself if it already is.
+
+        Returns
+        -------
+        Audit
+            The same rows, labels, rejections and sources as a load with
+            ``engine="pandas"`` (categories may list their values in another order).
+        """
+        if self.engine != "dask":
+            return self
+        import dask
+
+        names = list(self.tables)
+        *tables, rejected, sources = dask.compute(
+            *[self.tables[n] for n in names], self.rejected, self.sources
+        )
+        return Audit(
+            tables=dict(zip(names, tables, strict=True)),
+            policies=self.policies,
+            rejected=rejected,
+            files=list(self.files),
+            sources=sources,
         )
 
     def summary(self) -> pd.DataFrame:
@@ -125,10 +163,38 @@ class Audit:
         DataFrame
             One row per table: ``table``, ``rows``.
         """
-        rows = [(name, len(frame)) for name, frame in self.tables.items()]
-        rows.append(("policies", len(self.policies)))
-        rows.append(("rejected", len(self.rejected)))
+        frames = [*self.tables.values(), self.rejected]
+        if self.engine == "dask":
+            import dask
+
+            lengths = list(dask.compute(*[frame.shape[0] for frame in frames]))
+        else:
+            lengths = [len(frame) for frame in frames]
+        rows = list(zip([*self.tables, "rejected"], lengths, strict=True))
+        rows.insert(len(self.tables), ("policies", len(self.policies)))
         return pd.DataFrame(rows, columns=["table", "rows"])
+
+
+#: The engines a load can run on.
+ENGINES = ("pandas", "dask")
+
+
+def _is_dask(engine: str) -> bool:
+    if engine not in ENGINES:
+        raise AuditError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    return engine == "dask"
+
+
+def _partitioning(blocksize: int | None, sample_bytes: int | None) -> dict[str, int]:
+    return {
+        "blocksize": DEFAULT_BLOCKSIZE if blocksize is None else int(blocksize),
+        "sample_bytes": DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes),
+    }
+
+
+def engine_options(engine: str, blocksize: int | None, sample_bytes: int | None) -> dict:
+    """The engine keywords of a loader, to pass on to :func:`load_kind`."""
+    return {"engine": engine, "blocksize": blocksize, "sample_bytes": sample_bytes}
 
 
 def _raise_or_warn(rejections: list[Rejection], strict: bool) -> None:
@@ -145,6 +211,9 @@ def load_kind(
     strict: bool = False,
     progress: bool = True,
     limits: Limits | dict | None = None,
+    engine: str = "pandas",
+    blocksize: int | None = None,
+    sample_bytes: int | None = None,
 ) -> KindTables:
     """Load only one record kind from a source.
 
@@ -164,11 +233,30 @@ def load_kind(
         Reading limits (nesting depth, value size, decompressed size, rejected
         rows kept); a dict overrides the defaults of
         :mod:`explicit_audit._core.limits`.
+    engine : {"pandas", "dask"}, default "pandas"
+        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
+        partition when computed (see README, "Past one machine").
+    blocksize : int, optional
+        With ``engine="dask"``: bytes per partition of a large JSON Lines
+        file (default 64 MiB).
+    sample_bytes : int, optional
+        With ``engine="dask"``: bytes of each file's head read at once to
+        learn the tables' columns (default 1 MiB).
 
     Returns
     -------
     KindTables
     """
+    if _is_dask(engine):
+        planned = load_partitioned(
+            source,
+            RECORD_KINDS,
+            keep={kind.name},
+            strict=strict,
+            limits=limits_from(limits),
+            **_partitioning(blocksize, sample_bytes),
+        )
+        return KindTables(planned.tables, [])
     reading = read_all(
         source, RECORD_KINDS, progress=progress, keep={kind.name}, limits=limits_from(limits)
     )
@@ -186,6 +274,9 @@ def load(
     strict: bool = False,
     progress: bool = True,
     limits: Limits | dict | None = None,
+    engine: str = "pandas",
+    blocksize: int | None = None,
+    sample_bytes: int | None = None,
 ) -> Audit:
     """Load every audit record from files, folders or globs.
 
@@ -206,6 +297,15 @@ def load(
         Reading limits (nesting depth, value size, decompressed size, rejected
         rows kept); a dict overrides the defaults of
         :mod:`explicit_audit._core.limits`.
+    engine : {"pandas", "dask"}, default "pandas"
+        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
+        partition when computed (see README, "Past one machine").
+    blocksize : int, optional
+        With ``engine="dask"``: bytes per partition of a large JSON Lines
+        file (default 64 MiB).
+    sample_bytes : int, optional
+        With ``engine="dask"``: bytes of each file's head read at once to
+        learn the tables' columns (default 1 MiB).
 
     Returns
     -------
@@ -222,6 +322,21 @@ def load(
     >>> audit = ea.load("data/")  # doctest: +SKIP
     >>> audit.receipts.withheld_count.sum()  # doctest: +SKIP
     """
+    if _is_dask(engine):
+        planned = load_partitioned(
+            source,
+            RECORD_KINDS,
+            strict=strict,
+            limits=limits_from(limits),
+            **_partitioning(blocksize, sample_bytes),
+        )
+        return Audit(
+            tables=planned.tables,
+            policies=planned.policies,
+            rejected=planned.rejected,
+            files=planned.files,
+            sources=planned.sources,
+        )
     reading = read_all(source, RECORD_KINDS, progress=progress, limits=limits_from(limits))
     return _audit_from(reading, strict=strict)
 
@@ -234,7 +349,7 @@ def _audit_from(reading: Reading, *, strict: bool) -> Audit:
     for kind in RECORD_KINDS:
         built = build_kind(kind, reading.segments.get(kind.name, []))
         tables.update(built.tables)
-        main_tables.append(_loaded_lines(kind, built))
+        main_tables.append(loaded_lines(kind, built))
         rejections.extend(built.rejected)
     policies = PolicySet([])
     if reading.policy_files:
@@ -242,8 +357,7 @@ def _audit_from(reading: Reading, *, strict: bool) -> Audit:
         rejections.extend(policy_rejections)
     rejections.extend(reading.overflow_rows())
     # In file order, then line order: the first of them is what strict mode names.
-    rank = {name: index for index, name in enumerate(reading.files)}
-    rejections.sort(key=lambda r: (rank.get(r.source_file, len(rank)), r.source_line))
+    rejections = in_file_order(rejections, reading.files)
     _raise_or_warn(rejections, strict)
     rejected = rejected_frame(rejections)
     return Audit(
@@ -251,7 +365,9 @@ def _audit_from(reading: Reading, *, strict: bool) -> Audit:
         policies=policies,
         rejected=rejected,
         files=reading.files,
-        sources=sources_frame(reading, main_tables, _policy_source_files(policies), rejected),
+        sources=sources_frame(
+            reading, loaded_counts(main_tables), _policy_source_files(policies), rejected
+        ),
     )
 
 
@@ -309,211 +425,5 @@ def load_bytes(
     return _audit_from(reading, strict=strict)
 
 
-def _loaded_lines(kind: RecordKind, built: KindTables) -> pd.DataFrame:
-    """One row per value a kind loaded (its file in ``source_file``), for ``Audit.sources``.
-
-    That is a row of its main table, but for a presentation that failed before
-    retrieval: a loaded value with a ``presentations`` row and no receipt row.
-    """
-    main = built.tables[kind.tables[0]]
-    presentations = built.tables.get("presentations")
-    if presentations is None or not presentations["receipt_row"].isna().any():
-        return main
-    alone = presentations.loc[presentations["receipt_row"].isna(), ["source_file"]]
-    return pd.concat([main[["source_file"]], alone]).astype({"source_file": "str"})
-
-
 def _policy_source_files(policies: PolicySet) -> list[str]:
     return [str(policy.source_file) for policy in policies.values() if policy.source_file]
-
-
-def load_plans(
-    source: Source,
-    *,
-    strict: bool = False,
-    progress: bool = True,
-    limits: Limits | dict | None = None,
-) -> pd.DataFrame:
-    """Load arborist retrieval-plan records into a DataFrame, one row per run.
-
-    Parameters
-    ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs; ``.jsonl``, ``.json``, either gzip-compressed.
-    strict : bool, default False
-        Raise :class:`~explicit_audit.InputError` naming file and line at the
-        first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-
-    Returns
-    -------
-    DataFrame
-        The ``plans`` table (columns in the module docstring).
-
-    Examples
-    --------
-    >>> import explicit_audit as ea
-    >>> plans = ea.load_plans("data/plans/")  # doctest: +SKIP
-    >>> ea.verify_plans(plans).status.value_counts()  # doctest: +SKIP
-    """
-
-    return load_kind(source, PLANS_KIND, strict=strict, progress=progress, limits=limits).tables[
-        "plans"
-    ]
-
-
-def load_requests(
-    source: Source,
-    *,
-    strict: bool = False,
-    progress: bool = True,
-    limits: Limits | dict | None = None,
-) -> pd.DataFrame:
-    """Load explicit_learning C2 compile requests, one row per request sent.
-
-    Parameters
-    ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs; ``.jsonl``, ``.json``, either gzip-compressed.
-    strict : bool, default False
-        Raise :class:`~explicit_audit.InputError` naming file and line at the
-        first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-
-    Returns
-    -------
-    DataFrame
-        The ``requests`` table (columns in the module docstring).
-
-    Examples
-    --------
-    >>> import explicit_audit as ea
-    >>> requests = ea.load_requests("data/requests/")  # doctest: +SKIP
-    >>> ea.verify_requests(requests).finding.value_counts()  # doctest: +SKIP
-    """
-
-    return load_kind(source, REQUESTS_KIND, strict=strict, progress=progress, limits=limits).tables[
-        "requests"
-    ]
-
-
-def load_receipts_and_exposed(
-    source: Source,
-    *,
-    strict: bool = False,
-    progress: bool = True,
-    limits: Limits | dict | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Load retrieval receipts and their exposed results.
-
-    Parameters
-    ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs.
-    strict : bool, default False
-        Raise at the first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-
-    Returns
-    -------
-    receipts, exposed : DataFrame
-        See the module docstring for their columns.
-    """
-
-    built = load_kind(source, RECEIPTS_KIND, strict=strict, progress=progress, limits=limits)
-    return built.tables["receipts"], built.tables["exposed"]
-
-
-def load_receipts(
-    source: Source,
-    *,
-    strict: bool = False,
-    progress: bool = True,
-    limits: Limits | dict | None = None,
-) -> pd.DataFrame:
-    """Load retrieval receipts (engram) into a DataFrame, one row per receipt.
-
-    Parameters
-    ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs; ``.jsonl``, ``.json``, either gzip-compressed.
-    strict : bool, default False
-        Raise :class:`~explicit_audit.InputError` naming file and line at the
-        first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-
-    Returns
-    -------
-    DataFrame
-        The ``receipts`` table (columns in the module docstring). Rejected
-        inputs are announced by a :class:`~explicit_audit.RejectedRowsWarning`;
-        ``ea.load(source).rejected`` lists them.
-
-    Examples
-    --------
-    >>> import explicit_audit as ea
-    >>> receipts = ea.load_receipts("data/receipts/")  # doctest: +SKIP
-    >>> receipts.groupby("withheld_audience").withheld_count.sum()  # doctest: +SKIP
-    """
-    return load_receipts_and_exposed(source, strict=strict, progress=progress, limits=limits)[0]
-
-
-def load_decisions(
-    source: Source,
-    *,
-    strict: bool = False,
-    progress: bool = True,
-    limits: Limits | dict | None = None,
-) -> pd.DataFrame:
-    """Load routing decision records into one table.
-
-    Parameters
-    ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs of ``.jsonl``/``.json`` (optionally ``.gz``).
-    strict : bool, default False
-        Raise :class:`~explicit_audit.InputError` at the first record that does not fit.
-    progress : bool, default True
-        Show a progress bar over files.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-
-    Returns
-    -------
-    DataFrame
-        The ``decisions`` table (columns in the module docstring). Rejected
-        records are only reported; load with :func:`explicit_audit.load` to
-        keep them in ``audit.rejected``.
-
-    Examples
-    --------
-    >>> import explicit_audit as ea
-    >>> decisions = ea.load_decisions("data/decisions/")  # doctest: +SKIP
-    >>> decisions.recorded_escalate_to_26b.mean()  # doctest: +SKIP
-    """
-
-    return load_kind(
-        source, DECISIONS_KIND, strict=strict, progress=progress, limits=limits
-    ).tables["decisions"]

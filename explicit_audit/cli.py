@@ -28,6 +28,8 @@ when the input could not be read.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -38,7 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._version import __version__
-from .audit import Audit, load
+from .audit import ENGINES, Audit, load
 from .errors import AuditError, RejectedRowsWarning
 from .report.provenance import Provenance, provenance
 from .verify import verify_all
@@ -109,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the result as one strict JSON document to stdout (errors included)",
     )
+    _engine_options(verify)
     verify.add_argument(
         "--max-findings",
         type=int,
@@ -121,14 +124,59 @@ def _parser() -> argparse.ArgumentParser:
         "summary", help="rows per table and per file", description="Rows per table and per file."
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
+    _engine_options(summary)
     return parser
+
+
+def _engine_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="pandas",
+        help="pandas (default): every table in memory; dask: partition by partition, for "
+        "logs larger than memory (same output and exit status)",
+    )
+    command.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS|processes|threads",
+        help="with --engine dask: where the partitions run; a distributed scheduler's "
+        "address (tcp://host:8786), or processes or threads on this machine (default threads)",
+    )
+
+
+#: Dask's own schedulers on this machine; anything else is a distributed scheduler's address.
+_LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
+
+
+@contextlib.contextmanager
+def _engine(args: argparse.Namespace):
+    """Run the command's computing on the scheduler ``--scheduler`` names."""
+    if getattr(args, "engine", "pandas") != "dask":
+        yield
+        return
+    import dask
+
+    scheduler = args.scheduler or "threads"
+    if scheduler in _LOCAL_SCHEDULERS:
+        with dask.config.set(scheduler=scheduler):
+            yield
+        return
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout="3s", set_as_default=True)
+    except (OSError, TimeoutError) as exc:
+        raise AuditError(f"--scheduler {scheduler}: cannot reach the scheduler ({exc})") from exc
+    with client:
+        yield
 
 
 def _version() -> str:
     return __version__
 
 
-def _load(data: str) -> tuple[Audit, Provenance]:
+def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance]:
     """The audit of ``data`` and its provenance; every file is read once more to hash it.
 
     Hashing is also how a file the system will not let the kit read is told
@@ -138,7 +186,14 @@ def _load(data: str) -> tuple[Audit, Provenance]:
     with warnings.catch_warnings():
         # Every command reports rejected rows itself.
         warnings.simplefilter("ignore", RejectedRowsWarning)
-        audit = load(data, progress=sys.stderr.isatty())
+        audit = load(data, progress=sys.stderr.isatty(), engine=engine)
+    if audit.engine == "dask":
+        # The accounting tables are small: the provenance holds them in memory.
+        import dask
+
+        rejected, sources = dask.compute(audit.rejected, audit.sources)
+        facts = dataclasses.replace(audit, rejected=rejected, sources=sources)
+        return dataclasses.replace(audit, sources=sources), provenance(facts, data)
     return audit, provenance(audit, data)
 
 
@@ -147,7 +202,7 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, _ = _load(args.data)
+    audit, _ = _load(args.data, args.engine)
     print(f"explicit-audit summary {args.data}: {len(audit.files)} files\n")
     print(_text_table(audit.summary()))
     print()
@@ -180,7 +235,7 @@ def _error_document(data: str | None, exc: Exception, kind: str) -> dict:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data)
+    audit, facts = _load(args.data, args.engine)
     result = verify_all(audit)
     status = EXIT_OK if result.clean else EXIT_FOUND
     if args.json:
@@ -286,7 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing.source_file = args.data
         return _fail(args.command, args.data, missing, "InputError", as_json=as_json)
     try:
-        return _COMMANDS[args.command](args)
+        with _engine(args):
+            return _COMMANDS[args.command](args)
     except AuditError as exc:
         return _fail(args.command, args.data, exc, type(exc).__name__, as_json=as_json)
     except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error of ours

@@ -50,16 +50,28 @@ from ._core.findings import (
     rejected_findings,
 )
 from ._core.jsonable import json_rows
+from ._core.partitions import (
+    Deferred,
+    compute_together,
+    concat_parts,
+    is_partitioned,
+    per_partition,
+)
 from .audit import Audit
 from .decisions import check_decisions
 from .decisions.checks import RULES as DECISION_RULE_TABLE
+from .decisions.checks import deferred_check_decisions
 from .plans import check_plans
 from .plans.checks import RULES as PLAN_RULE_TABLE
+from .plans.checks import deferred_check_plans
 from .receipts import check_presentations, check_receipts
 from .receipts.checks import RULES as RECEIPT_RULE_TABLE
+from .receipts.checks import deferred_check_receipts
 from .receipts.presentation_checks import RULES as PRESENTATION_RULE_TABLE
+from .receipts.presentation_checks import deferred_check_presentations
 from .requests import check_requests
 from .requests.checks import RULES as REQUEST_RULE_TABLE
+from .requests.checks import deferred_check_requests
 
 __all__ = ["CHECKS", "FINDING_COLUMNS", "NOTICES", "RULES", "Verification", "verify_all"]
 
@@ -193,7 +205,14 @@ def verify_all(audit: Audit) -> Verification:
     >>> result.summary()  # doctest: +SKIP
     >>> result.findings.query("check == 'plan_hashes'")  # doctest: +SKIP
     """
-    parts = [part(audit) for part in _PARTS]
+    if audit.engine == "dask":
+        parts, checked = _partitioned_parts(audit)
+    else:
+        parts = [part(audit) for part in _PARTS]
+        checked = _checked(
+            int(audit.sources["values_read"].sum()) if len(audit.sources) else 0,
+            {name: len(audit.tables[name]) for name in _COUNTED},
+        )
     kinds = sorted({str(kind) for part in parts for kind in part["kind"].dropna()})
     dtypes = RULES.dtypes(kinds=kinds)
     dtypes["check"] = pd.CategoricalDtype(list(CHECKS))
@@ -204,17 +223,48 @@ def verify_all(audit: Audit) -> Verification:
     findings = findings.sort_values(
         ["check", "source_file", "source_line"], kind="stable", na_position="first"
     ).reset_index(drop=True)
-    values_read = int(audit.sources["values_read"].sum()) if len(audit.sources) else 0
-    n_requests = len(audit.requests)
-    checked = {
+    return Verification(findings[list(FINDING_COLUMNS)], checked)
+
+
+#: The tables whose rows the checks count as examined.
+_COUNTED = ("plans", "requests", "receipts", "presentations", "decisions")
+
+
+def _checked(values_read: int, rows: dict[str, int]) -> dict[str, int]:
+    n_requests = rows["requests"]
+    return {
         "rejected_rows": values_read,
-        "plan_hashes": len(audit.plans),
+        "plan_hashes": rows["plans"],
         "request_hashes": n_requests,
         "request_hiding_rule": n_requests,
         "request_independence": n_requests,
         "request_consistency": n_requests,
-        "receipt_rules": len(audit.receipts),
-        "presentation_rules": len(audit.presentations),
-        "decision_policy": len(audit.decisions),
+        "receipt_rules": rows["receipts"],
+        "presentation_rules": rows["presentations"],
+        "decision_policy": rows["decisions"],
     }
-    return Verification(findings[list(FINDING_COLUMNS)], checked)
+
+
+def _values_read(sources) -> Deferred:
+    if not is_partitioned(sources):
+        total = int(sources["values_read"].sum()) if len(sources) else 0
+        return Deferred([], lambda _: total)
+    return per_partition(
+        lambda part: int(part["values_read"].sum()), [sources], sum, what="verify_all"
+    )
+
+
+def _partitioned_parts(audit: Audit) -> tuple[list[pd.DataFrame], dict[str, int]]:
+    """Every check over Dask tables, computed in one pass: findings, and rows examined."""
+    checks = [
+        per_partition(rejected_findings, [audit.rejected], concat_parts, what="verify_all"),
+        deferred_check_plans(audit.plans),
+        deferred_check_requests(audit.requests),
+        deferred_check_receipts(audit.receipts, audit.exposed),
+        deferred_check_presentations(audit.presentations),
+        deferred_check_decisions(audit.decisions, audit.policies),
+    ]
+    counts = [per_partition(len, [audit.tables[name]], sum, what="verify_all") for name in _COUNTED]
+    *parts, values_read = compute_together(*checks, *counts, _values_read(audit.sources))
+    rows = dict(zip(_COUNTED, parts[len(checks) :], strict=True))
+    return parts[: len(checks)], _checked(values_read, rows)

@@ -28,8 +28,10 @@ __all__ = [
     "Reading",
     "Source",
     "build_kind",
+    "loaded_counts",
     "read_all",
     "read_bytes",
+    "read_file",
     "rejected_frame",
     "sources_frame",
     "warn_or_raise",
@@ -213,6 +215,19 @@ def read_all(
     return reading
 
 
+def read_file(
+    path: Path,
+    kinds: Sequence[RecordKind],
+    *,
+    keep: set[str] | None = None,
+    limits: Limits | None = None,
+) -> Reading:
+    """Read one regular file, as :func:`read_all` reads each of its files."""
+    reading = Reading([display_name(path)], [], limits or Limits())
+    _read_with(reading, FileReader(path, reading.limits), kinds, keep)
+    return reading
+
+
 def read_bytes(
     data: bytes,
     name: str,
@@ -220,13 +235,26 @@ def read_bytes(
     *,
     jsonl: bool,
     first_line: int = 1,
+    keep: set[str] | None = None,
     limits: Limits | None = None,
+    file_start: bool = True,
 ) -> Reading:
-    """Read bytes as the content of file ``name`` from line ``first_line`` on."""
+    """Read bytes as the content of file ``name`` from line ``first_line`` on.
+
+    ``file_start`` says whether the bytes begin the file: only there is a
+    UTF-8 byte order mark dropped, as when the whole file is read.
+    """
     reading = Reading([name], [], limits or Limits())
-    reader = BytesReader(None, reading.limits, name=name, jsonl=jsonl, first_line=first_line)
+    reader = BytesReader(
+        None,
+        reading.limits,
+        name=name,
+        jsonl=jsonl,
+        first_line=first_line,
+        strip_bom=file_start,
+    )
     reader.data = data
-    _read_with(reading, reader, kinds, None)
+    _read_with(reading, reader, kinds, keep)
     return reading
 
 
@@ -253,21 +281,31 @@ def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
     )
 
 
+def loaded_counts(frames: Iterable[pd.DataFrame]) -> dict[str, int]:
+    """Rows per ``source_file`` over tables of one value per row."""
+    counts: dict[str, int] = {}
+    for frame in frames:
+        if len(frame):
+            for name, count in frame["source_file"].astype("str").value_counts().items():
+                counts[name] = counts.get(name, 0) + int(count)
+    return counts
+
+
 def sources_frame(
     reading: Reading,
-    main_tables: list[pd.DataFrame],
+    loaded: dict[str, int],
     policy_files_loaded: Sequence[str],
     rejected: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Per input file: values read, rows loaded into any table, rows rejected."""
-    loaded = pd.Series(0, index=pd.Index(reading.files, dtype="str"), dtype="int64")
-    for frame in main_tables:
-        if len(frame):
-            counts = frame["source_file"].astype("str").value_counts()
-            loaded = loaded.add(counts, fill_value=0).astype("int64")
+    """Per input file: values read, rows loaded into any table, rows rejected.
+
+    ``loaded`` holds the rows loaded per file (:func:`loaded_counts`), policy
+    files aside.
+    """
+    loaded = dict(loaded)
     for policy_file in policy_files_loaded:
-        if policy_file in loaded.index:
-            loaded[policy_file] += 1
+        if policy_file in reading.files:
+            loaded[policy_file] = loaded.get(policy_file, 0) + 1
     rejected_counts = dict(
         rejected.loc[rejected["source_line"] > 0, "source_file"].value_counts().items()
     )

@@ -77,6 +77,7 @@ class FileReader:
     oversized: int = 0
     cut: bool = False
     first_line: int = 1
+    strip_bom: bool = True
     _carried: int = 0
 
     def __post_init__(self) -> None:
@@ -134,7 +135,7 @@ class FileReader:
         for chunk in self._chunks():
             if first:
                 first = False
-                if chunk.startswith(_BOM):
+                if self.strip_bom and chunk.startswith(_BOM):
                     chunk = chunk[len(_BOM) :]
             gathered.append(chunk)
             size += len(chunk)

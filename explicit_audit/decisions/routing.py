@@ -37,6 +37,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from .._core.partitions import is_partitioned, lazy_rows
 from ._encoded import INPUT_COLUMNS, apply_policy, encode_inputs
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
 from ._lists import tuple_series
@@ -237,7 +238,12 @@ def replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     >>> audit = ea.load("data/")  # doctest: +SKIP
     >>> replayed = ea.replay(audit.decisions, audit.policies["baseline"])  # doctest: +SKIP
     >>> replayed.escalate_to_26b.mean()  # doctest: +SKIP
+
+    A Dask decisions table (``ea.load(..., engine="dask")``) gives a lazy
+    table of the same rows, partition by partition.
     """
+    if is_partitioned(decisions):
+        return lazy_rows(replay, decisions, policy=policy)
     encoded = encode_inputs(decisions)
     view = apply_policy(encoded, policy)
     escalation = policy.escalation

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.columns import INT64_MAX
+from .._core.partitions import Deferred, is_partitioned, per_partition
 from ..errors import AuditError
 from ._encoded import EncodedInputs, apply_policy, encode_inputs
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC
@@ -196,7 +197,12 @@ def sweep(
     >>> grid = {"context_char_cap_4b": range(2000, 12001, 500),
     ...         "confidence_threshold": np.linspace(0, 1, 21)}
     >>> ea.sweep(audit.decisions, audit.policies, grid)  # doctest: +SKIP
+
+    On a Dask decisions table, each partition's counts are summed: the grid
+    is never evaluated per row, and the answer is the in-memory one.
     """
+    if is_partitioned(decisions):
+        return deferred_sweep(decisions, policies, grid, only_named=only_named).result()
     by_id = policies_by_id(policies)
     encoded = encode_inputs(decisions)
     recorded = None
@@ -226,3 +232,37 @@ def sweep(
             result[name] = pd.array([pd.NA] * len(result), dtype="Int64")
     result["policy_id"] = pd.Categorical(result["policy_id"], categories=list(by_id))
     return result[columns]
+
+
+#: The columns of a sweep that are counts, summed over partitions.
+_COUNTS = tuple(
+    name for name in SWEEP_COLUMNS if name not in (*GRID_AXES, "policy_id", "escalation_rate")
+)
+
+
+def _summed(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per-partition sweeps of one grid as one: counts added, the rate computed again."""
+    result = parts[0].copy()
+    for name in _COUNTS:
+        if result[name].dtype == "Int64" and result[name].isna().all():
+            continue
+        total = np.sum([part[name].to_numpy(dtype=np.int64) for part in parts], axis=0)
+        result[name] = total.astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result["escalation_rate"] = result["escalations"] / result["decisions"]
+    return result
+
+
+def deferred_sweep(
+    decisions, policies: Any, grid: Mapping[str, Any], *, only_named: bool = False
+) -> Deferred:
+    """:func:`sweep` over a Dask table: one sweep per partition, their counts summed."""
+    return per_partition(
+        sweep,
+        [decisions],
+        _summed,
+        what="sweep",
+        policies=policies,
+        grid=grid,
+        only_named=only_named,
+    )

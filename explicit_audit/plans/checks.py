@@ -16,6 +16,13 @@ import pyarrow.compute as pc
 
 from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
+from .._core.partitions import (
+    Deferred,
+    concat_parts,
+    is_partitioned,
+    lazy_rows,
+    per_partition,
+)
 from ..canonical import is_sha256_hex
 from ..errors import AuditError
 from ._canonical import (
@@ -68,6 +75,8 @@ RULES = RuleTable(
 
 def _plans_frame(plans: Any) -> pd.DataFrame:
     frame = plans if isinstance(plans, pd.DataFrame) else getattr(plans, "plans", plans)
+    if is_partitioned(frame) and {"plan", "retrieval_plan_hash"} <= set(frame.columns):
+        return frame
     if not isinstance(frame, pd.DataFrame) or not {"plan", "retrieval_plan_hash"} <= set(
         frame.columns
     ):
@@ -114,6 +123,8 @@ def plan_verdicts(plans: pd.DataFrame) -> pd.DataFrame:
     >>> verdicts = ea.plan_verdicts(ea.load("data/").plans)  # doctest: +SKIP
     >>> verdicts[~verdicts.match]  # doctest: +SKIP
     """
+    if is_partitioned(_plans_frame(plans)):
+        return lazy_rows(plan_verdicts, _plans_frame(plans))
     frame = _plans_frame(plans)
     written = frame["plan"].tolist()
     rebuilt = digests(written)
@@ -195,6 +206,8 @@ def check_plans(plans: pd.DataFrame) -> pd.DataFrame:
     >>> ea.check_plans(ea.load("data/").plans)  # doctest: +SKIP
     """
     frame = _plans_frame(plans)
+    if is_partitioned(frame):
+        return deferred_check_plans(frame).result()
     verdicts = plan_verdicts(frame)
     found = FindingsBuilder(RULES, frame, record=frame.get("run_id"), what="check_plans")
     matched = verdicts["match"].to_numpy(dtype=bool, na_value=False)
@@ -217,3 +230,8 @@ verify_plans = deprecated_alias(
     "mismatches as findings)",
     changes="It returns what it returned in 0.1, one verdict per plan.",
 )
+
+
+def deferred_check_plans(plans) -> Deferred:
+    """:func:`check_plans` over a Dask table, partition by partition, still to compute."""
+    return per_partition(check_plans, [plans], concat_parts, what="check_plans")

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from .._core.findings import ERROR, FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
+from .._core.partitions import Deferred, concat_parts, is_partitioned, per_partition
 from ._js_json import presentation_id
 from ._presentation_failures import check_classes, check_failed
 from ._presentation_failures import quote as _q
@@ -434,8 +435,10 @@ def check_presentations(presentations) -> pd.DataFrame:
     >>> len(ea.check_presentations(audit))
     0
     """
-    if not isinstance(presentations, pd.DataFrame):
+    if not isinstance(presentations, pd.DataFrame) and not is_partitioned(presentations):
         presentations = presentations.presentations
+    if is_partitioned(presentations):
+        return deferred_check_presentations(presentations).result()
     found = FindingsBuilder(
         RULES,
         presentations,
@@ -449,3 +452,10 @@ def check_presentations(presentations) -> pd.DataFrame:
 
         _line(record, say)
     return found.frame()
+
+
+def deferred_check_presentations(presentations) -> Deferred:
+    """:func:`check_presentations` over a Dask table, partition by partition, still to compute."""
+    return per_partition(
+        check_presentations, [presentations], concat_parts, what="check_presentations"
+    )

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._core.partitions import is_partitioned, lazy_rows, per_partition
 from ..errors import AuditError
 from ._lists import list_column, list_lengths
 
@@ -107,24 +108,80 @@ def withheld_summary(
     >>> ea.withheld_summary(receipts, by="withheld_audience", overall=True)  # doctest: +SKIP
     """
     keys = _as_list(by)
-    counts = _counts(receipts)
+    if is_partitioned(receipts):
+        parts = per_partition(_summary_part, [receipts], list, what="withheld_summary", keys=keys)
+        return _summary_of(parts.result(), keys, overall)
+    return _summary_of([_summary_part(receipts, keys)], keys, overall)
+
+
+#: The sums a withheld summary is made of, per group.
+_SUMS = ("receipts", "receipts_withheld", "records_withheld", "records_returned", "invalid_counts")
+
+
+def _summary_part(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The sums of :data:`_SUMS` per group of ``keys`` over some receipts."""
+    counts = _counts(receipts).rename(
+        columns={"withheld": "receipts_withheld", "count": "records_withheld"}
+    )
+    counts = counts.rename(columns={"returned": "records_returned", "invalid": "invalid_counts"})
+    counts["receipts"] = np.int64(1)
+    if not keys:
+        return counts[list(_SUMS)].sum().to_frame().T
+    grouped = counts.groupby(
+        [receipts[key] for key in keys], observed=True, dropna=False, sort=True
+    )
+    return grouped[list(_SUMS)].sum()
+
+
+def _levels(index: pd.Index) -> list[pd.Index]:
+    if isinstance(index, pd.MultiIndex):
+        return [index.get_level_values(i) for i in range(index.nlevels)]
+    return [index]
+
+
+def _unified(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Parts indexed by one grouping as one; a categorical level gets all parts' categories."""
+    if len(parts) == 1:
+        return parts[0]
+    levels = [_levels(part.index) for part in parts]
+    names = list(parts[0].index.names)
+    for i in range(len(names)):
+        dtypes = [part_levels[i].dtype for part_levels in levels]
+        if not all(isinstance(d, pd.CategoricalDtype) for d in dtypes):
+            continue
+        categories = [list(d.categories) for d in dtypes]
+        if all(c == categories[0] for c in categories):
+            continue
+        union = pd.CategoricalDtype(
+            pd.Index(sorted({c for cs in categories for c in cs}), dtype=dtypes[0].categories.dtype)
+        )
+        for part_levels in levels:
+            part_levels[i] = part_levels[i].astype(union)
+    frames = []
+    for part, part_levels in zip(parts, levels, strict=True):
+        part = part.copy()
+        if len(part_levels) > 1:
+            part.index = pd.MultiIndex.from_arrays(part_levels, names=names)
+        else:
+            part.index = part_levels[0]
+        frames.append(part)
+    return pd.concat(frames)
+
+
+def _regrouped(parts: list[pd.DataFrame], keys: list[str]):
+    return _unified(parts).groupby(
+        level=list(range(len(keys))), observed=True, dropna=False, sort=True
+    )
+
+
+def _summary_of(parts: list[pd.DataFrame], keys: list[str], overall: bool) -> pd.DataFrame:
+    totals = {name: sum(part[name].sum() for part in parts) for name in _SUMS}
     if keys:
-        grouped = counts.groupby(
-            [receipts[key] for key in keys], observed=True, dropna=False, sort=True
-        )
-        table = pd.DataFrame(
-            {
-                "receipts": grouped.size(),
-                "receipts_withheld": grouped["withheld"].sum(),
-                "records_withheld": grouped["count"].sum(),
-                "records_returned": grouped["returned"].sum(),
-                "invalid_counts": grouped["invalid"].sum(),
-            }
-        )
+        table = _regrouped(parts, keys)[list(_SUMS)].sum()
     else:
-        table = _overall_row(counts, [])
+        table = _overall_row(totals, [])
     if overall and keys:
-        table = pd.concat([_relabel(table, keys), _overall_row(counts, keys)])
+        table = pd.concat([_relabel(table, keys), _overall_row(totals, keys)])
     table = table.astype(
         {
             "receipts": "int64",
@@ -151,13 +208,13 @@ def withheld_summary(
     ]
 
 
-def _overall_row(counts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+def _overall_row(totals: dict, keys: list[str]) -> pd.DataFrame:
     row = {
-        "receipts": [len(counts)],
-        "receipts_withheld": [int(counts["withheld"].sum())],
-        "records_withheld": [counts["count"].sum()],
-        "records_returned": [int(counts["returned"].sum())],
-        "invalid_counts": [int(counts["invalid"].sum())],
+        "receipts": [int(totals["receipts"])],
+        "receipts_withheld": [int(totals["receipts_withheld"])],
+        "records_withheld": [totals["records_withheld"]],
+        "records_returned": [int(totals["records_returned"])],
+        "invalid_counts": [int(totals["invalid_counts"])],
     }
     if len(keys) > 1:
         index = pd.MultiIndex.from_tuples([(ALL_LABEL,) * len(keys)], names=keys)
@@ -205,6 +262,14 @@ def withheld_queries(
     >>> ea.withheld_queries(receipts).query("max_count > 0")  # doctest: +SKIP
     """
     keys = _as_list(by) + list(query_columns)
+    if is_partitioned(receipts):
+        parts = per_partition(_queries_part, [receipts], list, what="withheld_queries", keys=keys)
+        return _queries_of(parts.result(), keys)
+    return _queries_of([_queries_part(receipts, keys)], keys)
+
+
+def _queries_part(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of ``keys``: receipts, withheld, min, max and sum of counts; keys as columns."""
     counts = _counts(receipts)
     grouped = counts.groupby(
         [receipts[key] for key in keys], observed=True, dropna=False, sort=True
@@ -217,6 +282,19 @@ def withheld_queries(
             "min_count": grouped["as_loaded"].min().astype("Int64"),
             "max_count": grouped["as_loaded"].max().astype("Int64"),
             "records_withheld": grouped["count"].sum().astype("Int64"),
+        }
+    )
+
+
+def _queries_of(parts: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
+    grouped = _regrouped(parts, keys)
+    return pd.DataFrame(
+        {
+            "receipts": grouped["receipts"].sum().astype("int64"),
+            "receipts_withheld": grouped["receipts_withheld"].sum().astype("int64"),
+            "min_count": grouped["min_count"].min().astype("Int64"),
+            "max_count": grouped["max_count"].max().astype("Int64"),
+            "records_withheld": grouped["records_withheld"].sum().astype("Int64"),
         }
     )
 
@@ -308,7 +386,13 @@ def within_time_window(
     Examples
     --------
     >>> ea.within_time_window(receipts, "2025-03-01", "2025-03-08")  # doctest: +SKIP
+
+    A Dask table gives a lazy table of the rows inside the window.
     """
+    if is_partitioned(receipts):
+        return lazy_rows(
+            within_time_window, receipts, start=start, end=end, column=column, unit=unit
+        )
     if column not in receipts:
         raise AuditError(
             f"the receipts have no {column!r} column; pass column= the name of the "

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
+from .._core.partitions import Deferred, concat_parts, is_partitioned, per_partition
 from ..canonical import (
     DIALECTS,
     REQUEST_HASH_DIALECT,
@@ -225,16 +227,26 @@ def _independence_findings(
     return found
 
 
-def _findings(frame: pd.DataFrame, dialect: str) -> pd.DataFrame:
-    """Every finding over a requests table, in the kit's findings shape."""
+def _records(frame: pd.DataFrame) -> list[str]:
+    models = frame["model"].tolist() if "model" in frame else [None] * len(frame)
+    return [
+        f"{base_id} ({model if isinstance(model, str) else 'no model'})"
+        for base_id, model in zip(frame["base_id"].tolist(), models, strict=True)
+    ]
+
+
+def _findings(
+    frame: pd.DataFrame, dialect: str, *, independence: bool = True
+) -> tuple[pd.DataFrame, list[str | None]]:
+    """Every finding over a requests table, in the kit's findings shape; the payload digests.
+
+    ``independence=False`` leaves out the independence rule, which looks
+    across rows (a partitioned table checks it over all partitions).
+    """
     n = len(frame)
     models = frame["model"].tolist() if "model" in frame else [None] * n
     base_ids = frame["base_id"].tolist()
-    records = [
-        f"{base_id} ({model if isinstance(model, str) else 'no model'})"
-        for base_id, model in zip(base_ids, models, strict=True)
-    ]
-    found = FindingsBuilder(RULES, frame, record=records, what="check_requests")
+    found = FindingsBuilder(RULES, frame, record=_records(frame), what="check_requests")
     columns = [c for c in ("base_id", "dsl", "image_sha256") if c in frame]
     record_values = {c: frame[c].tolist() for c in columns}
     digests: list[str | None] = []
@@ -250,9 +262,53 @@ def _findings(frame: pd.DataFrame, dialect: str) -> pd.DataFrame:
             row_found.extend(_record_findings(payload, written))
         for rule, field, detail in row_found:
             found.add(row, rule, detail, field=field)
-    for row, rule, field, detail in _independence_findings(base_ids, models, digests):
+    if independence:
+        for row, rule, field, detail in _independence_findings(base_ids, models, digests):
+            found.add(row, rule, detail, field=field)
+    return found.frame(), digests
+
+
+def _partition_findings(frame: pd.DataFrame, dialect: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One partition's findings but independence, and what independence needs of its rows."""
+    findings, digests = _findings(frame, dialect, independence=False)
+    columns = ["source_file", "source_line", "base_id"]
+    needs = pd.DataFrame(
+        {
+            **{c: frame[c].astype(object) for c in columns if c in frame},
+            "model": frame["model"].astype(object) if "model" in frame else None,
+            "digest": pd.Series(digests, index=frame.index, dtype=object),
+            "record": pd.Series(_records(frame), index=frame.index, dtype=object),
+        },
+        index=frame.index,
+    )
+    return findings, needs
+
+
+def _with_independence(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
+    """The partitions' findings, and independence over all their rows, in the builder's order."""
+    needs = pd.concat([need for _, need in parts])
+    models = needs["model"].tolist()
+    found = FindingsBuilder(RULES, needs, record=needs["record"], what="check_requests")
+    for row, rule, field, detail in _independence_findings(
+        needs["base_id"].tolist(), models, needs["digest"].tolist()
+    ):
         found.add(row, rule, detail, field=field)
-    return found.frame()
+    findings = concat_parts([f for f, _ in parts] + [found.frame()])
+    rows = findings["row"].to_numpy(dtype="int64", na_value=-1)
+    rules = findings["rule"].cat.codes.to_numpy()
+    order = np.lexsort((np.arange(len(findings)), rules, rows))
+    return findings.iloc[order].reset_index(drop=True)
+
+
+def deferred_check_requests(requests, dialect: str = REQUEST_HASH_DIALECT) -> Deferred:
+    """:func:`check_requests` over a Dask table, still to compute.
+
+    Each partition checks its own rows; independence (one payload per
+    ``base_id``) is checked over every partition's digests together.
+    """
+    return per_partition(
+        _partition_findings, [requests], _with_independence, what="check_requests", dialect=dialect
+    )
 
 
 def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALECT) -> pd.DataFrame:
@@ -283,9 +339,13 @@ def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALEC
     >>> findings.groupby(["rule", "severity"], observed=True).size()  # doctest: +SKIP
     """
     frame = requests if isinstance(requests, pd.DataFrame) else getattr(requests, "requests", None)
-    if not isinstance(frame, pd.DataFrame) or not {"payload", "request_sha256", "base_id"} <= set(
-        frame.columns
-    ):
+    if is_partitioned(requests):
+        frame = requests
+    if not (isinstance(frame, pd.DataFrame) or is_partitioned(frame)) or not {
+        "payload",
+        "request_sha256",
+        "base_id",
+    } <= set(frame.columns):
         raise AuditError(
             "check_requests needs the requests table (columns 'payload', 'request_sha256', "
             "'base_id'); pass ea.load(...).requests or ea.load_requests(...)."
@@ -294,7 +354,9 @@ def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALEC
         raise AuditError(
             f"unknown canonical-JSON dialect {dialect!r}; choose one of {', '.join(DIALECTS)}"
         )
-    return _findings(frame, dialect)
+    if is_partitioned(frame):
+        return deferred_check_requests(frame, dialect).result()
+    return _findings(frame, dialect)[0]
 
 
 verify_requests = deprecated_alias(

@@ -1,0 +1,135 @@
+"""One partition's tables made to fit the lazy tables' meta, with global row labels.
+
+The meta (columns and dtypes) of a lazy table is learned from the head of
+every file. A partition's declared columns always fit it; its extra columns
+(keys a logger added beside the record) are typed from the values the
+partition holds, so a partition may lack one, or type it more narrowly than
+the whole load would. :func:`conform` widens such a column exactly as the
+in-memory engine types it over every row, and refuses, naming the file and
+the key, what the sampled meta cannot hold.
+
+Row labels: the in-memory tables number their rows 0, 1, ... across every
+file; each partition's rows are renumbered from the number of rows the
+partitions before it hold (``offsets``), and the columns that name a row of
+another table (``receipt_row``) are shifted by that table's offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..errors import AuditError
+
+__all__ = ["ROW_REFERENCES", "conform", "empty_meta"]
+
+#: Columns that hold a row label of another table: (table, column) -> table referred to.
+ROW_REFERENCES = {
+    ("exposed", "receipt_row"): "receipts",
+    ("presentations", "receipt_row"): "receipts",
+}
+
+
+def empty_meta(table: pd.DataFrame) -> pd.DataFrame:
+    """The zero-row meta of ``table``, with categories left unknown (each partition has its own)."""
+    from dask.dataframe.utils import clear_known_categories
+
+    return clear_known_categories(table.iloc[:0].copy())
+
+
+def _categories_as_text(column: pd.Series) -> pd.Series:
+    """A categorical with no category yet (an empty partition's) gets text categories.
+
+    Every categorical column of the kit holds text; without this, an empty
+    partition's categories would be of dtype object, and Dask could not join
+    them with the other partitions'.
+    """
+    categories = column.cat.categories
+    if len(categories) or categories.dtype == "str":
+        return column
+    return column.astype(pd.CategoricalDtype(pd.Index([], dtype="str")))
+
+
+def _same_dtype(left, right) -> bool:
+    if isinstance(left, pd.CategoricalDtype) and isinstance(right, pd.CategoricalDtype):
+        return True
+    return left == right
+
+
+def _widened(column: pd.Series, dtype, name: str, where: str) -> pd.Series:
+    """``column`` as the in-memory engine would type it, were ``dtype`` its type over all rows."""
+    present = column.notna()
+    if not present.any():
+        if dtype is object or dtype == np.dtype(object):
+            return pd.Series([None] * len(column), index=column.index, dtype=object)
+        return pd.Series([None] * len(column), index=column.index, dtype=dtype)
+    source = column.dtype
+    if dtype == np.dtype(object):
+        values = column.astype(object)
+        return values.where(present, None)
+    if str(dtype) == "Float64" and str(source) == "Int64":
+        return column.astype("Float64")
+    raise AuditError(
+        f"{where}: the key {name!r} holds values of type {source} here, but the head of the "
+        f"files read to learn the columns gave it type {dtype}; load with a larger "
+        "sample_bytes= (the bytes of each file read to learn the columns), or with "
+        "engine='pandas'"
+    )
+
+
+def conform(
+    table: pd.DataFrame,
+    meta: pd.DataFrame,
+    *,
+    name: str,
+    offsets: Mapping[str, int],
+    where: str,
+) -> pd.DataFrame:
+    """``table`` (one partition's, rows labelled from 0) with ``meta``'s columns and global labels.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The partition's table as its kind built it.
+    meta : DataFrame
+        The lazy table's meta.
+    name : str
+        The table's name (``"exposed"``).
+    offsets : mapping
+        Per table: rows in the partitions before this one.
+    where : str
+        The partition (file and lines), for an error message.
+    """
+    unknown = [column for column in table.columns if column not in meta.columns]
+    if unknown:
+        raise AuditError(
+            f"{where}: the {name} table has the key(s) {unknown} beside its records, which the "
+            "head of the files read to learn the columns did not show; load with a larger "
+            "sample_bytes= (the bytes of each file read to learn the columns), or with "
+            "engine='pandas'"
+        )
+    columns = {}
+    for column in meta.columns:
+        dtype = meta[column].dtype
+        if column not in table.columns:
+            columns[column] = _widened(
+                pd.Series([None] * len(table), index=table.index, dtype=object),
+                dtype,
+                column,
+                where,
+            )
+        elif _same_dtype(table[column].dtype, dtype):
+            columns[column] = table[column]
+            if isinstance(dtype, pd.CategoricalDtype):
+                columns[column] = _categories_as_text(table[column])
+        else:
+            columns[column] = _widened(table[column], dtype, column, where)
+    result = pd.DataFrame(columns, index=table.index)
+    start = offsets.get(name, 0)
+    result.index = pd.RangeIndex(start, start + len(result))
+    for (owner, column), target in ROW_REFERENCES.items():
+        if owner == name and column in result and offsets.get(target, 0):
+            result[column] = result[column] + offsets[target]
+    return result

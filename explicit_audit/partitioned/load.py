@@ -1,0 +1,280 @@
+"""A load as Dask tables: the same rows, labels, rejections and accounting, read lazily.
+
+:func:`load_partitioned` lists the files, plans the partitions
+(:mod:`~explicit_audit.partitioned.parts`) and builds a Dask graph; nothing
+is read until it is computed, but for the head of each file (at most
+``sample_bytes``), read at once to learn each table's columns, as
+``dask.dataframe.read_csv`` samples its input. Per partition:
+
+1. the line its bytes start on (for a byte range: the newlines of the ranges
+   before it, counted in parallel and summed);
+2. the partition read by the one reading pipeline and built by every kind;
+3. its tables renumbered after the rows of the partitions before it and
+   fitted to the meta (:mod:`~explicit_audit.partitioned.conform`).
+
+``rejected`` and ``sources`` are one-partition tables computed from a fold of
+the partitions' accounting in file order, so that they equal the in-memory
+engine's. Policies (small YAML files) are read at once.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .._core.byte_ranges import count_lines
+from .._core.collect import (
+    Reading,
+    build_kind,
+    loaded_counts,
+    read_file,
+    rejected_frame,
+    sources_frame,
+)
+from .._core.limits import Limits
+from .._core.records import RecordKind, Rejection
+from .._core.sources import POLICY_SUFFIXES, display_name, find_sources
+from ..decisions.policies import PolicySet, load_policy_files
+from ..errors import InputError, PolicyError
+from .accounting import RejectionTally, in_file_order, loaded_lines
+from .conform import conform, empty_meta
+from .parts import Part, plan_parts, read_part, sample_limits
+
+__all__ = ["PartitionedLoad", "load_partitioned"]
+
+
+@dataclass
+class PartitionedLoad:
+    """The lazy tables of one load, and what was known without reading the data."""
+
+    tables: dict
+    rejected: object
+    sources: object
+    files: list[str]
+    policies: PolicySet
+    npartitions: int
+
+
+@dataclass
+class _Built:
+    """One partition read and built: its tables (rows from 0) and its accounting."""
+
+    tables: dict[str, pd.DataFrame]
+    reading: Reading
+    built_rejections: list[Rejection] = field(default_factory=list)
+    loaded: dict[str, int] = field(default_factory=dict)
+
+
+def _where(part: Part, first_line: int) -> str:
+    if part.whole:
+        return part.name
+    return f"{part.name} (the lines from {first_line} in bytes {part.start}-{part.stop})"
+
+
+def _build(
+    part: Part,
+    first_line: int,
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    limits: Limits,
+    strict: bool,
+) -> _Built:
+    reading = read_part(part, first_line, kinds, keep=keep, limits=limits)
+    tables: dict[str, pd.DataFrame] = {}
+    rejections: list[Rejection] = []
+    main = []
+    for kind in kinds:
+        if keep is not None and kind.name not in keep:
+            continue
+        built = build_kind(kind, reading.segments.pop(kind.name, []))
+        tables.update(built.tables)
+        main.append(loaded_lines(kind, built))
+        rejections.extend(built.rejected)
+    reading.segments.clear()
+    if strict:
+        found = in_file_order([*reading.rejections, *rejections], [part.name])
+        if found:
+            first = found[0]
+            raise InputError(first.source_file, first.source_line or None, first.reason)
+    return _Built(tables, reading, rejections, loaded_counts(main))
+
+
+def _lengths(built: _Built) -> dict[str, int]:
+    return {name: len(table) for name, table in built.tables.items()}
+
+
+def _add(offsets: dict[str, int], lengths: dict[str, int]) -> dict[str, int]:
+    total = dict(offsets)
+    for name, count in lengths.items():
+        total[name] = total.get(name, 0) + count
+    return total
+
+
+def _fitted(
+    built: _Built, offsets: dict[str, int], metas: dict, part: Part, first_line: int
+) -> dict[str, pd.DataFrame]:
+    where = _where(part, first_line)
+    return {
+        name: conform(built.tables[name], meta, name=name, offsets=offsets, where=where)
+        for name, meta in metas.items()
+    }
+
+
+def _accounting(built: _Built) -> _Built:
+    """The partition's accounting alone (no tables), to fold."""
+    return _Built({}, built.reading, built.built_rejections, built.loaded)
+
+
+def _fold(tally: RejectionTally, part: _Built) -> RejectionTally:
+    tally.add(part.reading)
+    tally.built.extend(part.built_rejections)
+    for name, count in part.loaded.items():
+        tally.loaded[name] = tally.loaded.get(name, 0) + count
+    return tally
+
+
+@dataclass
+class _Tally(RejectionTally):
+    built: list[Rejection] = field(default_factory=list)
+    loaded: dict[str, int] = field(default_factory=dict)
+
+
+def _start(limits: Limits, problems: list[Rejection]) -> _Tally:
+    tally = _Tally(limits)
+    for problem in problems:
+        tally.reading.reject(problem)
+    return tally
+
+
+def _finish(
+    tally: _Tally,
+    files: list[str],
+    policy_files: list[Path],
+    policies: PolicySet,
+    policy_rejections: list[Rejection],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    reading = tally.reading
+    rejections = [*reading.rejections, *tally.built, *policy_rejections, *reading.overflow_rows()]
+    rejected = rejected_frame(in_file_order(rejections, files))
+    reading.files = list(files)
+    reading.policy_files = list(policy_files)
+    for path in policy_files:
+        reading.values_read[display_name(path)] = 1
+    loaded_policies = [str(p.source_file) for p in policies.values() if p.source_file]
+    return rejected, sources_frame(reading, tally.loaded, loaded_policies, rejected)
+
+
+def _metas(
+    parts: Sequence[Part],
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    limits: Limits,
+    sample_bytes: int,
+) -> dict[str, pd.DataFrame]:
+    head = sample_limits(limits, sample_bytes)
+    segments: dict[str, list] = {}
+    for path in dict.fromkeys(part.path for part in parts):
+        sample = read_file(path, kinds, keep=keep, limits=head)
+        for name, found in sample.segments.items():
+            segments.setdefault(name, []).extend(found)
+    metas: dict[str, pd.DataFrame] = {}
+    for kind in kinds:
+        if keep is not None and kind.name not in keep:
+            continue
+        built = build_kind(kind, segments.get(kind.name, []))
+        metas.update({name: empty_meta(table) for name, table in built.tables.items()})
+    return metas
+
+
+def load_partitioned(
+    source,
+    kinds: Sequence[RecordKind],
+    *,
+    keep: set[str] | None = None,
+    strict: bool = False,
+    limits: Limits,
+    blocksize: int,
+    sample_bytes: int,
+) -> PartitionedLoad:
+    """Plan a lazy load of ``source`` into Dask tables (see the module docstring).
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+    kinds : sequence of RecordKind
+        Every kind a value may belong to, in matching order.
+    keep : set of str, optional
+        The kinds whose tables are built (every kind by default).
+    strict : bool
+        Raise :class:`~explicit_audit.InputError` for a partition's first
+        rejection when that partition is computed; for a file that is not
+        regular or a bad policy file, at once.
+    limits : Limits
+    blocksize : int
+        Bytes per partition of a large plain JSON Lines file.
+    sample_bytes : int
+        Bytes of each file's head read now to learn the tables' columns.
+    """
+    import dask
+    import dask.dataframe as dd
+
+    files, problems = find_sources(source)
+    policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
+    data_files = [path for path in files if path not in policy_files]
+    names = [display_name(path) for path in files] + [p.source_file for p in problems]
+    if strict and problems:
+        first = problems[0]
+        raise InputError(first.source_file, None, first.reason)
+    policies, policy_rejections = PolicySet([]), []
+    if policy_files and keep is None:
+        policies, policy_rejections = load_policy_files(policy_files, strict=False)
+        if strict and policy_rejections:
+            first = policy_rejections[0]
+            raise PolicyError.at(first.source_file, None, first.reason, first.source_line or None)
+
+    parts = plan_parts(data_files, blocksize=blocksize, limits=limits)
+    metas = _metas(parts, kinds, keep, limits, sample_bytes)
+    build = dask.delayed(_build, pure=True)
+    first_lines: list = []
+    line, previous = 1, None
+    for part in parts:
+        if part.whole or part.start == 0:
+            line = 1
+        elif previous is not None:
+            line = dask.delayed(operator.add)(line, previous)
+        first_lines.append(line)
+        previous = (
+            None if part.whole else dask.delayed(count_lines)(part.path, part.start, part.stop)
+        )
+
+    offsets: object = {}
+    tally = dask.delayed(_start)(limits, problems)
+    fitted = []
+    for part, first_line in zip(parts, first_lines, strict=True):
+        built = build(part, first_line, kinds, keep, limits, strict)
+        fitted.append(dask.delayed(_fitted)(built, offsets, metas, part, first_line))
+        offsets = dask.delayed(_add)(offsets, dask.delayed(_lengths)(built))
+        tally = dask.delayed(_fold)(tally, dask.delayed(_accounting)(built))
+    accounts = dask.delayed(_finish, nout=2)(
+        tally, names, policy_files, policies, policy_rejections
+    )
+
+    def table(name: str, pieces: list, meta: pd.DataFrame):
+        if not pieces:
+            pieces = [dask.delayed(meta.iloc[:0].copy)()]
+        # The partitions keep the kit's own dtypes: Dask would turn text into its own.
+        with dask.config.set({"dataframe.convert-string": False}):
+            return dd.from_delayed(pieces, meta=meta, verify_meta=False)
+
+    tables = {
+        name: table(name, [dask.delayed(operator.getitem)(f, name) for f in fitted], meta)
+        for name, meta in metas.items()
+    }
+    rejected_meta = rejected_frame([])
+    rejected = table("rejected", [accounts[0]], empty_meta(rejected_meta))
+    sources = table("sources", [accounts[1]], sources_frame(Reading([], []), {}, [], rejected_meta))
+    return PartitionedLoad(tables, rejected, sources, names, policies, len(parts))

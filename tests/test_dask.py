@@ -1,0 +1,377 @@
+"""engine="dask": the same tables and the same answers as the in-memory engine.
+
+Every public function is run on both engines and compared, on the bundled
+data and on generated files spread over many partitions, on a real
+``distributed.LocalCluster`` (2 worker processes, 1 thread each) and on the
+synchronous scheduler.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import dask
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import make_receipt
+
+import explicit_audit as ea
+from explicit_audit.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import Client, LocalCluster
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        local = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(local, set_as_default=False)
+    yield client
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client.close()
+        local.close()
+
+
+@pytest.fixture(params=["synchronous", "cluster"])
+def scheduler(request, cluster):
+    """Each test runs once on the synchronous scheduler and once on the LocalCluster."""
+    if request.param == "cluster":
+        with dask.config.set(scheduler=cluster.get):
+            yield request.param
+    else:
+        with dask.config.set(scheduler="synchronous"):
+            yield request.param
+
+
+def _quiet_load(source, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(source, progress=False, **options)
+
+
+def _sorted_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """Categories in one order, unused ones dropped.
+
+    Dask joins the partitions' categories in the order it meets them, and a
+    partition's categories are those of its own rows.
+    """
+    frame = frame.copy()
+    for name in frame.columns:
+        if isinstance(frame[name].dtype, pd.CategoricalDtype):
+            frame[name] = frame[name].cat.remove_unused_categories()
+            ordered = sorted(frame[name].cat.categories, key=repr)
+            frame[name] = frame[name].cat.reorder_categories(
+                pd.Index(ordered, dtype=object, tupleize_cols=False)
+            )
+    return frame
+
+
+def assert_same_table(memory: pd.DataFrame, lazy) -> None:
+    assert list(lazy.columns) == list(memory.columns)
+    computed = lazy.compute()
+    pd.testing.assert_frame_equal(_sorted_categories(memory), _sorted_categories(computed))
+
+
+def assert_same_audit(memory: ea.Audit, lazy: ea.Audit) -> ea.Audit:
+    """Every table of ``lazy`` equals ``memory``'s, computed in one pass; the computed audit."""
+    assert lazy.engine == "dask" and list(lazy.tables) == list(memory.tables)
+    computed = lazy.compute()
+    assert computed.engine == "pandas"
+    for name, table in memory.tables.items():
+        assert list(lazy.tables[name].columns) == list(table.columns)
+        pd.testing.assert_frame_equal(
+            _sorted_categories(table), _sorted_categories(computed.tables[name])
+        )
+    for name in ("rejected", "sources"):
+        pd.testing.assert_frame_equal(
+            _sorted_categories(getattr(memory, name)), _sorted_categories(getattr(computed, name))
+        )
+    assert computed.files == memory.files
+    return computed
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    """The bundled data in memory, and lazily in partitions of 256 KiB (large files split)."""
+    return _quiet_load(DATA), _quiet_load(DATA, engine="dask", blocksize=256 << 10)
+
+
+def lazy_held(lazy: ea.Audit) -> ea.Audit:
+    """``lazy`` with its partitions read once and held (still Dask tables)."""
+    with dask.config.set(scheduler="synchronous"):
+        names = [*lazy.tables, "rejected", "sources"]
+        frames = dask.persist(*[lazy.tables.get(n, getattr(lazy, n)) for n in names])
+    held = dict(zip(names, frames, strict=True))
+    sources, rejected = held.pop("sources"), held.pop("rejected")
+    return ea.Audit(
+        tables=held, policies=lazy.policies, rejected=rejected, files=lazy.files, sources=sources
+    )
+
+
+@pytest.fixture(scope="module")
+def bundled(loaded):
+    """As :func:`loaded`, the lazy tables read once (the reading has tests of its own)."""
+    memory, lazy = loaded
+    return memory, lazy_held(lazy)
+
+
+def test_nothing_is_read_until_computed(monkeypatch):
+    calls = []
+    import explicit_audit.partitioned.load as planned
+
+    monkeypatch.setattr(planned, "read_part", lambda *a, **k: calls.append(a) or 1 / 0)
+    audit = ea.load(DATA, engine="dask")
+    assert calls == []
+    assert audit.engine == "dask"
+    assert "not read yet" in repr(audit)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ZeroDivisionError):
+        audit.receipts.compute()
+
+
+def test_meta_is_the_in_memory_tables_columns_and_dtypes(loaded):
+    memory, lazy = loaded
+    assert list(lazy.tables) == list(memory.tables)
+    for name, table in memory.tables.items():
+        meta = lazy.tables[name]._meta
+        assert list(meta.columns) == list(table.columns), name
+        for column in table.columns:
+            left, right = table[column].dtype, meta[column].dtype
+            if isinstance(left, pd.CategoricalDtype):
+                assert isinstance(right, pd.CategoricalDtype), (name, column)
+            else:
+                assert left == right, (name, column, left, right)
+
+
+def test_tables_rejected_and_sources_equal_in_memory(loaded, scheduler):
+    memory, lazy = loaded
+    assert lazy.tables["receipts"].npartitions > len(memory.files) - 4  # large files are split
+    assert_same_audit(memory, lazy)
+    assert lazy.summary().equals(memory.summary())
+    assert dict(lazy.policies) == dict(memory.policies)
+
+
+def test_every_check_equals_in_memory(bundled, scheduler):
+    memory, lazy = bundled
+    pairs = [
+        (ea.check_receipts(memory), ea.check_receipts(lazy)),
+        (ea.check_presentations(memory), ea.check_presentations(lazy.presentations)),
+        (ea.check_plans(memory.plans), ea.check_plans(lazy.plans)),
+        (ea.check_requests(memory.requests), ea.check_requests(lazy.requests)),
+        (
+            ea.check_decisions(memory.decisions, memory.policies),
+            ea.check_decisions(lazy.decisions, lazy.policies),
+        ),
+    ]
+    for expected, got in pairs:
+        assert isinstance(got, pd.DataFrame)
+        pd.testing.assert_frame_equal(expected, got)
+    assert sum(len(expected) for expected, _ in pairs) > 0  # the sample data has findings
+    memory_result, lazy_result = ea.verify_all(memory), ea.verify_all(lazy)
+    pd.testing.assert_frame_equal(memory_result.findings, lazy_result.findings)
+    assert memory_result.checked == lazy_result.checked
+    assert lazy_result.to_dict() == memory_result.to_dict()
+
+
+def test_per_row_answers_equal_in_memory(bundled, scheduler):
+    memory, lazy = bundled
+    assert_same_table(ea.plan_verdicts(memory.plans), ea.plan_verdicts(lazy.plans))
+    for policy in memory.policies.values():
+        assert_same_table(ea.replay(memory.decisions, policy), ea.replay(lazy.decisions, policy))
+    window = ("2025-03-02", "2025-03-06")
+    assert_same_table(
+        ea.within_time_window(memory.receipts, *window),
+        ea.within_time_window(lazy.receipts, *window),
+    )
+
+
+@pytest.mark.parametrize("by", [None, "withheld_audience", "scope", ["withheld_audience", "kind"]])
+def test_withheld_views_equal_in_memory(bundled, by):
+    memory, lazy = bundled
+    with dask.config.set(scheduler="synchronous"):
+        for overall in (False, True):
+            pd.testing.assert_frame_equal(
+                ea.withheld_summary(memory.receipts, by, overall=overall),
+                ea.withheld_summary(lazy.receipts, by, overall=overall),
+            )
+        who = by or "withheld_audience"
+        pd.testing.assert_frame_equal(
+            ea.withheld_queries(memory.receipts, who), ea.withheld_queries(lazy.receipts, who)
+        )
+        pd.testing.assert_frame_equal(
+            ea.withheld_oracle(memory.receipts, who), ea.withheld_oracle(lazy.receipts, who)
+        )
+
+
+def test_sweep_sums_partition_counts_exactly(bundled, scheduler):
+    memory, lazy = bundled
+    grid = {
+        "context_char_cap_4b": np.linspace(1000, 12000, 12).astype(int),
+        "escalate_on_multi_doc_count": [1, 2, 3, 5],
+        "confidence_threshold": np.linspace(0, 1, 11),
+    }
+    for only_named in (False, True):
+        pd.testing.assert_frame_equal(
+            ea.sweep(memory.decisions, memory.policies, grid, only_named=only_named),
+            ea.sweep(lazy.decisions, lazy.policies, grid, only_named=only_named),
+        )
+
+
+def _decision(index: int) -> dict:
+    return {
+        "decision_id": f"d-{index}",
+        "policy_id": "baseline",
+        "inputs": {
+            "subject_domain": "legal",
+            "content_chars": 100 * index,
+            "deterministic_keyword_hits": [],
+            "self_declared_high_impact": False,
+            "self_declared_risk_flags": [],
+            "confidence": 0.9,
+            "evidence_doc_count": 1,
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def spread(tmp_path_factory):
+    """A mixed log over many small partitions: receipts, bad lines, one very long line."""
+    folder = tmp_path_factory.mktemp("spread")
+    lines = []
+    for index in range(300):
+        receipt = make_receipt(
+            query=f"q{index % 37}", withheld={"audienceId": "peer", "count": index % 3}
+        )
+        if index % 50 == 7:
+            lines.append("{not json")
+        elif index % 9 == 0:
+            lines.append(json.dumps({"host": f"h{index % 4}", **receipt}))
+        else:
+            lines.append(json.dumps(receipt))
+    lines[120:140] = ["garbage line that is no json at all"] * 200  # partitions all rejected
+    lines.insert(400, json.dumps(make_receipt(query="x" * 9000)))  # longer than a partition
+    (folder / "mixed.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    (folder / "more.jsonl").write_text(
+        "".join(json.dumps(make_receipt(query=f"m{i}")) + "\n" for i in range(40)), "utf-8"
+    )
+    return folder
+
+
+def test_many_partitions_equal_in_memory(spread, scheduler):
+    memory = _quiet_load(spread)
+    lazy = _quiet_load(spread, engine="dask", blocksize=4096)
+    assert lazy.tables["receipts"].npartitions > 40
+    computed = assert_same_audit(memory, lazy)
+    sources = computed.sources
+    assert (sources["loaded"] + sources["rejected"] == sources["values_read"]).all()
+    lazy = lazy_held(lazy)
+    lengths = lazy.receipts.map_partitions(len).compute().tolist()
+    assert 0 in lengths  # a range inside the long line starts no line: an empty partition
+    rejected = lazy.rejected.compute()
+    assert rejected["source_line"].between(121, 320).sum() == 200
+    pd.testing.assert_frame_equal(ea.check_receipts(memory), ea.check_receipts(lazy))
+    pd.testing.assert_frame_equal(
+        ea.withheld_oracle(memory.receipts), ea.withheld_oracle(lazy.receipts)
+    )
+
+
+def test_rejected_rows_cap_holds_across_partitions(spread):
+    limits = {"max_rejected_rows": 5}
+    memory = _quiet_load(spread, limits=limits)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = _quiet_load(spread, engine="dask", blocksize=4096, limits=limits)
+        assert_same_audit(memory, lazy)
+    assert memory.rejected["reason"].str.contains("more value\\(s\\) rejected").any()
+
+
+def test_independence_is_checked_across_partitions(tmp_path):
+    template = json.loads(
+        (ROOT / "data/requests/compile_requests.jsonl").read_text().split("\n")[0]
+    )
+    lines = [json.dumps(template)]
+    lines += [json.dumps(make_receipt(query=f"pad {i}")) for i in range(60)]
+    other = json.loads(json.dumps(template))
+    other["model"] = "other-model"
+    other["payload"]["question"] = "a different question"
+    lines.append(json.dumps(other))
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    memory = _quiet_load(tmp_path)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = _quiet_load(tmp_path, engine="dask", blocksize=4096)
+        assert lazy.requests.npartitions > 2
+        expected = ea.check_requests(memory.requests)
+        got = ea.check_requests(lazy.requests)
+    assert "independence" in set(expected["rule"])
+    pd.testing.assert_frame_equal(expected, got)
+
+
+def test_a_key_the_sample_did_not_show_is_an_error_naming_file_and_key(tmp_path):
+    lines = [json.dumps(make_receipt()) for _ in range(200)]
+    lines.append(json.dumps({"late_key": 1, **make_receipt()}))
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    lazy = ea.load(tmp_path, engine="dask", blocksize=4096, sample_bytes=4096)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ea.AuditError) as error:
+        lazy.receipts.compute()
+    assert "late_key" in str(error.value) and "log.jsonl" in str(error.value)
+    assert "sample_bytes" in str(error.value)
+    whole = ea.load(tmp_path, engine="dask", blocksize=4096)  # the default sample sees it
+    with dask.config.set(scheduler="synchronous"):
+        assert_same_table(_quiet_load(tmp_path).receipts, whole.receipts)
+
+
+def test_strict_names_file_and_line_when_computed(spread):
+    lazy = ea.load(spread, engine="dask", blocksize=2048, strict=True)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ea.InputError) as error:
+        lazy.receipts.compute()
+    assert error.value.source_file.endswith("mixed.jsonl")
+    assert error.value.source_line == 8
+
+
+def test_per_kind_loaders_take_the_engine(spread):
+    with dask.config.set(scheduler="synchronous"):
+        lazy = ea.load_receipts(spread, engine="dask", blocksize=4096, progress=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+            memory = ea.load_receipts(spread, progress=False)
+        assert_same_table(memory, lazy)
+    with pytest.raises(ea.AuditError, match="unknown engine"):
+        ea.load(spread, engine="spark")
+
+
+def test_fixtures_load_clean_on_dask():
+    with dask.config.set(scheduler="synchronous"):
+        lazy = ea.load(ROOT / "tests/data/engram", engine="dask")
+        assert len(lazy.rejected.compute()) == 0
+        assert len(ea.check_receipts(lazy)) == 0
+        assert len(ea.check_presentations(lazy.presentations)) == 0
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_verify_on_dask_prints_the_same(capsys, as_json, cluster):
+    flags = ["--json"] if as_json else []
+    status = main(["verify", str(DATA), *flags])
+    expected = capsys.readouterr().out
+    for scheduler in ("synchronous", cluster.scheduler.address):
+        got_status = main(
+            ["verify", str(DATA), *flags, "--engine", "dask", "--scheduler", scheduler]
+        )
+        assert (got_status, capsys.readouterr().out) == (status, expected)
+    assert status == 1
+
+
+def test_cli_unreachable_scheduler_exits_2(capsys):
+    status = main(
+        ["verify", str(DATA), "--json", "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"]
+    )
+    document = json.loads(capsys.readouterr().out)
+    assert status == 2 and document["exit_status"] == 2
+    assert "scheduler" in document["error"]["message"]
