@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_receipts.py
 	$(BIN)/python benchmarks/bench_plans.py
 	$(BIN)/python benchmarks/bench_routing.py
+	$(BIN)/python benchmarks/bench_dask.py
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache

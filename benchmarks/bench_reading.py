@@ -121,7 +121,10 @@ else:
     rows = len(audit.receipts) + len(audit.plans)
     rejected = len(audit.rejected)
 elapsed = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# This process's own peak (VmHWM): ru_maxrss would include the size of the
+# benchmark process that started it, which Linux carries over through exec.
+with open("/proc/self/status") as f:
+    peak = int(f.read().split("VmHWM:")[1].split()[0]) * 1024
 print(json.dumps({"seconds": elapsed, "peak_delta": peak - before, "rows": rows}))
 """
 

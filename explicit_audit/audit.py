@@ -175,6 +175,30 @@ class Audit:
         return pd.DataFrame(rows, columns=["table", "rows"])
 
 
+#: The keywords every loader takes after ``source`` and ``strict``, as documented.
+READING_OPTIONS = """    progress : bool, default True
+        Show a progress bar over files (tqdm) for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
+    engine : {"pandas", "dask"}, default "pandas"
+        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
+        partition when computed (see README, "Past one machine").
+    blocksize : int, optional
+        With ``engine="dask"``: bytes per partition of a large JSON Lines
+        file (default 64 MiB).
+    sample_bytes : int, optional
+        With ``engine="dask"``: bytes of each file's head read at once to
+        learn the tables' columns (default 1 MiB)."""
+
+
+def reading_options(func):
+    """Write :data:`READING_OPTIONS` into ``func``'s docstring where it says so."""
+    func.__doc__ = func.__doc__.replace("    {reading_options}", READING_OPTIONS)
+    return func
+
+
 #: The engines a load can run on.
 ENGINES = ("pandas", "dask")
 
@@ -204,6 +228,7 @@ def _raise_or_warn(rejections: list[Rejection], strict: bool) -> None:
     warn_or_raise(rejections, strict)
 
 
+@reading_options
 def load_kind(
     source: Source,
     kind: RecordKind,
@@ -227,21 +252,7 @@ def load_kind(
     kind : RecordKind
     strict : bool, default False
         Raise :class:`~explicit_audit.InputError` at the first rejection.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-    engine : {"pandas", "dask"}, default "pandas"
-        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
-    blocksize : int, optional
-        With ``engine="dask"``: bytes per partition of a large JSON Lines
-        file (default 64 MiB).
-    sample_bytes : int, optional
-        With ``engine="dask"``: bytes of each file's head read at once to
-        learn the tables' columns (default 1 MiB).
+    {reading_options}
 
     Returns
     -------
@@ -268,6 +279,7 @@ def load_kind(
     return KindTables(built.tables, rejections)
 
 
+@reading_options
 def load(
     source: Source,
     *,
@@ -291,21 +303,7 @@ def load(
         Raise :class:`~explicit_audit.InputError` naming file and line at the
         first input that cannot be loaded, instead of collecting it in
         ``Audit.rejected``.
-    progress : bool, default True
-        Show a progress bar over files (tqdm) for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-    engine : {"pandas", "dask"}, default "pandas"
-        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
-    blocksize : int, optional
-        With ``engine="dask"``: bytes per partition of a large JSON Lines
-        file (default 64 MiB).
-    sample_bytes : int, optional
-        With ``engine="dask"``: bytes of each file's head read at once to
-        learn the tables' columns (default 1 MiB).
+    {reading_options}
 
     Returns
     -------

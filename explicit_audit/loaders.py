@@ -11,7 +11,7 @@ import pandas as pd
 
 from ._core.collect import Source
 from ._core.limits import Limits
-from .audit import engine_options, load_kind
+from .audit import engine_options, load_kind, reading_options
 from .decisions import KIND as DECISIONS_KIND
 from .plans import KIND as PLANS_KIND
 from .receipts import KIND as RECEIPTS_KIND
@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 
+@reading_options
 def load_plans(
     source: Source,
     *,
@@ -45,21 +46,7 @@ def load_plans(
     strict : bool, default False
         Raise :class:`~explicit_audit.InputError` naming file and line at the
         first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-    engine : {"pandas", "dask"}, default "pandas"
-        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
-    blocksize : int, optional
-        With ``engine="dask"``: bytes per partition of a large JSON Lines
-        file (default 64 MiB).
-    sample_bytes : int, optional
-        With ``engine="dask"``: bytes of each file's head read at once to
-        learn the tables' columns (default 1 MiB).
+    {reading_options}
 
     Returns
     -------
@@ -83,6 +70,7 @@ def load_plans(
     ).tables["plans"]
 
 
+@reading_options
 def load_requests(
     source: Source,
     *,
@@ -102,21 +90,7 @@ def load_requests(
     strict : bool, default False
         Raise :class:`~explicit_audit.InputError` naming file and line at the
         first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-    engine : {"pandas", "dask"}, default "pandas"
-        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
-    blocksize : int, optional
-        With ``engine="dask"``: bytes per partition of a large JSON Lines
-        file (default 64 MiB).
-    sample_bytes : int, optional
-        With ``engine="dask"``: bytes of each file's head read at once to
-        learn the tables' columns (default 1 MiB).
+    {reading_options}
 
     Returns
     -------
@@ -140,6 +114,7 @@ def load_requests(
     ).tables["requests"]
 
 
+@reading_options
 def load_receipts_and_exposed(
     source: Source,
     *,
@@ -158,21 +133,7 @@ def load_receipts_and_exposed(
         Files, folders or globs.
     strict : bool, default False
         Raise at the first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-    engine : {"pandas", "dask"}, default "pandas"
-        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
-    blocksize : int, optional
-        With ``engine="dask"``: bytes per partition of a large JSON Lines
-        file (default 64 MiB).
-    sample_bytes : int, optional
-        With ``engine="dask"``: bytes of each file's head read at once to
-        learn the tables' columns (default 1 MiB).
+    {reading_options}
 
     Returns
     -------
@@ -191,6 +152,7 @@ def load_receipts_and_exposed(
     return built.tables["receipts"], built.tables["exposed"]
 
 
+@reading_options
 def load_receipts(
     source: Source,
     *,
@@ -210,21 +172,7 @@ def load_receipts(
     strict : bool, default False
         Raise :class:`~explicit_audit.InputError` naming file and line at the
         first input that cannot be loaded.
-    progress : bool, default True
-        Show a progress bar over files for long loads.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-    engine : {"pandas", "dask"}, default "pandas"
-        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
-    blocksize : int, optional
-        With ``engine="dask"``: bytes per partition of a large JSON Lines
-        file (default 64 MiB).
-    sample_bytes : int, optional
-        With ``engine="dask"``: bytes of each file's head read at once to
-        learn the tables' columns (default 1 MiB).
+    {reading_options}
 
     Returns
     -------
@@ -248,6 +196,7 @@ def load_receipts(
     )[0]
 
 
+@reading_options
 def load_decisions(
     source: Source,
     *,
@@ -266,21 +215,7 @@ def load_decisions(
         Files, folders or globs of ``.jsonl``/``.json`` (optionally ``.gz``).
     strict : bool, default False
         Raise :class:`~explicit_audit.InputError` at the first record that does not fit.
-    progress : bool, default True
-        Show a progress bar over files.
-    limits : Limits or dict, optional
-        Reading limits (nesting depth, value size, decompressed size, rejected
-        rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
-    engine : {"pandas", "dask"}, default "pandas"
-        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
-    blocksize : int, optional
-        With ``engine="dask"``: bytes per partition of a large JSON Lines
-        file (default 64 MiB).
-    sample_bytes : int, optional
-        With ``engine="dask"``: bytes of each file's head read at once to
-        learn the tables' columns (default 1 MiB).
+    {reading_options}
 
     Returns
     -------

@@ -129,18 +129,21 @@ def _accounting(built: _Built) -> _Built:
     return _Built({}, built.reading, built.built_rejections, built.loaded)
 
 
-def _fold(tally: RejectionTally, part: _Built) -> RejectionTally:
+@dataclass
+class _Tally(RejectionTally):
+    """The fold of every partition's accounting: rejections, build misfits, loaded rows."""
+
+    built: list[Rejection] = field(default_factory=list)
+    loaded: dict[str, int] = field(default_factory=dict)
+
+
+def _fold(tally: _Tally, part: _Built) -> _Tally:
+    """Fold one more partition's accounting in (the chain runs in file order)."""
     tally.add(part.reading)
     tally.built.extend(part.built_rejections)
     for name, count in part.loaded.items():
         tally.loaded[name] = tally.loaded.get(name, 0) + count
     return tally
-
-
-@dataclass
-class _Tally(RejectionTally):
-    built: list[Rejection] = field(default_factory=list)
-    loaded: dict[str, int] = field(default_factory=dict)
 
 
 def _start(limits: Limits, problems: list[Rejection]) -> _Tally:
