@@ -155,6 +155,55 @@ class Audit:
             sources=sources,
         )
 
+    def accounting(self) -> Audit:
+        """This audit with its accounting in memory: ``rejected``, ``sources``, rows per table.
+
+        The record tables stay as they are. For Dask tables the accounting is
+        computed in one pass, or taken from the pass of the last
+        :func:`~explicit_audit.verify_all` over this audit, which computes it
+        along with the checks.
+
+        Returns
+        -------
+        Audit
+            Itself for in-memory tables.
+        """
+        if self.engine != "dask":
+            return self
+        known = self.__dict__.get("_accounting")
+        if known is not None:
+            return known
+        import dask
+
+        names = list(self.tables)
+        *lengths, rejected, sources = dask.compute(
+            *[self.tables[name].shape[0] for name in names], self.rejected, self.sources
+        )
+        return self.remember_accounting(rejected, sources, dict(zip(names, lengths, strict=True)))
+
+    def remember_accounting(
+        self, rejected: pd.DataFrame, sources: pd.DataFrame, rows: dict[str, int]
+    ) -> Audit:
+        """Keep the computed accounting of this (Dask) audit; the audit that holds it.
+
+        Parameters
+        ----------
+        rejected, sources : DataFrame
+            ``self.rejected`` and ``self.sources``, computed.
+        rows : dict
+            Rows per record table, computed.
+        """
+        held = Audit(
+            tables=self.tables,
+            policies=self.policies,
+            rejected=rejected,
+            files=list(self.files),
+            sources=sources,
+        )
+        held.__dict__["_rows"] = {**rows, "rejected": len(rejected)}
+        self.__dict__["_accounting"] = held
+        return held
+
     def summary(self) -> pd.DataFrame:
         """Row counts per table, rejected rows included.
 
@@ -164,7 +213,10 @@ class Audit:
             One row per table: ``table``, ``rows``.
         """
         frames = [*self.tables.values(), self.rejected]
-        if self.engine == "dask":
+        known = self.__dict__.get("_rows")
+        if known is not None:
+            lengths = [known[name] for name in [*self.tables, "rejected"]]
+        elif self.engine == "dask":
             import dask
 
             lengths = list(dask.compute(*[frame.shape[0] for frame in frames]))

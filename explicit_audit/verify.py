@@ -51,10 +51,8 @@ from ._core.findings import (
 )
 from ._core.jsonable import json_rows
 from ._core.partitions import (
-    Deferred,
     compute_together,
     concat_parts,
-    is_partitioned,
     per_partition,
 )
 from .audit import Audit
@@ -245,15 +243,6 @@ def _checked(values_read: int, rows: dict[str, int]) -> dict[str, int]:
     }
 
 
-def _values_read(sources) -> Deferred:
-    if not is_partitioned(sources):
-        total = int(sources["values_read"].sum()) if len(sources) else 0
-        return Deferred([], lambda _: total)
-    return per_partition(
-        lambda part: int(part["values_read"].sum()), [sources], sum, what="verify_all"
-    )
-
-
 def _partitioned_parts(audit: Audit) -> tuple[list[pd.DataFrame], dict[str, int]]:
     """Every check over Dask tables, computed in one pass: findings, and rows examined."""
     checks = [
@@ -264,7 +253,19 @@ def _partitioned_parts(audit: Audit) -> tuple[list[pd.DataFrame], dict[str, int]
         deferred_check_presentations(audit.presentations),
         deferred_check_decisions(audit.decisions, audit.policies),
     ]
-    counts = [per_partition(len, [audit.tables[name]], sum, what="verify_all") for name in _COUNTED]
-    *parts, values_read = compute_together(*checks, *counts, _values_read(audit.sources))
-    rows = dict(zip(_COUNTED, parts[len(checks) :], strict=True))
+    names = list(audit.tables)
+    counts = [per_partition(len, [audit.tables[name]], sum, what="verify_all") for name in names]
+    # The accounting comes along: a report of this pass needs no other pass.
+    accounting = [
+        per_partition(_itself, [frame], concat_parts, what="verify_all")
+        for frame in (audit.rejected, audit.sources)
+    ]
+    *parts, rejected, sources = compute_together(*checks, *counts, *accounting)
+    rows = dict(zip(names, parts[len(checks) :], strict=True))
+    audit.remember_accounting(rejected, sources, rows)
+    values_read = int(sources["values_read"].sum()) if len(sources) else 0
     return parts[: len(checks)], _checked(values_read, rows)
+
+
+def _itself(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame

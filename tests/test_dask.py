@@ -375,3 +375,35 @@ def test_cli_unreachable_scheduler_exits_2(capsys):
     document = json.loads(capsys.readouterr().out)
     assert status == 2 and document["exit_status"] == 2
     assert "scheduler" in document["error"]["message"]
+
+
+def test_cli_verify_on_dask_reads_each_partition_once(monkeypatch, capsys):
+    import explicit_audit.partitioned.load as planned
+
+    reads = []
+    real = planned.read_part
+
+    def counted(part, *args, **kwargs):
+        reads.append((part.name, part.start))
+        return real(part, *args, **kwargs)
+
+    monkeypatch.setattr(planned, "read_part", counted)
+    flags = ["--engine", "dask", "--scheduler", "synchronous"]
+    assert main(["verify", str(DATA), "--json", *flags]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["provenance"]["files"] and len(reads) == len(set(reads))
+    parts = ea.load(DATA, engine="dask").tables["receipts"].npartitions
+    assert len(reads) == parts
+
+
+def test_summary_and_accounting_on_dask(capsys):
+    assert main(["summary", str(DATA)]) == 0
+    expected = capsys.readouterr().out
+    assert main(["summary", str(DATA), "--engine", "dask", "--scheduler", "synchronous"]) == 0
+    assert capsys.readouterr().out == expected
+    memory = _quiet_load(DATA)
+    with dask.config.set(scheduler="synchronous"):
+        held = ea.load(DATA, engine="dask").accounting()
+    pd.testing.assert_frame_equal(held.rejected, memory.rejected)
+    pd.testing.assert_frame_equal(held.sources, memory.sources)
+    assert held.summary().equals(memory.summary())
