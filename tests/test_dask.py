@@ -407,3 +407,14 @@ def test_summary_and_accounting_on_dask(capsys):
     pd.testing.assert_frame_equal(held.rejected, memory.rejected)
     pd.testing.assert_frame_equal(held.sources, memory.sources)
     assert held.summary().equals(memory.summary())
+
+
+def test_a_byte_order_mark_is_dropped_at_the_file_start_only(tmp_path):
+    bom = b"\xef\xbb\xbf"
+    lines = [json.dumps(make_receipt(query=f"q{i}")).encode() for i in range(40)]
+    lines[20] = bom + lines[20]  # mid-file: not a byte order mark, as when read whole
+    (tmp_path / "log.jsonl").write_bytes(bom + b"\n".join(lines) + b"\n")
+    memory = _quiet_load(tmp_path)
+    assert len(memory.receipts) == 39 and memory.rejected["source_line"].tolist() == [21]
+    with dask.config.set(scheduler="synchronous"):
+        assert_same_audit(memory, _quiet_load(tmp_path, engine="dask", blocksize=512))
