@@ -35,7 +35,6 @@ from .decisions.policies import PolicySet, load_policy_files
 from .errors import AuditError, PolicyError, RejectedRowsWarning
 from .partitioned.accounting import in_file_order, loaded_lines
 from .partitioned.load import load_partitioned
-from .partitioned.parts import DEFAULT_BLOCKSIZE, DEFAULT_SAMPLE_BYTES
 from .plans import KIND as PLANS_KIND
 from .receipts import KIND as RECEIPTS_KIND
 from .requests import KIND as REQUESTS_KIND
@@ -212,17 +211,13 @@ class Audit:
         DataFrame
             One row per table: ``table``, ``rows``.
         """
-        frames = [*self.tables.values(), self.rejected]
         known = self.__dict__.get("_rows")
-        if known is not None:
-            lengths = [known[name] for name in [*self.tables, "rejected"]]
-        elif self.engine == "dask":
-            import dask
-
-            lengths = list(dask.compute(*[frame.shape[0] for frame in frames]))
-        else:
-            lengths = [len(frame) for frame in frames]
-        rows = list(zip([*self.tables, "rejected"], lengths, strict=True))
+        if known is None and self.engine == "dask":
+            return self.accounting().summary()
+        if known is None:
+            known = {name: len(frame) for name, frame in self.tables.items()}
+            known["rejected"] = len(self.rejected)
+        rows = [(name, known[name]) for name in [*self.tables, "rejected"]]
         rows.insert(len(self.tables), ("policies", len(self.policies)))
         return pd.DataFrame(rows, columns=["table", "rows"])
 
@@ -259,13 +254,6 @@ def _is_dask(engine: str) -> bool:
     if engine not in ENGINES:
         raise AuditError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     return engine == "dask"
-
-
-def _partitioning(blocksize: int | None, sample_bytes: int | None) -> dict[str, int]:
-    return {
-        "blocksize": DEFAULT_BLOCKSIZE if blocksize is None else int(blocksize),
-        "sample_bytes": DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes),
-    }
 
 
 def engine_options(engine: str, blocksize: int | None, sample_bytes: int | None) -> dict:
@@ -317,7 +305,8 @@ def load_kind(
             keep={kind.name},
             strict=strict,
             limits=limits_from(limits),
-            **_partitioning(blocksize, sample_bytes),
+            blocksize=blocksize,
+            sample_bytes=sample_bytes,
         )
         return KindTables(planned.tables, [])
     reading = read_all(
@@ -378,7 +367,8 @@ def load(
             RECORD_KINDS,
             strict=strict,
             limits=limits_from(limits),
-            **_partitioning(blocksize, sample_bytes),
+            blocksize=blocksize,
+            sample_bytes=sample_bytes,
         )
         return Audit(
             tables=planned.tables,

@@ -50,23 +50,15 @@ from ._core.findings import (
     rejected_findings,
 )
 from ._core.jsonable import json_rows
-from ._core.partitions import (
-    compute_together,
-    concat_parts,
-    per_partition,
-)
+from ._core.partitions import Deferred, compute_together, concat_parts, per_partition
 from .audit import Audit
 from .decisions import check_decisions
 from .decisions.checks import RULES as DECISION_RULE_TABLE
-from .decisions.checks import deferred_check_decisions
 from .plans import check_plans
 from .plans.checks import RULES as PLAN_RULE_TABLE
-from .plans.checks import deferred_check_plans
 from .receipts import check_presentations, check_receipts
 from .receipts.checks import RULES as RECEIPT_RULE_TABLE
-from .receipts.checks import deferred_check_receipts
 from .receipts.presentation_checks import RULES as PRESENTATION_RULE_TABLE
-from .receipts.presentation_checks import deferred_check_presentations
 from .requests import check_requests
 from .requests.checks import RULES as REQUEST_RULE_TABLE
 from .requests.checks import deferred_check_requests
@@ -172,14 +164,20 @@ class Verification:
         }
 
 
-_PARTS: tuple[Callable[[Audit], pd.DataFrame], ...] = (
-    lambda audit: rejected_findings(audit.rejected),
-    lambda audit: check_plans(audit.plans),
-    lambda audit: check_requests(audit.requests),
-    lambda audit: check_receipts(audit.receipts, audit.exposed),
-    lambda audit: check_presentations(audit.presentations),
-    lambda audit: check_decisions(audit.decisions, audit.policies),
+#: Every check :func:`verify_all` gathers, in report order: the function, the
+#: tables it is given, and whether it is also given the policies.
+_PARTS: tuple[tuple[Callable[..., pd.DataFrame], tuple[str, ...], bool], ...] = (
+    (rejected_findings, ("rejected",), False),
+    (check_plans, ("plans",), False),
+    (check_requests, ("requests",), False),
+    (check_receipts, ("receipts", "exposed"), False),
+    (check_presentations, ("presentations",), False),
+    (check_decisions, ("decisions",), True),
 )
+
+
+def _frames(audit: Audit, names: tuple[str, ...]) -> list:
+    return [getattr(audit, name) for name in names]
 
 
 def verify_all(audit: Audit) -> Verification:
@@ -206,7 +204,10 @@ def verify_all(audit: Audit) -> Verification:
     if audit.engine == "dask":
         parts, checked = _partitioned_parts(audit)
     else:
-        parts = [part(audit) for part in _PARTS]
+        parts = [
+            check(*_frames(audit, names), **({"policies": audit.policies} if policies else {}))
+            for check, names, policies in _PARTS
+        ]
         checked = _checked(
             int(audit.sources["values_read"].sum()) if len(audit.sources) else 0,
             {name: len(audit.tables[name]) for name in _COUNTED},
@@ -244,28 +245,31 @@ def _checked(values_read: int, rows: dict[str, int]) -> dict[str, int]:
 
 
 def _partitioned_parts(audit: Audit) -> tuple[list[pd.DataFrame], dict[str, int]]:
-    """Every check over Dask tables, computed in one pass: findings, and rows examined."""
+    """Every check over Dask tables, computed in one pass: findings, and rows examined.
+
+    The audit's accounting comes along (``Audit.accounting``), so a report of
+    this pass needs no other.
+    """
     checks = [
-        per_partition(rejected_findings, [audit.rejected], concat_parts, what="verify_all"),
-        deferred_check_plans(audit.plans),
-        deferred_check_requests(audit.requests),
-        deferred_check_receipts(audit.receipts, audit.exposed),
-        deferred_check_presentations(audit.presentations),
-        deferred_check_decisions(audit.decisions, audit.policies),
+        deferred_check_requests(audit.requests)
+        if check is check_requests
+        else per_partition(
+            check,
+            _frames(audit, names),
+            concat_parts,
+            what="verify_all",
+            **({"policies": audit.policies} if policies else {}),
+        )
+        for check, names, policies in _PARTS
     ]
     names = list(audit.tables)
     counts = [per_partition(len, [audit.tables[name]], sum, what="verify_all") for name in names]
-    # The accounting comes along: a report of this pass needs no other pass.
+    # As delayed partitions, as every other task here: one kind of graph per compute.
     accounting = [
-        per_partition(_itself, [frame], concat_parts, what="verify_all")
-        for frame in (audit.rejected, audit.sources)
+        Deferred(frame.to_delayed(), concat_parts) for frame in (audit.rejected, audit.sources)
     ]
     *parts, rejected, sources = compute_together(*checks, *counts, *accounting)
     rows = dict(zip(names, parts[len(checks) :], strict=True))
     audit.remember_accounting(rejected, sources, rows)
     values_read = int(sources["values_read"].sum()) if len(sources) else 0
     return parts[: len(checks)], _checked(values_read, rows)
-
-
-def _itself(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame

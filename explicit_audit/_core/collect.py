@@ -25,9 +25,11 @@ from .sources import POLICY_SUFFIXES, display_name, find_sources
 
 __all__ = [
     "REJECTED_COLUMNS",
+    "Listing",
     "Reading",
     "Source",
     "build_kind",
+    "list_sources",
     "loaded_counts",
     "read_all",
     "read_bytes",
@@ -122,6 +124,11 @@ class Reading:
         seen[1] = min(seen[1], rejection.source_line)
         seen[2] = max(seen[2], rejection.source_line)
 
+    def count_policy_files(self) -> None:
+        """A policy file is one value read."""
+        for path in self.policy_files:
+            self.values_read[display_name(path)] = 1
+
     def overflow_rows(self) -> list[Rejection]:
         """One row per file summing up the rejections past the cap."""
         return [
@@ -173,6 +180,35 @@ def _read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Listing:
+    """The files of a source, before any is read.
+
+    Attributes
+    ----------
+    policy_files, data_files : list of Path
+        The YAML policies, and every other file, in order.
+    problems : list of Rejection
+        A file-level rejection for each entry that is not a regular file.
+    names : list of str
+        Every file as tables name it: the files, then the problems' entries.
+    """
+
+    policy_files: list[Path]
+    data_files: list[Path]
+    problems: list[Rejection]
+    names: list[str]
+
+
+def list_sources(source: Source) -> Listing:
+    """Expand ``source`` into files (:func:`find_sources`), policies set apart."""
+    files, problems = find_sources(source)
+    policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
+    data_files = [path for path in files if path not in policy_files]
+    names = [display_name(path) for path in files] + [p.source_file for p in problems]
+    return Listing(policy_files, data_files, problems, names)
+
+
 def read_all(
     source: Source,
     kinds: Sequence[RecordKind],
@@ -200,18 +236,13 @@ def read_all(
     -------
     Reading
     """
-    files, problems = find_sources(source)
-    policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
-    data_files = [path for path in files if path not in policy_files]
-    names = [display_name(path) for path in files]
-    reading = Reading(names, policy_files, limits or Limits())
-    for problem in problems:
-        reading.files.append(problem.source_file)
+    listing = list_sources(source)
+    reading = Reading(listing.names, listing.policy_files, limits or Limits())
+    for problem in listing.problems:
         reading.reject(problem)
-    for path in _progress(data_files, progress, "reading"):
+    for path in _progress(listing.data_files, progress, "reading"):
         _read_with(reading, FileReader(path, reading.limits), kinds, keep)
-    for path in policy_files:
-        reading.values_read[display_name(path)] = 1
+    reading.count_policy_files()
     return reading
 
 

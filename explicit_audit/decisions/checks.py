@@ -22,7 +22,7 @@ import pandas as pd
 from .._core.deprecation import deprecated_alias
 from .._core.describe import quote
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import Deferred, concat_parts, is_partitioned, per_partition
+from .._core.partitions import concat_parts, is_partitioned, per_partition
 from ._lists import flat_list, flat_tuples, lists_equal, sets_equal
 from .loader import KIND
 from .policies import policies_by_id
@@ -247,7 +247,9 @@ def check_decisions(decisions: pd.DataFrame, policies: Any = None) -> pd.DataFra
     """
     decisions, policies = _policies_of(decisions, policies)
     if is_partitioned(decisions):
-        return deferred_check_decisions(decisions, policies).result()
+        return per_partition(
+            check_decisions, [decisions], concat_parts, what="check_decisions", policies=policies
+        ).result()
     by_id = policies_by_id(policies)
     group, named = pd.factorize(decisions["policy_id"], use_na_sentinel=True)
     found = FindingsBuilder(
@@ -283,10 +285,3 @@ verify_decisions = deprecated_alias(
     "``record`` and ``field``; ``policy_id`` is the decision's own column "
     '(``decisions.loc[findings.row, "policy_id"]``).',
 )
-
-
-def deferred_check_decisions(decisions, policies) -> Deferred:
-    """:func:`check_decisions` over a Dask table, partition by partition, still to compute."""
-    return per_partition(
-        check_decisions, [decisions], concat_parts, what="check_decisions", policies=policies
-    )

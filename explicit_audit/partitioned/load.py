@@ -30,6 +30,7 @@ from .._core.byte_ranges import count_lines
 from .._core.collect import (
     Reading,
     build_kind,
+    list_sources,
     loaded_counts,
     read_file,
     rejected_frame,
@@ -37,12 +38,18 @@ from .._core.collect import (
 )
 from .._core.limits import Limits
 from .._core.records import RecordKind, Rejection
-from .._core.sources import POLICY_SUFFIXES, display_name, find_sources
 from ..decisions.policies import PolicySet, load_policy_files
 from ..errors import InputError, PolicyError
 from .accounting import RejectionTally, in_file_order, loaded_lines
 from .conform import conform, empty_meta
-from .parts import Part, plan_parts, read_part, sample_limits
+from .parts import (
+    DEFAULT_BLOCKSIZE,
+    DEFAULT_SAMPLE_BYTES,
+    Part,
+    plan_parts,
+    read_part,
+    sample_limits,
+)
 
 __all__ = ["PartitionedLoad", "load_partitioned"]
 
@@ -56,7 +63,6 @@ class PartitionedLoad:
     sources: object
     files: list[str]
     policies: PolicySet
-    npartitions: int
 
 
 @dataclass
@@ -165,8 +171,7 @@ def _finish(
     rejected = rejected_frame(in_file_order(rejections, files))
     reading.files = list(files)
     reading.policy_files = list(policy_files)
-    for path in policy_files:
-        reading.values_read[display_name(path)] = 1
+    reading.count_policy_files()
     loaded_policies = [str(p.source_file) for p in policies.values() if p.source_file]
     return rejected, sources_frame(reading, tally.loaded, loaded_policies, rejected)
 
@@ -200,8 +205,8 @@ def load_partitioned(
     keep: set[str] | None = None,
     strict: bool = False,
     limits: Limits,
-    blocksize: int,
-    sample_bytes: int,
+    blocksize: int | None = None,
+    sample_bytes: int | None = None,
 ) -> PartitionedLoad:
     """Plan a lazy load of ``source`` into Dask tables (see the module docstring).
 
@@ -217,18 +222,18 @@ def load_partitioned(
         rejection when that partition is computed; for a file that is not
         regular or a bad policy file, at once.
     limits : Limits
-    blocksize : int
-        Bytes per partition of a large plain JSON Lines file.
-    sample_bytes : int
-        Bytes of each file's head read now to learn the tables' columns.
+    blocksize : int, optional
+        Bytes per partition of a large plain JSON Lines file
+        (:data:`~explicit_audit.partitioned.parts.DEFAULT_BLOCKSIZE`).
+    sample_bytes : int, optional
+        Bytes of each file's head read now to learn the tables' columns
+        (:data:`~explicit_audit.partitioned.parts.DEFAULT_SAMPLE_BYTES`).
     """
     import dask
     import dask.dataframe as dd
 
-    files, problems = find_sources(source)
-    policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
-    data_files = [path for path in files if path not in policy_files]
-    names = [display_name(path) for path in files] + [p.source_file for p in problems]
+    listing = list_sources(source)
+    problems, policy_files = listing.problems, listing.policy_files
     if strict and problems:
         first = problems[0]
         raise InputError(first.source_file, None, first.reason)
@@ -239,7 +244,9 @@ def load_partitioned(
             first = policy_rejections[0]
             raise PolicyError.at(first.source_file, None, first.reason, first.source_line or None)
 
-    parts = plan_parts(data_files, blocksize=blocksize, limits=limits)
+    blocksize = DEFAULT_BLOCKSIZE if blocksize is None else int(blocksize)
+    sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
+    parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
     build = dask.delayed(_build, pure=True)
     first_lines: list = []
@@ -263,10 +270,10 @@ def load_partitioned(
         offsets = dask.delayed(_add)(offsets, dask.delayed(_lengths)(built))
         tally = dask.delayed(_fold)(tally, dask.delayed(_accounting)(built))
     accounts = dask.delayed(_finish, nout=2)(
-        tally, names, policy_files, policies, policy_rejections
+        tally, listing.names, policy_files, policies, policy_rejections
     )
 
-    def table(name: str, pieces: list, meta: pd.DataFrame):
+    def table(pieces: list, meta: pd.DataFrame):
         if not pieces:
             pieces = [dask.delayed(meta.iloc[:0].copy)()]
         # The partitions keep the kit's own dtypes: Dask would turn text into its own.
@@ -274,10 +281,10 @@ def load_partitioned(
             return dd.from_delayed(pieces, meta=meta, verify_meta=False)
 
     tables = {
-        name: table(name, [dask.delayed(operator.getitem)(f, name) for f in fitted], meta)
+        name: table([dask.delayed(operator.getitem)(f, name) for f in fitted], meta)
         for name, meta in metas.items()
     }
     rejected_meta = rejected_frame([])
-    rejected = table("rejected", [accounts[0]], empty_meta(rejected_meta))
-    sources = table("sources", [accounts[1]], sources_frame(Reading([], []), {}, [], rejected_meta))
-    return PartitionedLoad(tables, rejected, sources, names, policies, len(parts))
+    rejected = table([accounts[0]], empty_meta(rejected_meta))
+    sources = table([accounts[1]], sources_frame(Reading([], []), {}, [], rejected_meta))
+    return PartitionedLoad(tables, rejected, sources, listing.names, policies)

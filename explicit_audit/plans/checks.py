@@ -17,7 +17,6 @@ import pyarrow.compute as pc
 from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
 from .._core.partitions import (
-    Deferred,
     concat_parts,
     is_partitioned,
     lazy_rows,
@@ -207,7 +206,7 @@ def check_plans(plans: pd.DataFrame) -> pd.DataFrame:
     """
     frame = _plans_frame(plans)
     if is_partitioned(frame):
-        return deferred_check_plans(frame).result()
+        return per_partition(check_plans, [frame], concat_parts, what="check_plans").result()
     verdicts = plan_verdicts(frame)
     found = FindingsBuilder(RULES, frame, record=frame.get("run_id"), what="check_plans")
     matched = verdicts["match"].to_numpy(dtype=bool, na_value=False)
@@ -230,8 +229,3 @@ verify_plans = deprecated_alias(
     "mismatches as findings)",
     changes="It returns what it returned in 0.1, one verdict per plan.",
 )
-
-
-def deferred_check_plans(plans) -> Deferred:
-    """:func:`check_plans` over a Dask table, partition by partition, still to compute."""
-    return per_partition(check_plans, [plans], concat_parts, what="check_plans")

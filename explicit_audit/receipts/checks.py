@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 
 from .._core.describe import quote
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import Deferred, concat_parts, is_partitioned, per_partition
+from .._core.partitions import concat_parts, is_partitioned, per_partition
 from ..errors import AuditError
 from ._exposed_checks import exposed_findings
 from ._lists import list_column, list_lengths, pair_keys, starts_of
@@ -355,7 +355,9 @@ def check_receipts(receipts, exposed: pd.DataFrame | None = None) -> pd.DataFram
     if exposed is None and hasattr(receipts, "receipts") and hasattr(receipts, "exposed"):
         receipts, exposed = receipts.receipts, receipts.exposed
     if is_partitioned(receipts):
-        return deferred_check_receipts(receipts, exposed).result()
+        # A receipt's exposed results are built in the partition of the receipt.
+        frames = [receipts] if exposed is None else [receipts, exposed]
+        return per_partition(check_receipts, frames, concat_parts, what="check_receipts").result()
     if not receipts.index.is_unique:
         raise AuditError(
             "the receipts table has repeated index labels, so exposed results cannot be "
@@ -369,13 +371,3 @@ def check_receipts(receipts, exposed: pd.DataFrame | None = None) -> pd.DataFram
     safety = _locator_level(receipts, found)
     exposed_findings(receipts, exposed, safety, found)
     return found.frame()
-
-
-def deferred_check_receipts(receipts, exposed=None) -> Deferred:
-    """:func:`check_receipts` over Dask tables, partition by partition, still to compute.
-
-    A receipt's exposed results are built in the same partition as the
-    receipt, so each pair of partitions is checked on its own.
-    """
-    frames = [receipts] if exposed is None else [receipts, exposed]
-    return per_partition(check_receipts, frames, concat_parts, what="check_receipts")

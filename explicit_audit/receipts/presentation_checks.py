@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from .._core.findings import ERROR, FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import Deferred, concat_parts, is_partitioned, per_partition
+from .._core.partitions import concat_parts, is_partitioned, per_partition
 from ._js_json import presentation_id
 from ._presentation_failures import check_classes, check_failed
 from ._presentation_failures import quote as _q
@@ -438,7 +438,9 @@ def check_presentations(presentations) -> pd.DataFrame:
     if not isinstance(presentations, pd.DataFrame) and not is_partitioned(presentations):
         presentations = presentations.presentations
     if is_partitioned(presentations):
-        return deferred_check_presentations(presentations).result()
+        return per_partition(
+            check_presentations, [presentations], concat_parts, what="check_presentations"
+        ).result()
     found = FindingsBuilder(
         RULES,
         presentations,
@@ -452,10 +454,3 @@ def check_presentations(presentations) -> pd.DataFrame:
 
         _line(record, say)
     return found.frame()
-
-
-def deferred_check_presentations(presentations) -> Deferred:
-    """:func:`check_presentations` over a Dask table, partition by partition, still to compute."""
-    return per_partition(
-        check_presentations, [presentations], concat_parts, what="check_presentations"
-    )
