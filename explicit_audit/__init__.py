@@ -32,6 +32,7 @@ from .decisions import (
     RoutingDecision,
     SubjectDomain,
     check_decisions,
+    escalation_patterns,
     load_policies,
     load_policy,
     replay,
@@ -47,6 +48,8 @@ from .loaders import (
     load_receipts_and_exposed,
     load_requests,
 )
+from .partitioned.results import collect
+from .partitioned.scheduler import use_scheduler
 from .plans import check_plans, plan_canonical_json, plan_hash, plan_verdicts, verify_plans
 from .receipts import (
     PRESENTATION_RULES,
@@ -55,6 +58,7 @@ from .receipts import (
     check_receipts,
     locator_safety,
     safe_relative_markdown_path,
+    view_receipts,
     withheld_oracle,
     withheld_queries,
     withheld_summary,
@@ -94,6 +98,8 @@ __all__ = [
     "check_presentations",
     "check_receipts",
     "check_requests",
+    "collect",
+    "escalation_patterns",
     "load",
     "load_decisions",
     "load_plans",
@@ -112,10 +118,12 @@ __all__ = [
     "route",
     "safe_relative_markdown_path",
     "sweep",
+    "use_scheduler",
     "verify_all",
     "verify_decisions",
     "verify_plans",
     "verify_requests",
+    "view_receipts",
     "withheld_oracle",
     "withheld_queries",
     "withheld_summary",

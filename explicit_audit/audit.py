@@ -142,8 +142,32 @@ class Audit:
             return self
         import dask
 
+        return self._every_table(dask.compute)
+
+    def persist(self) -> Audit:
+        """This audit with its Dask tables read once and kept in the workers' memory.
+
+        Every later pass (a check, a summary, a notebook cell) then starts
+        from the rows in memory instead of reading the files again. Only for
+        data the cluster's memory holds; without it, each pass reads the
+        partitions anew, which is what lets a log larger than memory be
+        audited at all.
+
+        Returns
+        -------
+        Audit
+            A new audit of persisted tables; itself for in-memory tables.
+        """
+        if self.engine != "dask":
+            return self
+        import dask
+
+        return self._every_table(dask.persist)
+
+    def _every_table(self, step) -> Audit:
+        """The audit of ``step(*tables, rejected, sources)``, ``dask.compute`` or ``persist``."""
         names = list(self.tables)
-        *tables, rejected, sources = dask.compute(
+        *tables, rejected, sources = step(
             *[self.tables[n] for n in names], self.rejected, self.sources
         )
         return Audit(
@@ -202,6 +226,31 @@ class Audit:
         held.__dict__["_rows"] = {**rows, "rejected": len(rejected)}
         self.__dict__["_accounting"] = held
         return held
+
+    def rows(self, table: str) -> int:
+        """How many rows ``table`` has (a record table, or ``"rejected"``).
+
+        For Dask tables the count comes from the accounting
+        (:meth:`accounting`), computed once for every table.
+
+        Parameters
+        ----------
+        table : str
+            ``"receipts"``, ``"plans"``, ..., or ``"rejected"``.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> audit.rows("presentations")  # doctest: +SKIP
+        160
+        """
+        if table != "rejected" and table not in self.tables:
+            raise KeyError(f"no table {table!r}; the tables are {', '.join(self.tables)}")
+        counts = self.summary().set_index("table")["rows"]
+        return int(counts[table])
 
     def summary(self) -> pd.DataFrame:
         """Row counts per table, rejected rows included.

@@ -2,9 +2,12 @@
 
 ::
 
-    explicit-audit report DATA --out DIR [--notebooks DIR]
-    explicit-audit verify DATA [--json] [--max-findings N]
-    explicit-audit summary DATA
+    explicit-audit report DATA --out DIR [--notebooks DIR] [--engine dask [--persist]]
+    explicit-audit verify DATA [--json] [--max-findings N] [--engine dask]
+    explicit-audit summary DATA [--engine dask]
+
+Every command takes ``--engine dask --scheduler ADDRESS|processes|threads``:
+the same output and exit status, computed partition by partition.
 
 Exit status, for use in a producer's CI (the same with and without ``--json``):
 
@@ -41,6 +44,7 @@ import pandas as pd
 from ._version import __version__
 from .audit import ENGINES, Audit, load
 from .errors import AuditError, RejectedRowsWarning
+from .partitioned.scheduler import use_scheduler
 from .report.provenance import Provenance, provenance
 from .verify import verify_all
 
@@ -95,6 +99,13 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--timeout", type=int, default=300, metavar="SECONDS", help="time a cell may run"
     )
+    _engine_options(report)
+    report.add_argument(
+        "--persist",
+        action="store_true",
+        help="with --engine dask: keep the rows in the workers' memory after the first read, "
+        "so every notebook cell after it is quick (only for data the cluster's memory holds)",
+    )
 
     verify = commands.add_parser(
         "verify",
@@ -144,30 +155,16 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
     )
 
 
-#: Dask's own schedulers on this machine; anything else is a distributed scheduler's address.
-_LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
-
-
 @contextlib.contextmanager
 def _engine(args: argparse.Namespace):
-    """Run the command's computing on the scheduler ``--scheduler`` names."""
-    if getattr(args, "engine", "pandas") != "dask":
+    """Run the command's computing on the scheduler ``--scheduler`` names.
+
+    ``report`` chooses it itself, as the notebooks' kernels must too.
+    """
+    if getattr(args, "engine", "pandas") != "dask" or args.command == "report":
         yield
         return
-    import dask
-
-    scheduler = args.scheduler or "threads"
-    if scheduler in _LOCAL_SCHEDULERS:
-        with dask.config.set(scheduler=scheduler):
-            yield
-        return
-    from distributed import Client
-
-    try:
-        client = Client(scheduler, timeout="3s", set_as_default=True)
-    except (OSError, TimeoutError) as exc:
-        raise AuditError(f"--scheduler {scheduler}: cannot reach the scheduler ({exc})") from exc
-    with client:
+    with use_scheduler(args.scheduler):
         yield
 
 
@@ -300,6 +297,9 @@ def _report(args: argparse.Namespace) -> int:
             notebooks,
             timeout=args.timeout,
             progress=lambda line: print(line, flush=True),
+            engine=args.engine,
+            scheduler=args.scheduler,
+            persist=args.persist,
         )
     except NotebookError as exc:
         print(f"explicit-audit report: {exc}", file=sys.stderr)

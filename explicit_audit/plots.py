@@ -41,6 +41,7 @@ from ._plot_style import (
     group_label,
     require,
 )
+from .partitioned.results import collect
 
 __all__ = [
     "plot_escalation_at",
@@ -66,7 +67,8 @@ def plot_hash_verification(
     Parameters
     ----------
     checked : DataFrame
-        The table :func:`~explicit_audit.verify_plans` returned.
+        The table :func:`~explicit_audit.plan_verdicts` returned; on Dask
+        tables only the counts are computed.
     by : str, default "status"
         The column to count by (``"status"`` or ``"variant"``). Every category
         of a categorical column is shown, empty ones too.
@@ -89,7 +91,7 @@ def plot_hash_verification(
     """
     require(checked, [by], "plot_hash_verification")
     ax = current_axes(ax)
-    counts = checked[by].value_counts(sort=False, dropna=False)
+    counts = collect(checked[by].value_counts(sort=False, dropna=False))
     if not isinstance(checked[by].dtype, pd.CategoricalDtype):
         counts = counts.sort_index()
     kwargs.setdefault("log", bool(len(counts)) and counts.max() >= 20 * max(counts.min(), 1))

@@ -52,11 +52,27 @@ pd.set_option("display.width", 200)
 pd.set_option("display.max_rows", 60)
 # Tables as a report shows them: "—" for a missing value, 12,345, rates as 12.5%.
 use_report_tables()
+if ENGINE == "dask":
+    ea.use_scheduler(SCHEDULER)
 with warnings.catch_warnings():
     # Inputs that could not be loaded are listed below, from audit.rejected.
     warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-    audit = ea.load(DATA, progress=False)
+    audit = ea.load(DATA, engine=ENGINE, progress=False)
+if PERSIST:
+    audit = audit.persist()
+# .accounting(): rejected rows, sources and row counts in memory (one pass on Dask).
+audit = audit.accounting()
 audit.summary()"""
+
+PARAMETERS = """\
+DATA = "../data"
+# "dask": tables read partition by partition when computed, for logs larger than memory.
+ENGINE = "pandas"
+# With ENGINE = "dask": a distributed scheduler's address, or "threads" (default), "processes".
+SCHEDULER = None
+# With ENGINE = "dask": keep the rows in the workers' memory after the first read, so that
+# every later cell is quick; only for data that the cluster's memory holds.
+PERSIST = False"""
 
 
 def md(text: str):
@@ -78,7 +94,7 @@ def picture(text: str):
 def opening(title: str, paragraph: str) -> list:
     return [
         md(f"# {title}\n\n{paragraph}"),
-        code('DATA = "../data"', "parameters"),
+        code(PARAMETERS, "parameters"),
         code(SETUP),
     ]
 
@@ -110,7 +126,8 @@ def plan_hashes() -> list:
         ),
         code(
             "checked = ea.plan_verdicts(audit.plans)\n"
-            'checked["status"].value_counts(sort=False).rename("plans").to_frame()'
+            "# ea.collect: a small result in memory, on either engine (here, the counts).\n"
+            'ea.collect(checked["status"].value_counts(sort=False)).rename("plans").to_frame()'
         ),
         picture(
             "fig, ax = plt.subplots(figsize=(7, 2.8))\n"
@@ -119,7 +136,7 @@ def plan_hashes() -> list:
         ),
         md("The mismatches, with the variant that reproduces each recorded hash:"),
         code(
-            'mismatches = checked[~checked["match"]]\n'
+            'mismatches = ea.collect(checked[~checked["match"]])\n'
             'mismatches[["run_id", "source_file", "source_line", "status", "variant", '
             '"diagnosis"]]'
         ),
@@ -174,9 +191,9 @@ def plan_hashes() -> list:
             "empty (the pre-MT hash)."
         ),
         code(
-            "plans_recorded = len(audit.plans) > 0\n"
+            'plans_recorded = audit.rows("plans") > 0\n'
             "if plans_recorded:\n"
-            '    first_plan = audit.plans["plan"].iloc[0]\n'
+            '    first_plan = ea.collect(audit.plans["plan"], head=1).iloc[0]\n'
             "    display(widgets.plan_view(first_plan))\n"
             "else:\n"
             '    print(f"No retrieval plan in {DATA}: the editor has no recorded plan to start '
@@ -311,13 +328,15 @@ def withheld_counts() -> list:
         ),
         code(
             "presentations = audit.presentations\n"
-            "views_rendered = len(presentations) > 0\n"
+            'views_rendered = audit.rows("presentations") > 0\n'
             "if not views_rendered:\n"
             '    print(f"No rendered view in {DATA}: no presentation log among the inputs.")\n'
             "else:\n"
-            '    failed = presentations["status"] == "failed"\n'
-            '    print(presentations["status"].value_counts().to_dict())\n'
-            '    codes = presentations.loc[failed, "error_codes"].explode().value_counts()\n'
+            '    print(ea.collect(presentations["status"].value_counts(sort=False)).to_dict())\n'
+            '    failed = presentations[presentations["status"] == "failed"]\n'
+            '    codes = ea.collect(failed["error_codes"].explode().value_counts(sort=False))\n'
+            "    # the most frequent first; equal counts in the codes' order\n"
+            '    codes = codes.sort_index().sort_values(ascending=False, kind="stable")\n'
             '    display(codes.rename("renderings").to_frame())'
         ),
         md(
@@ -325,11 +344,8 @@ def withheld_counts() -> list:
             "(presented views; a count is what that audience's retrieval withheld):"
         ),
         code(
-            'rendered = presentations[presentations["status"] == "presented"]\n'
-            'view_receipts = receipts.loc[rendered["receipt_row"].to_numpy()].assign(\n'
-            '    view_id=rendered["view_id"].to_numpy(),\n'
-            '    audience_id=rendered["audience_id"].to_numpy(),\n'
-            ")\n"
+            "# The receipt of each presented view, with its view_id and audience_id.\n"
+            "view_receipts = ea.view_receipts(audit)\n"
             "if views_rendered:\n"
             "    by_view = ea.withheld_summary(\n"
             '        view_receipts, by=["view_id", "audience_id"], overall=True\n'
@@ -381,12 +397,11 @@ def withheld_counts() -> list:
             "days the timestamps span:"
         ),
         code(
-            'if "timestamp" in receipts:\n'
-            '    dated = receipts["timestamp"].notna()\n'
-            "else:  # no logger of these receipts added a timestamp\n"
-            "    dated = pd.Series(False, index=receipts.index)\n"
-            'print(f"with a timestamp: {int(dated.sum())}, without: {int((~dated).sum())}")\n'
-            "days = widgets.time_range(receipts) if dated.any() else None\n"
+            "# count(): the timestamps present; no column when no logger added one.\n"
+            'has_column = "timestamp" in receipts.columns\n'
+            'dated = int(ea.collect(receipts["timestamp"].count())) if has_column else 0\n'
+            "print(f\"with a timestamp: {dated}, without: {audit.rows('receipts') - dated}\")\n"
+            "days = widgets.time_range(receipts) if dated else None\n"
             "if days is None:\n"
             '    print("no time window to show")\n'
             "else:\n"
@@ -457,7 +472,9 @@ def routing_sweep() -> list:
         ),
         code(
             "findings = ea.check_decisions(audit.decisions, audit.policies)\n"
-            'findings["policy_id"] = audit.decisions.loc[findings["row"], "policy_id"].to_numpy()\n'
+            "# The policy each finding's decision names (ea.collect: only those rows).\n"
+            'named_policy = ea.collect(audit.decisions["policy_id"], rows=findings["row"])\n'
+            'findings["policy_id"] = named_policy.to_numpy()\n'
             'findings.groupby(["policy_id", "rule"], observed=True).size()'
             '.rename("findings").to_frame()'
         ),
@@ -541,13 +558,7 @@ def routing_sweep() -> list:
             "its own thresholds) covers; rows where the variants disagree are the decisions "
             "a change of policy would flip."
         ),
-        code(
-            "escalated = pd.DataFrame(\n"
-            '    {policy_id: ea.replay(audit.decisions, policy)["escalate_to_26b"]\n'
-            "     for policy_id, policy in audit.policies.items()}\n"
-            ")\n"
-            'escalated.value_counts().rename("decisions").sort_index().to_frame()'
-        ),
+        code("ea.escalation_patterns(audit.decisions, audit.policies)"),
         md(
             "## Explorer\n\nThe explorer's views with their defaults (every variant at its own "
             "thresholds, over every decision):"

@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
+import warnings
+
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real distributed cluster: a LocalCluster of 2 worker processes, 1 thread each.
+
+    Per module, so that its workers are gone while the other modules run.
+    """
+    from distributed import Client, LocalCluster
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        local = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(local, set_as_default=False)
+    yield client
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client.close()
+        local.close()
 
 
 def make_receipt(**changes) -> dict:

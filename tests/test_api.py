@@ -14,7 +14,7 @@ PUBLIC = {
     "RECEIPT_RULES", "check_receipts", "locator_safety", "safe_relative_markdown_path",
     "withheld_summary", "withheld_queries", "withheld_oracle", "within_time_window",
     # presentations
-    "PRESENTATION_RULES", "check_presentations",
+    "PRESENTATION_RULES", "check_presentations", "view_receipts",
     # hashes
     "DIALECTS", "PLAN_HASH_DIALECT", "REQUEST_HASH_DIALECT", "canonical_json",
     "canonical_hash", "plan_canonical_json", "plan_hash", "plan_verdicts", "check_plans",
@@ -24,8 +24,11 @@ PUBLIC = {
     # routing
     "Policy", "PolicySet", "Escalation", "SubjectDomain", "FallbackDomain", "RiskFlag",
     "RoutingDecision", "route", "replay", "check_decisions", "DECISION_RULES", "sweep",
+    "escalation_patterns",
     # everything at once
     "Provenance", "provenance", "Verification", "verify_all",
+    # where lazy (engine="dask") tables are computed
+    "use_scheduler", "collect",
     "__version__",
 }  # fmt: skip
 

@@ -25,23 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    from distributed import Client, LocalCluster
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        local = LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-        client = Client(local, set_as_default=False)
-    yield client
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client.close()
-        local.close()
-
-
 @pytest.fixture(params=["synchronous", "cluster"])
 def scheduler(request, cluster):
     """Each test runs once on the synchronous scheduler and once on the LocalCluster."""
@@ -109,13 +92,7 @@ def loaded():
 def lazy_held(lazy: ea.Audit) -> ea.Audit:
     """``lazy`` with its partitions read once and held (still Dask tables)."""
     with dask.config.set(scheduler="synchronous"):
-        names = [*lazy.tables, "rejected", "sources"]
-        frames = dask.persist(*[lazy.tables.get(n, getattr(lazy, n)) for n in names])
-    held = dict(zip(names, frames, strict=True))
-    sources, rejected = held.pop("sources"), held.pop("rejected")
-    return ea.Audit(
-        tables=held, policies=lazy.policies, rejected=rejected, files=lazy.files, sources=sources
-    )
+        return lazy.persist()
 
 
 @pytest.fixture(scope="module")

@@ -252,10 +252,16 @@ def read_file(
     *,
     keep: set[str] | None = None,
     limits: Limits | None = None,
+    name: str | None = None,
 ) -> Reading:
-    """Read one regular file, as :func:`read_all` reads each of its files."""
-    reading = Reading([display_name(path)], [], limits or Limits())
-    _read_with(reading, FileReader(path, reading.limits), kinds, keep)
+    """Read one regular file, as :func:`read_all` reads each of its files.
+
+    ``name`` is the file's name in the tables (``source_file``), its path
+    as given by default.
+    """
+    shown = name or display_name(path)
+    reading = Reading([shown], [], limits or Limits())
+    _read_with(reading, FileReader(path, reading.limits, name=shown), kinds, keep)
     return reading
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .checks import DECISION_RULES, check_decisions, verify_decisions
 from .loader import KIND
+from .patterns import escalation_patterns
 from .policies import PolicySet, load_policies, load_policy
 from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
 from .routing import RoutingDecision, replay, route
@@ -23,6 +24,7 @@ __all__ = [
     "RoutingDecision",
     "SubjectDomain",
     "check_decisions",
+    "escalation_patterns",
     "load_policies",
     "load_policy",
     "replay",

@@ -32,11 +32,35 @@ ROW_REFERENCES = {
 }
 
 
-def empty_meta(table: pd.DataFrame) -> pd.DataFrame:
-    """The zero-row meta of ``table``, with categories left unknown (each partition has its own)."""
+def empty_meta(table: pd.DataFrame, declared: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The zero-row meta of ``table``, with categories learned from the rows left unknown.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A table as its kind built it from some rows.
+    declared : DataFrame, optional
+        The same kind's table built from no rows. A categorical column that
+        has categories even there (``status``: presented / failed) has them
+        declared, the same in every partition, and they stay known; the
+        others (``source_file``) take theirs from each partition's rows.
+    """
     from dask.dataframe.utils import clear_known_categories
 
-    return clear_known_categories(table.iloc[:0].copy())
+    meta = table.iloc[:0].copy()
+    learned = [
+        column
+        for column in meta.columns
+        if isinstance(meta[column].dtype, pd.CategoricalDtype)
+        and not (
+            declared is not None
+            and column in declared
+            and isinstance(declared[column].dtype, pd.CategoricalDtype)
+            and len(declared[column].cat.categories)
+            and declared[column].dtype == meta[column].dtype
+        )
+    ]
+    return clear_known_categories(meta, cols=learned)
 
 
 def _categories_as_text(column: pd.Series) -> pd.Series:

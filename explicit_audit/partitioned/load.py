@@ -185,8 +185,8 @@ def _metas(
 ) -> dict[str, pd.DataFrame]:
     head = sample_limits(limits, sample_bytes)
     segments: dict[str, list] = {}
-    for path in dict.fromkeys(part.path for part in parts):
-        sample = read_file(path, kinds, keep=keep, limits=head)
+    for path, name in dict.fromkeys((part.path, part.name) for part in parts):
+        sample = read_file(path, kinds, keep=keep, limits=head, name=name)
         for name, found in sample.segments.items():
             segments.setdefault(name, []).extend(found)
     metas: dict[str, pd.DataFrame] = {}
@@ -194,7 +194,10 @@ def _metas(
         if keep is not None and kind.name not in keep:
             continue
         built = build_kind(kind, segments.get(kind.name, []))
-        metas.update({name: empty_meta(table) for name, table in built.tables.items()})
+        declared = build_kind(kind, []).tables
+        metas.update(
+            {name: empty_meta(table, declared.get(name)) for name, table in built.tables.items()}
+        )
     return metas
 
 

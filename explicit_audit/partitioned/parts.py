@@ -41,7 +41,12 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 @dataclass(frozen=True)
 class Part:
-    """One partition: a whole file (``start is None``) or a nominal byte range of it."""
+    """One partition: a whole file (``start is None``) or a nominal byte range of it.
+
+    ``path`` is absolute, so that a worker whose working folder is not the
+    caller's (a cluster's, a notebook kernel's) reads the same file; ``name``
+    is the path as the caller gave it, as the tables show it.
+    """
 
     path: Path
     name: str
@@ -71,8 +76,9 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
     if blocksize < 1:
         raise ValueError(f"blocksize must be at least 1 byte, not {blocksize}")
     parts: list[Part] = []
-    for path in files:
-        name = display_name(path)
+    for given in files:
+        name = display_name(given)
+        path = Path(given).absolute()
         try:
             size = os.stat(path).st_size
         except OSError:
@@ -96,7 +102,7 @@ def read_part(
 ) -> Reading:
     """Read one partition as the pipeline reads a file, its lines numbered from ``first_line``."""
     if part.whole:
-        return read_file(part.path, kinds, keep=keep, limits=limits)
+        return read_file(part.path, kinds, keep=keep, limits=limits, name=part.name)
     try:
         data = read_range(part.path, part.start, part.stop)
     except OSError as exc:

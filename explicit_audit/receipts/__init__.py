@@ -12,6 +12,7 @@ from .checks import RECEIPT_RULES, check_receipts
 from .loader import KIND
 from .locators import locator_safety, safe_relative_markdown_path
 from .presentation_checks import PRESENTATION_RULES, check_presentations
+from .views import view_receipts
 from .withheld import (
     ALL_LABEL,
     withheld_oracle,
@@ -29,6 +30,7 @@ __all__ = [
     "check_receipts",
     "locator_safety",
     "safe_relative_markdown_path",
+    "view_receipts",
     "withheld_oracle",
     "withheld_queries",
     "withheld_summary",

@@ -48,7 +48,8 @@ def notebook_tables(notebook: nbformat.NotebookNode) -> tuple[tuple[str, ...], .
 
 
 def _sizes(audit: Audit) -> dict[str, int]:
-    sizes = {name: len(frame) for name, frame in audit.tables.items()}
+    # Audit.rows: on Dask tables, the accounting's counts (computed once).
+    sizes = {name: audit.rows(name) for name in audit.tables}
     sizes["policies"] = len(audit.policies)
     return sizes
 

@@ -31,6 +31,7 @@ __all__ = [
     "data_parameter",
     "execute_notebook",
     "inject_parameters",
+    "parameter_names",
 ]
 
 #: Names a parameters cell may give its data path, tried in this order when
@@ -94,6 +95,26 @@ def data_parameter(notebook: nbformat.NotebookNode) -> str:
     >>> data_parameter(nb)
     'DATA'
     """
+    names = parameter_names(notebook)
+    if len(names) == 1:
+        return names[0]
+    for name in DATA_PARAMETER_NAMES:
+        if name in names:
+            return name
+    raise ReportError(
+        f"the parameters cell assigns {names or 'nothing'}; name the data path one of "
+        f"{', '.join(DATA_PARAMETER_NAMES)}"
+    )
+
+
+def parameter_names(notebook: nbformat.NotebookNode) -> list[str]:
+    """The variables the ``parameters`` cell assigns, in order.
+
+    Raises
+    ------
+    ReportError
+        When no cell is tagged ``parameters``, or it is not valid Python.
+    """
     cell = _parameters_cell(notebook)
     if cell is None:
         raise ReportError(
@@ -110,15 +131,7 @@ def data_parameter(notebook: nbformat.NotebookNode) -> str:
         if isinstance(node, ast.AnnAssign):
             targets = [node.target]
         names.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id not in names)
-    if len(names) == 1:
-        return names[0]
-    for name in DATA_PARAMETER_NAMES:
-        if name in names:
-            return name
-    raise ReportError(
-        f"the parameters cell assigns {names or 'nothing'}; name the data path one of "
-        f"{', '.join(DATA_PARAMETER_NAMES)}"
-    )
+    return names
 
 
 def _parameters_cell(notebook: nbformat.NotebookNode):
@@ -172,6 +185,7 @@ def execute_notebook(
     cwd: str | os.PathLike | None = None,
     timeout: int = 300,
     name: str | None = None,
+    parameters: dict[str, object] | None = None,
 ) -> nbformat.NotebookNode:
     """Execute a notebook in a kernel of the running Python, optionally on other data.
 
@@ -188,6 +202,9 @@ def execute_notebook(
         Seconds a cell may run.
     name : str, optional
         The notebook's name in error messages; its file name by default.
+    parameters : dict, optional
+        More ``{variable: value}`` to inject after the data path, such as
+        ``{"ENGINE": "dask", "SCHEDULER": "tcp://host:8786"}``.
 
     Returns
     -------
@@ -199,7 +216,8 @@ def execute_notebook(
     NotebookError
         When a cell fails or times out, naming the notebook and the error.
     ReportError
-        When ``data`` is given and the notebook has no parameters cell.
+        When ``data`` or ``parameters`` are given and the notebook has no
+        parameters cell.
 
     Examples
     --------
@@ -207,8 +225,10 @@ def execute_notebook(
     """
     read_name, node = _read(notebook)
     name = name or read_name
-    if data is not None:
-        inject_parameters(node, {data_parameter(node): str(data)})
+    values = {} if data is None else {data_parameter(node): str(data)}
+    values.update(parameters or {})
+    if values:
+        inject_parameters(node, values)
     env = dict(os.environ)
     # The inline backend even when MPLBACKEND is set for headless use; a fixed
     # hash seed so that set order, and so the output, is the same every run.

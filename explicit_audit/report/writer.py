@@ -54,11 +54,12 @@ from pathlib import Path
 import nbformat
 from jinja2 import DictLoader
 from nbconvert import HTMLExporter
-from nbconvert.preprocessors import TagRemovePreprocessor
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
 
 from .._version import __version__
-from ..audit import load
+from ..audit import ENGINES, load
 from ..errors import RejectedRowsWarning
+from ..partitioned.scheduler import use_scheduler
 from ..verify import Verification, verify_all
 from ._empty import has_records, no_records_notebook, notebook_tables
 from ._files import remove_stale_reports, write_atomically
@@ -71,6 +72,7 @@ from ._notebook_run import (
     data_parameter,
     execute_notebook,
     inject_parameters,
+    parameter_names,
 )
 from .provenance import Provenance, provenance
 from .snapshot import take_snapshot
@@ -204,6 +206,9 @@ def notebook_html(
         anchor_link_text="",
     )
     exporter.register_filter("ea_clean_html", clean_html)
+    # A cell's prints as one block, however its output was flushed (a long
+    # computation between two prints flushes them apart).
+    exporter.register_preprocessor(CoalesceStreamsPreprocessor(), enabled=True)
     exporter.register_preprocessor(
         TagRemovePreprocessor(
             remove_cell_tags={"remove-cell"},
@@ -230,6 +235,16 @@ def notebook_html(
     return insert_contents(body)
 
 
+def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> None:
+    """A notebook run for the Dask engine must read ``ENGINE``, or it would load in memory."""
+    if "ENGINE" not in parameter_names(notebook):
+        raise ReportError(
+            f"{name}: its parameters cell sets no ENGINE, so it would load the data in memory; "
+            'add ENGINE = "pandas" (and SCHEDULER = None, PERSIST = False) to the cell and pass '
+            "engine=ENGINE to ea.load, or report with the pandas engine"
+        )
+
+
 def _notebooks(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
@@ -246,6 +261,9 @@ def write_reports(
     *,
     timeout: int = 300,
     progress=None,
+    engine: str = "pandas",
+    scheduler: str | None = None,
+    persist: bool = False,
 ) -> list[Path]:
     """Execute every notebook on ``data`` and write one HTML report each into ``out``.
 
@@ -261,6 +279,18 @@ def write_reports(
         Seconds a cell may run.
     progress : callable, optional
         Called with a line of text after each report is written.
+    engine : {"pandas", "dask"}, default "pandas"
+        ``"dask"`` loads the data as lazy Dask tables, for the verdict and
+        the provenance here and in every notebook, which is given the
+        parameters ``ENGINE``, ``SCHEDULER`` and ``PERSIST``. The pages say
+        what the pandas engine's pages say.
+    scheduler : str, optional
+        With ``engine="dask"``: where the partitions are computed, here and
+        in every notebook's kernel (see :func:`~explicit_audit.use_scheduler`).
+    persist : bool, default False
+        With ``engine="dask"``: keep the rows in the workers' memory after
+        the first read (:meth:`~explicit_audit.Audit.persist`), for data the
+        cluster's memory holds.
 
     Returns
     -------
@@ -272,7 +302,8 @@ def write_reports(
     NotebookError
         When a notebook fails; the reports of the others are written first.
     ReportError
-        When there is no notebook, or one has no parameters cell.
+        When there is no notebook, or one has no parameters cell; with
+        ``engine="dask"``, when one has no ``ENGINE`` parameter.
     AuditError
         When ``data`` cannot be loaded.
 
@@ -284,7 +315,25 @@ def write_reports(
     paths = _notebooks(notebooks)
     if not paths:
         raise ReportError(f"{notebooks}: no notebook (*.ipynb) to report on")
-    out_dir = Path(out)
+    if engine not in ENGINES:
+        raise ReportError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    lazy = engine == "dask"
+    parameters = {"ENGINE": engine, "SCHEDULER": scheduler, "PERSIST": persist} if lazy else {}
+    with use_scheduler(scheduler) if lazy else contextlib.nullcontext():
+        return _write_reports(
+            data, Path(out), paths, timeout=timeout, progress=progress, parameters=parameters
+        )
+
+
+def _write_reports(
+    data: str | os.PathLike,
+    out_dir: Path,
+    paths: list[Path],
+    *,
+    timeout: int,
+    progress,
+    parameters: dict[str, object],
+) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     failures: list[str] = []
@@ -293,17 +342,28 @@ def write_reports(
         with contextlib.chdir(snapshot.cwd), warnings.catch_warnings():
             # Rejected rows are listed in every report's appendix.
             warnings.simplefilter("ignore", RejectedRowsWarning)
-            audit = load(snapshot.data, progress=False)
-            facts = provenance(audit, data, digests=snapshot.digests)
+            audit = load(snapshot.data, progress=False, engine=parameters.get("ENGINE", "pandas"))
+            if parameters.get("PERSIST"):
+                audit = audit.persist()
+            # On Dask tables the checks' one pass also computes the accounting.
             verification = verify_all(audit)
+            audit = audit.accounting()
+            facts = provenance(audit, data, digests=snapshot.digests)
         for path in paths:
             start = time.perf_counter()
             source = path.read_bytes()
             notebook = nbformat.reads(source.decode("utf-8"), as_version=4)
+            if parameters:
+                _require_engine_parameter(notebook, path.name)
             if has_records(audit, notebook_tables(notebook)):
                 try:
                     executed = execute_notebook(
-                        notebook, snapshot.data, cwd=snapshot.cwd, timeout=timeout, name=path.name
+                        notebook,
+                        snapshot.data,
+                        cwd=snapshot.cwd,
+                        timeout=timeout,
+                        name=path.name,
+                        parameters=parameters,
                     )
                 except NotebookError as exc:
                     failures.append(str(exc))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core.partitions import concat_parts, is_partitioned, per_partition
 from ..decisions.routing import replay
 from ..decisions.sweep import GRID_AXES, sweep
 from ._shared import ALL, rounded
@@ -166,30 +167,59 @@ def flips_view(
         escalate_on_multi_doc_count=escalate_on_multi_doc_count,
         confidence_threshold=confidence_threshold,
     )
-    shown = ["decision_id", "subject_domain", "content_chars", "evidence_doc_count", "confidence"]
     frames = []
     for policy in _variants(data, variant):
-        rows = decisions
-        if only_named:
-            rows = decisions[(decisions["policy_id"] == policy.policy_id).to_numpy(dtype=bool)]
-        replayed = replay(rows, policy.with_escalation(**point))
-        recorded = rows["recorded_escalate_to_26b"].to_numpy(dtype=bool)
-        flipped = replayed["escalate_to_26b"].to_numpy(dtype=bool) != recorded
-        picked = rows[flipped]
-        frame = pd.DataFrame(
-            {
-                "policy_id": policy.policy_id,
-                "decision_row": picked.index,
-                "recorded_policy_id": picked["policy_id"].astype(str).to_numpy(),
-                **{name: picked[name].to_numpy() for name in shown if name in picked},
-                "recorded_escalate_to_26b": recorded[flipped],
-                "escalate_to_26b": replayed["escalate_to_26b"].to_numpy(dtype=bool)[flipped],
-            }
-        )
-        frames.append(frame if limit is None else frame.head(limit))
+        applied = policy.with_escalation(**point)
+        if is_partitioned(decisions):
+            flips = per_partition(
+                _flips,
+                [decisions],
+                _joined,
+                what="flips_view",
+                policy=applied,
+                policy_id=policy.policy_id,
+                only_named=only_named,
+                limit=limit,
+            ).result()
+        else:
+            flips = _flips(decisions, applied, policy.policy_id, only_named, limit)
+        frames.append(flips if limit is None else flips.head(limit))
     if not frames:
         return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
+
+
+def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The partitions' flips in table order; a partition without any adds no row, nor types."""
+    found = [part for part in parts if len(part)]
+    return concat_parts(found or parts[:1])
+
+
+_SHOWN = ["decision_id", "subject_domain", "content_chars", "evidence_doc_count", "confidence"]
+
+
+def _flips(
+    decisions: pd.DataFrame, policy: Any, policy_id: str, only_named: bool, limit: int | None
+) -> pd.DataFrame:
+    """The decisions (at most ``limit``, in table order) that ``policy`` decides otherwise."""
+    rows = decisions
+    if only_named:
+        rows = decisions[(decisions["policy_id"] == policy_id).to_numpy(dtype=bool)]
+    replayed = replay(rows, policy)
+    recorded = rows["recorded_escalate_to_26b"].to_numpy(dtype=bool)
+    flipped = replayed["escalate_to_26b"].to_numpy(dtype=bool) != recorded
+    picked = rows[flipped]
+    frame = pd.DataFrame(
+        {
+            "policy_id": policy_id,
+            "decision_row": picked.index,
+            "recorded_policy_id": picked["policy_id"].astype(str).to_numpy(),
+            **{name: picked[name].to_numpy() for name in _SHOWN if name in picked},
+            "recorded_escalate_to_26b": recorded[flipped],
+            "escalate_to_26b": replayed["escalate_to_26b"].to_numpy(dtype=bool)[flipped],
+        }
+    )
+    return frame if limit is None else frame.head(limit)
 
 
 def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
@@ -218,13 +248,14 @@ def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
     """
     decisions = data.decisions
     policies = list(data.policies.values())
+    most_chars, most_docs, rows = _largest(decisions)
     chars_top = max(
-        int(decisions["content_chars"].max()) if len(decisions) else 0,
+        int(most_chars) if rows else 0,
         *(2 * p.escalation.context_char_cap_4b for p in policies),
         250,
     )
     docs_top = max(
-        int(decisions["evidence_doc_count"].max()) + 1 if len(decisions) else 1,
+        int(most_docs) + 1 if rows else 1,
         *(p.escalation.escalate_on_multi_doc_count + 1 for p in policies),
         2,
     )
@@ -233,6 +264,20 @@ def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
         "escalate_on_multi_doc_count": (1, docs_top, 1),
         "confidence_threshold": (0.0, 1.0, 0.01),
     }
+
+
+def _largest(decisions: Any) -> tuple[Any, Any, int]:
+    """The most content characters and evidence documents of any decision, and the rows."""
+    found = (
+        decisions["content_chars"].max(),
+        decisions["evidence_doc_count"].max(),
+        decisions.shape[0],
+    )
+    if is_partitioned(decisions):
+        import dask
+
+        found = dask.compute(*found)
+    return found
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._core.partitions import is_partitioned, lazy_rows, per_partition
 from ..receipts.withheld import withheld_summary, within_time_window
 from ._shared import ALL, NO_AUDIENCE, rounded
 
@@ -95,14 +96,44 @@ def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] |
     ['2025-03-03', '2025-03-04']
     """
     frame = _receipts(receipts)
-    if column not in frame or frame[column].isna().all():
+    if column not in frame:
+        return None
+    if is_partitioned(frame):
+        bounds = per_partition(
+            _time_bounds, [frame[[column]]], _widest, what="time_range", column=column
+        ).result()
+    else:
+        bounds = _time_bounds(frame, column)
+    if bounds is None or bounds is _NOT_TIMES:
+        return None
+    first, last = bounds[0].floor("D"), bounds[1].floor("D") + pd.Timedelta(days=1)
+    return list(pd.date_range(first, last, freq="D"))
+
+
+#: A partition whose column does not hold ISO 8601 times: no range at all.
+_NOT_TIMES = object()
+
+
+def _time_bounds(frame: pd.DataFrame, column: str) -> Any:
+    """``(first, last)`` of the column's times; None when it holds none, :data:`_NOT_TIMES`."""
+    values = frame[column]
+    if values.isna().all():
         return None
     try:
-        times = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+        times = pd.to_datetime(values, utc=True, format="ISO8601")
     except (ValueError, TypeError):
+        return _NOT_TIMES
+    return times.min(), times.max()
+
+
+def _widest(bounds: list) -> Any:
+    """The partitions' bounds combined: one that is not times makes the whole column not times."""
+    if any(b is _NOT_TIMES for b in bounds):
+        return _NOT_TIMES
+    known = [b for b in bounds if b is not None]
+    if not known:
         return None
-    first, last = times.min().floor("D"), times.max().floor("D") + pd.Timedelta(days=1)
-    return list(pd.date_range(first, last, freq="D"))
+    return min(b[0] for b in known), max(b[1] for b in known)
 
 
 def window_options(days: Sequence[pd.Timestamp]) -> list[tuple[str, Any]]:
@@ -215,6 +246,18 @@ def withheld_view(
     >>> withheld_view(audit, audience="peer", window=("2025-03-03", "2025-03-05"))  # doctest: +SKIP
     """
     receipts = _receipts(data)
+    if is_partitioned(receipts):
+        selected = lazy_rows(_selected, receipts, audience=audience, space=space)
+    else:
+        selected = _selected(receipts, audience=audience, space=space)
+    start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
+    if start is not None or end is not None:
+        selected = within_time_window(selected, start, end)
+    return rounded(withheld_summary(selected, by=by, overall=True), digits)
+
+
+def _selected(receipts: pd.DataFrame, *, audience: str, space: str) -> pd.DataFrame:
+    """The receipts of one audience (or all, or none) in one space (or all)."""
     keep = pd.Series(True, index=receipts.index)
     if audience == NO_AUDIENCE:
         keep &= receipts["withheld_audience"].isna()
@@ -222,8 +265,4 @@ def withheld_view(
         keep &= (receipts["withheld_audience"] == audience).fillna(False).astype(bool)
     if space != ALL:
         keep &= (receipts["active_space"] == space).fillna(False).astype(bool)
-    selected = receipts[keep.to_numpy(dtype=bool)]
-    start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
-    if start is not None or end is not None:
-        selected = within_time_window(selected, start, end)
-    return rounded(withheld_summary(selected, by=by, overall=True), digits)
+    return receipts[keep.to_numpy(dtype=bool)]

@@ -33,6 +33,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from .._core.partitions import is_partitioned
 from ..views import (
     ALL,
     NO_AUDIENCE,
@@ -179,11 +180,11 @@ def withheld_panel(data: Any) -> Panel:
     >>> panel.controls["audience"].value = "peer"  # doctest: +SKIP
     """
     receipts = getattr(data, "receipts", data)
-    audiences = receipts["withheld_audience"]
-    audience_options = [ALL, *sorted(audiences.dropna().unique())]
-    if audiences.isna().any():
+    audiences, unguarded, spaces = _choices(receipts)
+    audience_options = [ALL, *audiences]
+    if unguarded:
         audience_options.append(NO_AUDIENCE)
-    spaces = [ALL, *sorted(receipts["active_space"].dropna().unique())]
+    spaces = [ALL, *spaces]
     controls: dict[str, widgets.ValueWidget] = {
         "audience": widgets.Dropdown(options=audience_options, value=ALL, **_style("audience")),
         "space": widgets.Dropdown(options=spaces, value=ALL, **_style("space")),
@@ -217,6 +218,22 @@ def withheld_panel(data: Any) -> Panel:
         title="withheld-count explorer",
         readouts=readouts,
     )
+
+
+def _choices(receipts: Any) -> tuple[list[str], bool, list[str]]:
+    """The audiences (sorted), whether any receipt has none, and the spaces (sorted)."""
+    audiences = receipts["withheld_audience"]
+    found = (
+        audiences.dropna().unique(),
+        audiences.isna().any(),
+        receipts["active_space"].dropna().unique(),
+    )
+    if is_partitioned(receipts):
+        import dask
+
+        found = dask.compute(*found)
+    named, unguarded, spaces = found
+    return sorted(named), bool(unguarded), sorted(spaces)
 
 
 def _follow(panel: Panel, name: str, change: Any) -> None:
