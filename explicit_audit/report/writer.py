@@ -318,10 +318,20 @@ def write_reports(
     if engine not in ENGINES:
         raise ReportError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     lazy = engine == "dask"
+    if lazy:  # before any work: a notebook that would load in memory is refused
+        for path in paths:
+            _require_engine_parameter(nbformat.read(path, as_version=4), path.name)
     parameters = {"ENGINE": engine, "SCHEDULER": scheduler, "PERSIST": persist} if lazy else {}
     with use_scheduler(scheduler) if lazy else contextlib.nullcontext():
         return _write_reports(
-            data, Path(out), paths, timeout=timeout, progress=progress, parameters=parameters
+            data,
+            Path(out),
+            paths,
+            timeout=timeout,
+            progress=progress,
+            engine=engine,
+            persist=persist,
+            parameters=parameters,
         )
 
 
@@ -332,6 +342,8 @@ def _write_reports(
     *,
     timeout: int,
     progress,
+    engine: str,
+    persist: bool,
     parameters: dict[str, object],
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -342,8 +354,8 @@ def _write_reports(
         with contextlib.chdir(snapshot.cwd), warnings.catch_warnings():
             # Rejected rows are listed in every report's appendix.
             warnings.simplefilter("ignore", RejectedRowsWarning)
-            audit = load(snapshot.data, progress=False, engine=parameters.get("ENGINE", "pandas"))
-            if parameters.get("PERSIST"):
+            audit = load(snapshot.data, progress=False, engine=engine)
+            if persist:
                 audit = audit.persist()
             # On Dask tables the checks' one pass also computes the accounting.
             verification = verify_all(audit)
@@ -353,8 +365,6 @@ def _write_reports(
             start = time.perf_counter()
             source = path.read_bytes()
             notebook = nbformat.reads(source.decode("utf-8"), as_version=4)
-            if parameters:
-                _require_engine_parameter(notebook, path.name)
             if has_records(audit, notebook_tables(notebook)):
                 try:
                     executed = execute_notebook(
