@@ -30,10 +30,13 @@ browser:
 	  || echo "chromium could not be installed: the browser test will fail"; }
 
 # VIRTUAL_ENV names this project's environment, whatever the calling shell had
-# activated: IPython (widgets, kernels) reads it.
+# activated: IPython (widgets, kernels) reads it. The tests run in 2 processes
+# (pytest-xdist), a file's tests in one of them: a notebook's cells run in order
+# in one kernel, and a module's fixtures (a LocalCluster, a JupyterLab) start once.
+TEST_PROCESSES ?= 2
 test: $(STAMP) browser
 	$(BIN)/python -m ruff check explicit_audit tests benchmarks scripts
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python -m pytest
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 sample-data: $(STAMP)
 	$(BIN)/python -m scripts.sample_data data
@@ -44,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_plans.py
 	$(BIN)/python benchmarks/bench_routing.py
 	$(BIN)/python benchmarks/bench_dask.py
+	$(BIN)/python benchmarks/bench_planning.py
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache

@@ -395,3 +395,31 @@ def test_a_byte_order_mark_is_dropped_at_the_file_start_only(tmp_path):
     assert len(memory.receipts) == 39 and memory.rejected["source_line"].tolist() == [21]
     with dask.config.set(scheduler="synchronous"):
         assert_same_audit(memory, _quiet_load(tmp_path, engine="dask", blocksize=512))
+
+
+def test_a_table_computes_without_the_accounting_and_the_accounting_without_the_fits(
+    monkeypatch, tmp_path
+):
+    import explicit_audit.partitioned.load as planned
+
+    calls = {"fold": 0, "fitted": 0}
+
+    def counting(name, real):
+        def counted(*args):
+            calls[name] += 1
+            return real(*args)
+
+        return counted
+
+    monkeypatch.setattr(planned, "_fold", counting("fold", planned._fold))
+    monkeypatch.setattr(planned, "_fitted", counting("fitted", planned._fitted))
+    lines = [json.dumps(make_receipt(query=f"q{i}")) for i in range(60)]
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
+    lazy = _quiet_load(tmp_path, engine="dask", blocksize=1024)
+    parts = lazy.tables["receipts"].npartitions
+    assert parts > 5
+    with dask.config.set(scheduler="synchronous"):
+        assert len(lazy.tables["receipts"].compute()) == 60
+        assert calls == {"fold": 0, "fitted": parts}
+        assert lazy.rejected.compute().empty
+        assert calls == {"fold": parts, "fitted": parts}

@@ -8,7 +8,6 @@ data split into many partitions.
 
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 
@@ -236,14 +235,14 @@ def test_use_scheduler():
         ea.use_scheduler("tcp://127.0.0.1:1", timeout="1s")
 
 
-def test_use_scheduler_connects_to_a_cluster(cluster):
+def test_use_scheduler_connects_to_a_cluster(cluster, both):
+    """On the cluster, as a notebook with ``SCHEDULER`` set runs: the view receipts' tasks too."""
+    memory, _ = both
     address = cluster.scheduler.address
-    client = ea.use_scheduler(address)
-    try:
+    with ea.use_scheduler(address) as client:
         assert client.scheduler.address == address
-        assert ea.collect(_load(DATA / "plans", engine="dask").plans.shape[0]) == len(
-            _load(DATA / "plans").plans
-        )
-    finally:
-        client.close()
-    os.environ.get("PATH")  # the default client is gone with it
+        lazy = _load(DATA, engine="dask", blocksize=256 << 10)
+        got = ea.view_receipts(lazy).compute()
+    prefixes = cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    assert "view_receipts" in prefixes, sorted(prefixes)
+    pd.testing.assert_frame_equal(got, ea.view_receipts(memory), check_categorical=False)

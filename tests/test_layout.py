@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -45,12 +46,17 @@ def _module_name(path: Path) -> str:
 
 def _imports(path: Path, module: str) -> set[str]:
     """The package modules ``module`` imports, as dotted names inside the package."""
-    is_package = path.name == "__init__.py"
+    return _imports_in(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+
+
+@functools.cache
+def _imports_in(source: str, module: str, is_package: bool) -> frozenset[str]:
+    """As :func:`_imports`, from the module's text (parsed once per text: every test asks)."""
     package = module.split(".") if is_package else module.split(".")[:-1]
     if module == "__init__":
         package = []
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = package[: len(package) - (node.level - 1)]
             target = [*base, *(node.module.split(".") if node.module else [])]
@@ -60,7 +66,7 @@ def _imports(path: Path, module: str) -> set[str]:
                 found.add(".".join(target))
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("explicit_audit"):
             found.add(node.module.removeprefix("explicit_audit").lstrip(".") or "__init__")
-    return {name or "__init__" for name in found}
+    return frozenset(name or "__init__" for name in found)
 
 
 def _graph() -> dict[str, set[str]]:

@@ -341,9 +341,8 @@ def _nbval(tmp_path: Path, notebook: Path, env: dict) -> subprocess.CompletedPro
 def test_nbval_catches_a_changed_figure(tmp_path):
     notebook = ROOT / "notebooks" / "plan_hashes.ipynb"
     assert notebook.exists(), "the committed notebooks are missing"
+    # The same notebook passes nbval in this suite (its own item): only the library changed.
     env = dict(os.environ)
-    passing = _nbval(tmp_path, notebook, env)
-    assert passing.returncode == 0, passing.stdout[-3000:]
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-changed-library.py").write_text(CHANGED_LIBRARY, encoding="utf-8")

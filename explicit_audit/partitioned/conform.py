@@ -103,6 +103,15 @@ def _widened(column: pd.Series, dtype, name: str, where: str) -> pd.Series:
     )
 
 
+def _signature(frame: pd.DataFrame) -> tuple:
+    """The columns and dtypes (categories included) that decide how a table is conformed."""
+    return tuple((column, repr(dtype)) for column, dtype in frame.dtypes.items())
+
+
+#: Per process: an empty table conformed, by its name and its and the meta's signatures.
+_EMPTY: dict[tuple, pd.DataFrame] = {}
+
+
 def conform(
     table: pd.DataFrame,
     meta: pd.DataFrame,
@@ -126,6 +135,25 @@ def conform(
     where : str
         The partition (file and lines), for an error message.
     """
+    start = offsets.get(name, 0)
+    if not len(table):
+        key = (name, _signature(table), _signature(meta))
+        fitted = _EMPTY.get(key)
+        if fitted is None:
+            fitted = _EMPTY[key] = _conformed(table, meta, name=name, where=where)
+        fitted = fitted.copy(deep=False)
+        fitted.index = pd.RangeIndex(start, start)
+        return fitted
+    result = _conformed(table, meta, name=name, where=where)
+    result.index = pd.RangeIndex(start, start + len(result))
+    for (owner, column), target in ROW_REFERENCES.items():
+        if owner == name and column in result and offsets.get(target, 0):
+            result[column] = result[column] + offsets[target]
+    return result
+
+
+def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: str) -> pd.DataFrame:
+    """``table``'s columns fitted to ``meta``'s, its row labels unchanged."""
     unknown = [column for column in table.columns if column not in meta.columns]
     if unknown:
         raise AuditError(
@@ -150,10 +178,4 @@ def conform(
                 columns[column] = _categories_as_text(table[column])
         else:
             columns[column] = _widened(table[column], dtype, column, where)
-    result = pd.DataFrame(columns, index=table.index)
-    start = offsets.get(name, 0)
-    result.index = pd.RangeIndex(start, start + len(result))
-    for (owner, column), target in ROW_REFERENCES.items():
-        if owner == name and column in result and offsets.get(target, 0):
-            result[column] = result[column] + offsets[target]
-    return result
+    return pd.DataFrame(columns, index=table.index)

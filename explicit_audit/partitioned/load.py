@@ -15,12 +15,19 @@ is read until it is computed, but for the head of each file (at most
 ``rejected`` and ``sources`` are one-partition tables computed from a fold of
 the partitions' accounting in file order, so that they equal the in-memory
 engine's. Policies (small YAML files) are read at once.
+
+The graph is planned in one pass over the partitions (:class:`_Graph`), and
+each table is made from its layer as a persisted collection is
+(``dask.dataframe.from_graph``): planning is linear in the number of
+partitions, where chaining ``dask.delayed`` calls (each one merging the graph
+of every partition before it) was quadratic.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +44,7 @@ from .._core.collect import (
     sources_frame,
 )
 from .._core.limits import Limits
-from .._core.records import RecordKind, Rejection
+from .._core.records import KindTables, RecordKind, Rejection
 from ..decisions.policies import PolicySet, load_policy_files
 from ..errors import InputError, PolicyError
 from .accounting import RejectionTally, in_file_order, loaded_lines
@@ -81,6 +88,23 @@ def _where(part: Part, first_line: int) -> str:
     return f"{part.name} (the lines from {first_line} in bytes {part.start}-{part.stop})"
 
 
+#: Per process: each kind's tables built from no values (most partitions hold few kinds).
+_NO_VALUES: dict[str, KindTables] = {}
+
+
+def _built(kind: RecordKind, segments: list[tuple]) -> KindTables:
+    """``build_kind``, but for no values: then the kind's empty tables, built once per process.
+
+    Nothing changes a built table in place (copy-on-write), so they are shared.
+    """
+    if segments:
+        return build_kind(kind, segments)
+    built = _NO_VALUES.get(kind.name)
+    if built is None:
+        built = _NO_VALUES[kind.name] = build_kind(kind, [])
+    return built
+
+
 def _build(
     part: Part,
     first_line: int,
@@ -96,7 +120,7 @@ def _build(
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = build_kind(kind, reading.segments.pop(kind.name, []))
+        built = _built(kind, reading.segments.pop(kind.name, []))
         tables.update(built.tables)
         main.append(loaded_lines(kind, built))
         rejections.extend(built.rejected)
@@ -194,11 +218,132 @@ def _metas(
         if keep is not None and kind.name not in keep:
             continue
         built = build_kind(kind, segments.get(kind.name, []))
-        declared = build_kind(kind, []).tables
+        declared = _built(kind, []).tables
         metas.update(
             {name: empty_meta(table, declared.get(name)) for name, table in built.tables.items()}
         )
     return metas
+
+
+class _Layer(Mapping):
+    """One table's tasks, named for Dask by the load's token and the table, not task by task.
+
+    ``dask.dataframe.from_graph`` names a table by a token of its layer;
+    tokenizing every task of it would cost more than planning them.
+    """
+
+    def __init__(self, tasks: dict, token: str) -> None:
+        self._tasks, self._token = tasks, token
+
+    def __getitem__(self, key):
+        return self._tasks[key]
+
+    def __iter__(self):
+        return iter(self._tasks)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __dask_tokenize__(self) -> str:
+        return self._token
+
+
+class _Graph:
+    """The load's task graph, planned in one pass: linear in the number of partitions.
+
+    Per partition ``i``, three groups of tasks:
+
+    - *reads*: ``first-line`` (the line its bytes start on: 1, or the first
+      line and the newlines, ``count``, of the range before it) and ``build``
+      (:func:`_build`);
+    - *fits*: ``fitted`` (:func:`_fitted`), after the ``offsets`` summed from
+      the lengths of the partitions before it;
+    - *accounting*: the partition's accounting folded into ``tally``, in file
+      order, and at the end ``accounts`` (:func:`_finish`).
+
+    The kinds, limits and metas are data nodes, sent once. A table's layer
+    holds the reads, the fits and its own pieces; ``rejected``'s and
+    ``sources``'s hold the reads and the accounting. The keys carry a token
+    new to each load, as ``dask.delayed`` keys do: a load never takes up
+    results held for another (of files since changed).
+    """
+
+    def __init__(
+        self,
+        parts: Sequence[Part],
+        kinds: Sequence[RecordKind],
+        keep: set[str] | None,
+        limits: Limits,
+        strict: bool,
+        metas: dict[str, pd.DataFrame],
+        problems: list[Rejection],
+        finish: tuple,
+    ) -> None:
+        from dask.task_spec import DataNode, Task, TaskRef
+
+        self.token = uuid.uuid4().hex
+        self.partitions = len(parts)
+        key = self._key
+        shared = {"kinds": tuple(kinds), "limits": limits, "metas": metas}
+        reads = {key(name): DataNode(key(name), value) for name, value in shared.items()}
+        fits = {key("offsets", 0): DataNode(key("offsets", 0), {})}
+        # A task, not data: the fold adds to its tally in place, so each computation starts anew.
+        accounting = {
+            key("tally", 0): Task(key("tally", 0), _start, TaskRef(key("limits")), problems)
+        }
+        for i, part in enumerate(parts):
+            line = key("first-line", i)
+            if part.whole or part.start == 0:
+                reads[line] = DataNode(line, 1)
+            else:
+                previous = (TaskRef(key("first-line", i - 1)), TaskRef(key("count", i - 1)))
+                reads[line] = Task(line, operator.add, *previous)
+            if not part.whole:
+                count = key("count", i)
+                reads[count] = Task(count, count_lines, part.path, part.start, part.stop)
+            build = key("build", i)
+            reads[build] = Task(
+                build, _build, part, TaskRef(line), TaskRef(key("kinds")), keep,
+                TaskRef(key("limits")), strict,
+            )  # fmt: skip
+            fitted, lengths = key("fitted", i), key("lengths", i)
+            fits[fitted] = Task(
+                fitted, _fitted, TaskRef(build), TaskRef(key("offsets", i)),
+                TaskRef(key("metas")), part, TaskRef(line),
+            )  # fmt: skip
+            fits[lengths] = Task(lengths, _lengths, TaskRef(build))
+            fits[key("offsets", i + 1)] = Task(
+                key("offsets", i + 1), _add, TaskRef(key("offsets", i)), TaskRef(lengths)
+            )
+            folded = key("accounting", i)
+            accounting[folded] = Task(folded, _accounting, TaskRef(build))
+            accounting[key("tally", i + 1)] = Task(
+                key("tally", i + 1), _fold, TaskRef(key("tally", i)), TaskRef(folded)
+            )
+        last = TaskRef(key("tally", len(parts)))
+        accounting[key("accounts")] = Task(key("accounts"), _finish, last, *finish)
+        self.reads, self.fits, self.accounting = reads, fits, accounting
+
+    def _key(self, name: str, index: int | None = None):
+        return f"{name}-{self.token}" if index is None else (f"{name}-{self.token}", index)
+
+    def table(self, name: str) -> tuple[dict, list]:
+        """The layer of the table ``name`` and its partitions' keys."""
+        from dask.task_spec import Task, TaskRef
+
+        layer = {**self.reads, **self.fits}
+        keys = [self._key(f"{name}-part", i) for i in range(self.partitions)]
+        for i, piece in enumerate(keys):
+            layer[piece] = Task(piece, operator.getitem, TaskRef(self._key("fitted", i)), name)
+        return _Layer(layer, f"{name}-{self.token}"), keys
+
+    def accounts(self, index: int) -> tuple[dict, list]:
+        """The layer of ``rejected`` (``index`` 0) or ``sources`` (1), and its one key."""
+        from dask.task_spec import Task, TaskRef
+
+        piece = self._key(("rejected", "sources")[index], 0)
+        task = Task(piece, operator.getitem, TaskRef(self._key("accounts")), index)
+        return _Layer({**self.reads, **self.accounting, piece: task}, piece[0]), [piece]
 
 
 def load_partitioned(
@@ -234,6 +379,7 @@ def load_partitioned(
     """
     import dask
     import dask.dataframe as dd
+    from dask.task_spec import DataNode
 
     listing = list_sources(source)
     problems, policy_files = listing.problems, listing.policy_files
@@ -251,43 +397,20 @@ def load_partitioned(
     sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
     parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
-    build = dask.delayed(_build, pure=True)
-    first_lines: list = []
-    line, previous = 1, None
-    for part in parts:
-        if part.whole or part.start == 0:
-            line = 1
-        elif previous is not None:
-            line = dask.delayed(operator.add)(line, previous)
-        first_lines.append(line)
-        previous = (
-            None if part.whole else dask.delayed(count_lines)(part.path, part.start, part.stop)
-        )
+    finish = (listing.names, policy_files, policies, policy_rejections)
+    graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish)
 
-    offsets: object = {}
-    tally = dask.delayed(_start)(limits, problems)
-    fitted = []
-    for part, first_line in zip(parts, first_lines, strict=True):
-        built = build(part, first_line, kinds, keep, limits, strict)
-        fitted.append(dask.delayed(_fitted)(built, offsets, metas, part, first_line))
-        offsets = dask.delayed(_add)(offsets, dask.delayed(_lengths)(built))
-        tally = dask.delayed(_fold)(tally, dask.delayed(_accounting)(built))
-    accounts = dask.delayed(_finish, nout=2)(
-        tally, listing.names, policy_files, policies, policy_rejections
-    )
-
-    def table(pieces: list, meta: pd.DataFrame):
-        if not pieces:
-            pieces = [dask.delayed(meta.iloc[:0].copy)()]
+    def table(layer: Mapping, keys: list, meta: pd.DataFrame, name: str):
+        if not keys:
+            key = (f"{name}-empty-{graph.token}", 0)
+            layer, keys = {key: DataNode(key, meta.iloc[:0].copy())}, [key]
         # The partitions keep the kit's own dtypes: Dask would turn text into its own.
         with dask.config.set({"dataframe.convert-string": False}):
-            return dd.from_delayed(pieces, meta=meta, verify_meta=False)
+            return dd.from_graph(layer, meta, (None,) * (len(keys) + 1), keys, name)
 
-    tables = {
-        name: table([dask.delayed(operator.getitem)(f, name) for f in fitted], meta)
-        for name, meta in metas.items()
-    }
+    tables = {name: table(*graph.table(name), meta, name) for name, meta in metas.items()}
     rejected_meta = rejected_frame([])
-    rejected = table([accounts[0]], empty_meta(rejected_meta))
-    sources = table([accounts[1]], sources_frame(Reading([], []), {}, [], rejected_meta))
+    rejected = table(*graph.accounts(0), empty_meta(rejected_meta), "rejected")
+    sources_meta = sources_frame(Reading([], []), {}, [], rejected_meta)
+    sources = table(*graph.accounts(1), sources_meta, "sources")
     return PartitionedLoad(tables, rejected, sources, listing.names, policies)
