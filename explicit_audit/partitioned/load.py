@@ -253,19 +253,20 @@ class _Graph:
 
     Per partition ``i``, three groups of tasks:
 
-    - *reads*: ``first-line`` (the line its bytes start on: 1, or the first
-      line and the newlines, ``count``, of the range before it) and ``build``
-      (:func:`_build`);
+    - *reads*: ``first-line`` (for a byte range after a file's first: the
+      line the range before it starts on, plus its newlines, ``count``) and
+      ``build`` (:func:`_build`);
     - *fits*: ``fitted`` (:func:`_fitted`), after the ``offsets`` summed from
       the lengths of the partitions before it;
     - *accounting*: the partition's accounting folded into ``tally``, in file
       order, and at the end ``accounts`` (:func:`_finish`).
 
-    The kinds, limits and metas are data nodes, sent once. A table's layer
-    holds the reads, the fits and its own pieces; ``rejected``'s and
-    ``sources``'s hold the reads and the accounting. The keys carry a token
-    new to each load, as ``dask.delayed`` keys do: a load never takes up
-    results held for another (of files since changed).
+    The graph has the shape the chained ``dask.delayed`` calls gave it
+    (constants are arguments, not keys), so a cluster schedules and holds it
+    as it did. A table's layer holds the reads, the fits and its own pieces;
+    ``rejected``'s and ``sources``'s hold the reads and the accounting. The
+    keys carry a token new to each load, as ``dask.delayed`` keys do: a load
+    never takes up results held for another (of files since changed).
     """
 
     def __init__(
@@ -279,42 +280,34 @@ class _Graph:
         problems: list[Rejection],
         finish: tuple,
     ) -> None:
-        from dask.task_spec import DataNode, Task, TaskRef
+        from dask.task_spec import Task, TaskRef
 
         self.token = uuid.uuid4().hex
         self.partitions = len(parts)
         key = self._key
-        shared = {"kinds": tuple(kinds), "limits": limits, "metas": metas}
-        reads = {key(name): DataNode(key(name), value) for name, value in shared.items()}
-        fits = {key("offsets", 0): DataNode(key("offsets", 0), {})}
+        reads: dict = {}
+        fits: dict = {}
         # A task, not data: the fold adds to its tally in place, so each computation starts anew.
-        accounting = {
-            key("tally", 0): Task(key("tally", 0), _start, TaskRef(key("limits")), problems)
-        }
+        accounting = {key("tally", 0): Task(key("tally", 0), _start, limits, problems)}
+        line: object = 1
+        offsets: object = {}
         for i, part in enumerate(parts):
-            line = key("first-line", i)
             if part.whole or part.start == 0:
-                reads[line] = DataNode(line, 1)
+                line = 1
             else:
-                previous = (TaskRef(key("first-line", i - 1)), TaskRef(key("count", i - 1)))
-                reads[line] = Task(line, operator.add, *previous)
+                first = key("first-line", i)
+                reads[first] = Task(first, operator.add, line, TaskRef(key("count", i - 1)))
+                line = TaskRef(first)
             if not part.whole:
                 count = key("count", i)
                 reads[count] = Task(count, count_lines, part.path, part.start, part.stop)
             build = key("build", i)
-            reads[build] = Task(
-                build, _build, part, TaskRef(line), TaskRef(key("kinds")), keep,
-                TaskRef(key("limits")), strict,
-            )  # fmt: skip
+            reads[build] = Task(build, _build, part, line, kinds, keep, limits, strict)
             fitted, lengths = key("fitted", i), key("lengths", i)
-            fits[fitted] = Task(
-                fitted, _fitted, TaskRef(build), TaskRef(key("offsets", i)),
-                TaskRef(key("metas")), part, TaskRef(line),
-            )  # fmt: skip
+            fits[fitted] = Task(fitted, _fitted, TaskRef(build), offsets, metas, part, line)
             fits[lengths] = Task(lengths, _lengths, TaskRef(build))
-            fits[key("offsets", i + 1)] = Task(
-                key("offsets", i + 1), _add, TaskRef(key("offsets", i)), TaskRef(lengths)
-            )
+            fits[key("offsets", i)] = Task(key("offsets", i), _add, offsets, TaskRef(lengths))
+            offsets = TaskRef(key("offsets", i))
             folded = key("accounting", i)
             accounting[folded] = Task(folded, _accounting, TaskRef(build))
             accounting[key("tally", i + 1)] = Task(
