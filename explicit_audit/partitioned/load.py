@@ -320,7 +320,7 @@ class _Graph:
     def _key(self, name: str, index: int | None = None):
         return f"{name}-{self.token}" if index is None else (f"{name}-{self.token}", index)
 
-    def table(self, name: str) -> tuple[dict, list]:
+    def table(self, name: str) -> tuple[Mapping, list]:
         """The layer of the table ``name`` and its partitions' keys."""
         from dask.task_spec import Task, TaskRef
 
@@ -330,7 +330,7 @@ class _Graph:
             layer[piece] = Task(piece, operator.getitem, TaskRef(self._key("fitted", i)), name)
         return _Layer(layer, f"{name}-{self.token}"), keys
 
-    def accounts(self, index: int) -> tuple[dict, list]:
+    def accounts(self, index: int) -> tuple[Mapping, list]:
         """The layer of ``rejected`` (``index`` 0) or ``sources`` (1), and its one key."""
         from dask.task_spec import Task, TaskRef
 
