@@ -173,7 +173,14 @@ def _on_cluster(folder: Path, workers: int, memory_limit: str) -> dict:
         seconds = time.perf_counter() - start
         cpu = sum(used - cpu[worker] for worker, used in client.run(_cpu_seconds).items())
         peaks = sorted(client.run(_peak_bytes).values())
-    return {"seconds": seconds, "cpu": cpu, "peaks": peaks, "result": result, "swept": swept}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "workers": workers,
+        "peaks": peaks,
+        "result": result,
+        "swept": swept,
+    }
 
 
 def main() -> int:
@@ -247,7 +254,7 @@ def main() -> int:
         # Per CPU second: what the work itself costs, apart from waiting and a slow machine.
         memory_per_cpu = args.subset / memory_cpu
         for name, run in (("2 workers", two), ("1 worker", one)):
-            rate, busy = records / run["cpu"], run["cpu"] / run["seconds"] / len(run["peaks"])
+            rate, busy = records / run["cpu"], run["cpu"] / run["seconds"] / run["workers"]
             print(
                 f"records per CPU second, {name}: {rate:,.0f} ({rate / memory_per_cpu:.0%} "
                 f"of in memory's {memory_per_cpu:,.0f}); workers busy {busy:.0%} of the time"
