@@ -124,7 +124,7 @@ def _work(folder: Path, engine: str):
     return result, swept
 
 
-def _in_memory_seconds(folder: Path, one_core: bool) -> tuple[float, float]:
+def _in_memory_times(folder: Path, one_core: bool) -> tuple[float, float]:
     """The in-memory engine's time for the work in a fresh process: seconds, and its CPU seconds."""
     code = (
         "import sys, time, warnings; warnings.simplefilter('ignore'); "
@@ -167,11 +167,11 @@ def _on_cluster(folder: Path, workers: int, memory_limit: str) -> dict:
         Client(cluster) as client,
         dask.config.set(scheduler=client.get),
     ):
-        cpu = client.run(_cpu_seconds)
+        cpu_before = client.run(_cpu_seconds)
         start = time.perf_counter()
         result, swept = _work(folder, "dask")
         seconds = time.perf_counter() - start
-        cpu = sum(used - cpu[worker] for worker, used in client.run(_cpu_seconds).items())
+        cpu = sum(used - cpu_before[w] for w, used in client.run(_cpu_seconds).items())
         peaks = sorted(client.run(_peak_bytes).values())
     return {
         "seconds": seconds,
@@ -204,8 +204,8 @@ def main() -> int:
         write_subset(base / "subset", args.subset)
 
         memory_result, memory_swept = _work(base / "subset", "pandas")
-        before = min(_in_memory_seconds(base / "subset", True) for _ in range(2))
-        every_core_seconds = min(_in_memory_seconds(base / "subset", False) for _ in range(2))[0]
+        before = min(_in_memory_times(base / "subset", True) for _ in range(2))
+        every_core_seconds = min(_in_memory_times(base / "subset", False) for _ in range(2))[0]
         subset_lazy = _on_cluster(base / "subset", 2, args.memory_limit)
         same = memory_result.findings.equals(subset_lazy["result"].findings) and (
             memory_result.checked == subset_lazy["result"].checked
@@ -217,7 +217,7 @@ def main() -> int:
         one = _on_cluster(base / "logs", 1, args.memory_limit)
         # Measured again after the clusters, so a machine whose speed drifts shows it; the
         # goal is judged against the faster of the two (the stricter baseline).
-        after = min(_in_memory_seconds(base / "subset", True) for _ in range(2))
+        after = min(_in_memory_times(base / "subset", True) for _ in range(2))
         memory_seconds, memory_cpu = min(before, after)
         limit = _bytes(args.memory_limit)
         memory_rate = args.subset / memory_seconds
