@@ -13,8 +13,9 @@ aliases kept for one release (``verify_plans`` returns :func:`plan_verdicts`).
 """
 
 from ._core.limits import Limits
+from ._core.options import LoadOptions
 from ._version import __version__
-from .audit import Audit, load
+from .audit import Audit
 from .canonical import (
     DIALECTS,
     PLAN_HASH_DIALECT,
@@ -33,6 +34,7 @@ from .decisions import (
     SubjectDomain,
     check_decisions,
     escalation_patterns,
+    load_decisions,
     load_policies,
     load_policy,
     replay,
@@ -41,21 +43,24 @@ from .decisions import (
     verify_decisions,
 )
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
-from .loaders import (
-    load_decisions,
-    load_plans,
-    load_receipts,
-    load_receipts_and_exposed,
-    load_requests,
-)
+from .loading import load
 from .partitioned.results import collect
 from .partitioned.scheduler import use_scheduler
-from .plans import check_plans, plan_canonical_json, plan_hash, plan_verdicts, verify_plans
+from .plans import (
+    check_plans,
+    load_plans,
+    plan_canonical_json,
+    plan_hash,
+    plan_verdicts,
+    verify_plans,
+)
 from .receipts import (
     PRESENTATION_RULES,
     RECEIPT_RULES,
     check_presentations,
     check_receipts,
+    load_receipts,
+    load_receipts_and_exposed,
     locator_safety,
     safe_relative_markdown_path,
     view_receipts,
@@ -65,7 +70,7 @@ from .receipts import (
     within_time_window,
 )
 from .report import Provenance, provenance
-from .requests import check_requests, request_hash, verify_requests
+from .requests import check_requests, load_requests, request_hash, verify_requests
 from .verify import Verification, verify_all
 
 __all__ = [
@@ -81,6 +86,7 @@ __all__ = [
     "FallbackDomain",
     "InputError",
     "Limits",
+    "LoadOptions",
     "Policy",
     "PolicyError",
     "PolicySet",

@@ -42,8 +42,9 @@ from pathlib import Path
 import pandas as pd
 
 from ._version import __version__
-from .audit import ENGINES, Audit, load
+from .audit import Audit
 from .errors import AuditError, RejectedRowsWarning
+from .loading import ENGINES, load
 from .partitioned.scheduler import use_scheduler
 from .report.provenance import Provenance, provenance
 from .verify import verify_all
@@ -176,7 +177,7 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance; every file is read once more to hash it.
 
     For Dask tables the provenance is None: it is gathered after the checks,
-    from the accounting their one pass computes (``Audit.accounting``).
+    from the accounting their one pass computes (``Verification.accounting``).
 
     Hashing is also how a file the system will not let the kit read is told
     apart from content that does not parse: it raises an
@@ -236,7 +237,7 @@ def _verify(args: argparse.Namespace) -> int:
     audit, facts = _load(args.data, args.engine)
     result = verify_all(audit)
     if facts is None:
-        facts = provenance(audit.accounting(), args.data)
+        facts = provenance(result.accounting, args.data)
     status = EXIT_OK if result.clean else EXIT_FOUND
     if args.json:
         shown = facts.to_dict()

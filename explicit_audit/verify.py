@@ -1,28 +1,13 @@
 """Every check of the kit, run once over an audit, as one result.
 
-:func:`verify_all` runs each check function over a loaded
-:class:`~explicit_audit.Audit` and gathers their findings, which all come in
+:func:`verify_all` runs the checks of every registered record kind
+(:mod:`explicit_audit._core.registry`; each kind declares its own, with the
+tables it reads and how its findings combine across partitions) over a loaded
+:class:`~explicit_audit.Audit`, and gathers their findings, which all come in
 the one findings shape of the kit (:data:`FINDING_COLUMNS`, documented in
-:mod:`explicit_audit._core.findings`), into one table:
-
-=====================  ===================================================================
-check                  what a finding is
-=====================  ===================================================================
-rejected_rows          an input value that was not loaded (``Audit.rejected``)
-plan_hashes            a ``retrieval_plan_hash`` that is not the seed's hash of its plan
-                       (:func:`~explicit_audit.check_plans`)
-request_hashes         a ``request_sha256`` that is not the hash of its payload, or is
-                       malformed or unhashable (:func:`~explicit_audit.check_requests`)
-request_hiding_rule    a payload carrying a key the §7.1 hiding rule forbids
-request_independence   requests for one ``base_id`` carrying different payloads
-request_consistency    a record field that contradicts its own payload
-receipt_rules          a receipt breaking a guarantee of engram's code
-                       (:func:`~explicit_audit.check_receipts`)
-presentation_rules     a presentation line breaking a guarantee of engram's rendering
-                       (:func:`~explicit_audit.check_presentations`)
-decision_policy        a routing decision that does not follow the policy it names
-                       (:func:`~explicit_audit.check_decisions`)
-=====================  ===================================================================
+:mod:`explicit_audit._core.findings`), into one table. ``CHECKS`` lists the
+checks, in verdict order, with what each covers; the first, ``rejected_rows``,
+is every input value that was not loaded (``Audit.rejected``).
 
 Each finding's severity is its rule's, declared once beside the rule
 (:data:`RULES`): nothing is re-derived here. An explained mismatch (a plan hash
@@ -36,63 +21,39 @@ unclean, nor ``explicit-audit verify`` exit 1.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import pandas as pd
 
-from ._core.findings import (
-    ERROR,
-    FINDING_COLUMNS,
-    REJECTED_RULES,
-    RuleTable,
-    rejected_findings,
-)
+from ._core import engine, registry
+from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
-from ._core.partitions import Deferred, compute_together, concat_parts, per_partition
+from ._core.records import Checker
 from .audit import Audit
-from .decisions import check_decisions
-from .decisions.checks import RULES as DECISION_RULE_TABLE
-from .plans import check_plans
-from .plans.checks import RULES as PLAN_RULE_TABLE
-from .receipts import check_presentations, check_receipts
-from .receipts.checks import RULES as RECEIPT_RULE_TABLE
-from .receipts.presentation_checks import RULES as PRESENTATION_RULE_TABLE
-from .requests import check_requests
-from .requests.checks import RULES as REQUEST_RULE_TABLE
-from .requests.checks import deferred_check_requests
 
-__all__ = ["CHECKS", "FINDING_COLUMNS", "NOTICES", "RULES", "Verification", "verify_all"]
+__all__ = [  # noqa: F822 (CHECKS, RULES and NOTICES are read off the registry when asked)
+    "CHECKS",
+    "FINDING_COLUMNS",
+    "NOTICES",
+    "RULES",
+    "Verification",
+    "verify_all",
+]
 
-#: Every check :func:`verify_all` runs, in report order: name -> what it covers.
-CHECKS = MappingProxyType(
-    {
-        "rejected_rows": "input values that could not be loaded",
-        "plan_hashes": "retrieval_plan_hash rebuilt from each plan",
-        "request_hashes": "request_sha256 rebuilt from each payload",
-        "request_hiding_rule": "payload keys the §7.1 hiding rule forbids",
-        "request_independence": "one payload per base_id across models",
-        "request_consistency": "record fields that contradict their payload",
-        "receipt_rules": "guarantees of engram's receipt code",
-        "presentation_rules": "guarantees of engram's presentation rendering",
-        "decision_policy": "decisions replayed against the policy they name",
-    }
-)
 
-#: Every rule of every check, in report order: name -> :class:`Rule` (its check,
-#: record kind, severity and what it requires). ``RULES.frame()`` shows them.
-RULES: RuleTable = (
-    REJECTED_RULES
-    | PLAN_RULE_TABLE
-    | REQUEST_RULE_TABLE
-    | RECEIPT_RULE_TABLE
-    | PRESENTATION_RULE_TABLE
-    | DECISION_RULE_TABLE
-)
-
-#: The rules whose findings are notices (read off :data:`RULES`).
-NOTICES = frozenset(name for name, rule in RULES.items() if rule.severity != ERROR)
+def __getattr__(name: str) -> Any:
+    # CHECKS: every check verify_all runs, in verdict order: name -> what it covers.
+    # RULES: every rule of every check (RULES.frame() shows them); NOTICES: the
+    # rules whose findings are notices. All as registered now.
+    if name == "CHECKS":
+        return MappingProxyType({n: check.covers for n, check in registry.checks().items()})
+    if name == "RULES":
+        return registry.rules()
+    if name == "NOTICES":
+        return frozenset(n for n, rule in registry.rules().items() if rule.severity != ERROR)
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -105,11 +66,19 @@ class Verification:
         One row per finding, columns of :data:`FINDING_COLUMNS`, ordered by
         check (as in :data:`CHECKS`), then file and line.
     checked : dict
-        ``{check: number of records it examined}``.
+        ``{check: number of records it examined}``, every check in verdict order.
+    covers : dict
+        ``{check: what it covers}``, in verdict order.
+    accounting : Audit or None
+        The audit checked, with its accounting in memory (``rejected``,
+        ``sources``, rows per table): for Dask tables computed in the checks'
+        one pass, so that a report of it needs no other.
     """
 
     findings: pd.DataFrame
     checked: dict[str, int]
+    covers: dict[str, str] = field(default_factory=dict)
+    accounting: Audit | None = field(default=None, repr=False, compare=False)
 
     @property
     def clean(self) -> bool:
@@ -132,13 +101,15 @@ class Verification:
         errors = self.findings["severity"] == ERROR
         counts = self.findings.loc[errors, "check"].value_counts()
         notices = self.findings.loc[~errors, "check"].value_counts()
+        names = list(self.checked)
+        covers = self.covers or {name: registry.checks()[name].covers for name in names}
         return pd.DataFrame(
             {
-                "check": pd.Series(list(CHECKS), dtype="str"),
-                "covers": pd.Series(list(CHECKS.values()), dtype="str"),
-                "checked": pd.Series([self.checked[c] for c in CHECKS], dtype="int64"),
-                "findings": pd.Series([int(counts.get(c, 0)) for c in CHECKS], dtype="int64"),
-                "notices": pd.Series([int(notices.get(c, 0)) for c in CHECKS], dtype="int64"),
+                "check": pd.Series(names, dtype="str"),
+                "covers": pd.Series([covers[c] for c in names], dtype="str"),
+                "checked": pd.Series([self.checked[c] for c in names], dtype="int64"),
+                "findings": pd.Series([int(counts.get(c, 0)) for c in names], dtype="int64"),
+                "notices": pd.Series([int(notices.get(c, 0)) for c in names], dtype="int64"),
             }
         )
 
@@ -164,20 +135,25 @@ class Verification:
         }
 
 
-#: Every check :func:`verify_all` gathers, in report order: the function, the
-#: tables it is given, and whether it is also given the policies.
-_PARTS: tuple[tuple[Callable[..., pd.DataFrame], tuple[str, ...], bool], ...] = (
-    (rejected_findings, ("rejected",), False),
-    (check_plans, ("plans",), False),
-    (check_requests, ("requests",), False),
-    (check_receipts, ("receipts", "exposed"), False),
-    (check_presentations, ("presentations",), False),
-    (check_decisions, ("decisions",), True),
-)
+def _frames(audit: Audit, checker: Checker) -> tuple[list, dict[str, Any]]:
+    """The tables a checker reads and the documents it is given, from ``audit``."""
+    frames = [getattr(audit, name) for name in checker.reads]
+    return frames, {name: getattr(audit, name) for name in checker.documents}
 
 
-def _frames(audit: Audit, names: tuple[str, ...]) -> list:
-    return [getattr(audit, name) for name in names]
+def _in_memory(checker: Checker, audit: Audit) -> pd.DataFrame:
+    frames, documents = _frames(audit, checker)
+    if checker.whole is not None:
+        return checker.whole(*frames, **documents)
+    if checker.combine is not None:
+        return checker.combine([checker.run(*frames, **documents)])
+    return checker.run(*frames, **documents)
+
+
+def _deferred(checker: Checker, audit: Audit) -> engine.Deferred:
+    frames, documents = _frames(audit, checker)
+    combine = checker.combine or engine.concat_parts
+    return engine.deferred(checker.run, combine, frames, what="verify_all", **documents)
 
 
 def verify_all(audit: Audit) -> Verification:
@@ -192,84 +168,58 @@ def verify_all(audit: Audit) -> Verification:
     -------
     Verification
         ``.findings`` (one row per finding, every check, columns of
-        :data:`FINDING_COLUMNS`), ``.summary()`` (one row per check), ``.clean``.
+        :data:`FINDING_COLUMNS`), ``.summary()`` (one row per check), ``.clean``
+        and ``.accounting`` (the audit with its accounting in memory).
 
     Examples
     --------
-    >>> import explicit_audit as ea
-    >>> result = ea.verify_all(ea.load("data/"))  # doctest: +SKIP
+    >>> result = ea.verify_all(ea.load("data/", progress=False))  # doctest: +SKIP
     >>> result.summary()  # doctest: +SKIP
     >>> result.findings.query("check == 'plan_hashes'")  # doctest: +SKIP
     """
+    checkers = registry.checkers()
     if audit.engine == "dask":
-        parts, checked = _partitioned_parts(audit)
+        parts, rows, accounted = _partitioned_parts(audit, checkers)
     else:
-        parts = [
-            check(*_frames(audit, names), **({"policies": audit.policies} if policies else {}))
-            for check, names, policies in _PARTS
-        ]
-        checked = _checked(
-            int(audit.sources["values_read"].sum()) if len(audit.sources) else 0,
-            {name: len(audit.tables[name]) for name in _COUNTED},
-        )
+        parts = [_in_memory(checker, audit) for checker in checkers]
+        rows = {name: len(frame) for name, frame in audit.tables.items()}
+        accounted = audit
+    sources = accounted.sources
+    values_read = int(sources["values_read"].sum()) if len(sources) else 0
+    checks = [check for checker in checkers for check in checker.checks]
+    checked = {
+        check.name: values_read if check.examines is None else rows.get(check.examines, 0)
+        for check in checks
+    }
+    rules = RuleTable([])
+    for checker in checkers:
+        rules = rules | checker.rules
     kinds = sorted({str(kind) for part in parts for kind in part["kind"].dropna()})
-    dtypes = RULES.dtypes(kinds=kinds)
-    dtypes["check"] = pd.CategoricalDtype(list(CHECKS))
+    dtypes = rules.dtypes(kinds=kinds)
+    dtypes["check"] = pd.CategoricalDtype([check.name for check in checks])
     findings = pd.concat(
-        [part.astype(dtypes) for part in parts if len(part)] or [RULES.empty_findings()],
+        [part.astype(dtypes) for part in parts if len(part)] or [rules.empty_findings()],
         ignore_index=True,
     ).astype(dtypes)
     findings = findings.sort_values(
         ["check", "source_file", "source_line"], kind="stable", na_position="first"
     ).reset_index(drop=True)
-    return Verification(findings[list(FINDING_COLUMNS)], checked)
+    covers = {check.name: check.covers for check in checks}
+    return Verification(findings[list(FINDING_COLUMNS)], checked, covers, accounted)
 
 
-#: The tables whose rows the checks count as examined.
-_COUNTED = ("plans", "requests", "receipts", "presentations", "decisions")
+def _partitioned_parts(
+    audit: Audit, checkers: list[Checker]
+) -> tuple[list[pd.DataFrame], dict[str, int], Audit]:
+    """Every check over Dask tables, computed in one pass: findings, rows per table, accounting.
 
-
-def _checked(values_read: int, rows: dict[str, int]) -> dict[str, int]:
-    n_requests = rows["requests"]
-    return {
-        "rejected_rows": values_read,
-        "plan_hashes": rows["plans"],
-        "request_hashes": n_requests,
-        "request_hiding_rule": n_requests,
-        "request_independence": n_requests,
-        "request_consistency": n_requests,
-        "receipt_rules": rows["receipts"],
-        "presentation_rules": rows["presentations"],
-        "decision_policy": rows["decisions"],
-    }
-
-
-def _partitioned_parts(audit: Audit) -> tuple[list[pd.DataFrame], dict[str, int]]:
-    """Every check over Dask tables, computed in one pass: findings, and rows examined.
-
-    The audit's accounting comes along (``Audit.accounting``), so a report of
-    this pass needs no other.
+    The audit's accounting comes along, so a report of this pass needs no other.
     """
-    checks = [
-        deferred_check_requests(audit.requests)
-        if check is check_requests
-        else per_partition(
-            check,
-            _frames(audit, names),
-            concat_parts,
-            what="verify_all",
-            **({"policies": audit.policies} if policies else {}),
-        )
-        for check, names, policies in _PARTS
-    ]
+    deferred = [_deferred(checker, audit) for checker in checkers]
     names = list(audit.tables)
-    counts = [per_partition(len, [audit.tables[name]], sum, what="verify_all") for name in names]
+    counts = [engine.deferred(len, sum, [audit.tables[name]], what="verify_all") for name in names]
     # As delayed partitions, as every other task here: one kind of graph per compute.
-    accounting = [
-        Deferred(frame.to_delayed(), concat_parts) for frame in (audit.rejected, audit.sources)
-    ]
-    *parts, rejected, sources = compute_together(*checks, *counts, *accounting)
-    rows = dict(zip(names, parts[len(checks) :], strict=True))
-    audit.remember_accounting(rejected, sources, rows)
-    values_read = int(sources["values_read"].sum()) if len(sources) else 0
-    return parts[: len(checks)], _checked(values_read, rows)
+    accounting = [engine.delayed_parts(frame) for frame in (audit.rejected, audit.sources)]
+    *parts, rejected, sources = engine.compute_together(*deferred, *counts, *accounting)
+    rows = dict(zip(names, parts[len(deferred) :], strict=True))
+    return parts[: len(deferred)], rows, audit.with_accounting(rejected, sources, rows)

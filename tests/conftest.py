@@ -63,9 +63,9 @@ def make_receipt(**changes) -> dict:
 def rows_by_path(source) -> dict[str, int]:
     """How many rows of ``source`` the columnar path took, and how many the exact path."""
     from explicit_audit._core.collect import read_all
-    from explicit_audit.audit import RECORD_KINDS
+    from explicit_audit._core.registry import kinds
 
-    reading = read_all(source, RECORD_KINDS, progress=False)
+    reading = read_all(source, kinds(), progress=False)
     rows = {"columnar": 0, "exact": 0}
     for segments in reading.segments.values():
         for what, segment in segments:

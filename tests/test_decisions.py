@@ -13,7 +13,8 @@ from conftest import rows_by_path
 import explicit_audit as ea
 from explicit_audit._core.reader import read_exactly
 from explicit_audit._core.records import RawValue
-from explicit_audit.decisions.loader import COLUMN_DTYPES, KIND
+from explicit_audit.decisions import KIND
+from explicit_audit.decisions.loader import COLUMN_DTYPES
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

@@ -24,7 +24,7 @@ LAYERS = (
     ("decisions", 2),
     ("partitioned", 3),
     ("audit", 4),
-    ("loaders", 5),
+    ("loading", 5),
     ("verify", 5),
     ("_plot_style", 5),
     ("plots", 6),

@@ -18,7 +18,7 @@ import pytest
 from conftest import make_receipt, rows_by_path, without_columnar
 
 import explicit_audit as ea
-from explicit_audit import audit as audit_module
+from explicit_audit._core import registry
 from explicit_audit.receipts._js_json import canonical_json, js_number, presentation_id
 from explicit_audit.receipts.presentation_checks import RULES
 from explicit_audit.receipts.presentations import PRESENTATION_COLUMNS
@@ -192,11 +192,9 @@ def test_mixed_logs_load_the_same_with_and_without_the_columnar_path(tmp_path, m
     assert rows_by_path(paths)["columnar"] > 0  # both paths really take part
     fast = _load(paths)
     kinds = tuple(
-        without_columnar(kind) if kind.name == "receipts" else kind
-        for kind in audit_module.RECORD_KINDS
+        without_columnar(kind) if kind.name == "receipts" else kind for kind in registry.kinds()
     )
-    with monkeypatch.context() as patch:
-        patch.setattr(audit_module, "RECORD_KINDS", kinds)
+    with registry.replaced(kinds):
         assert rows_by_path(paths)["columnar"] == 0
         slow = _load(paths)
     for name in ("receipts", "exposed", "presentations", "rejected", "sources"):

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import explicit_audit as ea
-from explicit_audit import audit as audit_module
+from explicit_audit._core import registry
 from explicit_audit._core.pipeline import sort_value
 from explicit_audit._core.reader import read_exactly
 
@@ -156,9 +156,8 @@ def _load(path: Path) -> ea.Audit:
 
 
 def _exactly(path: Path, monkeypatch) -> ea.Audit:
-    kinds = tuple(without_columnar(kind) for kind in audit_module.RECORD_KINDS)
-    with monkeypatch.context() as patch:
-        patch.setattr(audit_module, "RECORD_KINDS", kinds)
+    kinds = tuple(without_columnar(kind) for kind in registry.kinds())
+    with registry.replaced(kinds):
         return _load(path)
 
 
@@ -175,13 +174,13 @@ def _reference(path: Path) -> tuple[dict[str, pd.DataFrame], list[int]]:
         if not hasattr(item, "value"):
             rejected.append(item.source_line)
             continue
-        kind = sort_value(item, audit_module.RECORD_KINDS)
+        kind = sort_value(item, registry.kinds())
         if hasattr(kind, "reason"):
             rejected.append(item.source_line)
         else:
             by_kind.setdefault(kind.name, []).append(item)
     tables = {}
-    for kind in audit_module.RECORD_KINDS:
+    for kind in registry.kinds():
         built = kind.build([("values", by_kind.get(kind.name, []))])
         tables.update(built.tables)
         rejected.extend(r.source_line for r in built.rejected)

@@ -13,7 +13,7 @@ import pytest
 from conftest import make_receipt, rows_by_path, without_columnar
 
 import explicit_audit as ea
-from explicit_audit import audit as audit_module
+from explicit_audit._core import registry
 from explicit_audit import receipts as receipts_module
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
@@ -33,10 +33,8 @@ def _load(path):
 def _value_by_value(path, monkeypatch):
     """Load with the columnar fast path switched off."""
     slow = without_columnar(receipts_module.KIND)
-    with monkeypatch.context() as patch:
-        patch.setattr(audit_module, "RECORD_KINDS", (slow,))
-        built = audit_module.load_kind(path, slow, progress=False)
-    return built.tables["receipts"], built.tables["exposed"]
+    with registry.replaced([slow]):
+        return ea.load_receipts_and_exposed(path, progress=False)
 
 
 def test_engram_fixtures_load_with_nothing_rejected():

@@ -29,6 +29,7 @@ __all__ = [
     "Reading",
     "Source",
     "build_kind",
+    "in_file_order",
     "list_sources",
     "loaded_counts",
     "read_all",
@@ -362,3 +363,9 @@ def sources_frame(
         }
     )
     return frame.astype({"values_read": "int64", "loaded": "int64", "rejected": "int64"})
+
+
+def in_file_order(rejections: list[Rejection], files: Sequence[str]) -> list[Rejection]:
+    """The rejections in file order, then line order (stable: ties keep their order)."""
+    rank = {name: index for index, name in enumerate(files)}
+    return sorted(rejections, key=lambda r: (rank.get(r.source_file, len(rank)), r.source_line))

@@ -1,27 +1,45 @@
-"""What the reading core hands to each record kind.
+"""What a record kind declares, and what the reading core hands to it.
 
-The reading core (:mod:`explicit_audit._reader`) turns files into
+The reading core (:mod:`explicit_audit._core.collect`) turns files into
 :class:`RawValue` objects (parsed JSON values with their provenance) and
 :class:`Rejection` objects (input that could not be read). Each record kind
-(receipts, plans, requests, decisions) is a :class:`RecordKind`: a shape test
-that claims a parsed value, and a builder that turns the claimed values into
-that kind's DataFrames plus the values that do not fit.
+is a :class:`RecordKind`, declared once in its own package and registered
+with one call (:func:`explicit_audit._core.registry.register`):
+
+- how it reads: a shape test that claims a parsed value, and a builder that
+  turns the claimed values into the kind's tables plus the values that do
+  not fit (and, optionally, a columnar path);
+- its tables (:class:`Table`): what one row is, and the columns that hold a
+  row label of another table;
+- its checks (:class:`Checker`): the tables and documents they read, the
+  checks and rules they report, the records they examine, and how their
+  findings combine across partitions;
+- the whole-file documents it reads beside its records (:class:`Documents`,
+  the routing policies of the decisions kind).
+
+Every layer (the loader, ``Audit``, ``verify_all``, the command line, the
+Dask engine) iterates the registered kinds; none names one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 
 __all__ = [
+    "Check",
+    "Checker",
+    "Documents",
     "KindTables",
     "RawValue",
     "RecordKind",
     "Rejection",
+    "Table",
     "excerpt",
     "lone_surrogate",
     "segment_values",
@@ -87,16 +105,130 @@ class KindTables:
 
 
 @dataclass(frozen=True)
+class Table:
+    """One table a record kind fills.
+
+    Attributes
+    ----------
+    name : str
+        The table's name, also the :class:`~explicit_audit.Audit` attribute
+        that holds it (``"exposed"``).
+    row : str
+        What one row is, and the module that documents its columns.
+    references : mapping, optional
+        ``{column: table}``: the columns that hold a row label of another
+        table (``{"receipt_row": "receipts"}``); the Dask engine shifts them
+        with the rows they name.
+    """
+
+    name: str
+    row: str = ""
+    references: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of :func:`~explicit_audit.verify_all`, as its verdict names it.
+
+    Attributes
+    ----------
+    name : str
+        The check's name (``"plan_hashes"``); its rules name it as their ``check``.
+    covers : str
+        What it covers, in a few words, as ``verify`` prints it.
+    examines : str or None
+        The table whose rows it looks at, counted as the records it checked;
+        None for every value read (the rejected rows).
+    """
+
+    name: str
+    covers: str
+    examines: str | None
+
+
+@dataclass(frozen=True)
+class Checker:
+    """One function that finds the findings of one or more checks.
+
+    Attributes
+    ----------
+    run : callable
+        ``run(*tables, **documents) -> findings``: plain pandas over one
+        partition of each table of ``reads`` (the whole in-memory tables on
+        the pandas engine), returning the kit's findings shape
+        (:data:`~explicit_audit._core.findings.FINDING_COLUMNS`).
+    reads : tuple of str
+        The tables it is given, in order (a table of any kind, or ``"rejected"``).
+    checks : tuple of Check
+        The checks whose findings it finds; each finding's rule names one.
+    rules : RuleTable
+        Every rule it may report.
+    documents : tuple of str, optional
+        Documents it is given by name as keywords (``("policies",)``).
+    combine : callable, optional
+        ``combine(list of run's results) -> findings``, over the partitions of
+        a Dask table, in partition order. The default concatenates them: a
+        check of each row on its own. A check across rows (one payload per
+        ``base_id``) has ``run`` return what the combine step needs.
+    whole : callable, optional
+        The findings of whole in-memory tables, where ``run`` gives a
+        partition's part only (with ``combine``).
+    order : int, optional
+        Where its checks stand in the verdict (lower first; registration order
+        breaks ties).
+    """
+
+    run: Callable[..., Any]
+    reads: tuple[str, ...]
+    checks: tuple[Check, ...]
+    rules: Any
+    documents: tuple[str, ...] = ()
+    combine: Callable[[list], Any] | None = None
+    whole: Callable[..., Any] | None = None
+    order: int = 1000
+
+
+@dataclass(frozen=True)
+class Documents:
+    """Whole files a kind reads beside its records (YAML policies).
+
+    Attributes
+    ----------
+    name : str
+        The :class:`~explicit_audit.Audit` attribute that holds them (``"policies"``).
+    kind : str
+        Their kind in the rejected table.
+    load : callable
+        ``load(paths) -> (documents, rejections)``: every file, each loaded
+        or rejected.
+    empty : callable
+        ``empty() -> documents``: none loaded.
+    files : callable
+        ``files(documents) -> list of str``: the files that loaded, as named.
+    strict_error : callable
+        ``strict_error(rejection) -> AuditError``: what ``strict=True`` raises
+        for the first rejected file.
+    """
+
+    name: str
+    kind: str
+    load: Callable[[Sequence[Any]], tuple[Any, list[Rejection]]]
+    empty: Callable[[], Any]
+    files: Callable[[Any], list[str]]
+    strict_error: Callable[[Rejection], Exception]
+
+
+@dataclass(frozen=True)
 class RecordKind:
-    """One record kind the loader can sort values into.
+    """One record kind: how it is read, the tables it fills and how they are checked.
 
     Attributes
     ----------
     name : str
         The kind's name, also used in the rejected table (``"receipts"``).
-    tables : tuple of str
-        The names of the :class:`~explicit_audit.Audit` tables it fills; the
-        first is its main table.
+    tables : tuple of Table
+        The :class:`~explicit_audit.Audit` tables it fills; the first is its
+        main table (a plain name stands for a :class:`Table` of that name).
     matches : callable
         ``matches(value) -> bool``: whether a parsed JSON value has this kind's
         shape. Shapes of different kinds must not overlap.
@@ -118,14 +250,47 @@ class RecordKind:
         :class:`~explicit_audit._core.columnar.NotClean` for anything it is
         not sure of (those values are then read exactly). None where the
         layout has no columnar path.
+    checks : tuple of Checker, optional
+        How its tables are checked by :func:`~explicit_audit.verify_all`.
+    documents : Documents, optional
+        The whole files it reads beside its records.
+    loaded : callable, optional
+        ``loaded(built) -> DataFrame``: one row (its ``source_file``) per value
+        the kind loaded, for ``Audit.sources``; by default the rows of its
+        main table.
+    order : int, optional
+        Where the kind stands among the others (its tables in an ``Audit``,
+        and the order values are matched in); lower first, registration order
+        breaks ties.
     """
 
     name: str
-    tables: tuple[str, ...]
+    tables: tuple[Table, ...]
     matches: Callable[[Any], bool]
     build: Callable[[Sequence[tuple[str, Any]]], KindTables]
     layout: Callable[[Any], str] | None = None
     columnar: Callable[[str, bytes], Any] | None = None
+    checks: tuple[Checker, ...] = ()
+    documents: Documents | None = None
+    loaded: Callable[[KindTables], pd.DataFrame] | None = None
+    order: int = 1000
+
+    def __post_init__(self) -> None:
+        tables = tuple(Table(t) if isinstance(t, str) else t for t in self.tables)
+        object.__setattr__(self, "tables", tables)
+        if not tables:
+            raise ValueError(f"record kind {self.name!r} declares no table")
+
+    @property
+    def table_names(self) -> tuple[str, ...]:
+        """The names of its tables, the main one first."""
+        return tuple(table.name for table in self.tables)
+
+    def loaded_rows(self, built: KindTables) -> pd.DataFrame:
+        """One row per value it loaded (``source_file``), for ``Audit.sources``."""
+        if self.loaded is not None:
+            return self.loaded(built)
+        return built.tables[self.tables[0].name]
 
 
 def segment_values(segments: Sequence[tuple[str, Any]]) -> list[RawValue]:

@@ -6,7 +6,8 @@ The ``decisions`` table is documented in :mod:`explicit_audit.decisions.loader`.
 from __future__ import annotations
 
 from .checks import DECISION_RULES, check_decisions, verify_decisions
-from .loader import KIND
+from .kind import KIND
+from .loader import load_decisions
 from .patterns import escalation_patterns
 from .policies import PolicySet, load_policies, load_policy
 from .policy import Escalation, FallbackDomain, Policy, RiskFlag, SubjectDomain
@@ -25,6 +26,7 @@ __all__ = [
     "SubjectDomain",
     "check_decisions",
     "escalation_patterns",
+    "load_decisions",
     "load_policies",
     "load_policy",
     "replay",

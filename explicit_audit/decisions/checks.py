@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core import engine
 from .._core.deprecation import deprecated_alias
 from .._core.describe import quote
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import concat_parts, is_partitioned, per_partition
 from ._lists import flat_list, flat_tuples, lists_equal, sets_equal
-from .loader import KIND
+from .loader import NAME
 from .policies import policies_by_id
 from .policy import Policy
 from .routing import (
@@ -47,7 +47,7 @@ __all__ = [
 #: engine cannot record a decision that breaks one, and a decision whose policy
 #: was not loaded cannot be checked at all.
 RULES = RuleTable(
-    Rule(name, text, check="decision_policy", kind=KIND.name)
+    Rule(name, text, check="decision_policy", kind=NAME)
     for name, text in (
         ("unknown_policy", "The decision names a policy (policy_id) that was loaded."),
         (
@@ -246,10 +246,11 @@ def check_decisions(decisions: pd.DataFrame, policies: Any = None) -> pd.DataFra
     >>> ea.check_decisions(audit.decisions, audit.policies).rule.value_counts()  # doctest: +SKIP
     """
     decisions, policies = _policies_of(decisions, policies)
-    if is_partitioned(decisions):
-        return per_partition(
-            check_decisions, [decisions], concat_parts, what="check_decisions", policies=policies
-        ).result()
+    return engine.findings(decision_findings, decisions, what="check_decisions", policies=policies)
+
+
+def decision_findings(decisions: pd.DataFrame, policies: Any) -> pd.DataFrame:
+    """:func:`check_decisions` of an in-memory table (or one partition of it)."""
     by_id = policies_by_id(policies)
     group, named = pd.factorize(decisions["policy_id"], use_na_sentinel=True)
     found = FindingsBuilder(

@@ -53,18 +53,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
+import pandas as pd
 import pyarrow as pa
 
+from .._core.collect import Source
 from .._core.columns import INT64_MAX
 from .._core.describe import describe
-from .._core.records import KindTables, RecordKind, sort_out
-from ._arrow import FIELD_TYPES, columnar, frame_from_parts, layout, part_from_rows
+from .._core.options import LoadOptions
+from .._core.records import KindTables, sort_out
+from .._core.registry import load_tables
+from ._arrow import FIELD_TYPES, frame_from_parts, part_from_rows
 from ._lists import LIST_OF_STRINGS
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 
-__all__ = ["COLUMN_DTYPES", "KIND"]
+__all__ = ["COLUMN_DTYPES", "NAME", "build_tables", "load_decisions"]
+
+#: The kind's name, in the rejected table and the findings.
+NAME = "decisions"
 
 _INPUT_DEFAULTS: dict[str, Any] = {
     "deterministic_keyword_hits": [],
@@ -196,7 +203,7 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, extras | top
 
 
-def _build(segments: Sequence[tuple]) -> KindTables:
+def build_tables(segments: Sequence[tuple]) -> KindTables:
     parts, rejected = [], []
     for what, segment in segments:
         if what == "part":
@@ -212,12 +219,28 @@ def _build(segments: Sequence[tuple]) -> KindTables:
     return KindTables({"decisions": frame_from_parts(parts, COLUMN_DTYPES)}, rejected)
 
 
-KIND = RecordKind(
-    name="decisions",
-    tables=("decisions",),
-    matches=matches,
-    build=_build,
-    layout=layout,
-    columnar=columnar,
-)
-"""The routing-decision record kind, for :func:`explicit_audit.load`."""
+def load_decisions(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
+    """Load routing decision records into one table.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs; values of other record kinds are recognised
+        and skipped.
+    **options
+        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+
+    Returns
+    -------
+    DataFrame
+        The ``decisions`` table (columns in the module docstring). Rejected
+        records are only reported; load with :func:`explicit_audit.load` to
+        keep them in ``audit.rejected``.
+
+    Examples
+    --------
+    >>> decisions = ea.load_decisions("data/decisions/", progress=False)
+    >>> bool(decisions.recorded_escalate_to_26b.any())
+    True
+    """
+    return load_tables(source, NAME, **options)["decisions"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._core.partitions import is_partitioned, per_partition
+from .._core import engine
 from .policies import policies_by_id
 from .routing import replay
 
@@ -47,10 +47,17 @@ def escalation_patterns(decisions: pd.DataFrame, policies: Any) -> pd.DataFrame:
     by_id = policies_by_id(policies)
     if not by_id:
         raise ValueError("escalation_patterns needs at least one policy variant")
-    if is_partitioned(decisions):
-        return per_partition(
-            _pattern_counts, [decisions], _added, what="escalation_patterns", by_id=by_id
-        ).result()
+    return engine.reduce(
+        _pattern_counts,
+        _added,
+        decisions,
+        what="escalation_patterns",
+        whole=_patterns,
+        by_id=by_id,
+    )
+
+
+def _patterns(decisions: pd.DataFrame, by_id: dict) -> pd.DataFrame:
     return _pattern_counts(decisions, by_id).sort_index().to_frame()
 
 

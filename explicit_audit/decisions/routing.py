@@ -37,7 +37,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from .._core.partitions import is_partitioned, lazy_rows
+from .._core import engine
 from ._encoded import INPUT_COLUMNS, apply_policy, encode_inputs
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
 from ._lists import tuple_series
@@ -242,8 +242,11 @@ def replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     A Dask decisions table (``ea.load(..., engine="dask")``) gives a lazy
     table of the same rows, partition by partition.
     """
-    if is_partitioned(decisions):
-        return lazy_rows(replay, decisions, policy=policy)
+    return engine.each_row(_replay, decisions, policy=policy)
+
+
+def _replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
+    """:func:`replay` of an in-memory table (or one partition of it)."""
     encoded = encode_inputs(decisions)
     view = apply_policy(encoded, policy)
     escalation = policy.escalation

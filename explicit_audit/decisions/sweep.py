@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core import engine
 from .._core.columns import INT64_MAX
-from .._core.partitions import Deferred, is_partitioned, per_partition
 from ..errors import AuditError
 from ._encoded import EncodedInputs, apply_policy, encode_inputs
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC
@@ -201,8 +201,22 @@ def sweep(
     On a Dask decisions table, each partition's counts are summed: the grid
     is never evaluated per row, and the answer is the in-memory one.
     """
-    if is_partitioned(decisions):
-        return deferred_sweep(decisions, policies, grid, only_named=only_named).result()
+    return engine.reduce(
+        _sweep,
+        _summed,
+        decisions,
+        what="sweep",
+        whole=_sweep,
+        policies=policies,
+        grid=grid,
+        only_named=only_named,
+    )
+
+
+def _sweep(
+    decisions: pd.DataFrame, policies: Any, grid: Mapping[str, Any], only_named: bool
+) -> pd.DataFrame:
+    """:func:`sweep` of an in-memory table (or one partition of it)."""
     by_id = policies_by_id(policies)
     encoded = encode_inputs(decisions)
     recorded = None
@@ -251,18 +265,3 @@ def _summed(parts: list[pd.DataFrame]) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         result["escalation_rate"] = result["escalations"] / result["decisions"]
     return result
-
-
-def deferred_sweep(
-    decisions, policies: Any, grid: Mapping[str, Any], *, only_named: bool = False
-) -> Deferred:
-    """:func:`sweep` over a Dask table: one sweep per partition, their counts summed."""
-    return per_partition(
-        sweep,
-        [decisions],
-        _summed,
-        what="sweep",
-        policies=policies,
-        grid=grid,
-        only_named=only_named,
-    )

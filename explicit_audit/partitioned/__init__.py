@@ -7,6 +7,4 @@
 - :mod:`.load`: the graph, from files to tables, ``rejected`` and ``sources``.
 """
 
-from .load import PartitionedLoad, load_partitioned
-
-__all__ = ["PartitionedLoad", "load_partitioned"]
+__all__: list[str] = []

@@ -11,7 +11,8 @@ the key, what the sampled meta cannot hold.
 Row labels: the in-memory tables number their rows 0, 1, ... across every
 file; each partition's rows are renumbered from the number of rows the
 partitions before it hold (``offsets``), and the columns that name a row of
-another table (``receipt_row``) are shifted by that table's offset.
+another table (a kind's :class:`~explicit_audit._core.records.Table` declares them in
+``references``) are shifted by that table's offset.
 """
 
 from __future__ import annotations
@@ -23,13 +24,7 @@ import pandas as pd
 
 from ..errors import AuditError
 
-__all__ = ["ROW_REFERENCES", "conform", "empty_meta"]
-
-#: Columns that hold a row label of another table: (table, column) -> table referred to.
-ROW_REFERENCES = {
-    ("exposed", "receipt_row"): "receipts",
-    ("presentations", "receipt_row"): "receipts",
-}
+__all__ = ["conform", "empty_meta"]
 
 
 def empty_meta(table: pd.DataFrame, declared: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -119,6 +114,7 @@ def conform(
     name: str,
     offsets: Mapping[str, int],
     where: str,
+    references: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """``table`` (one partition's, rows labelled from 0) with ``meta``'s columns and global labels.
 
@@ -134,6 +130,8 @@ def conform(
         Per table: rows in the partitions before this one.
     where : str
         The partition (file and lines), for an error message.
+    references : mapping, optional
+        ``{column: table}``: the table's columns holding a row label of another table.
     """
     start = offsets.get(name, 0)
     if not len(table):
@@ -146,8 +144,8 @@ def conform(
         return fitted
     result = _conformed(table, meta, name=name, where=where)
     result.index = pd.RangeIndex(start, start + len(result))
-    for (owner, column), target in ROW_REFERENCES.items():
-        if owner == name and column in result and offsets.get(target, 0):
+    for column, target in (references or {}).items():
+        if column in result and offsets.get(target, 0):
             result[column] = result[column] + offsets[target]
     return result
 

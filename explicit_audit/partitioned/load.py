@@ -37,6 +37,7 @@ from .._core.byte_ranges import count_lines
 from .._core.collect import (
     Reading,
     build_kind,
+    in_file_order,
     list_sources,
     loaded_counts,
     read_file,
@@ -44,10 +45,9 @@ from .._core.collect import (
     sources_frame,
 )
 from .._core.limits import Limits
-from .._core.records import KindTables, RecordKind, Rejection
-from ..decisions.policies import PolicySet, load_policy_files
-from ..errors import InputError, PolicyError
-from .accounting import RejectionTally, in_file_order, loaded_lines
+from .._core.records import Documents, KindTables, RecordKind, Rejection
+from ..errors import InputError
+from .accounting import RejectionTally
 from .conform import conform, empty_meta
 from .parts import (
     DEFAULT_BLOCKSIZE,
@@ -69,7 +69,7 @@ class PartitionedLoad:
     rejected: object
     sources: object
     files: list[str]
-    policies: PolicySet
+    documents: dict
 
 
 @dataclass
@@ -122,7 +122,7 @@ def _build(
             continue
         built = _built(kind, reading.segments.pop(kind.name, []))
         tables.update(built.tables)
-        main.append(loaded_lines(kind, built))
+        main.append(kind.loaded_rows(built))
         rejections.extend(built.rejected)
     reading.segments.clear()
     if strict:
@@ -145,11 +145,23 @@ def _add(offsets: dict[str, int], lengths: dict[str, int]) -> dict[str, int]:
 
 
 def _fitted(
-    built: _Built, offsets: dict[str, int], metas: dict, part: Part, first_line: int
+    built: _Built,
+    offsets: dict[str, int],
+    metas: dict,
+    part: Part,
+    first_line: int,
+    references: dict[str, dict[str, str]],
 ) -> dict[str, pd.DataFrame]:
     where = _where(part, first_line)
     return {
-        name: conform(built.tables[name], meta, name=name, offsets=offsets, where=where)
+        name: conform(
+            built.tables[name],
+            meta,
+            name=name,
+            offsets=offsets,
+            where=where,
+            references=references.get(name),
+        )
         for name, meta in metas.items()
     }
 
@@ -187,7 +199,7 @@ def _finish(
     tally: _Tally,
     files: list[str],
     policy_files: list[Path],
-    policies: PolicySet,
+    loaded_files: list[str],
     policy_rejections: list[Rejection],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     reading = tally.reading
@@ -196,8 +208,7 @@ def _finish(
     reading.files = list(files)
     reading.policy_files = list(policy_files)
     reading.count_policy_files()
-    loaded_policies = [str(p.source_file) for p in policies.values() if p.source_file]
-    return rejected, sources_frame(reading, tally.loaded, loaded_policies, rejected)
+    return rejected, sources_frame(reading, tally.loaded, loaded_files, rejected)
 
 
 def _metas(
@@ -283,6 +294,8 @@ class _Graph:
         from dask.task_spec import Task, TaskRef
 
         self.token = uuid.uuid4().hex
+        # Declared by each kind's tables: the columns naming a row of another table.
+        references = {table.name: dict(table.references) for kind in kinds for table in kind.tables}
         self.partitions = len(parts)
         key = self._key
         reads: dict = {}
@@ -304,7 +317,9 @@ class _Graph:
             build = key("build", i)
             reads[build] = Task(build, _build, part, line, kinds, keep, limits, strict)
             fitted, lengths = key("fitted", i), key("lengths", i)
-            fits[fitted] = Task(fitted, _fitted, TaskRef(build), offsets, metas, part, line)
+            fits[fitted] = Task(
+                fitted, _fitted, TaskRef(build), offsets, metas, part, line, references
+            )
             fits[lengths] = Task(lengths, _lengths, TaskRef(build))
             fits[key("offsets", i)] = Task(key("offsets", i), _add, offsets, TaskRef(lengths))
             offsets = TaskRef(key("offsets", i))
@@ -337,6 +352,25 @@ class _Graph:
         piece = self._key(("rejected", "sources")[index], 0)
         task = Task(piece, operator.getitem, TaskRef(self._key("accounts")), index)
         return _Layer({**self.reads, **self.accounting, piece: task}, piece[0]), [piece]
+
+
+def _documents(
+    declared: Sequence[Documents], paths: list[Path], strict: bool
+) -> tuple[dict, list[Rejection], list[str]]:
+    """Every kind's documents, read at once (small files): by name, rejections, files loaded."""
+    documents: dict = {}
+    rejections: list[Rejection] = []
+    loaded: list[str] = []
+    for docs in declared:
+        found = docs.empty()
+        if paths:
+            found, problems = docs.load(paths)
+            if strict and problems:
+                raise docs.strict_error(problems[0])
+            rejections.extend(problems)
+        documents[docs.name] = found
+        loaded.extend(docs.files(found))
+    return documents, rejections, loaded
 
 
 def load_partitioned(
@@ -379,18 +413,17 @@ def load_partitioned(
     if strict and problems:
         first = problems[0]
         raise InputError(first.source_file, None, first.reason)
-    policies, policy_rejections = PolicySet([]), []
-    if policy_files and keep is None:
-        policies, policy_rejections = load_policy_files(policy_files, strict=False)
-        if strict and policy_rejections:
-            first = policy_rejections[0]
-            raise PolicyError.at(first.source_file, None, first.reason, first.source_line or None)
+    documents, policy_rejections, loaded_files = _documents(
+        [kind.documents for kind in kinds if keep is None and kind.documents is not None],
+        policy_files,
+        strict,
+    )
 
     blocksize = DEFAULT_BLOCKSIZE if blocksize is None else int(blocksize)
     sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
     parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
-    finish = (listing.names, policy_files, policies, policy_rejections)
+    finish = (listing.names, policy_files, loaded_files, policy_rejections)
     graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish)
 
     def table(layer: Mapping, keys: list, meta: pd.DataFrame, name: str):
@@ -406,4 +439,4 @@ def load_partitioned(
     rejected = table(*graph.accounts(0), empty_meta(rejected_meta), "rejected")
     sources_meta = sources_frame(Reading([], []), {}, [], rejected_meta)
     sources = table(*graph.accounts(1), sources_meta, "sources")
-    return PartitionedLoad(tables, rejected, sources, listing.names, policies)
+    return PartitionedLoad(tables, rejected, sources, listing.names, documents)

@@ -14,14 +14,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core import engine
 from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import (
-    concat_parts,
-    is_partitioned,
-    lazy_rows,
-    per_partition,
-)
 from ..canonical import is_sha256_hex
 from ..errors import AuditError
 from ._canonical import (
@@ -30,7 +25,7 @@ from ._canonical import (
     digests,
 )
 from ._variants import diagnose_plan, diagnose_recorded_hash
-from .loader import KIND
+from .loader import NAME
 
 __all__ = ["FINDING_COLUMNS", "RULES", "check_plans", "plan_verdicts", "verify_plans"]
 
@@ -44,7 +39,7 @@ _STATUS_DTYPE = pd.CategoricalDtype(list(_STATUS))
 #: even a hash that another known writer explains (``known_variant``) is not the
 #: hash arborist promises for the plan.
 RULES = RuleTable(
-    Rule(name, text, check="plan_hashes", kind=KIND.name, field=field)
+    Rule(name, text, check="plan_hashes", kind=NAME, field=field)
     for name, field, text in (
         (
             "known_variant",
@@ -73,12 +68,8 @@ RULES = RuleTable(
 
 
 def _plans_frame(plans: Any) -> pd.DataFrame:
-    frame = plans if isinstance(plans, pd.DataFrame) else getattr(plans, "plans", plans)
-    if is_partitioned(frame) and {"plan", "retrieval_plan_hash"} <= set(frame.columns):
-        return frame
-    if not isinstance(frame, pd.DataFrame) or not {"plan", "retrieval_plan_hash"} <= set(
-        frame.columns
-    ):
+    frame = plans if engine.is_table(plans) else getattr(plans, "plans", plans)
+    if not engine.is_table(frame) or not {"plan", "retrieval_plan_hash"} <= set(frame.columns):
         raise AuditError(
             "plan_verdicts and check_plans need the plans table (columns 'plan' and "
             "'retrieval_plan_hash'); pass ea.load(...).plans or ea.load_plans(...)."
@@ -122,9 +113,11 @@ def plan_verdicts(plans: pd.DataFrame) -> pd.DataFrame:
     >>> verdicts = ea.plan_verdicts(ea.load("data/").plans)  # doctest: +SKIP
     >>> verdicts[~verdicts.match]  # doctest: +SKIP
     """
-    if is_partitioned(_plans_frame(plans)):
-        return lazy_rows(plan_verdicts, _plans_frame(plans))
-    frame = _plans_frame(plans)
+    return engine.each_row(_verdicts, _plans_frame(plans))
+
+
+def _verdicts(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`plan_verdicts` of an in-memory plans table (or one partition of it)."""
     written = frame["plan"].tolist()
     rebuilt = digests(written)
     statuses = np.zeros(len(written), dtype=np.int8)
@@ -204,10 +197,12 @@ def check_plans(plans: pd.DataFrame) -> pd.DataFrame:
     >>> import explicit_audit as ea
     >>> ea.check_plans(ea.load("data/").plans)  # doctest: +SKIP
     """
-    frame = _plans_frame(plans)
-    if is_partitioned(frame):
-        return per_partition(check_plans, [frame], concat_parts, what="check_plans").result()
-    verdicts = plan_verdicts(frame)
+    return engine.findings(plan_findings, _plans_frame(plans), what="check_plans")
+
+
+def plan_findings(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`check_plans` of an in-memory plans table (or one partition of it)."""
+    verdicts = _verdicts(frame)
     found = FindingsBuilder(RULES, frame, record=frame.get("run_id"), what="check_plans")
     matched = verdicts["match"].to_numpy(dtype=bool, na_value=False)
     diagnoses = verdicts["diagnosis"].to_numpy(dtype=object, na_value=None)

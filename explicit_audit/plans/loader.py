@@ -44,20 +44,26 @@ lowercase hex characters loads, and :func:`check_plans` reports it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 import pyarrow as pa
 
+from .._core.collect import Source
 from .._core.columns import extra_columns, fits_int64, text_safe_series
-from .._core.records import KindTables, RecordKind, segment_values, sort_out
+from .._core.options import LoadOptions
+from .._core.records import KindTables, segment_values, sort_out
+from .._core.registry import load_tables
 from ._canonical import (
     PlanError,
     dataclass_fields,
     seed_canonical,
 )
 
-__all__ = ["KIND"]
+__all__ = ["NAME", "build_tables", "load_plans", "matches"]
+
+#: The kind's name, in the rejected table and the findings.
+NAME = "plans"
 
 _RECORD_KEYS = ("run_id", "retrieval_plan", "retrieval_plan_hash")
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
@@ -82,7 +88,7 @@ _COLUMN_DTYPES = {
 }
 
 
-def _matches(value: dict) -> bool:
+def matches(value: dict) -> bool:
     return "retrieval_plan" in value or "retrieval_plan_hash" in value
 
 
@@ -159,7 +165,7 @@ def _frame(
     return frame
 
 
-def _build(segments: Sequence[tuple]) -> KindTables:
+def build_tables(segments: Sequence[tuple]) -> KindTables:
     values = segment_values(segments)
     kept, rejected = sort_out(values, "plans", _row, PlanError)
     rows = [row for _, row in kept]
@@ -168,4 +174,26 @@ def _build(segments: Sequence[tuple]) -> KindTables:
     return KindTables({"plans": _frame(rows, where, extras)}, rejected)
 
 
-KIND = RecordKind(name="plans", tables=("plans",), matches=_matches, build=_build)
+def load_plans(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
+    """Load arborist retrieval-plan records into a DataFrame, one row per run.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs; values of other record kinds are recognised
+        and skipped.
+    **options
+        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+
+    Returns
+    -------
+    DataFrame
+        The ``plans`` table (columns in the module docstring).
+
+    Examples
+    --------
+    >>> plans = ea.load_plans("data/plans/", progress=False)
+    >>> ea.plan_verdicts(plans).status.value_counts()["match"] > 0
+    np.True_
+    """
+    return load_tables(source, NAME, **options)["plans"]

@@ -9,7 +9,8 @@ The ``receipts`` and ``exposed`` tables are documented in
 from __future__ import annotations
 
 from .checks import RECEIPT_RULES, check_receipts
-from .loader import KIND
+from .kind import KIND
+from .loader import load_receipts, load_receipts_and_exposed
 from .locators import locator_safety, safe_relative_markdown_path
 from .presentation_checks import PRESENTATION_RULES, check_presentations
 from .views import view_receipts
@@ -28,6 +29,8 @@ __all__ = [
     "RECEIPT_RULES",
     "check_presentations",
     "check_receipts",
+    "load_receipts",
+    "load_receipts_and_exposed",
     "locator_safety",
     "safe_relative_markdown_path",
     "view_receipts",

@@ -40,13 +40,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core import engine
 from .._core.describe import quote
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import concat_parts, is_partitioned, per_partition
 from ..errors import AuditError
 from ._exposed_checks import exposed_findings
 from ._lists import list_column, list_lengths, pair_keys, starts_of
-from .loader import KIND
+from .loader import NAME
 from .locators import locator_safety
 
 __all__ = ["FINDING_COLUMNS", "RECEIPT_RULES", "RULES", "check_receipts"]
@@ -159,7 +159,7 @@ _RULE_TEXT = (
 #: Every rule :func:`check_receipts` applies. Each is an error: engram's code
 #: cannot write a receipt that breaks one.
 RULES = RuleTable(
-    Rule(name, text, check="receipt_rules", kind=KIND.name, field=field)
+    Rule(name, text, check="receipt_rules", kind=NAME, field=field)
     for name, field, text in _RULE_TEXT
 )
 
@@ -354,10 +354,13 @@ def check_receipts(receipts, exposed: pd.DataFrame | None = None) -> pd.DataFram
     """
     if exposed is None and hasattr(receipts, "receipts") and hasattr(receipts, "exposed"):
         receipts, exposed = receipts.receipts, receipts.exposed
-    if is_partitioned(receipts):
-        # A receipt's exposed results are built in the partition of the receipt.
-        frames = [receipts] if exposed is None else [receipts, exposed]
-        return per_partition(check_receipts, frames, concat_parts, what="check_receipts").result()
+    # A receipt's exposed results are built in the partition of the receipt.
+    frames = [receipts] if exposed is None else [receipts, exposed]
+    return engine.findings(receipt_findings, frames, what="check_receipts")
+
+
+def receipt_findings(receipts: pd.DataFrame, exposed: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`check_receipts` of in-memory tables (or one partition of each)."""
     if not receipts.index.is_unique:
         raise AuditError(
             "the receipts table has repeated index labels, so exposed results cannot be "

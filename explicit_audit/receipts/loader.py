@@ -68,16 +68,31 @@ checks flag it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
-from .._core.records import KindTables, RecordKind
-from ._arrow import columnar, frames_from_parts, layout
-from ._values import matches, normalise_values
+import pandas as pd
+
+from .._core.collect import Source
+from .._core.options import LoadOptions
+from .._core.records import KindTables
+from .._core.registry import load_tables
+from ._arrow import frames_from_parts
+from ._values import normalise_values
 from .presentations import presentations_table, screen_presentations
 
-__all__ = ["KIND"]
+__all__ = [
+    "NAME",
+    "build_tables",
+    "load_receipts",
+    "load_receipts_and_exposed",
+    "loaded_rows",
+]
+
+#: The kind's name, in the rejected table and the findings.
+NAME = "receipts"
 
 
-def _build(segments: Sequence[tuple]) -> KindTables:
+def build_tables(segments: Sequence[tuple]) -> KindTables:
     parts, rejected, presentations = [], [], []
     for what, segment in segments:
         if what == "part":
@@ -99,11 +114,64 @@ def _build(segments: Sequence[tuple]) -> KindTables:
     return KindTables(tables, rejected)
 
 
-KIND = RecordKind(
-    name="receipts",
-    tables=("receipts", "exposed", "presentations"),
-    matches=matches,
-    build=_build,
-    layout=layout,
-    columnar=columnar,
-)
+def loaded_rows(built: KindTables) -> pd.DataFrame:
+    """One row per value the kind loaded (``source_file``), for ``Audit.sources``.
+
+    That is a row of ``receipts``, but for a presentation that failed before
+    retrieval: a loaded value with a ``presentations`` row and no receipt row.
+    """
+    main = built.tables["receipts"]
+    presentations = built.tables.get("presentations")
+    if presentations is None or not presentations["receipt_row"].isna().any():
+        return main
+    alone = presentations.loc[presentations["receipt_row"].isna(), ["source_file"]]
+    return pd.concat([main[["source_file"]], alone]).astype({"source_file": "str"})
+
+
+def load_receipts_and_exposed(
+    source: Source, **options: Unpack[LoadOptions]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Load retrieval receipts and their exposed results.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs; values of other record kinds are recognised
+        and skipped.
+    **options
+        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+
+    Returns
+    -------
+    receipts, exposed : DataFrame
+        See the module docstring for their columns.
+    """
+    tables = load_tables(source, NAME, **options)
+    return tables["receipts"], tables["exposed"]
+
+
+def load_receipts(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
+    """Load retrieval receipts (engram) into a DataFrame, one row per receipt.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs; values of other record kinds are recognised
+        and skipped.
+    **options
+        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+
+    Returns
+    -------
+    DataFrame
+        The ``receipts`` table (columns in the module docstring). Rejected
+        inputs are announced by a :class:`~explicit_audit.RejectedRowsWarning`;
+        ``ea.load(source).rejected`` lists them.
+
+    Examples
+    --------
+    >>> receipts = ea.load_receipts("data/receipts/", progress=False)
+    >>> int(receipts.withheld_count.sum()) > 0
+    True
+    """
+    return load_tables(source, NAME, **options)["receipts"]

@@ -23,8 +23,8 @@ from typing import Any
 
 import pandas as pd
 
+from .._core import engine
 from .._core.findings import ERROR, FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import concat_parts, is_partitioned, per_partition
 from ._js_json import presentation_id
 from ._presentation_failures import check_classes, check_failed
 from ._presentation_failures import quote as _q
@@ -435,12 +435,13 @@ def check_presentations(presentations) -> pd.DataFrame:
     >>> len(ea.check_presentations(audit))
     0
     """
-    if not isinstance(presentations, pd.DataFrame) and not is_partitioned(presentations):
+    if not engine.is_table(presentations):
         presentations = presentations.presentations
-    if is_partitioned(presentations):
-        return per_partition(
-            check_presentations, [presentations], concat_parts, what="check_presentations"
-        ).result()
+    return engine.findings(presentation_findings, presentations, what="check_presentations")
+
+
+def presentation_findings(presentations: pd.DataFrame) -> pd.DataFrame:
+    """:func:`check_presentations` of an in-memory table (or one partition of it)."""
     found = FindingsBuilder(
         RULES,
         presentations,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._core.partitions import is_partitioned
+from .._core import engine
 
 __all__ = ["view_receipts"]
 
@@ -48,8 +48,4 @@ def view_receipts(data: Any) -> pd.DataFrame:
     >>> audit = ea.load("data/")  # doctest: +SKIP
     >>> ea.withheld_summary(ea.view_receipts(audit), by="view_id")  # doctest: +SKIP
     """
-    receipts, presentations = data.receipts, data.presentations
-    if is_partitioned(receipts):
-        meta = _view_receipts(receipts._meta, presentations._meta)
-        return receipts.map_partitions(_view_receipts, presentations, meta=meta)
-    return _view_receipts(receipts, presentations)
+    return engine.each_row(_view_receipts, [data.receipts, data.presentations])

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._core.partitions import is_partitioned, lazy_rows, per_partition
+from .._core import engine
 from ..errors import AuditError
 from ._lists import list_column, list_lengths
 
@@ -108,10 +108,8 @@ def withheld_summary(
     >>> ea.withheld_summary(receipts, by="withheld_audience", overall=True)  # doctest: +SKIP
     """
     keys = _as_list(by)
-    if is_partitioned(receipts):
-        parts = per_partition(_summary_part, [receipts], list, what="withheld_summary", keys=keys)
-        return _summary_of(parts.result(), keys, overall)
-    return _summary_of([_summary_part(receipts, keys)], keys, overall)
+    parts = engine.reduce(_summary_part, list, receipts, what="withheld_summary", keys=keys)
+    return _summary_of(parts, keys, overall)
 
 
 #: The sums a withheld summary is made of, per group.
@@ -262,10 +260,8 @@ def withheld_queries(
     >>> ea.withheld_queries(receipts).query("max_count > 0")  # doctest: +SKIP
     """
     keys = _as_list(by) + list(query_columns)
-    if is_partitioned(receipts):
-        parts = per_partition(_queries_part, [receipts], list, what="withheld_queries", keys=keys)
-        return _queries_of(parts.result(), keys)
-    return _queries_of([_queries_part(receipts, keys)], keys)
+    parts = engine.reduce(_queries_part, list, receipts, what="withheld_queries", keys=keys)
+    return _queries_of(parts, keys)
 
 
 def _queries_part(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -389,10 +385,11 @@ def within_time_window(
 
     A Dask table gives a lazy table of the rows inside the window.
     """
-    if is_partitioned(receipts):
-        return lazy_rows(
-            within_time_window, receipts, start=start, end=end, column=column, unit=unit
-        )
+    return engine.each_row(_within, receipts, start=start, end=end, column=column, unit=unit)
+
+
+def _within(receipts: pd.DataFrame, *, start, end, column: str, unit) -> pd.DataFrame:
+    """:func:`within_time_window` of an in-memory table (or one partition of it)."""
     if column not in receipts:
         raise AuditError(
             f"the receipts have no {column!r} column; pass column= the name of the "

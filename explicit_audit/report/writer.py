@@ -57,8 +57,8 @@ from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
 
 from .._version import __version__
-from ..audit import ENGINES, load
 from ..errors import RejectedRowsWarning
+from ..loading import ENGINES, load
 from ..partitioned.scheduler import use_scheduler
 from ..verify import Verification, verify_all
 from ._empty import has_records, no_records_notebook, notebook_tables
@@ -359,7 +359,7 @@ def _write_reports(
                 audit = audit.persist()
             # On Dask tables the checks' one pass also computes the accounting.
             verification = verify_all(audit)
-            audit = audit.accounting()
+            audit = verification.accounting
             facts = provenance(audit, data, digests=snapshot.digests)
         for path in paths:
             start = time.perf_counter()

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from .checks import FORBIDDEN_PAYLOAD_KEYS, check_requests, verify_requests
 from .hashing import request_hash
-from .loader import KIND
+from .kind import KIND
+from .loader import load_requests
 
 __all__ = [
     "FORBIDDEN_PAYLOAD_KEYS",
     "KIND",
     "check_requests",
+    "load_requests",
     "request_hash",
     "verify_requests",
 ]

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core import engine
 from .._core.deprecation import deprecated_alias
+from .._core.engine import concat_parts
 from .._core.findings import FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
-from .._core.partitions import Deferred, concat_parts, is_partitioned, per_partition
 from ..canonical import (
     DIALECTS,
     REQUEST_HASH_DIALECT,
@@ -30,7 +31,7 @@ from ..canonical import (
     matching_dialects,
 )
 from ..errors import AuditError
-from .loader import KIND
+from .loader import NAME
 
 __all__ = [
     "FINDING_COLUMNS",
@@ -64,35 +65,35 @@ RULES = RuleTable(
             "request_sha256 is the canonical-JSON hash of the payload in the expected dialect "
             "(a hash another dialect explains is still not the promised one).",
             check="request_hashes",
-            kind=KIND.name,
+            kind=NAME,
             field="request_sha256",
         ),
         Rule(
             "hash_malformed",
             "request_sha256 is 64 lowercase hexadecimal characters.",
             check="request_hashes",
-            kind=KIND.name,
+            kind=NAME,
             field="request_sha256",
         ),
         Rule(
             "payload_unhashable",
             "The payload is a JSON object the expected dialect can write.",
             check="request_hashes",
-            kind=KIND.name,
+            kind=NAME,
             field="payload",
         ),
         Rule(
             "forbidden_key",
             "The payload carries no key the §7.1 hiding rule forbids at its top level.",
             check="request_hiding_rule",
-            kind=KIND.name,
+            kind=NAME,
         ),
         Rule(
             "forbidden_key_nested",
             "A forbidden key name nested inside the payload: the builder allows it (it checks "
             "the top level only), so it is shown for a look.",
             check="request_hiding_rule",
-            kind=KIND.name,
+            kind=NAME,
             severity=NOTICE,
         ),
         Rule(
@@ -100,7 +101,7 @@ RULES = RuleTable(
             "Every request for one base_id carries the same payload: each model compiles "
             "from the same evidence.",
             check="request_independence",
-            kind=KIND.name,
+            kind=NAME,
             field="payload",
         ),
         Rule(
@@ -108,7 +109,7 @@ RULES = RuleTable(
             "The record's base_id, dsl and image_sha256 equal the payload's: the builder "
             "writes both from one candidate.",
             check="request_consistency",
-            kind=KIND.name,
+            kind=NAME,
         ),
     ]
 )
@@ -268,7 +269,9 @@ def _findings(
     return found.frame(), digests
 
 
-def _partition_findings(frame: pd.DataFrame, dialect: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def partition_findings(
+    frame: pd.DataFrame, dialect: str = REQUEST_HASH_DIALECT
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One partition's findings but independence, and what independence needs of its rows."""
     findings, digests = _findings(frame, dialect, independence=False)
     columns = ["source_file", "source_line", "base_id"]
@@ -284,7 +287,7 @@ def _partition_findings(frame: pd.DataFrame, dialect: str) -> tuple[pd.DataFrame
     return findings, needs
 
 
-def _with_independence(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
+def with_independence(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
     """The partitions' findings, and independence over all their rows, in the builder's order."""
     needs = pd.concat([need for _, need in parts])
     models = needs["model"].tolist()
@@ -300,15 +303,9 @@ def _with_independence(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.Dat
     return findings.iloc[order].reset_index(drop=True)
 
 
-def deferred_check_requests(requests, dialect: str = REQUEST_HASH_DIALECT) -> Deferred:
-    """:func:`check_requests` over a Dask table, still to compute.
-
-    Each partition checks its own rows; independence (one payload per
-    ``base_id``) is checked over every partition's digests together.
-    """
-    return per_partition(
-        _partition_findings, [requests], _with_independence, what="check_requests", dialect=dialect
-    )
+def request_findings(frame: pd.DataFrame, dialect: str = REQUEST_HASH_DIALECT) -> pd.DataFrame:
+    """:func:`check_requests` of a whole in-memory requests table."""
+    return _findings(frame, dialect)[0]
 
 
 def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALECT) -> pd.DataFrame:
@@ -338,10 +335,8 @@ def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALEC
     >>> findings = ea.check_requests(ea.load("data/").requests)  # doctest: +SKIP
     >>> findings.groupby(["rule", "severity"], observed=True).size()  # doctest: +SKIP
     """
-    frame = requests if isinstance(requests, pd.DataFrame) else getattr(requests, "requests", None)
-    if is_partitioned(requests):
-        frame = requests
-    if not (isinstance(frame, pd.DataFrame) or is_partitioned(frame)) or not {
+    frame = requests if engine.is_table(requests) else getattr(requests, "requests", None)
+    if not engine.is_table(frame) or not {
         "payload",
         "request_sha256",
         "base_id",
@@ -354,9 +349,14 @@ def check_requests(requests: pd.DataFrame, *, dialect: str = REQUEST_HASH_DIALEC
         raise AuditError(
             f"unknown canonical-JSON dialect {dialect!r}; choose one of {', '.join(DIALECTS)}"
         )
-    if is_partitioned(frame):
-        return deferred_check_requests(frame, dialect).result()
-    return _findings(frame, dialect)[0]
+    return engine.reduce(
+        partition_findings,
+        with_independence,
+        frame,
+        what="check_requests",
+        whole=request_findings,
+        dialect=dialect,
+    )
 
 
 verify_requests = deprecated_alias(

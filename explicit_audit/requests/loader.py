@@ -41,15 +41,21 @@ A record is rejected, naming the field, when ``payload`` is not an object, or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 import pyarrow as pa
 
+from .._core.collect import Source
 from .._core.columns import extra_columns, text_safe_series
-from .._core.records import KindTables, RecordKind, segment_values, sort_out
+from .._core.options import LoadOptions
+from .._core.records import KindTables, segment_values, sort_out
+from .._core.registry import load_tables
 
-__all__ = ["KIND"]
+__all__ = ["NAME", "build_tables", "load_requests", "matches"]
+
+#: The kind's name, in the rejected table and the findings.
+NAME = "requests"
 
 _RECORD_KEYS = ("model", "base_id", "dsl", "request_sha256", "image_sha256", "payload")
 _DTYPES = {
@@ -70,7 +76,7 @@ class _RecordError(Exception):
     pass
 
 
-def _matches(value: dict) -> bool:
+def matches(value: dict) -> bool:
     return "payload" in value and ("request_sha256" in value or "base_id" in value)
 
 
@@ -108,7 +114,7 @@ def _row(value: dict) -> dict[str, Any]:
     }
 
 
-def _build(segments: Sequence[tuple]) -> KindTables:
+def build_tables(segments: Sequence[tuple]) -> KindTables:
     values = segment_values(segments)
     kept, rejected = sort_out(values, "requests", _row, _RecordError)
     rows = [row for _, row in kept]
@@ -134,4 +140,26 @@ def _build(segments: Sequence[tuple]) -> KindTables:
     return KindTables({"requests": frame}, rejected)
 
 
-KIND = RecordKind(name="requests", tables=("requests",), matches=_matches, build=_build)
+def load_requests(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
+    """Load explicit_learning C2 compile requests, one row per request sent.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        Files, folders or globs; values of other record kinds are recognised
+        and skipped.
+    **options
+        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+
+    Returns
+    -------
+    DataFrame
+        The ``requests`` table (columns in the module docstring).
+
+    Examples
+    --------
+    >>> requests = ea.load_requests("data/requests/", progress=False)
+    >>> ea.check_requests(requests).rule.value_counts().sum() > 0
+    np.True_
+    """
+    return load_tables(source, NAME, **options)["requests"]

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._core.partitions import concat_parts, is_partitioned, per_partition
+from .._core import engine
+from .._core.engine import concat_parts
 from ..decisions.routing import replay
 from ..decisions.sweep import GRID_AXES, sweep
 from ._shared import ALL, rounded
@@ -170,19 +171,17 @@ def flips_view(
     frames = []
     for policy in _variants(data, variant):
         applied = policy.with_escalation(**point)
-        if is_partitioned(decisions):
-            flips = per_partition(
-                _flips,
-                [decisions],
-                _joined,
-                what="flips_view",
-                policy=applied,
-                policy_id=policy.policy_id,
-                only_named=only_named,
-                limit=limit,
-            ).result()
-        else:
-            flips = _flips(decisions, applied, policy.policy_id, only_named, limit)
+        flips = engine.reduce(
+            _flips,
+            _joined,
+            decisions,
+            what="flips_view",
+            whole=_flips,
+            policy=applied,
+            policy_id=policy.policy_id,
+            only_named=only_named,
+            limit=limit,
+        )
         frames.append(flips if limit is None else flips.head(limit))
     if not frames:
         return pd.DataFrame()
@@ -268,16 +267,11 @@ def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
 
 def _largest(decisions: Any) -> tuple[Any, Any, int]:
     """The most content characters and evidence documents of any decision, and the rows."""
-    found = (
+    return engine.computed(
         decisions["content_chars"].max(),
         decisions["evidence_doc_count"].max(),
         decisions.shape[0],
     )
-    if is_partitioned(decisions):
-        import dask
-
-        found = dask.compute(*found)
-    return found
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._core.partitions import is_partitioned, lazy_rows, per_partition
+from .._core import engine
 from ..receipts.withheld import withheld_summary, within_time_window
 from ._shared import ALL, NO_AUDIENCE, rounded
 
@@ -98,12 +98,9 @@ def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] |
     frame = _receipts(receipts)
     if column not in frame:
         return None
-    if is_partitioned(frame):
-        bounds = per_partition(
-            _time_bounds, [frame[[column]]], _widest, what="time_range", column=column
-        ).result()
-    else:
-        bounds = _time_bounds(frame, column)
+    bounds = engine.reduce(
+        _time_bounds, _widest, frame[[column]], what="time_range", whole=_time_bounds, column=column
+    )
     if bounds is None or bounds is _NOT_TIMES:
         return None
     first, last = bounds[0].floor("D"), bounds[1].floor("D") + pd.Timedelta(days=1)
@@ -246,10 +243,7 @@ def withheld_view(
     >>> withheld_view(audit, audience="peer", window=("2025-03-03", "2025-03-05"))  # doctest: +SKIP
     """
     receipts = _receipts(data)
-    if is_partitioned(receipts):
-        selected = lazy_rows(_selected, receipts, audience=audience, space=space)
-    else:
-        selected = _selected(receipts, audience=audience, space=space)
+    selected = engine.each_row(_selected, receipts, audience=audience, space=space)
     start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
     if start is not None or end is not None:
         selected = within_time_window(selected, start, end)

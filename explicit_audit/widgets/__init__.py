@@ -33,7 +33,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .._core.partitions import is_partitioned
+from .._core.engine import computed
 from ..views import (
     ALL,
     NO_AUDIENCE,
@@ -223,16 +223,11 @@ def withheld_panel(data: Any) -> Panel:
 def _choices(receipts: Any) -> tuple[list[str], bool, list[str]]:
     """The audiences (sorted), whether any receipt has none, and the spaces (sorted)."""
     audiences = receipts["withheld_audience"]
-    found = (
+    named, unguarded, spaces = computed(
         audiences.dropna().unique(),
         audiences.isna().any(),
         receipts["active_space"].dropna().unique(),
     )
-    if is_partitioned(receipts):
-        import dask
-
-        found = dask.compute(*found)
-    named, unguarded, spaces = found
     return sorted(named), bool(unguarded), sorted(spaces)
 
 

@@ -1,0 +1,82 @@
+"""The options of every loader, declared once: :class:`LoadOptions`.
+
+``ea.load`` and every per-kind loader (``ea.load_plans``, ...) take these
+keywords after the source, and nothing else; :func:`resolved` gives each its
+default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from ..errors import AuditError
+from .limits import Limits
+
+__all__ = ["ENGINES", "LoadOptions", "resolved"]
+
+#: The engines a load can run on.
+ENGINES = ("pandas", "dask")
+
+
+class LoadOptions(TypedDict, total=False):
+    """The keywords every loader takes after ``source``; each may be left out.
+
+    Attributes
+    ----------
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` naming file and line at the
+        first input that cannot be loaded (for a bad policy file, a
+        :class:`~explicit_audit.PolicyError`), instead of collecting it in
+        ``Audit.rejected``.
+    progress : bool, default True
+        Show a progress bar over files (tqdm) for long loads.
+    limits : Limits or dict, optional
+        Reading limits (nesting depth, value size, decompressed size, rejected
+        rows kept); a dict overrides the defaults of
+        :mod:`explicit_audit._core.limits`.
+    engine : {"pandas", "dask"}, default "pandas"
+        ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
+        partition when computed (see README, "Past one machine").
+    blocksize : int, optional
+        With ``engine="dask"``: bytes per partition of a large JSON Lines
+        file (default 64 MiB).
+    sample_bytes : int, optional
+        With ``engine="dask"``: bytes of each file's head read at once to
+        learn the tables' columns (default 1 MiB).
+    """
+
+    strict: bool
+    progress: bool
+    limits: Limits | dict | None
+    engine: str
+    blocksize: int | None
+    sample_bytes: int | None
+
+
+_DEFAULTS: dict[str, Any] = {
+    "strict": False,
+    "progress": True,
+    "limits": None,
+    "engine": "pandas",
+    "blocksize": None,
+    "sample_bytes": None,
+}
+
+
+def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
+    """``options`` with every default filled in; a ``TypeError`` for an unknown keyword.
+
+    Raises
+    ------
+    TypeError
+        For a keyword that is not a :class:`LoadOptions` key, as Python says it.
+    AuditError
+        For an engine that is not one of :data:`ENGINES`.
+    """
+    unknown = sorted(set(options) - set(_DEFAULTS))
+    if unknown:
+        raise TypeError(f"{what}() got an unexpected keyword argument {unknown[0]!r}")
+    found = {**_DEFAULTS, **options}
+    if found["engine"] not in ENGINES:
+        raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
+    return found

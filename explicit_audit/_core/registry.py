@@ -1,0 +1,230 @@
+"""The registry of record kinds: what every layer of the kit iterates.
+
+A record kind is declared once, in its own package, as a
+:class:`~explicit_audit._core.records.RecordKind` (how it is read, its
+tables, its checks, its documents) and registered with one call::
+
+    from explicit_audit.registry import register
+    register(KIND)
+
+``ea.load`` (both engines), the per-kind loaders, ``Audit``'s tables,
+``verify_all``, the command line and the Dask engine all read the kinds from
+here; none of them names a kind.
+
+A kind kept outside the kit is registered the same way, from a module that
+is imported before the registry is first read. The kit imports, once, every
+module named by
+
+- the entry point group ``explicit_audit.kinds`` of an installed
+  distribution (``[project.entry-points."explicit_audit.kinds"]``,
+  ``toy = "toy_audit.kind"``), and
+- the environment variable ``EXPLICIT_AUDIT_KINDS``: module names separated
+  by commas (``EXPLICIT_AUDIT_KINDS=toy_audit.kind``), for a kind that is
+  not installed (the module must be importable: on ``PYTHONPATH``).
+
+An entry point may also name a ``RecordKind`` object (``toy_audit.kind:KIND``),
+which is then registered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata
+from typing import Any
+
+from ..errors import AuditError
+from .findings import REJECTED_RULES, RuleTable, rejected_findings
+from .records import Check, Checker, Documents, RecordKind, Table
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ENVIRONMENT_VARIABLE",
+    "REJECTED_CHECKER",
+    "checkers",
+    "checks",
+    "documents",
+    "kind",
+    "kinds",
+    "references",
+    "register",
+    "replaced",
+    "rules",
+    "tables",
+]
+
+#: The entry point group whose modules (or RecordKind objects) register kinds.
+ENTRY_POINT_GROUP = "explicit_audit.kinds"
+
+#: The environment variable naming modules that register kinds (comma-separated).
+ENVIRONMENT_VARIABLE = "EXPLICIT_AUDIT_KINDS"
+
+#: The check of every value read that could not be loaded; it belongs to no kind.
+REJECTED_CHECKER = Checker(
+    run=rejected_findings,
+    reads=("rejected",),
+    checks=(Check("rejected_rows", "input values that could not be loaded", examines=None),),
+    rules=REJECTED_RULES,
+    order=0,
+)
+
+_KINDS: dict[str, RecordKind] = {}
+_PLUGINS = {"loaded": False}
+
+
+def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
+    """Register a record kind, so that every layer of the kit reads and checks it.
+
+    Parameters
+    ----------
+    kind : RecordKind
+    replace : bool, default False
+        Replace a kind already registered under the same name (else an error).
+
+    Returns
+    -------
+    RecordKind
+        ``kind``, so that a module may write ``KIND = register(RecordKind(...))``.
+
+    Raises
+    ------
+    AuditError
+        When the name, a table or a check is already another kind's.
+    """
+    if kind.name in _KINDS and not replace:
+        if _KINDS[kind.name] is kind:
+            return kind
+        raise AuditError(f"a record kind named {kind.name!r} is already registered")
+    others = [other for name, other in _KINDS.items() if name != kind.name]
+    taken_tables = {table.name for other in others for table in other.tables}
+    taken_tables |= {"rejected", "sources"}
+    taken_checks = {check.name for other in others for c in other.checks for check in c.checks}
+    taken_checks |= {check.name for check in REJECTED_CHECKER.checks}
+    for table in kind.tables:
+        if table.name in taken_tables:
+            raise AuditError(f"record kind {kind.name!r}: the table {table.name!r} is taken")
+    for checker in kind.checks:
+        for check in checker.checks:
+            if check.name in taken_checks:
+                raise AuditError(f"record kind {kind.name!r}: the check {check.name!r} is taken")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def _load_plugins() -> None:
+    """Import, once, the modules of the entry point group and of the environment variable."""
+    if _PLUGINS["loaded"]:
+        return
+    _PLUGINS["loaded"] = True
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            found = entry.load()
+        except Exception as exc:
+            raise AuditError(
+                f"the record kind plug-in {entry.name!r} ({entry.value}) of the entry point "
+                f"group {ENTRY_POINT_GROUP} cannot be imported: {exc}"
+            ) from exc
+        if isinstance(found, RecordKind):
+            register(found)
+    named = os.environ.get(ENVIRONMENT_VARIABLE, "")
+    for module in filter(None, (part.strip() for part in named.split(","))):
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            raise AuditError(
+                f"the record kind module {module!r} named by {ENVIRONMENT_VARIABLE} cannot be "
+                f"imported: {exc}"
+            ) from exc
+
+
+def kinds() -> tuple[RecordKind, ...]:
+    """Every registered kind, in order (:attr:`RecordKind.order`, then registration)."""
+    _load_plugins()
+    ranked = enumerate(_KINDS.values())
+    return tuple(kind for _, kind in sorted(ranked, key=lambda pair: (pair[1].order, pair[0])))
+
+
+def kind(name: str) -> RecordKind:
+    """The registered kind ``name``; an :class:`~explicit_audit.AuditError` naming the others."""
+    for found in kinds():
+        if found.name == name:
+            return found
+    known = ", ".join(found.name for found in kinds())
+    raise AuditError(f"no record kind {name!r}; the kinds are {known}")
+
+
+def tables() -> dict[str, Table]:
+    """Every table of every kind, in order: name -> :class:`Table`."""
+    return {table.name: table for found in kinds() for table in found.tables}
+
+
+def references() -> dict[tuple[str, str], str]:
+    """Columns holding another table's row label: ``(table, column) -> table referred to``."""
+    return {
+        (table.name, column): target
+        for table in tables().values()
+        for column, target in table.references.items()
+    }
+
+
+def checkers(among: Sequence[RecordKind] | None = None) -> list[Checker]:
+    """Every checker, in verdict order: the rejected rows first, then each kind's."""
+    found = [checker for kind_ in among or kinds() for checker in kind_.checks]
+    ranked = sorted(enumerate(found), key=lambda pair: (pair[1].order, pair[0]))
+    return [REJECTED_CHECKER, *(checker for _, checker in ranked)]
+
+
+def checks() -> dict[str, Check]:
+    """Every check, in verdict order: name -> :class:`Check`."""
+    return {check.name: check for checker in checkers() for check in checker.checks}
+
+
+def rules() -> RuleTable:
+    """Every rule of every check, in verdict order."""
+    table = RuleTable([])
+    for checker in checkers():
+        table = table | checker.rules
+    return table
+
+
+def documents() -> list[Documents]:
+    """Every kind's documents (the files read whole beside the records), in kind order."""
+    return [found.documents for found in kinds() if found.documents is not None]
+
+
+@contextlib.contextmanager
+def replaced(replacements: Sequence[RecordKind]) -> Iterator[None]:
+    """Within the block, these kinds (by name) in place of the registered ones.
+
+    For comparing a kind with a variant of itself (its columnar path switched
+    off, say) through every layer of the kit.
+    """
+    saved = dict(_KINDS)
+    try:
+        for replacement in replacements:
+            _KINDS[replacement.name] = replacement
+        yield
+    finally:
+        _KINDS.clear()
+        _KINDS.update(saved)
+
+
+#: What loads some kinds' tables: set by :mod:`explicit_audit.audit`, which
+#: sits above the kinds; the per-kind loaders of the kinds' packages call it.
+_TABLE_LOADER: dict[str, Callable[..., Any]] = {}
+
+
+def use_table_loader(loader: Callable[..., Any]) -> None:
+    """Set the function behind :func:`load_tables` (the kit's own loader)."""
+    _TABLE_LOADER["load"] = loader
+
+
+def load_tables(source: Any, kind_name: str, **options: Any) -> dict[str, Any]:
+    """The tables of one kind from ``source``, loaded with ``ea.load``'s options.
+
+    What every per-kind loader (``ea.load_plans``, ...) calls: values of other
+    kinds are recognised and skipped.
+    """
+    return _TABLE_LOADER["load"](source, kind(kind_name), **options)

@@ -1,0 +1,67 @@
+"""The routing decision record kind, declared once: its table, policies and check, registered."""
+
+from __future__ import annotations
+
+from .._core.records import Check, Checker, Documents, RecordKind, Rejection, Table
+from .._core.registry import register
+from ..errors import PolicyError
+from ._arrow import columnar, layout
+from .checks import RULES, decision_findings
+from .loader import NAME, build_tables, matches
+from .policies import PolicySet, load_policy_files
+
+__all__ = ["KIND"]
+
+
+def _load_policies(paths) -> tuple[PolicySet, list[Rejection]]:
+    return load_policy_files(paths, strict=False)
+
+
+def _policy_files(policies: PolicySet) -> list[str]:
+    return [str(policy.source_file) for policy in policies.values() if policy.source_file]
+
+
+def _strict_error(first: Rejection) -> PolicyError:
+    return PolicyError.at(first.source_file, None, first.reason, first.source_line or None)
+
+
+KIND = register(
+    RecordKind(
+        name=NAME,
+        tables=(
+            Table(
+                "decisions",
+                "one routing decision (hyungi document server); explicit_audit.decisions",
+            ),
+        ),
+        matches=matches,
+        build=build_tables,
+        layout=layout,
+        columnar=columnar,
+        documents=Documents(
+            name="policies",
+            kind="policies",
+            load=_load_policies,
+            empty=PolicySet,
+            files=_policy_files,
+            strict_error=_strict_error,
+        ),
+        checks=(
+            Checker(
+                run=decision_findings,
+                reads=("decisions",),
+                documents=("policies",),
+                checks=(
+                    Check(
+                        "decision_policy",
+                        "decisions replayed against the policy they name",
+                        "decisions",
+                    ),
+                ),
+                rules=RULES,
+                order=50,
+            ),
+        ),
+        order=40,
+    )
+)

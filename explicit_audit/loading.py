@@ -1,0 +1,177 @@
+"""One entry point, ``ea.load(source, **options)``, on either engine; and ``load_bytes``.
+
+:func:`load` reads every file once, sorts each JSON value into its record
+kind by its shape, and hands each registered kind its values to build that
+kind's tables (:mod:`explicit_audit.audit`), or plans the same as lazy Dask
+tables (:mod:`explicit_audit.partitioned`). Its options are declared once,
+in :class:`~explicit_audit.LoadOptions`; every per-kind loader
+(``ea.load_plans``, ...) takes the same ones, through :func:`load_tables`.
+"""
+
+from __future__ import annotations
+
+from typing import Unpack
+
+from ._core import registry
+from ._core.collect import Source, read_all, read_bytes
+from ._core.limits import Limits, limits_from
+from ._core.options import ENGINES, LoadOptions, resolved
+from ._core.records import RecordKind
+from .audit import Audit, audit_of_reading
+
+__all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables"]
+
+
+def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
+    """Load every audit record from files, folders or globs.
+
+    Each JSON value is sorted into its record kind by its shape, so a folder
+    of mixed logs just works. YAML files are read as routing policies.
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+        A file, a folder (read recursively), a glob, or a list of them.
+    **options
+        ``strict``, ``progress``, ``limits``, ``engine``, ``blocksize``,
+        ``sample_bytes``: see :class:`~explicit_audit.LoadOptions`.
+
+    Returns
+    -------
+    Audit
+
+    Warns
+    -----
+    RejectedRowsWarning
+        When some input was rejected: how many, and where to look.
+
+    Examples
+    --------
+    >>> audit = ea.load("data/", progress=False)  # doctest: +SKIP
+    >>> int(audit.receipts.withheld_count.sum()) > 0  # doctest: +SKIP
+    True
+    """
+    found = resolved(options)
+    kinds = registry.kinds()
+    if found["engine"] == "dask":
+        planned = _partitioned(source, kinds, None, found)
+        return Audit(
+            tables=planned.tables,
+            documents=planned.documents,
+            rejected=planned.rejected,
+            files=planned.files,
+            sources=planned.sources,
+        )
+    limits = limits_from(found["limits"])
+    reading = read_all(source, kinds, progress=found["progress"], limits=limits)
+    return audit_of_reading(reading, kinds, strict=found["strict"])
+
+
+def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
+    # The Dask engine's modules are imported only for a Dask load.
+    from .partitioned.load import load_partitioned
+
+    return load_partitioned(
+        source,
+        kinds,
+        keep=keep,
+        strict=found["strict"],
+        limits=limits_from(found["limits"]),
+        blocksize=found["blocksize"],
+        sample_bytes=found["sample_bytes"],
+    )
+
+
+def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]) -> dict:
+    """The tables of one record kind from ``source``: what every per-kind loader returns.
+
+    Values of other kinds are recognised and skipped; values that no kind
+    claims, or that this kind claims but that do not fit it, are rejected
+    (announced by a :class:`~explicit_audit.RejectedRowsWarning`, or raised
+    under ``strict``).
+
+    Parameters
+    ----------
+    source : str, path-like, or iterable of them
+    kind : RecordKind
+    **options
+        See :class:`~explicit_audit.LoadOptions`.
+
+    Returns
+    -------
+    dict of str to DataFrame
+        The kind's tables, by name.
+    """
+    found = resolved(options, what=f"load_{kind.name}")
+    if found["engine"] == "dask":
+        return _partitioned(source, registry.kinds(), {kind.name}, found).tables
+    reading = read_all(
+        source,
+        registry.kinds(),
+        progress=found["progress"],
+        keep={kind.name},
+        limits=limits_from(found["limits"]),
+    )
+    reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
+    reading.policy_files = []
+    return audit_of_reading(reading, [kind], strict=found["strict"], documents=False).tables
+
+
+registry.use_table_loader(load_tables)
+
+
+def load_bytes(
+    data: bytes,
+    *,
+    source_file: str,
+    first_line: int = 1,
+    lines: bool = True,
+    strict: bool = False,
+    limits: Limits | dict | None = None,
+) -> Audit:
+    """Load the records held in bytes, as if read from ``source_file``.
+
+    This is how a part of a file is read on its own (a byte range of a large
+    JSON Lines file, say): the rows carry ``source_file`` and the line numbers
+    of the file they came from.
+
+    Parameters
+    ----------
+    data : bytes
+        The content, decompressed; for JSON Lines, whole lines.
+    source_file : str
+        The file the bytes come from, as rows and rejections name it.
+    first_line : int, default 1
+        The file line on which ``data`` starts.
+    lines : bool, default True
+        JSON Lines (one value per line); False for ``.json`` content (an
+        array, a record, or values one after another).
+    strict : bool, default False
+        Raise :class:`~explicit_audit.InputError` at the first rejection.
+    limits : Limits or dict, optional
+        Reading limits, as for :func:`load`.
+
+    Returns
+    -------
+    Audit
+        With one entry in ``files`` and ``sources``: ``source_file``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from explicit_audit.loading import load_bytes
+    >>> with warnings.catch_warnings(action="ignore"):
+    ...     part = load_bytes(b'{"not": "a record"}\\n', source_file="log.jsonl", first_line=41)
+    >>> part.rejected[["source_file", "source_line", "kind"]].to_dict("records")
+    [{'source_file': 'log.jsonl', 'source_line': 41, 'kind': 'unknown'}]
+    """
+    kinds = registry.kinds()
+    reading = read_bytes(
+        data,
+        source_file,
+        kinds,
+        jsonl=lines,
+        first_line=first_line,
+        limits=limits_from(limits),
+    )
+    return audit_of_reading(reading, kinds, strict=strict)

@@ -1,0 +1,31 @@
+"""The retrieval plan record kind, declared once: its table and its check, registered."""
+
+from __future__ import annotations
+
+from .._core.records import Check, Checker, RecordKind, Table
+from .._core.registry import register
+from .checks import RULES, plan_findings
+from .loader import NAME, build_tables, matches
+
+__all__ = ["KIND"]
+
+KIND = register(
+    RecordKind(
+        name=NAME,
+        tables=(Table("plans", "one retrieval plan record (arborist); explicit_audit.plans"),),
+        matches=matches,
+        build=build_tables,
+        checks=(
+            Checker(
+                run=plan_findings,
+                reads=("plans",),
+                checks=(
+                    Check("plan_hashes", "retrieval_plan_hash rebuilt from each plan", "plans"),
+                ),
+                rules=RULES,
+                order=10,
+            ),
+        ),
+        order=20,
+    )
+)
