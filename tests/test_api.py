@@ -6,8 +6,8 @@ import explicit_audit as ea
 
 PUBLIC = {
     # loading
-    "Audit", "Limits", "LoadOptions", "load", "load_receipts", "load_receipts_and_exposed", "load_plans",
-    "load_requests", "load_decisions", "load_policy", "load_policies",
+    "Audit", "Limits", "LoadOptions", "load", "load_receipts", "load_receipts_and_exposed",
+    "load_plans", "load_requests", "load_decisions", "load_policy", "load_policies",
     # errors and warnings
     "AuditError", "InputError", "PolicyError", "RejectedRowsWarning",
     # receipts

@@ -13,8 +13,8 @@ import pytest
 from conftest import make_receipt, rows_by_path, without_columnar
 
 import explicit_audit as ea
-from explicit_audit._core import registry
 from explicit_audit import receipts as receipts_module
+from explicit_audit._core import registry
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 
