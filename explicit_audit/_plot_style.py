@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from ._core.columns import ALL_LABEL
+
 __all__ = [
     "ALL_LABEL",
     "AXIS_LABELS",
@@ -27,8 +29,6 @@ __all__ = [
     "require",
 ]
 
-#: The label the withheld views give the overall row (``withheld.ALL_LABEL``).
-ALL_LABEL = "(all)"
 MISSING_LABEL = "(none)"
 
 AXIS_LABELS = {

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._core import registry
 from ._version import __version__
 from .audit import Audit
 from .errors import AuditError, RejectedRowsWarning
@@ -111,9 +112,8 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser(
         "verify",
         help="run every check on DATA; exit 1 when anything is found",
-        description="Run every check on DATA: rejected rows, plan and request hashes, the "
-        "hiding rule, independence, receipt rules, routing policy. Exit 1 when anything is "
-        "found, 0 when clean.",
+        description=f"Run every check on DATA ({', '.join(registry.checks())}). Exit 1 when "
+        "anything is found, 0 when clean.",
         epilog=_EPILOG,
     )
     verify.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
@@ -339,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     except _UsageError as exc:
         return _fail("", None, exc, "UsageError", as_json="--json" in argv)
+    except AuditError as exc:  # a record kind plug-in that cannot be imported
+        return _fail("", None, exc, type(exc).__name__, as_json="--json" in argv)
     as_json = bool(getattr(args, "json", False))
     if not Path(args.data).exists() and not any(ch in args.data for ch in "*?["):
         missing = AuditError(f"{args.data}: no such file or folder")

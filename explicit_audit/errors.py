@@ -7,7 +7,16 @@ researcher can act on it without reading a traceback.
 
 from __future__ import annotations
 
-__all__ = ["AuditError", "InputError", "PolicyError", "RejectedRowsWarning"]
+__all__ = [
+    "AuditError",
+    "InputError",
+    "NotebookError",
+    "PolicyError",
+    "RecordError",
+    "RejectedRowsWarning",
+    "ReportError",
+    "UnreadableFileError",
+]
 
 
 class AuditError(Exception):
@@ -47,6 +56,51 @@ class InputError(AuditError):
         )
 
 
+class RecordError(AuditError):
+    """A value does not fit its record kind (or a plan cannot be hashed); names the field.
+
+    What a kind's builder raises for one value, and the loader turns into a
+    rejected row naming file and line (:func:`~explicit_audit._core.records.sort_out`).
+
+    Parameters
+    ----------
+    field : str or None
+        Dotted path of the offending field (``"retrieval_plan.top_k"``), if one is.
+    reason : str
+        What is wrong with it.
+    sep : str, default ": "
+        Between the field and the reason in the message.
+    """
+
+    def __init__(self, field: str | None, reason: str, *, sep: str = ": ") -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(reason if field is None else f"{field}{sep}{reason}")
+
+
+class UnreadableFileError(InputError):
+    """A file the system would not let the kit read at all: nothing in it could be checked.
+
+    Parameters
+    ----------
+    source_file : str
+        The file.
+    reason : str
+        What the system said (``Permission denied``, ``Input/output error``).
+    """
+
+    def __init__(self, source_file: str, reason: str) -> None:
+        self.source_file = source_file
+        self.source_line = None
+        self.field = None
+        self.reason = f"the file cannot be read ({reason})"
+        AuditError.__init__(
+            self,
+            f"{source_file}: {self.reason}; nothing was checked. Make it readable, or leave it "
+            "out of the data given.",
+        )
+
+
 class PolicyError(InputError):
     """A routing policy is malformed: a missing section, a wrong type, an unknown key.
 
@@ -78,13 +132,13 @@ class PolicyError(InputError):
         key: str | None = None,
         reason: str | None = None,
     ) -> None:
+        super().__init__(
+            source_file or "<policy>", source_line, message if reason is None else reason, key
+        )
         self.source_file = source_file
-        self.source_line = source_line
         self.key = key
-        self.field = key
-        self.reason = message if reason is None else reason
-        # InputError's constructor writes its own message; a policy's names the policy key.
-        AuditError.__init__(self, message)
+        # A policy's message names the policy key, and says to fix the policy file.
+        self.args = (message,)
 
     @property
     def detail(self) -> str:
@@ -105,6 +159,14 @@ class PolicyError(InputError):
             key=key,
             reason=reason,
         )
+
+
+class ReportError(AuditError):
+    """A notebook cannot be turned into a report: none found, or no parameters cell."""
+
+
+class NotebookError(ReportError):
+    """A notebook failed while running: a cell raised, timed out, or the kernel died."""
 
 
 class RejectedRowsWarning(UserWarning):

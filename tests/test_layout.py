@@ -10,6 +10,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "explicit_audit"
 
+#: The layer of every record kind's package (found by :func:`_kind_packages`).
+KIND_LAYER = 2
+
 #: Each module's layer, by the first matching prefix of its dotted name. A module
 #: imports only from its own layer's package or a lower layer; the four record
 #: kinds share a layer and never import one another.
@@ -18,13 +21,10 @@ LAYERS = (
     ("_version", 0),
     ("_core", 1),
     ("canonical", 1),
-    ("receipts", 2),
-    ("plans", 2),
-    ("requests", 2),
-    ("decisions", 2),
     ("partitioned", 3),
     ("audit", 4),
     ("loading", 5),
+    ("plugins", 2),
     ("verify", 5),
     ("_plot_style", 5),
     ("plots", 6),
@@ -34,7 +34,19 @@ LAYERS = (
     ("cli", 8),
     ("__init__", 9),
 )
-KINDS = ("receipts", "plans", "requests", "decisions")
+
+
+def _kind_packages() -> tuple[str, ...]:
+    """The packages that declare a registered record kind (each in its ``kind.py``)."""
+    from explicit_audit._core import registry
+
+    found = {tuple(kind.build.__module__.split(".")) for kind in registry.kinds()}
+    return tuple(sorted(parts[1] for parts in found if parts[0] == "explicit_audit"))
+
+
+#: Every kind package shares one layer; it is found from the registry, so that a
+#: new kind's package needs no line here.
+KINDS = _kind_packages()
 
 
 def _module_name(path: Path) -> str:
@@ -85,6 +97,9 @@ def _graph() -> dict[str, set[str]]:
 
 
 def _layer(module: str) -> tuple[str, int]:
+    for kind in KINDS:
+        if module == kind or module.startswith(kind + "."):
+            return kind, KIND_LAYER
     for prefix, layer in LAYERS:
         if module == prefix or module.startswith(prefix + "."):
             return prefix, layer
@@ -153,3 +168,69 @@ def test_the_checker_sees_a_cycle(tmp_path, monkeypatch):
     (package / "receipts" / "b.py").write_text("from ..audit import z\ny = 2\n")
     with pytest.raises(AssertionError, match="imports audit"):
         test_record_kinds_never_import_audit_or_each_other()
+
+
+#: The modules above the kinds that every kind plugs into: none names a kind.
+KIND_AGNOSTIC = ("_core", "audit", "loading", "verify", "cli", "partitioned")
+
+
+def test_the_engine_switch_lives_in_one_module():
+    found = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "is_partitioned(" in path.read_text(encoding="utf-8")
+    )
+    assert found == ["_core/engine.py"]
+
+
+def test_no_module_a_kind_plugs_into_imports_a_kind():
+    for module, targets in _graph().items():
+        home, _ = _layer(module)
+        if home not in KIND_AGNOSTIC:
+            continue
+        for target in targets:
+            assert _layer(target)[0] not in KINDS, f"{module} imports {target}"
+
+
+def test_verify_names_no_record_kind_and_no_check_function():
+    import explicit_audit as ea
+    from explicit_audit._core import registry
+
+    text = (PACKAGE / "verify.py").read_text(encoding="utf-8")
+    for kind in registry.kinds():
+        for name in (kind.name, *kind.table_names):
+            assert f'"{name}"' not in text and f"'{name}'" not in text, name
+        for checker in kind.checks:
+            assert checker.run.__name__ not in text, checker.run.__name__
+    for name in ea.__all__:
+        if name.startswith("check_"):
+            assert name not in text, name
+
+
+def test_the_in_memory_load_imports_no_module_of_the_dask_engine():
+    code = (
+        "import sys, warnings\n"
+        "import explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        "ea.verify_all(ea.load('data', progress=False))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('explicit_audit.partitioned.', "
+        "'dask'))))\n"
+    )
+    import subprocess
+    import sys
+
+    finished = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=PACKAGE.parent,
+        check=True,
+        timeout=120,
+    )
+    loaded = ast.literal_eval(finished.stdout)
+    assert not [name for name in loaded if name.startswith("dask")], loaded
+    assert set(loaded) <= {
+        "explicit_audit.partitioned.results",
+        "explicit_audit.partitioned.scheduler",
+    }
+    assert not [t for t in _graph()["audit"] if t.startswith("partitioned")]

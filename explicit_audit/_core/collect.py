@@ -20,7 +20,7 @@ from ..errors import InputError, RejectedRowsWarning
 from .content import BytesReader, FileReader
 from .limits import Limits
 from .pipeline import PieceReader
-from .records import KindTables, RecordKind, Rejection
+from .records import KindTables, RecordKind, Rejection, blame_cut
 from .sources import POLICY_SUFFIXES, display_name, find_sources
 
 __all__ = [
@@ -169,9 +169,7 @@ def _read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
     if reader.cut and isinstance(last, Rejection) and held and held[-1] is last:
         # The data ends inside a value: the last one rejected is the one cut
         # off (it may start lines earlier in a .json log). Say why, once.
-        cut = next(p for p in problems if p.source_line == 0 and p.kind == "file")
-        held[-1] = Rejection(last.source_file, last.source_line, "file", cut.reason, last.raw)
-        problems.remove(cut)
+        held[-1] = blame_cut(last, problems)
     for rejection in held:
         reading.reject(rejection)
     for problem in problems:

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = [
+    "ALL_LABEL",
     "INT64_MAX",
     "INT64_MIN",
     "extra_columns",
@@ -23,6 +24,10 @@ __all__ = [
     "text_safe_series",
     "typed_columns",
 ]
+
+#: The label of a row, or a choice, that stands for every group: the overall
+#: row of a withheld summary, "every audience" or "every variant" in a panel.
+ALL_LABEL = "(all)"
 
 #: The bounds of an int64 column: a whole number outside them cannot be stored.
 INT64_MIN = -(2**63)

@@ -1,4 +1,4 @@
-"""List-of-strings columns as Arrow arrays: the one converter every check uses.
+"""List-of-strings columns as Arrow arrays: the one converter every check uses, and their plumbing.
 
 A list column (``record_ids``, ``risk_flags``, ...) is either Arrow-backed
 (``pd.ArrowDtype(pa.list_(pa.string()))``, as the loaders make it) or plain
@@ -12,16 +12,41 @@ null list counts as empty), and refused with an :class:`~explicit_audit.AuditErr
 naming the column when ``nulls="refuse"`` (every decision field is a list,
 empty if there is nothing in it). A string where a list belongs is always
 refused: read as a list it would be its characters.
+
+The receipt checks take such columns as Arrow arrays (:func:`list_column`,
+:func:`list_lengths`, :func:`pair_keys`); the routing replay takes them apart
+into offsets and flat values once (:class:`FlatList`), so that per-row
+questions (is it empty, does it hold this string, are two rows equal) are
+numpy operations over the flat values rather than a Python loop over rows.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import AuditError
 
-__all__ = ["LIST_OF_STRINGS", "list_array"]
+__all__ = [
+    "LIST_OF_STRINGS",
+    "LIST_OF_STRINGS_DTYPE",
+    "FlatList",
+    "flat_list",
+    "flat_tuples",
+    "list_array",
+    "list_column",
+    "list_lengths",
+    "lists_equal",
+    "pair_keys",
+    "sets_equal",
+    "starts_of",
+    "string_array",
+    "tuple_series",
+]
 
 #: The Arrow type of every list-of-strings column.
 LIST_OF_STRINGS = pa.list_(pa.string())
@@ -92,3 +117,169 @@ def list_array(series: pd.Series, name: str = "", *, nulls: str = "keep") -> pa.
             "every row needs a list, empty if there is nothing in it."
         )
     return pa.concat_arrays([values]) if values.offset else values
+
+
+def list_column(frame: pd.DataFrame, name: str) -> pa.ListArray:
+    """A list-of-strings column as one Arrow ListArray, a missing list kept as null."""
+    return list_array(frame[name], name, nulls="keep")
+
+
+def list_lengths(values: pa.ListArray) -> np.ndarray:
+    """Lengths of each list as int64, a null list counting as empty."""
+    return values.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def starts_of(lengths: np.ndarray) -> np.ndarray:
+    """Where each list starts in the flattened values, given the lengths."""
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    if len(lengths) > 1:
+        np.cumsum(lengths[:-1], out=starts[1:])
+    return starts
+
+
+def string_array(series: pd.Series) -> pa.Array:
+    """A string column as one Arrow string array, nulls kept."""
+    try:
+        values = pa.array(series.array)
+    except (TypeError, pa.ArrowInvalid):
+        values = pa.array(series.to_numpy(dtype=object, na_value=None), type=pa.string())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values if values.type == pa.string() else values.cast(pa.string())
+
+
+def pair_keys(*pairs: tuple[np.ndarray, pa.Array]) -> list[np.ndarray]:
+    """One int64 key per (owner, string) pair, comparable across all ``pairs``.
+
+    Each pair is (owner positions, strings of the same length). Two pairs get
+    the same key exactly when owner and string are equal; a null string gets a
+    key of its own per owner.
+    """
+    vocabulary = pc.unique(pa.concat_arrays([values for _, values in pairs]))
+    width = len(vocabulary) + 1
+    keys = []
+    for owners, values in pairs:
+        codes = pc.index_in(values, value_set=vocabulary).fill_null(width - 1)
+        codes = codes.to_numpy(zero_copy_only=False).astype(np.int64)
+        keys.append(np.asarray(owners, dtype=np.int64) * width + codes)
+    return keys
+
+
+#: The pandas dtype of every list-of-strings column.
+LIST_OF_STRINGS_DTYPE = pd.ArrowDtype(LIST_OF_STRINGS)
+
+
+@dataclass(frozen=True)
+class FlatList:
+    """A list column taken apart.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64, length n + 1
+        Row ``i`` holds ``values[offsets[i]:offsets[i + 1]]``.
+    values : pyarrow.StringArray
+        Every element, row after row.
+    """
+
+    offsets: np.ndarray
+    values: pa.Array
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def parents(self) -> np.ndarray:
+        """The row of every flat value."""
+        return np.repeat(np.arange(len(self.offsets) - 1), self.lengths)
+
+    def codes(self) -> tuple[np.ndarray, list[str]]:
+        """Each flat value as a code into the list of distinct values."""
+        encoded = pc.dictionary_encode(self.values)
+        return (
+            np.asarray(encoded.indices, dtype=np.int64),
+            encoded.dictionary.to_pylist(),
+        )
+
+    def row(self, index: int) -> list[str]:
+        return self.values[self.offsets[index] : self.offsets[index + 1]].to_pylist()
+
+    def contains(self, value: str) -> np.ndarray:
+        """Whether each row holds ``value``."""
+        hit = np.asarray(pc.equal(self.values, value).fill_null(False), dtype=bool)
+        found = np.zeros(len(self.offsets) - 1, dtype=bool)
+        found[self.parents[hit]] = True
+        return found
+
+
+def flat_list(series: pd.Series, name: str = "") -> FlatList:
+    """Take a list-of-strings column apart (see :class:`FlatList`)."""
+    array = list_array(series, name, nulls="refuse")
+    offsets = np.asarray(array.offsets, dtype=np.int64)
+    values = array.flatten()
+    if values.null_count:
+        raise AuditError(f"column {name or series.name!r}: a list holds a null string.")
+    return FlatList(offsets - offsets[0], values)
+
+
+def tuple_series(
+    table: list[tuple[str, ...]], index_into: np.ndarray, index: pd.Index
+) -> pd.Series:
+    """``table[i]`` for each ``i`` of ``index_into``, as a categorical of tuples.
+
+    A routing table holds few distinct lists, so each row stores a small code
+    and the tuples are stored once; ``series.iloc[i]`` is a tuple, as in a
+    ``RoutingDecision``, and ``series.value_counts()`` counts the combinations.
+    """
+    used = np.bincount(index_into, minlength=len(table)) > 0
+    category_of: dict[tuple[str, ...], int] = {}
+    code_of_entry = np.full(len(table), -1, dtype=np.int64)
+    for entry in np.flatnonzero(used):
+        code_of_entry[entry] = category_of.setdefault(table[entry], len(category_of))
+    categories = pd.Index(list(category_of), dtype=object, tupleize_cols=False)
+    codes = code_of_entry[index_into]
+    return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=index)
+
+
+def lists_equal(left: FlatList, right: FlatList) -> np.ndarray:
+    """Whether each row holds the same strings in the same order in both columns."""
+    same = left.lengths == right.lengths
+    rows = np.flatnonzero(same)
+    if len(rows) == 0:
+        return same
+    take_left = _gather(left, rows)
+    take_right = _gather(right, rows)
+    differ = ~np.asarray(pc.equal(take_left[0], take_right[0]), dtype=bool)
+    same[rows[take_left[1][differ]]] = False
+    return same
+
+
+def _gather(flat: FlatList, rows: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """The flat values of the given rows, with the position in ``rows`` each came from."""
+    lengths = flat.lengths[rows]
+    starts = flat.offsets[rows]
+    owner = np.repeat(np.arange(len(rows)), lengths)
+    within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return flat.values.take(pa.array(starts[owner] + within)), owner
+
+
+def sets_equal(left: FlatList, right: FlatList) -> np.ndarray:
+    """Whether each row holds the same set of strings in both columns."""
+    n = len(left.offsets) - 1
+    both = pa.chunked_array([left.values, right.values]).combine_chunks()
+    codes = np.asarray(pc.dictionary_encode(both).indices, dtype=np.int64)
+    width = int(codes.max()) + 1 if len(codes) else 1
+    split = len(left.values)
+    left_keys = np.unique(left.parents * width + codes[:split])
+    right_keys = np.unique(right.parents * width + codes[split:])
+    equal = np.ones(n, dtype=bool)
+    equal[np.setxor1d(left_keys, right_keys) // width] = False
+    return equal
+
+
+def flat_tuples(series: pd.Series) -> FlatList:
+    """A categorical of tuples (as :func:`tuple_series` makes) taken apart like a list column."""
+    categories = pa.array([list(c) for c in series.cat.categories], type=pa.list_(pa.string()))
+    taken = pc.take(categories, pa.array(series.cat.codes.to_numpy(dtype=np.int64)))
+    offsets = np.asarray(taken.offsets, dtype=np.int64)
+    return FlatList(offsets - offsets[0], taken.flatten())

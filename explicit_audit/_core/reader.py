@@ -24,7 +24,7 @@ from pathlib import Path
 from .content import FileReader
 from .exact import has_long_integer, iter_region, parse_line
 from .limits import Limits, limits_from
-from .records import RawValue, Rejection
+from .records import RawValue, Rejection, blame_cut
 from .sources import DATA_SUFFIXES, POLICY_SUFFIXES, resolve_sources
 from .spans import split_piece
 
@@ -68,8 +68,5 @@ def read_exactly(
             items.extend(iter_region(reader.name, piece.data, piece.first_line, reader.limits))
     problems = list(reader.problems)
     if reader.cut and items and isinstance(items[-1], Rejection):
-        cut = next(p for p in problems if p.source_line == 0 and p.kind == "file")
-        last = items[-1]
-        items[-1] = Rejection(last.source_file, last.source_line, "file", cut.reason, last.raw)
-        problems.remove(cut)
+        items[-1] = blame_cut(items[-1], problems)
     return items + problems

@@ -31,6 +31,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import RecordError
+
 __all__ = [
     "Check",
     "Checker",
@@ -40,6 +42,7 @@ __all__ = [
     "RecordKind",
     "Rejection",
     "Table",
+    "blame_cut",
     "excerpt",
     "lone_surrogate",
     "segment_values",
@@ -94,6 +97,19 @@ class Rejection:
     kind: str
     reason: str
     raw: str
+
+
+def blame_cut(last: Rejection, problems: list[Rejection]) -> Rejection:
+    """The last value rejected, when the data ends inside it, as the cut that ended it.
+
+    A gzip stream (or a file) cut short leaves one file-level problem (line
+    0) and, when the cut falls inside a value, that value rejected as bad
+    JSON. Say why once: the value's rejection takes the cut's reason, and the
+    file-level problem is removed from ``problems``.
+    """
+    cut = next(p for p in problems if p.source_line == 0 and p.kind == "file")
+    problems.remove(cut)
+    return Rejection(last.source_file, last.source_line, "file", cut.reason, last.raw)
 
 
 @dataclass(slots=True)
@@ -358,7 +374,7 @@ def sort_out(
     values: Sequence[RawValue],
     kind: str,
     parse: Callable[[Any], Any],
-    misfits: type[Exception] | tuple[type[Exception], ...],
+    misfits: type[Exception] | tuple[type[Exception], ...] = RecordError,
     *,
     text_only: bool = False,
 ) -> tuple[list[tuple[RawValue, Any]], list[Rejection]]:
@@ -372,7 +388,7 @@ def sort_out(
     parse : callable
         ``parse(value) -> parsed``; raises one of ``misfits``, whose message
         names the field, when the value does not fit.
-    misfits : exception type or tuple of them
+    misfits : exception type or tuple of them, default RecordError
     text_only : bool, default False
         Reject a value holding a lone surrogate anywhere (see
         :func:`lone_surrogate`): for kinds whose every string goes into a

@@ -4,7 +4,7 @@ A record kind is declared once, in its own package, as a
 :class:`~explicit_audit._core.records.RecordKind` (how it is read, its
 tables, its checks, its documents) and registered with one call::
 
-    from explicit_audit.registry import register
+    from explicit_audit.plugins import register
     register(KIND)
 
 ``ea.load`` (both engines), the per-kind loaders, ``Audit``'s tables,
@@ -53,6 +53,7 @@ __all__ = [
     "replaced",
     "rules",
     "tables",
+    "unregister",
 ]
 
 #: The entry point group whose modules (or RecordKind objects) register kinds.
@@ -111,6 +112,19 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
                 raise AuditError(f"record kind {kind.name!r}: the check {check.name!r} is taken")
     _KINDS[kind.name] = kind
     return kind
+
+
+def unregister(name: str) -> RecordKind:
+    """Take the kind ``name`` out of the registry; the kind taken out.
+
+    Raises
+    ------
+    AuditError
+        When no kind of that name is registered.
+    """
+    if name not in _KINDS:
+        raise AuditError(f"no record kind {name!r} is registered")
+    return _KINDS.pop(name)
 
 
 def _load_plugins() -> None:

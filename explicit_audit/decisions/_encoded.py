@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._core.lists import FlatList, flat_list
 from ..errors import AuditError
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
-from ._lists import FlatList, flat_list
 from .policy import Policy
 
 __all__ = ["INPUT_COLUMNS", "EncodedInputs", "PolicyView", "apply_policy", "encode_inputs"]

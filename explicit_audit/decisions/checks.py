@@ -23,7 +23,7 @@ from .._core import engine
 from .._core.deprecation import deprecated_alias
 from .._core.describe import quote
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
-from ._lists import flat_list, flat_tuples, lists_equal, sets_equal
+from .._core.lists import flat_list, flat_tuples, lists_equal, sets_equal
 from .loader import NAME
 from .policies import policies_by_id
 from .policy import Policy

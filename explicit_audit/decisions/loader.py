@@ -61,11 +61,12 @@ import pyarrow as pa
 from .._core.collect import Source
 from .._core.columns import INT64_MAX
 from .._core.describe import describe
+from .._core.lists import LIST_OF_STRINGS_DTYPE as LIST_OF_STRINGS
 from .._core.options import LoadOptions
 from .._core.records import KindTables, sort_out
 from .._core.registry import load_tables
+from ..errors import RecordError
 from ._arrow import FIELD_TYPES, frame_from_parts, part_from_rows
-from ._lists import LIST_OF_STRINGS
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 
 __all__ = ["COLUMN_DTYPES", "NAME", "build_tables", "load_decisions"]
@@ -113,10 +114,6 @@ COLUMN_DTYPES: dict[str, Any] = {
 }
 
 
-class _Unfit(ValueError):
-    """A claimed record does not fit; the message names the field."""
-
-
 def matches(value: Any) -> bool:
     """Whether a parsed JSON value is a routing decision record (nested or flat)."""
     if not isinstance(value, dict):
@@ -130,31 +127,35 @@ def _field(name: str, value: Any, path: str) -> Any:
     """Check one input or output field; return the value to store."""
     if name in _LISTS:
         if isinstance(value, str):
-            raise _Unfit(f"{path}: expected a list of strings, got a string {value!r}")
+            raise RecordError(path, f"expected a list of strings, got a string {value!r}")
         if not isinstance(value, list):
-            raise _Unfit(f"{path}: expected a list of strings, got {describe(value)}")
+            raise RecordError(path, f"expected a list of strings, got {describe(value)}")
         for item in value:
             if not isinstance(item, str):
-                raise _Unfit(f"{path}: expected a list of strings, holds {describe(item)}")
+                raise RecordError(
+                    None, f"{path}: expected a list of strings, holds {describe(item)}"
+                )
         return value
     if name in _BOOLS:
         if not isinstance(value, bool):
-            raise _Unfit(f"{path}: expected true or false, got {describe(value)}")
+            raise RecordError(path, f"expected true or false, got {describe(value)}")
         return value
     if name in _COUNTS:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _Unfit(f"{path}: expected a whole number, got {describe(value)}")
+            raise RecordError(path, f"expected a whole number, got {describe(value)}")
         if not 0 <= value <= INT64_MAX:
-            raise _Unfit(f"{path}: a count cannot be negative or above 2**63-1, got {value}")
+            raise RecordError(
+                None, f"{path}: a count cannot be negative or above 2**63-1, got {value}"
+            )
         return value
     if name == "confidence":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Unfit(f"{path}: expected a number in [0, 1], got {describe(value)}")
+            raise RecordError(path, f"expected a number in [0, 1], got {describe(value)}")
         if not (math.isfinite(value) and 0 <= value <= 1):
-            raise _Unfit(f"{path}: must be a number in [0, 1], got {value!r}")
+            raise RecordError(path, f"must be a number in [0, 1], got {value!r}")
         return float(value)
     if not isinstance(value, str):
-        raise _Unfit(f"{path}: expected a string, got {describe(value)}")
+        raise RecordError(path, f"expected a string, got {describe(value)}")
     return value
 
 
@@ -167,7 +168,7 @@ def _section(part: Any, names: Sequence[str], prefix: str, defaults: dict) -> tu
         elif name in defaults:
             row[name] = defaults[name]
         else:
-            raise _Unfit(f"{prefix}{name}: missing (a required field)")
+            raise RecordError(f"{prefix}{name}", "missing (a required field)")
     extras = {key: item for key, item in part.items() if key not in names}
     return row, extras
 
@@ -177,7 +178,7 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     for key in _IDS:
         item = value.get(key)
         if item is not None and not isinstance(item, str):
-            raise _Unfit(f"{key}: expected a string, got {describe(item)}")
+            raise RecordError(key, f"expected a string, got {describe(item)}")
     row = {
         "decision_id": value.get("decision_id"),
         "policy_id": value.get("policy_id"),
@@ -187,7 +188,7 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     if nested:
         for key in ("inputs", "decision"):
             if not isinstance(value[key], dict):
-                raise _Unfit(f"{key}: expected an object, got {describe(value[key])}")
+                raise RecordError(key, f"expected an object, got {describe(value[key])}")
         inputs, input_extras = _section(value["inputs"], _INPUTS, "inputs.", _INPUT_DEFAULTS)
         outputs, output_extras = _section(value["decision"], _OUTPUTS, "decision.", output_defaults)
         extras = {f"inputs.{key}": item for key, item in input_extras.items()}
@@ -209,7 +210,7 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
         if what == "part":
             parts.append(segment)
             continue
-        kept, misfits = sort_out(segment, "decisions", _row, _Unfit, text_only=True)
+        kept, misfits = sort_out(segment, "decisions", _row, RecordError, text_only=True)
         rows = [row for _, (row, _) in kept]
         where = [(item.source_file, item.source_line) for item, _ in kept]
         parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))

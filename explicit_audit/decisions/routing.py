@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 
 from .._core import engine
+from .._core.lists import tuple_series
 from ._encoded import INPUT_COLUMNS, apply_policy, encode_inputs
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
-from ._lists import tuple_series
 from .policy import Policy
 
 __all__ = [

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._core.describe import short_repr
-from ..errors import AuditError
+from ..errors import RecordError
 
 __all__ = [
     "CORE_FIELDS",
@@ -73,21 +73,9 @@ _escape = json.encoder.encode_basestring_ascii
 _sha256 = hashlib.sha256
 
 
-class PlanError(AuditError):
-    """A written plan the seed would not hash, or a shape no producer writes.
-
-    Attributes
-    ----------
-    field : str
-        Dotted path of the offending field (``"retrieval_plan.top_k"``).
-    reason : str
-        What is wrong with it.
-    """
-
-    def __init__(self, field: str, reason: str) -> None:
-        self.field = field
-        self.reason = reason
-        super().__init__(f"{field}: {reason}")
+#: A written plan the seed would not hash, or a shape no producer writes: the
+#: kit's one "record does not fit" error, under the name the plans modules use.
+PlanError = RecordError
 
 
 def dataclass_fields(plan: Any) -> tuple[dict[str, Any], str, list[str]]:

@@ -13,7 +13,7 @@ from .kind import KIND
 from .loader import load_receipts, load_receipts_and_exposed
 from .locators import locator_safety, safe_relative_markdown_path
 from .presentation_checks import PRESENTATION_RULES, check_presentations
-from .views import view_receipts
+from .rendered import view_receipts
 from .withheld import (
     ALL_LABEL,
     withheld_oracle,

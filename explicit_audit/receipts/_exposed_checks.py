@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from .._core.describe import quote
 from .._core.findings import FindingsBuilder
-from ._lists import (
+from .._core.lists import (
     list_column,
     list_lengths,
     pair_keys,

@@ -17,6 +17,7 @@ import pyarrow as pa
 from .._core.columns import fits_int64, typed_columns
 from .._core.describe import describe
 from .._core.records import RawValue, sort_out
+from ..errors import RecordError
 from ._schema import NORMAL_SCHEMA, PRESENTATION_STATUSES, RECEIPT_KEYS, WRAPPER_KEYS
 
 __all__ = ["PRESENTATION_KEYS", "extras_frame", "is_presentation", "matches", "normalise_values"]
@@ -25,9 +26,9 @@ _NULLABLE = frozenset({"query", "activeSpace", "relevanceThreshold"})
 _OUTCOMES = {"hit": "hit", "miss": "miss", "failed": "failed", "failure": "failed"}
 
 
-class _Misfit(Exception):
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field} {problem}")
+def _misfit(field: str, problem: str) -> RecordError:
+    """The error for a receipt field that does not fit: ``"<field> <problem>"``."""
+    return RecordError(field, problem, sep=" ")
 
 
 #: Keys of engram's presentation outcomes (``PresentationSuccess`` and
@@ -75,12 +76,12 @@ def matches(value: dict) -> bool:
 def _string(value: Any, field: str, nullable: bool = False) -> str | None:
     if isinstance(value, str) or (nullable and value is None):
         return value
-    raise _Misfit(field, f"must be a string{' or null' if nullable else ''}, got {describe(value)}")
+    raise _misfit(field, f"must be a string{' or null' if nullable else ''}, got {describe(value)}")
 
 
 def _strings(value: Any, field: str) -> list[str]:
     if not isinstance(value, list):
-        raise _Misfit(field, f"must be an array of strings, got {describe(value)}")
+        raise _misfit(field, f"must be an array of strings, got {describe(value)}")
     for index, item in enumerate(value):
         _string(item, f"{field}[{index}]")
     return value
@@ -90,8 +91,8 @@ def _integer(value: Any, field: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         if fits_int64(value):
             return value
-        raise _Misfit(field, f"is {value}, beyond the 64-bit integers the table holds")
-    raise _Misfit(field, f"must be an integer, got {describe(value)}")
+        raise _misfit(field, f"is {value}, beyond the 64-bit integers the table holds")
+    raise _misfit(field, f"must be an integer, got {describe(value)}")
 
 
 def _number(value: Any, field: str, nullable: bool = False) -> float | None:
@@ -99,7 +100,7 @@ def _number(value: Any, field: str, nullable: bool = False) -> float | None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
-    raise _Misfit(
+    raise _misfit(
         field, f"must be a finite number{' or null' if nullable else ''}, got {describe(value)}"
     )
 
@@ -107,20 +108,20 @@ def _number(value: Any, field: str, nullable: bool = False) -> float | None:
 def _choice(value: Any, field: str, allowed: Sequence[str]) -> str:
     if value in allowed and isinstance(value, str):
         return value
-    raise _Misfit(field, f"must be one of {', '.join(allowed)}, got {describe(value)}")
+    raise _misfit(field, f"must be one of {', '.join(allowed)}, got {describe(value)}")
 
 
 def _exposed(value: Any, field: str) -> list[dict]:
     if not isinstance(value, list):
-        raise _Misfit(field, f"must be an array, got {describe(value)}")
+        raise _misfit(field, f"must be an array, got {describe(value)}")
     out = []
     for index, item in enumerate(value):
         at = f"{field}[{index}]"
         if not isinstance(item, dict):
-            raise _Misfit(at, f"must be an object, got {describe(item)}")
+            raise _misfit(at, f"must be an object, got {describe(item)}")
         for key in ("recordId", "sourceUri", "relativePath", "sourceClasses"):
             if key not in item:
-                raise _Misfit(f"{at}.{key}", "is missing")
+                raise _misfit(f"{at}.{key}", "is missing")
         out.append(
             {
                 "recordId": _string(item["recordId"], f"{at}.recordId"),
@@ -135,21 +136,21 @@ def _exposed(value: Any, field: str) -> list[dict]:
 
 def _receipt(receipt: Any, prefix: str) -> dict[str, Any]:
     if not isinstance(receipt, dict):
-        raise _Misfit(prefix.rstrip("."), f"must be an object, got {describe(receipt)}")
+        raise _misfit(prefix.rstrip("."), f"must be an object, got {describe(receipt)}")
     for key in RECEIPT_KEYS:
         if key not in receipt and key not in _NULLABLE:
-            raise _Misfit(f"{prefix}{key}", "is missing")
+            raise _misfit(f"{prefix}{key}", "is missing")
     version = _integer(receipt["schemaVersion"], f"{prefix}schemaVersion")
     if version != 0:
-        raise _Misfit(
+        raise _misfit(
             f"{prefix}schemaVersion",
             f"is {version}, a receipt schema this kit does not know (it reads version 0)",
         )
     withheld = receipt["withheld"]
     if not isinstance(withheld, dict):
-        raise _Misfit(f"{prefix}withheld", f"must be an object, got {describe(withheld)}")
+        raise _misfit(f"{prefix}withheld", f"must be an object, got {describe(withheld)}")
     if "count" not in withheld:
-        raise _Misfit(f"{prefix}withheld.count", "is missing")
+        raise _misfit(f"{prefix}withheld.count", "is missing")
     return {
         "schema_version": version,
         "scope": _choice(receipt["scope"], f"{prefix}scope", ("search", "space")),
@@ -183,7 +184,7 @@ def _wrapper(value: dict) -> dict[str, Any]:
         shape = "cli"
         version = _integer(value.get("schema_version"), "schema_version")
         if version != 0:
-            raise _Misfit(
+            raise _misfit(
                 "schema_version", f"is {version}, a CLI schema this kit does not know (it reads 0)"
             )
         outcome = _choice(value.get("status"), "status", ("hit", "miss", "failed"))
@@ -193,15 +194,15 @@ def _wrapper(value: dict) -> dict[str, Any]:
     records = value.get("records")
     records = [] if records is None else records
     if not isinstance(records, list):
-        raise _Misfit("records", f"must be an array, got {describe(records)}")
+        raise _misfit("records", f"must be an array, got {describe(records)}")
     errors = value.get("errors")
     errors = [] if errors is None else errors
     if not isinstance(errors, list):
-        raise _Misfit("errors", f"must be an array, got {describe(errors)}")
+        raise _misfit("errors", f"must be an array, got {describe(errors)}")
     codes = []
     for index, error in enumerate(errors):
         if not isinstance(error, dict):
-            raise _Misfit(f"errors[{index}]", f"must be an object, got {describe(error)}")
+            raise _misfit(f"errors[{index}]", f"must be an object, got {describe(error)}")
         codes.append(_string(error.get("code"), f"errors[{index}].code"))
     return {"shape": shape, "outcome": outcome, "error_codes": codes, "n_records": len(records)}
 
@@ -215,7 +216,7 @@ def _presentation(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     """
     version = _integer(value.get("schema_version"), "schema_version")
     if version != 0:
-        raise _Misfit(
+        raise _misfit(
             "schema_version",
             f"is {version}, a presentation schema this kit does not know (it reads 0)",
         )
@@ -223,13 +224,13 @@ def _presentation(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     if status == "presented":
         receipt = value.get("receipt")
         if not isinstance(receipt, dict):
-            raise _Misfit("receipt", f"must be an object, got {describe(receipt)}")
+            raise _misfit("receipt", f"must be an object, got {describe(receipt)}")
         if "retrievalReceipt" not in receipt:
-            raise _Misfit("receipt.retrievalReceipt", "is missing")
+            raise _misfit("receipt.retrievalReceipt", "is missing")
         embedded, prefix = receipt["retrievalReceipt"], "receipt.retrievalReceipt."
     else:
         if value.get("retrieval") is None:
-            raise _Misfit("retrieval", "is missing: this presentation carries no receipt")
+            raise _misfit("retrieval", "is missing: this presentation carries no receipt")
         embedded, prefix = value["retrieval"], "retrieval."
     row = _wrapper({"schema_version": version, "status": "failed", "errors": value.get("errors")})
     row.update(shape="presentation", outcome=status, n_records=None)
@@ -272,7 +273,7 @@ def normalise_values(values: Sequence[RawValue]):
         the extra (logger) columns, row-aligned.
     rejected : list of Rejection
     """
-    kept, rejected = sort_out(values, "receipts", _row, _Misfit, text_only=True)
+    kept, rejected = sort_out(values, "receipts", _row, RecordError, text_only=True)
     rows, extras = [], []
     for item, (row, extra) in kept:
         row["source_file"] = item.source_file

@@ -43,9 +43,9 @@ import pyarrow.compute as pc
 from .._core import engine
 from .._core.describe import quote
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
+from .._core.lists import list_column, list_lengths, pair_keys, starts_of
 from ..errors import AuditError
 from ._exposed_checks import exposed_findings
-from ._lists import list_column, list_lengths, pair_keys, starts_of
 from .loader import NAME
 from .locators import locator_safety
 

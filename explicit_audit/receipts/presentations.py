@@ -71,10 +71,11 @@ import pyarrow as pa
 from .._core.columns import text_safe_series
 from .._core.describe import describe
 from .._core.records import RawValue, Rejection, sort_out
+from ..errors import RecordError
 from ._values import (
     PRESENTATION_KEYS,
     _integer,
-    _Misfit,
+    _misfit,
     _row,
     _string,
     _strings,
@@ -133,19 +134,19 @@ _LISTS = {"source_record_ids": "sourceRecordIds", "recommendation_ids": "recomme
 
 def _required(mapping: dict, key: str, at: str) -> Any:
     if key not in mapping:
-        raise _Misfit(f"{at}{key}", "is missing")
+        raise _misfit(f"{at}{key}", "is missing")
     return mapping[key]
 
 
 def _object(value: Any, field: str) -> dict:
     if not isinstance(value, dict):
-        raise _Misfit(field, f"must be an object, got {describe(value)}")
+        raise _misfit(field, f"must be an object, got {describe(value)}")
     return value
 
 
 def _references(value: Any, field: str) -> list[dict]:
     if not isinstance(value, list):
-        raise _Misfit(field, f"must be an array, got {describe(value)}")
+        raise _misfit(field, f"must be an array, got {describe(value)}")
     out = []
     for index, item in enumerate(value):
         at = f"{field}[{index}]"
@@ -164,7 +165,7 @@ def _error_codes(value: dict) -> list[str]:
     if errors is None:
         return []
     if not isinstance(errors, list):
-        raise _Misfit("errors", f"must be an array, got {describe(errors)}")
+        raise _misfit("errors", f"must be an array, got {describe(errors)}")
     codes = []
     for index, error in enumerate(errors):
         error = _object(error, f"errors[{index}]")
@@ -228,7 +229,7 @@ def screen_presentations(
     lines = [item for item in values if is_presentation(item.value)]
     if not lines:
         return list(values), [], []
-    kept, rejected = sort_out(lines, "receipts", _presentation_row, _Misfit, text_only=True)
+    kept, rejected = sort_out(lines, "receipts", _presentation_row, RecordError, text_only=True)
     fitting = {id(item) for item, _ in kept}
     for_receipts = [
         item
@@ -241,7 +242,7 @@ def screen_presentations(
 def _receipt_fits(value: dict) -> bool:
     try:
         _row(value)
-    except _Misfit:
+    except RecordError:
         return False
     return True
 

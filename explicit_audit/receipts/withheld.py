@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from .._core import engine
+from .._core.columns import ALL_LABEL
+from .._core.lists import list_column, list_lengths
 from ..errors import AuditError
-from ._lists import list_column, list_lengths
 
 __all__ = [
     "ALL_LABEL",
@@ -35,8 +36,6 @@ __all__ = [
     "within_time_window",
 ]
 
-ALL_LABEL = "(all)"
-"""Group label of the overall row that ``overall=True`` adds."""
 
 #: What identifies "the same query" for the oracle views: the same text asked
 #: of the same space; a space receipt (no query) is one enumeration per space.

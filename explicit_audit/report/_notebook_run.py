@@ -22,7 +22,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from traitlets import default
 
-from ..errors import AuditError
+from ..errors import NotebookError, ReportError
 
 __all__ = [
     "DATA_PARAMETER_NAMES",
@@ -38,14 +38,6 @@ __all__ = [
 #: the cell assigns more than one variable.
 DATA_PARAMETER_NAMES = ("DATA", "DATA_PATH", "DATA_DIR", "data", "data_path", "data_dir", "SOURCE")
 _KERNEL_NAME = "explicit-audit-current-env"
-
-
-class ReportError(AuditError):
-    """A notebook cannot be turned into a report: none found, or no parameters cell."""
-
-
-class NotebookError(ReportError):
-    """A notebook failed while running: a cell raised, timed out, or the kernel died."""
 
 
 class _CurrentEnvironmentSpecs(KernelSpecManager):

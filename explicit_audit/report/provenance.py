@@ -31,7 +31,7 @@ import pandas as pd
 from .._core.jsonable import json_rows
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
-from ..errors import AuditError, InputError
+from ..errors import UnreadableFileError
 
 __all__ = [
     "LIBRARIES",
@@ -124,29 +124,6 @@ def file_digest(path: str | Path, *, chunk_size: int = 1 << 20) -> FileDigest:
     except OSError as exc:
         raise unreadable(path, exc) from None
     return FileDigest(size, digest.hexdigest())
-
-
-class UnreadableFileError(InputError):
-    """A file the system would not let the kit read at all: nothing in it could be checked.
-
-    Parameters
-    ----------
-    source_file : str
-        The file.
-    reason : str
-        What the system said (``Permission denied``, ``Input/output error``).
-    """
-
-    def __init__(self, source_file: str, reason: str) -> None:
-        self.source_file = source_file
-        self.source_line = None
-        self.field = None
-        self.reason = f"the file cannot be read ({reason})"
-        AuditError.__init__(
-            self,
-            f"{source_file}: {self.reason}; nothing was checked. Make it readable, or leave it "
-            "out of the data given.",
-        )
 
 
 def unreadable(path: str | Path, exc: OSError) -> UnreadableFileError:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._core.sources import find_sources
-from .provenance import FileDigest, UnreadableFileError, unreadable
+from ..errors import UnreadableFileError
+from .provenance import FileDigest, unreadable
 
 __all__ = ["Snapshot", "take_snapshot"]
 

@@ -51,6 +51,7 @@ from .._core.columns import extra_columns, text_safe_series
 from .._core.options import LoadOptions
 from .._core.records import KindTables, segment_values, sort_out
 from .._core.registry import load_tables
+from ..errors import RecordError
 
 __all__ = ["NAME", "build_tables", "load_requests", "matches"]
 
@@ -72,10 +73,6 @@ _DTYPES = {
 }
 
 
-class _RecordError(Exception):
-    pass
-
-
 def matches(value: dict) -> bool:
     return "payload" in value and ("request_sha256" in value or "base_id" in value)
 
@@ -85,7 +82,7 @@ def _optional_text(value: dict, key: str) -> Any:
     if item is None:
         return pd.NA
     if not isinstance(item, str):
-        raise _RecordError(f"{key}: is {type(item).__name__}, not a string")
+        raise RecordError(key, f"is {type(item).__name__}, not a string")
     return item
 
 
@@ -93,11 +90,13 @@ def _row(value: dict) -> dict[str, Any]:
     payload = value["payload"]
     if not isinstance(payload, dict):
         kind = "null" if payload is None else type(payload).__name__
-        raise _RecordError(f"payload: is {kind}, not an object; request_sha256 hashes an object")
+        raise RecordError(
+            None, f"payload: is {kind}, not an object; request_sha256 hashes an object"
+        )
     for key in ("request_sha256", "base_id"):
         if not isinstance(value.get(key), str):
             what = "is missing" if value.get(key) is None else "is not a string"
-            raise _RecordError(f"{key}: {what}")
+            raise RecordError(key, f"{what}")
     choices = payload.get("choices")
     question = payload.get("question")
     return {
@@ -116,7 +115,7 @@ def _row(value: dict) -> dict[str, Any]:
 
 def build_tables(segments: Sequence[tuple]) -> KindTables:
     values = segment_values(segments)
-    kept, rejected = sort_out(values, "requests", _row, _RecordError)
+    kept, rejected = sort_out(values, "requests", _row, RecordError)
     rows = [row for _, row in kept]
     files = [item.source_file for item, _ in kept]
     lines = [item.source_line for item, _ in kept]

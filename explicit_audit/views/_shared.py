@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .._core.columns import ALL_LABEL
+
 __all__ = ["ALL", "NO_AUDIENCE", "rounded"]
 
-ALL = "(all)"
-"""Control value meaning "no filter" (every audience, space or policy variant)."""
+#: Control value meaning "no filter" (every audience, space or policy variant).
+ALL = ALL_LABEL
 
 NO_AUDIENCE = "(none)"
 """Audience control value selecting the receipts with no audience (unguarded retrieval)."""

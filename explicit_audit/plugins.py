@@ -1,0 +1,62 @@
+"""What a record kind kept outside the kit imports: the declarations, and ``register``.
+
+A kind is a :class:`RecordKind`: how a JSON value is recognised and built
+into tables (:class:`KindTables`, values that do not fit rejected by raising
+:class:`~explicit_audit.errors.RecordError` through :func:`sort_out`), its
+tables (:class:`Table`), its checks (:class:`Checker`, reporting
+:class:`Check` verdicts with :class:`Rule` findings built by
+:class:`FindingsBuilder`). :func:`register` makes every layer of the kit
+read and check it: ``ea.load`` on both engines, ``ea.verify_all``, and the
+``explicit-audit`` commands. README ("Adding a record kind") walks through
+one; a module that registers a kind is found through the entry point group
+``explicit_audit.kinds`` or the environment variable ``EXPLICIT_AUDIT_KINDS``
+(:mod:`explicit_audit._core.registry`).
+"""
+
+from __future__ import annotations
+
+from ._core.findings import ERROR, NOTICE, FindingsBuilder, Rule, RuleTable
+from ._core.records import (
+    Check,
+    Checker,
+    Documents,
+    KindTables,
+    RawValue,
+    RecordKind,
+    Rejection,
+    Table,
+    segment_values,
+    sort_out,
+)
+from ._core.registry import (
+    ENTRY_POINT_GROUP,
+    ENVIRONMENT_VARIABLE,
+    kinds,
+    register,
+    unregister,
+)
+from .errors import RecordError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ENVIRONMENT_VARIABLE",
+    "ERROR",
+    "NOTICE",
+    "Check",
+    "Checker",
+    "Documents",
+    "FindingsBuilder",
+    "KindTables",
+    "RawValue",
+    "RecordError",
+    "RecordKind",
+    "Rejection",
+    "Rule",
+    "RuleTable",
+    "Table",
+    "kinds",
+    "register",
+    "segment_values",
+    "sort_out",
+    "unregister",
+]

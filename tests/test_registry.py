@@ -1,0 +1,244 @@
+"""A fifth record kind, declared here and registered with one call, read and checked everywhere.
+
+The toy kind ("badges": ``{"badge_id": ..., "holder": ..., "level": 1-5}``)
+is written as README's "Adding a record kind" says: a shape test, a builder,
+a table, a check. Registered with :func:`explicit_audit.plugins.register`,
+``ea.load`` (both engines), ``ea.verify_all`` and the ``explicit-audit``
+commands read and check it, with no edit to the kit; in a new process, a
+module that registers it is found through ``EXPLICIT_AUDIT_KINDS`` or the
+entry point group ``explicit_audit.kinds``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import explicit_audit as ea
+from explicit_audit.plugins import (
+    Check,
+    Checker,
+    FindingsBuilder,
+    KindTables,
+    RecordError,
+    RecordKind,
+    Rule,
+    RuleTable,
+    Table,
+    register,
+    segment_values,
+    sort_out,
+    unregister,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# -- the toy kind, as a kind's own package declares it --------------------------------------
+
+NAME = "badges"
+
+RULES = RuleTable(
+    [
+        Rule(
+            "level_out_of_range",
+            "A badge's level is a whole number from 1 to 5.",
+            check="badge_levels",
+            kind=NAME,
+            field="level",
+        )
+    ]
+)
+
+
+def matches(value) -> bool:
+    return isinstance(value, dict) and "badge_id" in value
+
+
+def _row(value: dict) -> dict:
+    if not isinstance(value.get("badge_id"), str):
+        raise RecordError("badge_id", "must be a string")
+    level = value.get("level")
+    if not isinstance(level, int) or isinstance(level, bool):
+        raise RecordError("level", f"must be a whole number, got {level!r}")
+    return {"badge_id": value["badge_id"], "holder": value.get("holder"), "level": level}
+
+
+def build(segments) -> KindTables:
+    kept, rejected = sort_out(segment_values(segments), NAME, _row)
+    rows = [row for _, row in kept]
+    badges = pd.DataFrame(
+        {
+            "source_file": pd.Series([item.source_file for item, _ in kept], dtype="str"),
+            "source_line": pd.Series([item.source_line for item, _ in kept], dtype="int64"),
+            "badge_id": pd.Series([row["badge_id"] for row in rows], dtype="str"),
+            "holder": pd.Series([row["holder"] for row in rows], dtype="str"),
+            "level": pd.Series([row["level"] for row in rows], dtype="int64"),
+        }
+    )
+    return KindTables({"badges": badges}, rejected)
+
+
+def level_findings(badges: pd.DataFrame) -> pd.DataFrame:
+    found = FindingsBuilder(RULES, badges, record=badges["badge_id"], what="badge_levels")
+    for position, level in enumerate(badges["level"].tolist()):
+        if not 1 <= level <= 5:
+            found.add(position, "level_out_of_range", f"the level is {level}")
+    return found.frame()
+
+
+KIND = RecordKind(
+    name=NAME,
+    tables=(Table("badges", "one badge (a toy kind)"),),
+    matches=matches,
+    build=build,
+    checks=(
+        Checker(
+            run=level_findings,
+            reads=("badges",),
+            checks=(Check("badge_levels", "badge levels from 1 to 5", "badges"),),
+            rules=RULES,
+        ),
+    ),
+)
+
+# -- the tests ------------------------------------------------------------------------------
+
+#: The module a plug-in ships: it registers the kind, with the one call.
+PLUGIN = """from test_registry import KIND
+from explicit_audit.plugins import register
+
+register(KIND)
+"""
+
+
+@pytest.fixture
+def registered():
+    register(KIND)  # the one call
+    yield KIND
+    unregister(NAME)
+
+
+@pytest.fixture
+def badges(tmp_path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    lines = [
+        {"badge_id": "b1", "holder": "ana", "level": 2},
+        {"badge_id": "b2", "holder": "bo", "level": 7},
+        {"badge_id": "b3", "holder": "cy", "level": "high"},
+        {"badge_id": "b4", "level": 5},
+    ]
+    (folder / "badges.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return folder
+
+
+def _load(source, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(source, progress=False, **options)
+
+
+def test_without_the_kind_its_values_are_unknown(badges):
+    audit = _load(badges)
+    assert "badges" not in audit.tables
+    assert audit.rejected["kind"].astype(str).tolist() == ["unknown"] * 4
+
+
+def test_load_reads_the_registered_kind(registered, badges):
+    audit = _load(badges)
+    assert audit.badges["badge_id"].tolist() == ["b1", "b2", "b4"]
+    assert audit.badges["source_line"].tolist() == [1, 2, 4]
+    rejected = audit.rejected
+    assert rejected[["source_line", "kind"]].astype(str).values.tolist() == [["3", "badges"]]
+    assert rejected["reason"].iloc[0] == "level: must be a whole number, got 'high'"
+    sources = audit.sources
+    assert (sources["loaded"] + sources["rejected"] == sources["values_read"]).all()
+    assert "badges" in ea.audit.TABLES
+    assert audit.summary().set_index("table").loc["badges", "rows"] == 3
+
+
+def test_verify_all_runs_the_kinds_check(registered, badges):
+    result = ea.verify_all(_load(badges))
+    summary = result.summary().set_index("check")
+    assert summary.loc["badge_levels", ["checked", "findings"]].tolist() == [3, 1]
+    assert summary.loc["rejected_rows", "findings"] == 1
+    found = result.findings.query("check == 'badge_levels'")
+    assert found[["source_line", "record", "rule", "detail"]].values.tolist() == [
+        [2, "b2", "level_out_of_range", "the level is 7"]
+    ]
+    assert "level_out_of_range" in ea.verify.RULES
+    assert not result.clean
+
+
+def test_the_dask_engine_loads_and_checks_it(registered, badges):
+    in_memory = _load(badges)
+    lazy = _load(badges, engine="dask", blocksize=40)
+    assert lazy.engine == "dask"
+    pd.testing.assert_frame_equal(lazy.badges.compute(), in_memory.badges)
+    on_dask, expected = ea.verify_all(lazy), ea.verify_all(in_memory)
+    pd.testing.assert_frame_equal(on_dask.findings, expected.findings)
+    assert on_dask.checked == expected.checked
+
+
+def _command(*args: str, env: dict) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "explicit_audit.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+
+
+def _environment(plugins: Path, **more: str) -> dict:
+    env = {key: value for key, value in os.environ.items() if key != "EXPLICIT_AUDIT_KINDS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(plugins), str(ROOT / "tests")])
+    return env | more
+
+
+def test_verify_json_checks_a_kind_named_by_the_environment(badges, tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "badges_plugin.py").write_text(PLUGIN)
+    env = _environment(plugins, EXPLICIT_AUDIT_KINDS="badges_plugin")
+    finished = _command("verify", str(badges), "--json", env=env)
+    assert finished.returncode == 1, finished.stderr
+    document = json.loads(finished.stdout)
+    summary = {row["check"]: row for row in document["summary"]}
+    assert (summary["badge_levels"]["checked"], summary["badge_levels"]["findings"]) == (3, 1)
+    assert [f["rule"] for f in document["findings"]] == ["rejected_row", "level_out_of_range"]
+    # Without the plug-in, the same data is four values of no known kind.
+    plain = _command("verify", str(badges), "--json", env=_environment(plugins))
+    assert "badge_levels" not in {row["check"] for row in json.loads(plain.stdout)["summary"]}
+
+
+def test_summary_reads_a_kind_registered_by_an_entry_point(badges, tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "badges_plugin.py").write_text(PLUGIN)
+    info = plugins / "badges_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: badges-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[explicit_audit.kinds]\nbadges = badges_plugin\n")
+    finished = _command("summary", str(badges), env=_environment(plugins))
+    assert finished.returncode == 0, finished.stderr
+    table = finished.stdout.split("\n\n")[1]  # rows per table, after the heading
+    rows = dict(line.split() for line in table.splitlines()[1:])
+    assert rows["badges"] == "3"
+    assert rows["rejected"] == "1"
+
+
+def test_a_plugin_that_cannot_be_imported_is_named(badges, tmp_path):
+    env = _environment(tmp_path, EXPLICIT_AUDIT_KINDS="no_such_badges_module")
+    finished = _command("verify", str(badges), env=env)
+    assert finished.returncode == 2
+    assert "no_such_badges_module" in finished.stderr
+    assert "EXPLICIT_AUDIT_KINDS" in finished.stderr
+
+
+def test_a_kind_cannot_take_another_kinds_table(registered):
+    taken = RecordKind("copies", tables=("badges",), matches=matches, build=build)
+    with pytest.raises(ea.AuditError, match="table 'badges' is taken"):
+        register(taken)
