@@ -132,9 +132,7 @@ def _field(name: str, value: Any, path: str) -> Any:
             raise RecordError(path, f"expected a list of strings, got {describe(value)}")
         for item in value:
             if not isinstance(item, str):
-                raise RecordError(
-                    None, f"{path}: expected a list of strings, holds {describe(item)}"
-                )
+                raise RecordError(path, f"expected a list of strings, holds {describe(item)}")
         return value
     if name in _BOOLS:
         if not isinstance(value, bool):
@@ -144,9 +142,7 @@ def _field(name: str, value: Any, path: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise RecordError(path, f"expected a whole number, got {describe(value)}")
         if not 0 <= value <= INT64_MAX:
-            raise RecordError(
-                None, f"{path}: a count cannot be negative or above 2**63-1, got {value}"
-            )
+            raise RecordError(path, f"a count cannot be negative or above 2**63-1, got {value}")
         return value
     if name == "confidence":
         if isinstance(value, bool) or not isinstance(value, int | float):
