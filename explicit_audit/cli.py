@@ -5,6 +5,7 @@
     explicit-audit report DATA --out DIR [--notebooks DIR] [--engine dask [--persist]]
     explicit-audit verify DATA [--json] [--expect KINDS] [--max-findings N] [--engine dask]
     explicit-audit summary DATA [--engine dask]
+    explicit-audit schema KIND
 
 Every command takes ``--engine dask --scheduler ADDRESS|processes|threads``:
 the same output and exit status, computed partition by partition.
@@ -48,6 +49,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._core import registry
+from ._core.shape import json_schema
 from ._version import __version__
 from .audit import Audit
 from .errors import AuditError, RejectedRowsWarning
@@ -151,6 +153,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
+
+    schema = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of a record kind",
+        description="Print the JSON Schema (draft 2020-12) of one record kind, read off the "
+        "kind's declared shapes, for a producer to validate its records before it writes them.",
+    )
+    kinds = [kind.name for kind in registry.kinds() if kind.shapes]
+    schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
     return parser
 
 
@@ -353,6 +364,12 @@ def _report(args: argparse.Namespace) -> int:
     return verdicts[0].exit_status if verdicts else EXIT_OK
 
 
+def _schema(args: argparse.Namespace) -> int:
+    kind = registry.kind(args.kind)
+    _write_json(json_schema(kind.name, kind.shapes))
+    return EXIT_OK
+
+
 _COMMANDS = {"report": _report, "verify": _verify, "summary": _summary}
 
 
@@ -386,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as exc:  # a record kind plug-in that cannot be imported
         return _fail("", None, exc, type(exc).__name__, as_json="--json" in argv)
     as_json = bool(getattr(args, "json", False))
+    if args.command == "schema":
+        return _schema(args)
     if not Path(args.data).exists() and not any(ch in args.data for ch in "*?["):
         missing = AuditError(f"{args.data}: no such file or folder")
         missing.source_file = args.data

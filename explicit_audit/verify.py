@@ -246,10 +246,10 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     audit : Audit
         What :func:`explicit_audit.load` returned.
     expect : str or iterable of str, optional
-        Record kinds (``"receipts"``), tables (``"presentations"``) or
-        documents (``"policies"``) the data must hold; a comma-separated
-        string works too. One that is absent or empty is in
-        ``Verification.missing``, and the verdict is not clean.
+        Names of record kinds, tables or documents (as ``Audit.summary()``
+        lists them) the data must hold; a comma-separated string works too.
+        One that is absent or empty is in ``Verification.missing``, and the
+        verdict is not clean.
 
     Returns
     -------
