@@ -1,7 +1,7 @@
 """Reading and checking policy YAML: safe loading, the schema check, and error lines.
 
 :func:`check_policy` checks a parsed policy against the layout documented in
-:mod:`explicit_audit.policy` and returns it normalised (optional keys filled
+:mod:`explicit_audit.decisions.policy` and returns it normalised (optional keys filled
 in); every problem is a :class:`~explicit_audit.PolicyError` naming the source
 and the dotted key. :func:`read_policy_yaml` parses a file with
 ``yaml.safe_load`` and returns a function that adds the YAML line of a key to

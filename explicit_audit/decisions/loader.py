@@ -45,7 +45,7 @@ their own name (``extra.<key>`` if the name is taken by a column above),
 keys inside ``inputs``/``decision`` as ``inputs.<key>`` / ``decision.<key>``.
 
 A clean JSON Lines file (every field present, not null and valid) is read by
-the columnar fast path of :mod:`explicit_audit._decision_arrow`; anything else
+the columnar fast path of :mod:`explicit_audit.decisions._arrow`; anything else
 value by value. Both give the same rows, in file order.
 """
 

@@ -1,6 +1,6 @@
 """Routing policies: what a policy is, its content hash, and variants of it.
 
-Reading policy files and holding several policies is :mod:`explicit_audit.policies`.
+Reading policy files and holding several policies is :mod:`explicit_audit.decisions.policies`.
 
 A policy is one YAML file (``docs/formats.md`` section 5)::
 
