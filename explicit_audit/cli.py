@@ -3,21 +3,28 @@
 ::
 
     explicit-audit report DATA --out DIR [--notebooks DIR] [--engine dask [--persist]]
-    explicit-audit verify DATA [--json] [--max-findings N] [--engine dask]
+    explicit-audit verify DATA [--json] [--expect KINDS] [--max-findings N] [--engine dask]
     explicit-audit summary DATA [--engine dask]
+    explicit-audit schema KIND
 
 Every command takes ``--engine dask --scheduler ADDRESS|processes|threads``:
 the same output and exit status, computed partition by partition.
 
 Exit status, for use in a producer's CI (the same with and without ``--json``):
 
-- ``0``: done; for ``verify``, nothing was found;
+- ``0``: done; for ``verify`` and ``report``, nothing was found in what was checked;
 - ``1``: ``verify`` found something (a rejected row, a hash mismatch, a
   receipt finding, a policy breach), or a notebook failed in ``report``;
 - ``2``: the kit could not read its input, or the command was used wrongly:
   a source that names or matches no readable file, a file the system would
   not let it read (a permission, an I/O error), a folder with no file to
   load, a malformed command line. Nothing was checked.
+- ``3``: read, but nothing to check: no check looked at a record, or a kind
+  named by ``verify --expect`` is absent or empty.
+
+``report`` exits as ``verify`` does on the same data (a notebook that fails
+is exit 1). A check that looked at no record is "not run (no records)",
+never clean.
 
 What was read but does not parse or fit its kind (invalid JSON, a record
 missing a field, a damaged gzip stream, a policy that does not validate) is
@@ -42,6 +49,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._core import registry
+from ._core.shape import json_schema
 from ._version import __version__
 from .audit import Audit
 from .errors import AuditError, RejectedRowsWarning
@@ -55,13 +63,16 @@ __all__ = ["main"]
 EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_USAGE = 2
+EXIT_NOTHING = 3
 
 _EPILOG = (
     "Exit status (the same with --json): 0 done (verify: clean); 1 something found (rejected "
     "rows included) or a notebook failed; 2 the input could not be read at all (no readable "
     "file matches DATA, a file the system will not let the kit read) or the command was used "
-    'wrongly. verify --json always prints one strict JSON document, with an "error" object '
-    "naming the file when the input could not be read."
+    "wrongly; 3 nothing to check: no check looked at a record, or a kind named by --expect "
+    "is absent or empty (report exits as verify does on the same data). verify --json always "
+    'prints one strict JSON document, with an "error" object naming the file when the input '
+    "could not be read."
 )
 
 
@@ -124,6 +135,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _engine_options(verify)
     verify.add_argument(
+        "--expect",
+        metavar="KINDS",
+        help="comma-separated record kinds, tables or documents DATA must hold "
+        f"({', '.join(_expectable())}); exit 3 when one is absent or empty",
+    )
+    verify.add_argument(
         "--max-findings",
         type=int,
         default=20,
@@ -136,6 +153,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
+
+    schema = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of a record kind",
+        description="Print the JSON Schema (draft 2020-12) of one record kind, read off the "
+        "kind's declared shapes, for a producer to validate its records before it writes them.",
+    )
+    kinds = [kind.name for kind in registry.kinds() if kind.shapes]
+    schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
     return parser
 
 
@@ -235,10 +261,10 @@ def _error_document(data: str | None, exc: Exception, kind: str) -> dict:
 
 def _verify(args: argparse.Namespace) -> int:
     audit, facts = _load(args.data, args.engine)
-    result = verify_all(audit)
+    result = verify_all(audit, expect=args.expect)
     if facts is None:
         facts = provenance(result.accounting, args.data)
-    status = EXIT_OK if result.clean else EXIT_FOUND
+    status = result.exit_status
     if args.json:
         shown = facts.to_dict()
         shown.pop("rejected")  # every rejected row is a finding below
@@ -247,18 +273,12 @@ def _verify(args: argparse.Namespace) -> int:
         )
         return status
     summary = result.summary()
-    found = summary[summary["findings"] > 0]
-    n_notices = int(summary["notices"].sum())
-    notes = f", {n_notices} notice(s)" if n_notices else ""
-    if result.clean:
-        print(f"explicit-audit verify {args.data}: clean ({len(summary)} checks, no error{notes})")
-    else:
-        print(
-            f"explicit-audit verify {args.data}: {int(summary['findings'].sum())} finding(s) "
-            f"in {len(found)} of {len(summary)} checks{notes}"
-        )
+    print(f"explicit-audit verify {args.data}: {_verdict_line(result, summary)}")
+    for name in result.missing:
+        print(f"expected {name}: none found")
     print()
-    print(_text_table(summary[["check", "checked", "findings", "notices", "covers"]]))
+    shown = summary.assign(status=summary["status"].astype(str).replace(_NOT_RUN, _NOT_RUN_TEXT))
+    print(_text_table(shown[["check", "checked", "status", "findings", "notices", "covers"]]))
     for check, rows in result.findings.groupby("check", observed=True, sort=False):
         print(f"\n{check} ({len(rows)})")
         for row in rows.head(max(args.max_findings, 0)).itertuples(index=False):
@@ -270,6 +290,38 @@ def _verify(args: argparse.Namespace) -> int:
         if len(rows) > args.max_findings:
             print(f"  ... and {len(rows) - args.max_findings} more (--json lists all)")
     return status
+
+
+_NOT_RUN = "not run"
+_NOT_RUN_TEXT = "not run (no records)"
+
+
+def _expectable() -> list[str]:
+    names = [kind.name for kind in registry.kinds()]
+    names += [name for name in registry.tables() if name not in names]
+    return names + [docs.name for docs in registry.documents()]
+
+
+def _verdict_line(result, summary: pd.DataFrame) -> str:
+    """The first line of ``verify``: the state, what ran, and what was not run."""
+    n_notices = int(summary["notices"].sum())
+    notes = f", {n_notices} notice(s)" if n_notices else ""
+    not_run = summary.loc[summary["status"] == _NOT_RUN, "check"].tolist()
+    ran = len(summary) - len(not_run)
+    skipped = f"; {len(not_run)} not run (no records)" if not_run else ""
+    if result.state == "nothing to check":
+        return f"nothing to check (no check looked at a record; {len(summary)} not run)"
+    if result.state == "findings":
+        found = summary[summary["findings"] > 0]
+        return (
+            f"{int(summary['findings'].sum())} finding(s) in {len(found)} of "
+            f"{len(summary)} checks{notes}{skipped}"
+        )
+    missing = f"; expected but absent or empty: {', '.join(result.missing)}"
+    return (
+        f"clean on what was checked ({ran} of {len(summary)} checks run, no error{notes}"
+        f"{skipped}){missing if result.missing else ''}"
+    )
 
 
 def _default_notebooks() -> Path | None:
@@ -291,6 +343,7 @@ def _report(args: argparse.Namespace) -> int:
             f"explicit-audit report: {where}: no such folder; pass --notebooks DIR", file=sys.stderr
         )
         return EXIT_USAGE
+    verdicts = []
     try:
         written = write_reports(
             args.data,
@@ -301,11 +354,19 @@ def _report(args: argparse.Namespace) -> int:
             engine=args.engine,
             scheduler=args.scheduler,
             persist=args.persist,
+            verified=verdicts.append,
         )
     except NotebookError as exc:
         print(f"explicit-audit report: {exc}", file=sys.stderr)
         return EXIT_FOUND
     print(f"{len(written)} report(s) in {args.out}")
+    # As verify exits on the same data: a CI gate on report passes no tampered data.
+    return verdicts[0].exit_status if verdicts else EXIT_OK
+
+
+def _schema(args: argparse.Namespace) -> int:
+    kind = registry.kind(args.kind)
+    _write_json(json_schema(kind.name, kind.shapes))
     return EXIT_OK
 
 
@@ -342,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as exc:  # a record kind plug-in that cannot be imported
         return _fail("", None, exc, type(exc).__name__, as_json="--json" in argv)
     as_json = bool(getattr(args, "json", False))
+    if args.command == "schema":
+        return _schema(args)
     if not Path(args.data).exists() and not any(ch in args.data for ch in "*?["):
         missing = AuditError(f"{args.data}: no such file or folder")
         missing.source_file = args.data

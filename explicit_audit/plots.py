@@ -292,7 +292,7 @@ def plot_escalation_curve(
         over ``threshold`` alone does that).
     threshold : str, default "confidence_threshold"
         The threshold on the x axis, one of
-        :data:`explicit_audit.sweep.GRID_AXES`.
+        :data:`explicit_audit.decisions.sweep.GRID_AXES`.
     metric : str, default "escalation_rate"
         The column on the y axis (``"escalation_rate"``, ``"escalations"``,
         ``"flips"``, ``"flips_to_26b"``, ``"flips_to_4b"``, a ``reason_*``).

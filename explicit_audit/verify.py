@@ -17,10 +17,19 @@ a ``notice`` (a forbidden key name nested inside a request payload), and what
 engram's unstable presentation schema (version 0) may add (a receipt key or
 an error code this kit does not know); a notice does not make the audit
 unclean, nor ``explicit-audit verify`` exit 1.
+
+Coverage is part of the verdict. Each check counts the records it looked at;
+one that looked at none is ``not run`` (no records), never clean. The whole
+verdict is in one of three states (:data:`STATES`): ``clean`` (on what was
+checked), ``findings``, or ``nothing to check`` (no check looked at a record).
+``verify_all(audit, expect=[...])`` names the record kinds (or tables) the
+data must hold; one that is absent or empty is listed in ``missing``, and the
+verdict is not clean.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -32,15 +41,30 @@ from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
 from ._core.records import Checker
 from .audit import Audit
+from .errors import AuditError
 
 __all__ = [  # noqa: F822 (CHECKS, RULES and NOTICES are read off the registry when asked)
     "CHECKS",
+    "EXIT_STATUS",
     "FINDING_COLUMNS",
     "NOTICES",
     "RULES",
+    "STATES",
+    "STATUSES",
     "Verification",
     "verify_all",
 ]
+
+#: What one check's verdict can be: it looked at records and found no error,
+#: it found errors, or it looked at no record at all.
+STATUSES = ("clean", "findings", "not run")
+
+#: What the whole verdict can be (:attr:`Verification.state`).
+STATES = ("clean", "findings", "nothing to check")
+
+#: The exit status of ``explicit-audit verify`` (and ``report``) per state; an
+#: expected kind that is absent or empty exits as ``nothing to check``.
+EXIT_STATUS = MappingProxyType({"clean": 0, "findings": 1, "nothing to check": 3})
 
 
 def __getattr__(name: str) -> Any:
@@ -73,17 +97,61 @@ class Verification:
         The audit checked, with its accounting in memory (``rejected``,
         ``sources``, rows per table): for Dask tables computed in the checks'
         one pass, so that a report of it needs no other.
+    expected : dict
+        ``{kind or table: records found}`` for every name ``verify_all`` was
+        told to expect; empty when it was told none.
     """
 
     findings: pd.DataFrame
     checked: dict[str, int]
     covers: dict[str, str] = field(default_factory=dict)
     accounting: Audit | None = field(default=None, repr=False, compare=False)
+    expected: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def statuses(self) -> dict[str, str]:
+        """``{check: status}``: ``clean``, ``findings`` or ``not run`` (:data:`STATUSES`).
+
+        A check that found an error is ``findings`` even where it counted no
+        record (a file rejected whole holds no value read).
+        """
+        errors = set(self.findings.loc[self.findings["severity"] == ERROR, "check"].astype(str))
+        return {
+            name: "findings" if name in errors else "not run" if not count else "clean"
+            for name, count in self.checked.items()
+        }
+
+    @property
+    def state(self) -> str:
+        """``findings``, ``nothing to check`` (no check looked at a record), or ``clean``."""
+        statuses = self.statuses.values()
+        if "findings" in statuses:
+            return "findings"
+        if all(status == "not run" for status in statuses):
+            return "nothing to check"
+        return "clean"
+
+    @property
+    def missing(self) -> list[str]:
+        """The expected kinds (or tables) that are absent or empty, in the order named."""
+        return [name for name, count in self.expected.items() if not count]
 
     @property
     def clean(self) -> bool:
-        """Whether no check found an error (notices aside)."""
-        return not (self.findings["severity"] == ERROR).any()
+        """Whether the checks looked at records, found no error (notices aside), and
+        every expected kind was there. Nothing checked is never clean."""
+        return self.state == "clean" and not self.missing
+
+    @property
+    def exit_status(self) -> int:
+        """What ``explicit-audit verify`` exits with (:data:`EXIT_STATUS`).
+
+        ``1`` for findings; else ``3`` when nothing was checked or an expected
+        kind is absent or empty; else ``0``.
+        """
+        if self.state == "clean" and self.missing:
+            return EXIT_STATUS["nothing to check"]
+        return EXIT_STATUS[self.state]
 
     def summary(self) -> pd.DataFrame:
         """One row per check: what it covers, records checked, findings.
@@ -91,23 +159,28 @@ class Verification:
         Returns
         -------
         DataFrame
-            Columns ``check``, ``covers``, ``checked``, ``findings`` (errors)
-            and ``notices``; every check appears, found something or not.
+            Columns ``check``, ``covers``, ``checked`` (records looked at),
+            ``status`` (:data:`STATUSES`), ``findings`` (errors) and
+            ``notices``; every check appears, found something or not.
 
         Examples
         --------
-        >>> ea.verify_all(ea.load("data/")).summary()  # doctest: +SKIP
+        >>> summary = ea.verify_all(ea.load("data/", progress=False)).summary()
+        >>> summary.loc[summary["check"] == "plan_hashes", ["checked", "status"]].values.tolist()
+        [[324, 'findings']]
         """
         errors = self.findings["severity"] == ERROR
         counts = self.findings.loc[errors, "check"].value_counts()
         notices = self.findings.loc[~errors, "check"].value_counts()
         names = list(self.checked)
         covers = self.covers or {name: registry.checks()[name].covers for name in names}
+        statuses = self.statuses
         return pd.DataFrame(
             {
                 "check": pd.Series(names, dtype="str"),
                 "covers": pd.Series([covers[c] for c in names], dtype="str"),
                 "checked": pd.Series([self.checked[c] for c in names], dtype="int64"),
+                "status": pd.Series([statuses[c] for c in names], dtype=_STATUS_DTYPE),
                 "findings": pd.Series([int(counts.get(c, 0)) for c in names], dtype="int64"),
                 "notices": pd.Series([int(notices.get(c, 0)) for c in names], dtype="int64"),
             }
@@ -119,20 +192,29 @@ class Verification:
         Returns
         -------
         dict
-            ``clean`` (bool), ``summary`` (one object per check) and
-            ``findings`` (one object per finding, keys of :data:`FINDING_COLUMNS`,
-            a missing value as null).
+            ``clean`` (bool), ``state`` (:data:`STATES`), ``expected`` (records
+            per expected kind) and ``missing`` (the expected kinds absent or
+            empty), ``summary`` (one object per check, its ``status`` included)
+            and ``findings`` (one object per finding, keys of
+            :data:`FINDING_COLUMNS`, a missing value as null).
 
         Examples
         --------
-        >>> ea.verify_all(ea.load("data/")).to_dict()["clean"]  # doctest: +SKIP
-        False
+        >>> result = ea.verify_all(ea.load("data/", progress=False)).to_dict()
+        >>> result["clean"], result["state"]
+        (False, 'findings')
         """
         return {
             "clean": self.clean,
+            "state": self.state,
+            "expected": dict(self.expected),
+            "missing": self.missing,
             "summary": json_rows(self.summary()),
             "findings": json_rows(self.findings),
         }
+
+
+_STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))
 
 
 def _frames(audit: Audit, checker: Checker) -> tuple[list, dict[str, Any]]:
@@ -156,20 +238,31 @@ def _deferred(checker: Checker, audit: Audit) -> engine.Deferred:
     return engine.deferred(checker.run, combine, frames, what="verify_all", **documents)
 
 
-def verify_all(audit: Audit) -> Verification:
+def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Verification:
     """Run every check of the kit over an audit.
 
     Parameters
     ----------
     audit : Audit
         What :func:`explicit_audit.load` returned.
+    expect : str or iterable of str, optional
+        Names of record kinds, tables or documents (as ``Audit.summary()``
+        lists them) the data must hold; a comma-separated string works too.
+        One that is absent or empty is in ``Verification.missing``, and the
+        verdict is not clean.
 
     Returns
     -------
     Verification
         ``.findings`` (one row per finding, every check, columns of
-        :data:`FINDING_COLUMNS`), ``.summary()`` (one row per check), ``.clean``
-        and ``.accounting`` (the audit with its accounting in memory).
+        :data:`FINDING_COLUMNS`), ``.summary()`` (one row per check, with its
+        status), ``.state``, ``.clean``, ``.missing`` and ``.accounting`` (the
+        audit with its accounting in memory).
+
+    Raises
+    ------
+    AuditError
+        When ``expect`` names no record kind, table or document.
 
     Examples
     --------
@@ -177,6 +270,7 @@ def verify_all(audit: Audit) -> Verification:
     >>> result.summary()  # doctest: +SKIP
     >>> result.findings.query("check == 'plan_hashes'")  # doctest: +SKIP
     """
+    expected_names = _expected_names(expect)
     checkers = registry.checkers()
     if audit.engine == "dask":
         parts, rows, accounted = _partitioned_parts(audit, checkers)
@@ -205,7 +299,35 @@ def verify_all(audit: Audit) -> Verification:
         ["check", "source_file", "source_line"], kind="stable", na_position="first"
     ).reset_index(drop=True)
     covers = {check.name: check.covers for check in checks}
-    return Verification(findings[list(FINDING_COLUMNS)], checked, covers, accounted)
+    expected = {name: _records(accounted, rows, name) for name in expected_names}
+    return Verification(findings[list(FINDING_COLUMNS)], checked, covers, accounted, expected)
+
+
+def _expected_names(expect: Iterable[str] | str | None) -> list[str]:
+    """The names ``expect`` gives, each a known kind, table or document."""
+    if expect is None:
+        return []
+    names = expect.split(",") if isinstance(expect, str) else list(expect)
+    names = list(dict.fromkeys(name.strip() for name in names if name.strip()))
+    known = [kind.name for kind in registry.kinds()]
+    known += [name for name in registry.tables() if name not in known]
+    known += [docs.name for docs in registry.documents()]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise AuditError(
+            f"expect: no record kind, table or document named {', '.join(map(repr, unknown))}; "
+            f"the names are {', '.join(known)}"
+        )
+    return names
+
+
+def _records(audit: Audit, rows: dict[str, int], name: str) -> int:
+    """How many records of the kind, table or document ``name`` the audit holds."""
+    tables = {kind.name: kind.tables[0].name for kind in registry.kinds()}
+    table = tables.get(name, name)
+    if table in rows:
+        return int(rows[table])
+    return len(getattr(audit, name))
 
 
 def _partitioned_parts(

@@ -338,3 +338,59 @@ def test_summary_on_a_file_that_cannot_be_opened_exits_2(clean, capsys):
     link = _dangling(clean)
     assert main(["summary", str(clean)]) == 2
     assert f"{link}: the file cannot be read" in capsys.readouterr().err
+
+
+def _verify(*args: str) -> tuple[int, str, dict | None]:
+    command = [sys.executable, "-m", "explicit_audit.cli", "verify", *args]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    document = json.loads(finished.stdout) if "--json" in args else None
+    return finished.returncode, finished.stdout, document
+
+
+def test_verify_says_which_checks_were_not_run(clean):
+    status, text, _ = _verify(str(clean))
+    assert status == 0
+    assert "clean on what was checked (2 of 9 checks run, no error; 7 not run" in text
+    assert "plan_hashes        0 not run (no records)" in text
+    status, _, document = _verify(str(clean), "--json")
+    assert (status, document["exit_status"], document["state"]) == (0, 0, "clean")
+    statuses = {row["check"]: row["status"] for row in document["summary"]}
+    assert statuses["receipt_rules"] == "clean" and statuses["plan_hashes"] == "not run"
+
+
+def test_verify_on_data_with_no_record_is_nothing_to_check(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    status, text, _ = _verify(str(tmp_path))
+    assert status == 3
+    assert "nothing to check" in text.splitlines()[0]
+    status, _, document = _verify(str(tmp_path), "--json")
+    assert (status, document["exit_status"]) == (3, 3)
+    assert (document["state"], document["clean"]) == ("nothing to check", False)
+
+
+def test_verify_expect_fails_when_an_expected_kind_is_absent(clean):
+    status, text, _ = _verify(str(clean), "--expect", "receipts,plans")
+    assert status == 3
+    assert "expected plans: none found" in text
+    status, _, document = _verify(str(clean), "--expect", "receipts,plans", "--json")
+    assert (status, document["missing"], document["expected"]) == (
+        3,
+        ["plans"],
+        {"receipts": 1, "plans": 0},
+    )
+    assert _verify(str(clean), "--expect", "receipts")[0] == 0
+    status, _, document = _verify(str(clean), "--expect", "reciepts", "--json")
+    assert status == 2 and "reciepts" in document["error"]["message"]
+
+
+def test_verify_expect_exits_1_when_there_are_findings_too(dirty):
+    assert _verify(str(dirty), "--expect", "plans")[0] == 1
+
+
+def test_report_exits_as_verify_does_on_the_same_data(dirty, tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "files.ipynb")
+    argv = ["report", str(dirty), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
+    assert main(argv) == 1 == _verify(str(dirty))[0]
+    assert (tmp_path / "out" / "files.html").exists()  # the pages are written all the same

@@ -284,3 +284,58 @@ def test_to_dict_is_strict_json_with_nulls_for_missing_values(clean_data):
     (rejected,) = [f for f in json.loads(text)["findings"] if f["check"] == "rejected_rows"]
     assert rejected["record"] is None
     assert isinstance(rejected["source_line"], int)
+
+
+def test_a_check_that_looked_at_no_record_is_not_run_never_clean(clean_data):
+    shutil.rmtree(clean_data / "receipts")
+    result = verify_all(ea.load(clean_data, progress=False))
+    statuses = dict(zip(result.summary()["check"], result.summary()["status"], strict=True))
+    assert statuses["receipt_rules"] == "not run"
+    assert statuses["presentation_rules"] == "not run"
+    assert statuses["plan_hashes"] == "clean" and statuses["decision_policy"] == "clean"
+    assert result.state == "clean"  # on what was checked
+    assert result.clean and result.exit_status == 0
+    assert result.summary()["status"].dtype == pd.CategoricalDtype(["clean", "findings", "not run"])
+
+
+def test_a_check_with_findings_is_findings(clean_data):
+    _jsonl(clean_data / "plans" / "p.jsonl", [{"run_id": "r-2", "retrieval_plan": PLAN,
+                                              "retrieval_plan_hash": "0" * 64}])  # fmt: skip
+    result = verify_all(ea.load(clean_data, progress=False))
+    assert result.statuses["plan_hashes"] == "findings"
+    assert (result.state, result.clean, result.exit_status) == ("findings", False, 1)
+
+
+def test_data_with_no_record_is_nothing_to_check(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    result = verify_all(ea.load(tmp_path, progress=False))
+    assert set(result.statuses.values()) == {"not run"}
+    assert result.state == "nothing to check"
+    assert not result.clean
+    assert result.exit_status == 3
+    assert result.to_dict()["state"] == "nothing to check"
+
+
+def test_expect_names_the_kinds_that_are_absent_or_empty(clean_data):
+    shutil.rmtree(clean_data / "receipts")
+    audit = ea.load(clean_data, progress=False)
+    result = verify_all(audit, expect="plans, receipts,presentations,policies")
+    assert result.expected == {"plans": 1, "receipts": 0, "presentations": 0, "policies": 1}
+    assert result.missing == ["receipts", "presentations"]
+    assert result.state == "clean" and not result.clean and result.exit_status == 3
+    assert result.to_dict()["missing"] == ["receipts", "presentations"]
+    assert verify_all(audit, expect=["plans", "requests", "decisions"]).clean
+    with pytest.raises(ea.AuditError, match="'reciepts'"):
+        verify_all(audit, expect=["reciepts"])
+
+
+def test_statuses_are_the_same_on_dask(clean_data):
+    shutil.rmtree(clean_data / "receipts")
+    in_memory = verify_all(ea.load(clean_data, progress=False), expect="receipts,plans")
+    lazy = verify_all(ea.load(clean_data, engine="dask"), expect="receipts,plans")
+    pd.testing.assert_frame_equal(lazy.summary(), in_memory.summary())
+    assert (lazy.state, lazy.missing, lazy.expected) == (
+        in_memory.state,
+        in_memory.missing,
+        in_memory.expected,
+    )

@@ -244,7 +244,7 @@ def scalar_frame(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
     """Columns of scalars with the dtypes the exact path gives the same values.
 
     Text becomes ``str``, integers ``Int64``, numbers ``Float64``, booleans
-    ``boolean`` (see :func:`~explicit_audit._frame_columns.typed_columns`); a
+    ``boolean`` (see :func:`~explicit_audit._core.columns.typed_columns`); a
     column that is null throughout holds None objects.
     """
     frame = {}

@@ -278,6 +278,10 @@ class RecordKind:
         Where the kind stands among the others (its tables in an ``Audit``,
         and the order values are matched in); lower first, registration order
         breaks ties.
+    shapes : tuple of Shape, optional
+        The record shapes its producer writes, declared once
+        (:mod:`explicit_audit._core.shape`): the kind's JSON Schema and its
+        field tables in ``docs/formats.md`` come from them.
     """
 
     name: str
@@ -290,6 +294,7 @@ class RecordKind:
     documents: Documents | None = None
     loaded: Callable[[KindTables], pd.DataFrame] | None = None
     order: int = 1000
+    shapes: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         tables = tuple(Table(t) if isinstance(t, str) else t for t in self.tables)

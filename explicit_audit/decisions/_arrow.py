@@ -30,6 +30,7 @@ from .._core.columnar import (
     string_series,
 )
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
+from .shape import FIELD_TYPES
 
 __all__ = [
     "FIELD_TYPES",
@@ -40,25 +41,6 @@ __all__ = [
     "part_from_rows",
 ]
 
-_STRINGS = pa.list_(pa.string())
-#: The type of every field of a decision record: the inputs of ``decide_routing``
-#: and the fields of the ``RoutingDecision`` it returns, in their order.
-FIELD_TYPES = {
-    "subject_domain": pa.string(),
-    "content_chars": pa.int64(),
-    "deterministic_keyword_hits": _STRINGS,
-    "self_declared_high_impact": pa.bool_(),
-    "self_declared_risk_flags": _STRINGS,
-    "confidence": pa.float64(),
-    "evidence_doc_count": pa.int64(),
-    "escalate_to_26b": pa.bool_(),
-    "escalation_reasons": _STRINGS,
-    "risk_flags": _STRINGS,
-    "high_impact_task": pa.bool_(),
-    "synthesis_directives": _STRINGS,
-    "subject_domain_used": pa.string(),
-    "used_fallback": pa.bool_(),
-}
 _INPUT_FIELDS = [(name, FIELD_TYPES[name]) for name in INPUT_COLUMNS]
 _OUTPUT_FIELDS = [(name, FIELD_TYPES[name]) for name in REPLAY_COLUMNS]
 _IDS = [("decision_id", pa.string()), ("policy_id", pa.string())]

@@ -1,7 +1,7 @@
 """Reading and checking policy YAML: safe loading, the schema check, and error lines.
 
 :func:`check_policy` checks a parsed policy against the layout documented in
-:mod:`explicit_audit.policy` and returns it normalised (optional keys filled
+:mod:`explicit_audit.decisions.policy` and returns it normalised (optional keys filled
 in); every problem is a :class:`~explicit_audit.PolicyError` naming the source
 and the dotted key. :func:`read_policy_yaml` parses a file with
 ``yaml.safe_load`` and returns a function that adds the YAML line of a key to
@@ -20,6 +20,13 @@ import yaml
 from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
 from ..errors import PolicyError
+from .policy_sections import (
+    Escalation,
+    FallbackDomain,
+    RiskFlag,
+    SubjectDomain,
+    section_keys,
+)
 
 __all__ = ["check_policy", "read_policy_yaml"]
 
@@ -31,14 +38,11 @@ _TOP_KEYS = {
     "fallback_domain": True,
     "risk_flags": True,
 }
-_ESCALATION_KEYS = {
-    "context_char_cap_4b": True,
-    "escalate_on_multi_doc_count": True,
-    "confidence_threshold": True,
-}
-_DOMAIN_KEYS = {"high_impact": True, "default_risk_flags": False}
-_FALLBACK_KEYS = {"name": True, "high_impact": True, "default_risk_flags": False}
-_FLAG_KEYS = {"requires_26b": True, "synthesis_directive": False}
+# Each section's keys, and which are required, as its dataclass declares them.
+_ESCALATION_KEYS = section_keys(Escalation)
+_DOMAIN_KEYS = section_keys(SubjectDomain)
+_FALLBACK_KEYS = section_keys(FallbackDomain)
+_FLAG_KEYS = section_keys(RiskFlag)
 
 
 def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from ._arrow import columnar, layout
 from .checks import RULES, decision_findings
 from .loader import NAME, build_tables, matches
 from .policies import PolicySet, load_policy_files
+from .shape import SHAPES
 
 __all__ = ["KIND"]
 
@@ -35,6 +36,7 @@ KIND = register(
             ),
         ),
         matches=matches,
+        shapes=SHAPES,
         build=build_tables,
         layout=layout,
         columnar=columnar,

@@ -45,7 +45,7 @@ their own name (``extra.<key>`` if the name is taken by a column above),
 keys inside ``inputs``/``decision`` as ``inputs.<key>`` / ``decision.<key>``.
 
 A clean JSON Lines file (every field present, not null and valid) is read by
-the columnar fast path of :mod:`explicit_audit._decision_arrow`; anything else
+the columnar fast path of :mod:`explicit_audit.decisions._arrow`; anything else
 value by value. Both give the same rows, in file order.
 """
 
@@ -56,7 +56,6 @@ from collections.abc import Sequence
 from typing import Any, Unpack
 
 import pandas as pd
-import pyarrow as pa
 
 from .._core.collect import Source
 from .._core.columns import INT64_MAX
@@ -66,28 +65,23 @@ from .._core.options import LoadOptions
 from .._core.records import KindTables, sort_out
 from .._core.registry import load_tables
 from ..errors import RecordError
-from ._arrow import FIELD_TYPES, frame_from_parts, part_from_rows
+from ._arrow import frame_from_parts, part_from_rows
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
+from .shape import INPUT_DEFAULTS, INPUT_FIELDS, OUTPUT_DEFAULTS, OUTPUT_FIELDS
 
 __all__ = ["COLUMN_DTYPES", "NAME", "build_tables", "load_decisions"]
 
 #: The kind's name, in the rejected table and the findings.
 NAME = "decisions"
 
-_INPUT_DEFAULTS: dict[str, Any] = {
-    "deterministic_keyword_hits": [],
-    "self_declared_high_impact": False,
-    "self_declared_risk_flags": [],
-    "confidence": 1.0,
-    "evidence_doc_count": 0,
-}
 _INPUTS = INPUT_COLUMNS
 _OUTPUTS = tuple(REPLAY_COLUMNS)
-# What each field must hold, read off the one table of field types.
-_LISTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_list(type_)}
-_BOOLS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_boolean(type_)}
-_COUNTS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_integer(type_)}
-_STRINGS = {name for name, type_ in FIELD_TYPES.items() if pa.types.is_string(type_)}
+# What each field must hold, read off the declared shape (decisions/shape.py).
+_TYPES = {field.name: field.type for field in (*INPUT_FIELDS, *OUTPUT_FIELDS)}
+_LISTS = {name for name, type_ in _TYPES.items() if type_ == "strings"}
+_BOOLS = {name for name, type_ in _TYPES.items() if type_ == "boolean"}
+_COUNTS = {name for name, type_ in _TYPES.items() if type_ == "count"}
+_PROBABILITIES = {name for name, type_ in _TYPES.items() if type_ == "probability"}
 _IDS = ("decision_id", "policy_id")
 
 #: Column name -> dtype of the ``decisions`` table (extra columns follow these).
@@ -132,9 +126,7 @@ def _field(name: str, value: Any, path: str) -> Any:
             raise RecordError(path, f"expected a list of strings, got {describe(value)}")
         for item in value:
             if not isinstance(item, str):
-                raise RecordError(
-                    None, f"{path}: expected a list of strings, holds {describe(item)}"
-                )
+                raise RecordError(path, f"expected a list of strings, holds {describe(item)}")
         return value
     if name in _BOOLS:
         if not isinstance(value, bool):
@@ -144,11 +136,9 @@ def _field(name: str, value: Any, path: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise RecordError(path, f"expected a whole number, got {describe(value)}")
         if not 0 <= value <= INT64_MAX:
-            raise RecordError(
-                None, f"{path}: a count cannot be negative or above 2**63-1, got {value}"
-            )
+            raise RecordError(path, f"a count cannot be negative or above 2**63-1, got {value}")
         return value
-    if name == "confidence":
+    if name in _PROBABILITIES:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise RecordError(path, f"expected a number in [0, 1], got {describe(value)}")
         if not (math.isfinite(value) and 0 <= value <= 1):
@@ -184,19 +174,18 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         "policy_id": value.get("policy_id"),
         "shape": "nested" if nested else "flat",
     }
-    output_defaults = {"used_fallback": False}
     if nested:
         for key in ("inputs", "decision"):
             if not isinstance(value[key], dict):
                 raise RecordError(key, f"expected an object, got {describe(value[key])}")
-        inputs, input_extras = _section(value["inputs"], _INPUTS, "inputs.", _INPUT_DEFAULTS)
-        outputs, output_extras = _section(value["decision"], _OUTPUTS, "decision.", output_defaults)
+        inputs, input_extras = _section(value["inputs"], _INPUTS, "inputs.", INPUT_DEFAULTS)
+        outputs, output_extras = _section(value["decision"], _OUTPUTS, "decision.", OUTPUT_DEFAULTS)
         extras = {f"inputs.{key}": item for key, item in input_extras.items()}
         extras |= {f"decision.{key}": item for key, item in output_extras.items()}
         top = {k: v for k, v in value.items() if k not in ("inputs", "decision", *_IDS)}
     else:
-        inputs, _ = _section(value, _INPUTS, "", _INPUT_DEFAULTS)
-        outputs, _ = _section(value, _OUTPUTS, "", output_defaults)
+        inputs, _ = _section(value, _INPUTS, "", INPUT_DEFAULTS)
+        outputs, _ = _section(value, _OUTPUTS, "", OUTPUT_DEFAULTS)
         extras = {}
         top = {k: v for k, v in value.items() if k not in (*_INPUTS, *_OUTPUTS, *_IDS)}
     row |= inputs
@@ -225,11 +214,8 @@ def load_decisions(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFra
 
     Parameters
     ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs; values of other record kinds are recognised
-        and skipped.
-    **options
-        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+    source, **options
+        As for :func:`explicit_audit.load`; values of other kinds are skipped.
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """Policy files and sets of policies: reading YAML, collecting bad files, PolicySet.
 
-See :mod:`explicit_audit.policy` for the YAML layout a policy file follows.
+See :mod:`explicit_audit.decisions.policy` for the YAML layout a policy file follows.
 """
 
 from __future__ import annotations

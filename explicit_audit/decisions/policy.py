@@ -1,6 +1,6 @@
 """Routing policies: what a policy is, its content hash, and variants of it.
 
-Reading policy files and holding several policies is :mod:`explicit_audit.policies`.
+Reading policy files and holding several policies is :mod:`explicit_audit.decisions.policies`.
 
 A policy is one YAML file (``docs/formats.md`` section 5)::
 
@@ -43,42 +43,9 @@ from typing import Any
 
 from ..errors import PolicyError
 from ._policy_yaml import check_policy
+from .policy_sections import Escalation, FallbackDomain, RiskFlag, SubjectDomain
 
 __all__ = ["Escalation", "FallbackDomain", "Policy", "RiskFlag", "SubjectDomain"]
-
-
-@dataclass(frozen=True, slots=True)
-class Escalation:
-    """The three escalation thresholds of a policy."""
-
-    context_char_cap_4b: int
-    escalate_on_multi_doc_count: int
-    confidence_threshold: float
-
-
-@dataclass(frozen=True, slots=True)
-class SubjectDomain:
-    """A subject domain: whether it is high impact, and the risk flags it always carries."""
-
-    high_impact: bool
-    default_risk_flags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class FallbackDomain:
-    """The domain used for any subject domain the policy does not name."""
-
-    name: str
-    high_impact: bool
-    default_risk_flags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class RiskFlag:
-    """A risk flag the policy knows: whether it forces 26B, and its synthesis directive."""
-
-    requires_26b: bool
-    synthesis_directive: str | None = None
 
 
 def _plain(value: Any) -> Any:

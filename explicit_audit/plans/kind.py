@@ -6,6 +6,7 @@ from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
 from .checks import RULES, plan_findings
 from .loader import NAME, build_tables, matches
+from .shape import SHAPES
 
 __all__ = ["KIND"]
 
@@ -14,6 +15,7 @@ KIND = register(
         name=NAME,
         tables=(Table("plans", "one retrieval plan record (arborist); explicit_audit.plans"),),
         matches=matches,
+        shapes=SHAPES,
         build=build_tables,
         checks=(
             Checker(

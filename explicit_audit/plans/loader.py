@@ -179,11 +179,8 @@ def load_plans(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
 
     Parameters
     ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs; values of other record kinds are recognised
-        and skipped.
-    **options
-        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+    source, **options
+        As for :func:`explicit_audit.load`; values of other kinds are skipped.
 
     Returns
     -------

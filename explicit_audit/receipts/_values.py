@@ -2,7 +2,7 @@
 
 This is the exact path: every value is checked field by field, and one that
 does not fit becomes a Rejection naming the field. The columnar path in
-:mod:`explicit_audit._receipt_arrow` must give the same rows for clean input.
+:mod:`explicit_audit.receipts._arrow` must give the same rows for clean input.
 """
 
 from __future__ import annotations
@@ -269,7 +269,7 @@ def normalise_values(values: Sequence[RawValue]):
     Returns
     -------
     part : tuple of (pyarrow.Table, DataFrame)
-        The rows in :data:`~explicit_audit._receipt_arrow.NORMAL_SCHEMA` and
+        The rows in :data:`~explicit_audit.receipts._schema.NORMAL_SCHEMA` and
         the extra (logger) columns, row-aligned.
     rejected : list of Rejection
     """
@@ -294,6 +294,6 @@ def extras_frame(columns: dict[str, list], n: int) -> pd.DataFrame:
     """Extra (logger) columns from lists of parsed values, None where absent.
 
     Both reading paths build their extra columns here, so that they infer the
-    same dtypes from the same values (see :func:`~explicit_audit._frame_columns.typed_columns`).
+    same dtypes from the same values (see :func:`~explicit_audit._core.columns.typed_columns`).
     """
     return typed_columns(columns, pd.RangeIndex(n))

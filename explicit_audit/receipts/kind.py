@@ -14,6 +14,7 @@ from .checks import RULES, receipt_findings
 from .loader import NAME, build_tables, loaded_rows
 from .presentation_checks import RULES as PRESENTATION_RULE_TABLE
 from .presentation_checks import presentation_findings
+from .shape import SHAPES
 
 __all__ = ["KIND"]
 
@@ -35,6 +36,7 @@ KIND = register(
             ),
         ),
         matches=matches,
+        shapes=SHAPES,
         build=build_tables,
         layout=layout,
         columnar=columnar,

@@ -23,7 +23,7 @@ __all__ = ["has_records", "missing_tables", "no_records_notebook", "notebook_tab
 
 
 def notebook_tables(notebook: nbformat.NotebookNode) -> tuple[tuple[str, ...], ...]:
-    """The tables a notebook reads, as its metadata names them (``explicit_audit.tables``).
+    """The tables a notebook reads, as its metadata names them (``metadata.explicit_audit.tables``).
 
     Parameters
     ----------

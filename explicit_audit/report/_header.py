@@ -45,13 +45,22 @@ def verdict_html(verification: Verification, data: str) -> str:
     summary = verification.summary()
     findings = summary["findings"].astype("int64")
     notices = int((verification.findings["severity"] == "notice").sum())
-    status = 0 if verification.clean else 1
+    status = verification.exit_status
     command = f"<code>explicit-audit verify {escape(data)}</code> exits {status}"
     notice_note = f", and {_count(notices, 'notice')} that do not count" if notices else ""
-    if verification.clean:
+    not_run = int((summary["status"] == "not run").sum())
+    ran = len(summary) - not_run
+    not_run_note = f"; {not_run} not run (no records)" if not_run else ""
+    if verification.state == "nothing to check":
         line = (
-            f"<strong>Clean</strong>: none of the {len(summary)} checks found an error"
-            f"{notice_note}. {command}."
+            f"<strong>Nothing to check</strong>: none of the {len(summary)} checks looked at "
+            f"a record. {command}."
+        )
+        css = "ea-verdict ea-found"
+    elif verification.state == "clean":
+        line = (
+            f"<strong>Clean on what was checked</strong>: none of the {ran} checks that looked "
+            f"at records found an error{notice_note}{not_run_note}. {command}."
         )
         css = "ea-verdict ea-clean"
     else:
@@ -59,7 +68,7 @@ def verdict_html(verification: Verification, data: str) -> str:
         checks = int((findings > 0).sum())
         line = (
             f"<strong>{_count(found, 'finding')}</strong> in {checks} of {len(summary)} "
-            f"checks{notice_note}. {command}."
+            f"checks{notice_note}{not_run_note}. {command}."
         )
         css = "ea-verdict ea-found"
     rows = []

@@ -264,6 +264,7 @@ def write_reports(
     engine: str = "pandas",
     scheduler: str | None = None,
     persist: bool = False,
+    verified=None,
 ) -> list[Path]:
     """Execute every notebook on ``data`` and write one HTML report each into ``out``.
 
@@ -291,6 +292,10 @@ def write_reports(
         With ``engine="dask"``: keep the rows in the workers' memory after
         the first read (:meth:`~explicit_audit.Audit.persist`), for data the
         cluster's memory holds.
+    verified : callable, optional
+        Called with the :class:`~explicit_audit.Verification` of ``data`` (the
+        verdict every page shows) before any notebook runs: how ``explicit-audit
+        report`` exits as ``verify`` does on the same data.
 
     Returns
     -------
@@ -332,6 +337,7 @@ def write_reports(
             engine=engine,
             persist=persist,
             parameters=parameters,
+            verified=verified,
         )
 
 
@@ -345,6 +351,7 @@ def _write_reports(
     engine: str,
     persist: bool,
     parameters: dict[str, object],
+    verified=None,
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -360,6 +367,8 @@ def _write_reports(
             # On Dask tables the checks' one pass also computes the accounting.
             verification = verify_all(audit)
             audit = verification.accounting
+            if verified is not None:
+                verified(verification)
             facts = provenance(audit, data, digests=snapshot.digests)
         for path in paths:
             start = time.perf_counter()

@@ -6,6 +6,7 @@ from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
 from .checks import RULES, partition_findings, request_findings, with_independence
 from .loader import NAME, build_tables, matches
+from .shape import SHAPES
 
 __all__ = ["KIND"]
 
@@ -18,6 +19,7 @@ KIND = register(
             ),
         ),
         matches=matches,
+        shapes=SHAPES,
         build=build_tables,
         checks=(
             Checker(

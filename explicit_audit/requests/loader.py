@@ -90,13 +90,11 @@ def _row(value: dict) -> dict[str, Any]:
     payload = value["payload"]
     if not isinstance(payload, dict):
         kind = "null" if payload is None else type(payload).__name__
-        raise RecordError(
-            None, f"payload: is {kind}, not an object; request_sha256 hashes an object"
-        )
+        raise RecordError("payload", f"is {kind}, not an object; request_sha256 hashes an object")
     for key in ("request_sha256", "base_id"):
         if not isinstance(value.get(key), str):
             what = "is missing" if value.get(key) is None else "is not a string"
-            raise RecordError(key, f"{what}")
+            raise RecordError(key, what)
     choices = payload.get("choices")
     question = payload.get("question")
     return {
@@ -144,11 +142,8 @@ def load_requests(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFram
 
     Parameters
     ----------
-    source : str, path-like, or iterable of them
-        Files, folders or globs; values of other record kinds are recognised
-        and skipped.
-    **options
-        The options of :func:`explicit_audit.load` (:class:`~explicit_audit.LoadOptions`).
+    source, **options
+        As for :func:`explicit_audit.load`; values of other kinds are skipped.
 
     Returns
     -------

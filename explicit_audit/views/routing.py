@@ -232,7 +232,7 @@ def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
     Returns
     -------
     dict
-        For each of :data:`~explicit_audit.sweep.GRID_AXES`: the context cap
+        For each of :data:`~explicit_audit.decisions.sweep.GRID_AXES`: the context cap
         from 0 to the larger of the longest decision and twice any policy's
         cap, in steps of 250 characters; the multi-document count from 1 to
         one past the larger of the most documents and any policy's count; the
@@ -281,7 +281,7 @@ class EscalationCurve:
     Attributes
     ----------
     axis : str
-        The threshold on the x axis, one of :data:`~explicit_audit.sweep.GRID_AXES`.
+        The threshold on the x axis, one of :data:`~explicit_audit.decisions.sweep.GRID_AXES`.
     curve : DataFrame
         Rows of :func:`~explicit_audit.sweep` over ``axis`` (the other two
         thresholds held at one value per variant), ascending in ``axis``.
@@ -361,7 +361,7 @@ def escalation_curve_view(
     data : Audit
         Anything with ``decisions`` and ``policies``.
     axis : str, default "confidence_threshold"
-        The threshold to vary, one of :data:`~explicit_audit.sweep.GRID_AXES`.
+        The threshold to vary, one of :data:`~explicit_audit.decisions.sweep.GRID_AXES`.
     variant, context_char_cap_4b, escalate_on_multi_doc_count, confidence_threshold : optional
         As for :func:`sweep_view`: the thresholds applied to every variant
         picked; one left None keeps each variant's own value.
