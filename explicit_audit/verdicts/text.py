@@ -1,0 +1,88 @@
+"""A verdict as ``explicit-audit verify`` prints it: a summary line, the checks, the findings.
+
+With a window, what it kept and left out follows the checks; with a
+baseline, the new and the resolved findings close the output, and the
+findings listed per check are marked ``(new)`` or ``(persisting)``.
+"""
+
+from __future__ import annotations
+
+from .verdict import Verdict
+
+__all__ = ["verdict_text"]
+
+
+def _finding_line(finding: dict, mark: str = "") -> str:
+    record = f" [{finding['record']}]" if isinstance(finding.get("record"), str) else ""
+    notice = " (notice)" if finding["severity"] == "notice" else ""
+    return (
+        f"  {finding['source_file']}:{finding['source_line']}: {finding['rule']}{notice}{record}: "
+        f"{finding['detail']}{mark}"
+    )
+
+
+def verdict_text(verdict: Verdict, *, max_findings: int = 20) -> str:
+    """The verdict as text, findings listed up to ``max_findings`` per check.
+
+    Examples
+    --------
+    >>> print(verdict_text(verdict))  # doctest: +SKIP
+    """
+    limit = max(max_findings, 0)
+    summary = verdict.verification.summary()
+    found = summary[summary["findings"] > 0]
+    n_notices = int(summary["notices"].sum())
+    notes = f", {n_notices} notice(s)" if n_notices else ""
+    lines = []
+    if verdict.verification.clean:
+        lines.append(
+            f"explicit-audit verify {verdict.data}: clean ({len(summary)} checks, no error{notes})"
+        )
+    else:
+        lines.append(
+            f"explicit-audit verify {verdict.data}: {int(summary['findings'].sum())} finding(s) "
+            f"in {len(found)} of {len(summary)} checks{notes}"
+        )
+    lines.append("")
+    shown = summary[["check", "checked", "findings", "notices", "covers"]]
+    lines.append(shown.to_string(index=False))
+    if verdict.window is not None:
+        lines.append("")
+        lines.extend(verdict.window.lines())
+    with_baseline = verdict.baseline is not None
+    by_check: dict[str, list[int]] = {}
+    for position, finding in enumerate(verdict.findings):
+        by_check.setdefault(finding["check"], []).append(position)
+    for check, positions in by_check.items():
+        lines.append(f"\n{check} ({len(positions)})")
+        for position in positions[:limit]:
+            mark = ""
+            if with_baseline:
+                mark = " (new)" if verdict.is_new(position) else " (persisting)"
+            lines.append(_finding_line(verdict.findings[position], mark))
+        if len(positions) > limit:
+            lines.append(f"  ... and {len(positions) - limit} more (--json lists all)")
+    if verdict.baseline is not None:
+        lines.extend(_baseline_lines(verdict, limit))
+    return "\n".join(lines)
+
+
+def _baseline_lines(verdict: Verdict, limit: int) -> list[str]:
+    comparison = verdict.baseline
+    counts = comparison.counts()
+    then = f" (data {comparison.baseline_data})" if comparison.baseline_data else ""
+    lines = [
+        "",
+        f"since {comparison.baseline}{then}: {counts['new']} new, {counts['resolved']} resolved, "
+        f"{counts['persisting']} persisting",
+    ]
+    if verdict.new_only:
+        lines.append("--new-only: only new errors fail this run")
+    for title, findings in (("new", comparison.new), ("resolved", comparison.resolved)):
+        if not findings:
+            continue
+        lines.append(f"\n{title} ({len(findings)})")
+        lines.extend(_finding_line(finding) for finding in findings[:limit])
+        if len(findings) > limit:
+            lines.append(f"  ... and {len(findings) - limit} more (--json lists all)")
+    return lines
