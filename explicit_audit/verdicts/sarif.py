@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from .._core import registry
+from .._core.jsonable import json_rows
 from .baseline import fingerprint
 from .verdict import Verdict
 
@@ -139,23 +140,9 @@ def sarif_log(verdict: Verdict) -> str:
         "invocations": [invocation],
         "results": results,
         "columnKind": "unicodeCodePoints",
-        "properties": {"summary": _summary(verdict)},
+        "properties": {"summary": json_rows(verdict.verification.summary())},
     }
     return _dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]})
-
-
-def _summary(verdict: Verdict) -> list[dict]:
-    summary = verdict.verification.summary()
-    return [
-        {
-            "check": row.check,
-            "covers": row.covers,
-            "checked": int(row.checked),
-            "findings": int(row.findings),
-            "notices": int(row.notices),
-        }
-        for row in summary.itertuples(index=False)
-    ]
 
 
 def sarif_error(version: str, message: str, exit_status: int) -> str:
