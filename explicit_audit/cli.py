@@ -339,10 +339,7 @@ def _verify(args: argparse.Namespace) -> int:
     if args.new_only and not args.baseline:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
-    previous = None
-    if args.baseline:
-        findings, previous_data = read_baseline(args.baseline)
-        previous = (args.baseline, findings, previous_data)
+    previous = read_baseline(args.baseline) if args.baseline else None
     audit, facts = _load(args.data, args.engine)
     result = verify_all(audit)
     if facts is None:

@@ -92,10 +92,10 @@ def test_findings_of_one_identity_are_matched_by_count_earliest_first():
     then = [one | {"source_file": "a", "source_line": n} for n in (3, 9)]
     now = [one | {"source_file": "a", "source_line": n} for n in (4, 10, 20)]
     compared = compare_findings(then, now)
-    assert compared.counts() == {"new": 1, "resolved": 0, "persisting": 2}
+    assert compared.counts() == {"new": 1, "resolved": 0, "persisting": 2, "not_checked": 0}
     assert compared.new[0]["source_line"] == 20
     fewer = compare_findings(now, then[:1])
-    assert fewer.counts() == {"new": 0, "resolved": 2, "persisting": 1}
+    assert fewer.counts() == {"new": 0, "resolved": 2, "persisting": 1, "not_checked": 0}
     assert [f["source_line"] for f in fewer.resolved] == [10, 20]
 
 
@@ -103,7 +103,12 @@ def test_a_finding_that_moved_to_another_file_persists():
     one = {"check": "c", "kind": "k", "rule": "r", "record": "x", "detail": "d"}
     then = [one | {"source_file": "old.jsonl", "source_line": 1}]
     now = [one | {"source_file": "rotated/old.jsonl.1", "source_line": 1}]
-    assert compare_findings(then, now).counts() == {"new": 0, "resolved": 0, "persisting": 1}
+    assert compare_findings(then, now).counts() == {
+        "new": 0,
+        "resolved": 0,
+        "persisting": 1,
+        "not_checked": 0,
+    }
 
 
 # --- verify --baseline ---------------------------------------------------------------------
@@ -395,3 +400,41 @@ def test_json_and_format_json_are_one_output(logs, capsys):
     first = capsys.readouterr().out
     assert main(["verify", str(logs), "--format", "json"]) == 1
     assert capsys.readouterr().out == first
+
+
+def test_findings_of_a_check_not_run_now_are_not_checked_rather_than_resolved(
+    logs, baseline, tmp_path, capsys
+):
+    document = json.loads(baseline.read_text(encoding="utf-8"))
+    plugin = {**document["findings"][0], "check": "badge_levels", "rule": "level_out_of_range"}
+    document["findings"].append(plugin)
+    document["summary"].append({"check": "badge_levels", "findings": 1})
+    previous = tmp_path / "with-plugin.json"
+    previous.write_text(json.dumps(document), encoding="utf-8")
+    _, now = _verify_json(capsys, logs, "--baseline", previous)
+    compared = now["baseline"]
+    assert (compared["resolved"], compared["not_checked"], compared["persisting"]) == (0, 1, 3)
+    assert compared["not_checked_findings"][0]["check"] == "badge_levels"
+    assert main(["verify", str(logs), "--baseline", str(previous)]) == 1
+    assert "1 finding(s) of checks this run did not run: not checked" in capsys.readouterr().out
+
+
+def test_a_baseline_of_another_window_is_said_to_be_one(dated, tmp_path, capsys):
+    _, whole = _verify_json(capsys, dated)
+    previous = tmp_path / "whole.json"
+    previous.write_text(json.dumps(whole), encoding="utf-8")
+    window = ["--since", "2025-03-04", "--until", "2025-03-05"]
+    _, narrowed = _verify_json(capsys, dated, *window, "--baseline", previous)
+    compared = narrowed["baseline"]
+    assert compared["window_then"] == {"since": None, "until": None}
+    assert compared["window_now"] == {
+        "since": "2025-03-04T00:00:00Z",
+        "until": "2025-03-05T00:00:00Z",
+    }
+    assert compared["resolved"] == 3  # the records outside the window
+    main(["verify", str(dated), *window, "--baseline", str(previous)])
+    assert "note: the baseline's window [open, open) is not this run's" in capsys.readouterr().out
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(narrowed), encoding="utf-8")
+    _, again = _verify_json(capsys, dated, *window, "--baseline", same)
+    assert "window_then" not in again["baseline"] and again["baseline"]["resolved"] == 0

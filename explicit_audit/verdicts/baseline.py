@@ -24,6 +24,13 @@ log grows at its end.
 The identity is written as a short digest, :func:`fingerprint` (SARIF's
 ``partialFingerprints``), but a previous run is compared by the fields
 themselves, so any ``verify --json`` document can serve as a baseline.
+
+A previous finding counts as resolved only where this run looked again: the
+findings of a check this run did not run (a record kind whose plug-in is not
+installed now) are listed apart, as not checked. A window is compared as
+given: when this run's ``--since/--until`` differ from the baseline's, the
+comparison says so, since a finding about a record outside this run's window
+shows as resolved.
 """
 
 from __future__ import annotations
@@ -33,13 +40,14 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
 
 __all__ = [
     "IDENTITY_FIELDS",
+    "Baseline",
     "BaselineComparison",
     "compare_findings",
     "finding_identity",
@@ -123,6 +131,11 @@ class BaselineComparison:
         The previous run's file, as given.
     baseline_data : str or None
         What the previous run read (its ``data``).
+    not_checked : list of dict
+        The previous run's findings of checks this run did not run.
+    window_then, window_now : dict or None
+        The previous run's window and this one's (``since``, ``until``), when
+        they differ; None when they are the same.
     """
 
     new: list[dict]
@@ -131,13 +144,22 @@ class BaselineComparison:
     new_at: tuple[int, ...]
     baseline: str
     baseline_data: str | None = None
+    not_checked: list[dict] = field(default_factory=list)
+    window_then: dict | None = None
+    window_now: dict | None = None
+
+    @property
+    def windows_differ(self) -> bool:
+        """Whether this run's window is not the baseline's."""
+        return self.window_then is not None or self.window_now is not None
 
     def counts(self) -> dict[str, int]:
-        """``{"new": n, "resolved": n, "persisting": n}``."""
+        """``{"new": n, "resolved": n, "persisting": n, "not_checked": n}``."""
         return {
             "new": len(self.new),
             "resolved": len(self.resolved),
             "persisting": len(self.persisting),
+            "not_checked": len(self.not_checked),
         }
 
     def to_dict(self) -> dict:
@@ -145,13 +167,18 @@ class BaselineComparison:
 
         Each finding listed carries its ``fingerprint``.
         """
-        return {
+        document = {
             "file": self.baseline,
             "data": self.baseline_data,
             **self.counts(),
             "new_findings": [_with_fingerprint(finding) for finding in self.new],
             "resolved_findings": [_with_fingerprint(finding) for finding in self.resolved],
+            "not_checked_findings": [_with_fingerprint(f) for f in self.not_checked],
         }
+        if self.windows_differ:
+            document["window_then"] = self.window_then
+            document["window_now"] = self.window_now
+        return document
 
 
 def _with_fingerprint(finding: Mapping) -> dict:
@@ -169,6 +196,9 @@ def compare_findings(
     *,
     baseline: str = "",
     baseline_data: str | None = None,
+    checks_now: Sequence[str] | None = None,
+    window_then: Mapping | None = None,
+    window_now: Mapping | None = None,
 ) -> BaselineComparison:
     """Sort this run's findings into new and persisting, and find the resolved ones.
 
@@ -180,6 +210,12 @@ def compare_findings(
         This run's, in the same shape.
     baseline, baseline_data : str
         The previous run's file and data, to name them.
+    checks_now : sequence of str, optional
+        The checks this run ran; a previous finding of another check is not
+        checked, rather than resolved.
+    window_then, window_now : mapping, optional
+        The ``since`` and ``until`` of each run, compared and reported when
+        they differ.
 
     Returns
     -------
@@ -193,8 +229,13 @@ def compare_findings(
     >>> now = [{"check": "c", "kind": "k", "rule": "r", "record": "a", "source_line": 9},
     ...        {"check": "c", "kind": "k", "rule": "r", "record": "b", "source_line": 10}]
     >>> compare_findings(old, now).counts()
-    {'new': 1, 'resolved': 0, 'persisting': 1}
+    {'new': 1, 'resolved': 0, 'persisting': 1, 'not_checked': 0}
     """
+    not_checked = []
+    if checks_now is not None:
+        ran = set(checks_now)
+        not_checked = [dict(f) for f in previous if f.get("check") not in ran]
+        previous = [f for f in previous if f.get("check") in ran]
     then = _grouped(previous)
     now = _grouped(current)
     persisting_at: list[int] = []
@@ -215,7 +256,16 @@ def compare_findings(
         new_at=new_at,
         baseline=baseline,
         baseline_data=baseline_data,
+        not_checked=not_checked,
+        **_differing(_bounds(window_then), _bounds(window_now)),
     )
+
+
+def _differing(then: dict | None, now: dict | None) -> dict:
+    if then == now:
+        return {}
+    empty = {"since": None, "until": None}
+    return {"window_then": then or empty, "window_now": now or empty}
 
 
 def _grouped(findings: Sequence[Mapping]) -> dict[tuple, list[int]]:
@@ -259,8 +309,32 @@ def _matched(
     return kept, then_rest[pairs:]
 
 
-def read_baseline(path: str | os.PathLike) -> tuple[list[dict], str | None]:
-    """The findings of a previous ``verify --json`` run, and the data it read.
+@dataclass(frozen=True)
+class Baseline:
+    """A previous ``verify --json`` run, as a comparison needs it.
+
+    Attributes
+    ----------
+    file : str
+        The file it was read from, as given.
+    findings : list of dict
+    data : str or None
+        What it read.
+    checks : tuple of str or None
+        The checks it ran (its ``summary``), when the document lists them.
+    window : dict or None
+        Its ``since`` and ``until``, when it had a window.
+    """
+
+    file: str
+    findings: list[dict]
+    data: str | None = None
+    checks: tuple[str, ...] | None = None
+    window: dict | None = None
+
+
+def read_baseline(path: str | os.PathLike) -> Baseline:
+    """A previous ``verify --json`` run: its findings, data, checks and window.
 
     Parameters
     ----------
@@ -269,8 +343,7 @@ def read_baseline(path: str | os.PathLike) -> tuple[list[dict], str | None]:
 
     Returns
     -------
-    findings : list of dict
-    data : str or None
+    Baseline
 
     Raises
     ------
@@ -320,7 +393,25 @@ def read_baseline(path: str | os.PathLike) -> tuple[list[dict], str | None]:
                 field=f"findings[{position}]",
             )
     data = document.get("data")
-    return findings, data if isinstance(data, str) else None
+    summary = document.get("summary")
+    checks = None
+    if isinstance(summary, list):
+        checks = tuple(str(row.get("check")) for row in summary if isinstance(row, dict))
+    window = document.get("window")
+    return Baseline(
+        file=name,
+        findings=findings,
+        data=data if isinstance(data, str) else None,
+        checks=checks,
+        window=_bounds(window) if isinstance(window, dict) else None,
+    )
+
+
+def _bounds(window: Mapping | None) -> dict | None:
+    """A window's ``since`` and ``until`` (None for no window, or an open one)."""
+    if not window or (window.get("since") is None and window.get("until") is None):
+        return None
+    return {"since": window.get("since"), "until": window.get("until")}
 
 
 def new_errors(comparison: BaselineComparison) -> list[dict]:

@@ -131,7 +131,7 @@ def sarif_log(verdict: Verdict) -> str:
         properties["baseline"] = {
             key: value
             for key, value in verdict.baseline_dict().items()
-            if key not in ("new_findings", "resolved_findings")
+            if not key.endswith("_findings")
         }
     invocation["properties"] = properties
     run = {

@@ -76,6 +76,17 @@ def _baseline_lines(verdict: Verdict, limit: int) -> list[str]:
         f"since {comparison.baseline}{then}: {counts['new']} new, {counts['resolved']} resolved, "
         f"{counts['persisting']} persisting",
     ]
+    if comparison.not_checked:
+        lines.append(
+            f"{counts['not_checked']} finding(s) of checks this run did not run: not checked, "
+            "not resolved"
+        )
+    if comparison.windows_differ:
+        lines.append(
+            f"note: the baseline's window {_window(comparison.window_then)} is not this run's "
+            f"{_window(comparison.window_now)}: a finding about a record outside this run's "
+            "window shows as resolved"
+        )
     if verdict.new_only:
         lines.append("--new-only: only new errors fail this run")
     for title, findings in (("new", comparison.new), ("resolved", comparison.resolved)):
@@ -86,3 +97,8 @@ def _baseline_lines(verdict: Verdict, limit: int) -> list[str]:
         if len(findings) > limit:
             lines.append(f"  ... and {len(findings) - limit} more (--json lists all)")
     return lines
+
+
+def _window(bounds: dict | None) -> str:
+    bounds = bounds or {}
+    return f"[{bounds.get('since') or 'open'}, {bounds.get('until') or 'open'})"

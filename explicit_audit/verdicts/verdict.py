@@ -14,7 +14,7 @@ from .._core.findings import ERROR
 from .._core.jsonable import json_rows
 from .._version import __version__
 from ..verify import Verification
-from .baseline import BaselineComparison, compare_findings
+from .baseline import Baseline, BaselineComparison, compare_findings
 from .window import WindowResult
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "Verdict"]
@@ -54,24 +54,26 @@ class Verdict:
         verification: Verification,
         *,
         window: WindowResult | None = None,
-        previous: tuple[str, list[dict], str | None] | None = None,
+        previous: Baseline | None = None,
         new_only: bool = False,
     ) -> Verdict:
         """The verdict of ``verification`` (windowed), compared with ``previous`` if given.
 
-        ``previous`` is ``(file, findings, data)`` as
-        :func:`~explicit_audit.verdicts.baseline.read_baseline` reads them.
+        ``previous`` is what
+        :func:`~explicit_audit.verdicts.baseline.read_baseline` reads.
         """
         if window is not None:
             verification = window.verification
         comparison = None
         if previous is not None:
-            file, findings, previous_data = previous
             comparison = compare_findings(
-                findings,
+                previous.findings,
                 json_rows(verification.findings),
-                baseline=file,
-                baseline_data=previous_data,
+                baseline=previous.file,
+                baseline_data=previous.data,
+                checks_now=list(verification.checked),
+                window_then=previous.window,
+                window_now=None if window is None else window.to_dict(),
             )
         return cls(data, verification, window, comparison, new_only)
 
