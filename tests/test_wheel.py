@@ -239,3 +239,6 @@ def test_the_dask_engine_from_its_extra_gives_the_same_findings(install, elsewhe
     )
     assert run.returncode == 1, run.stderr
     assert json.loads(run.stdout)["findings"] == expected["findings"]
+    run = _in(lazy, elsewhere, "explicit-audit", "report", "data", "--out", "reports")
+    assert run.returncode == 2
+    assert run.stderr.strip().endswith("pip install 'explicit_audit[report]'")
