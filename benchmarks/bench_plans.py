@@ -16,6 +16,7 @@ digest equals the baseline's.
 
     python benchmarks/bench_plans.py            # 200,000 plans
     python benchmarks/bench_plans.py --n 20000  # a quick run
+    python benchmarks/bench_plans.py --seeds ~/shared/seeds  # reference code elsewhere
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _seeds import load_seed
+from _seeds import add_seeds_option, load_seed
 
 import explicit_audit as ea
 from explicit_audit._core.records import RawValue
@@ -102,10 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200_000, help="number of plans")
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds; best is kept")
+    add_seeds_option(parser)
     args = parser.parse_args(argv)
 
     values = make_records(args.n)
-    plans = KIND.build(values).tables["plans"]
+    plans = KIND.build([("values", values)]).tables["plans"]
     non_ascii = int(plans["keywords_non_ascii"].sum())
     print(
         f"{len(plans):,} plans: {non_ascii:,} with non-ASCII keywords, "

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from _seeds import load_seed
+from _seeds import add_seeds_option, load_seed
 
 import explicit_audit as ea
 
@@ -169,6 +169,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=20_000, help="rows for the scalar loop")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs; the best counts")
     parser.add_argument("--seed", type=int, default=4)
+    add_seeds_option(parser)
     args = parser.parse_args()
 
     decisions = make_decisions(args.n, args.seed)

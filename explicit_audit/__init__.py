@@ -43,7 +43,7 @@ from .decisions import (
     verify_decisions,
 )
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
-from .loading import load
+from .loading import load, load_bytes
 from .partitioned.results import collect
 from .partitioned.scheduler import use_scheduler
 from .plans import (
@@ -107,6 +107,7 @@ __all__ = [
     "collect",
     "escalation_patterns",
     "load",
+    "load_bytes",
     "load_decisions",
     "load_plans",
     "load_policies",

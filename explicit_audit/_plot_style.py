@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 
 from ._core.columns import ALL_LABEL
+from ._core.extras import needs
+
+with needs("report", "explicit_audit.plots"):
+    import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
 
 __all__ = [
     "ALL_LABEL",

@@ -2,9 +2,14 @@
 
 ::
 
-    explicit-audit report DATA --out DIR [--notebooks DIR] [--engine dask [--persist]]
-    explicit-audit verify DATA [--json] [--expect KINDS] [--max-findings N] [--engine dask]
+    explicit-audit report DATA --out DIR [--notebooks DIR] [-p NAME=VALUE ...]
+                                          [--engine dask [--persist]]
+    explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
+                               [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
+                               [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
+                               [--undated check|skip] [--engine dask]
     explicit-audit summary DATA [--engine dask]
+    explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
 Every command takes ``--engine dask --scheduler ADDRESS|processes|threads``:
@@ -12,7 +17,8 @@ the same output and exit status, computed partition by partition.
 
 Exit status, for use in a producer's CI (the same with and without ``--json``):
 
-- ``0``: done; for ``verify`` and ``report``, nothing was found in what was checked;
+- ``0``: done; for ``verify`` and ``report``, nothing was found in what was
+  checked (for ``verify --new-only``, nothing new since the baseline);
 - ``1``: ``verify`` found something (a rejected row, a hash mismatch, a
   receipt finding, a policy breach), or a notebook failed in ``report``;
 - ``2``: the kit could not read its input, or the command was used wrongly:
@@ -32,14 +38,15 @@ a *rejected row*: a finding, exit 1, listed with its file and line.
 
 ``verify --json`` always writes exactly one strict JSON document (RFC 8259:
 no ``NaN``, ``null`` where a value is missing), an ``error`` object in it
-when the input could not be read.
+when the input could not be read; ``--format junit`` and ``--format sarif``
+write one JUnit XML or SARIF 2.1.0 document the same way
+(:mod:`explicit_audit.verdicts`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import warnings
@@ -49,13 +56,20 @@ from pathlib import Path
 import pandas as pd
 
 from ._core import registry
+from ._core.extras import require
 from ._core.shape import json_schema
 from ._version import __version__
 from .audit import Audit
 from .errors import AuditError, RejectedRowsWarning
 from .loading import ENGINES, load
 from .partitioned.scheduler import use_scheduler
+from .report.bundled import copy_notebooks, notebooks_folder
+from .report.parameters import parse_value
 from .report.provenance import Provenance, provenance
+from .verdicts import Verdict, Window, apply_window, parse_time
+from .verdicts.baseline import read_baseline
+from .verdicts.outputs import FORMATS, error_output, json_text, write_verdict
+from .verdicts.window import UNDATED_CHOICES
 from .verify import verify_all
 
 __all__ = ["main"]
@@ -107,7 +121,17 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--notebooks",
         metavar="DIR",
-        help="folder of notebooks (*.ipynb) to run; default: ./notebooks",
+        help="folder of notebooks (*.ipynb) to run; default: the notebooks that ship with the kit",
+    )
+    report.add_argument(
+        "-p",
+        "--parameter",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a parameter the notebooks declare in their parameters cell, papermill-style "
+        "(repeatable); VALUE is read as a Python literal (0.7, 12, True, None, 'text') when it "
+        "is one, else as text",
     )
     report.add_argument(
         "--timeout", type=int, default=300, metavar="SECONDS", help="time a cell may run"
@@ -131,7 +155,52 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--json",
         action="store_true",
-        help="write the result as one strict JSON document to stdout (errors included)",
+        help="write the result as one strict JSON document to stdout (errors included); "
+        "the same as --format json",
+    )
+    verify.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="text (default), json, junit (JUnit XML, one test case per rule) or sarif "
+        "(SARIF 2.1.0, one result per finding): one document on stdout, errors included",
+    )
+    verify.add_argument(
+        "--baseline",
+        metavar="PREVIOUS.json",
+        help="compare with a previous `verify --json` run: what is new, resolved and "
+        "persisting (a finding is known by its check, rule, field and record id, or its "
+        "detail when it names no record; never by its line)",
+    )
+    verify.add_argument(
+        "--new-only",
+        action="store_true",
+        help="with --baseline: exit 1 only for errors that are new since it",
+    )
+    verify.add_argument(
+        "--since",
+        metavar="TIME",
+        help="only findings about records dated at or after TIME (ISO 8601; UTC unless a "
+        "zone is given)",
+    )
+    verify.add_argument(
+        "--until", metavar="TIME", help="only findings about records dated before TIME"
+    )
+    verify.add_argument(
+        "--time-key",
+        action="append",
+        default=[],
+        metavar="[TABLE=]COLUMN",
+        help="the column holding the records' time, for every table or for TABLE (default: "
+        "the first of timestamp, ts, time, started_at, sent_at, generated_at, created_at, "
+        "logged_at a table has)",
+    )
+    verify.add_argument(
+        "--undated",
+        choices=UNDATED_CHOICES,
+        default="check",
+        help="with --since/--until: findings about records without a time are kept (check, "
+        "the default) or left out (skip); either way they are counted",
     )
     _engine_options(verify)
     verify.add_argument(
@@ -153,6 +222,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
+
+    notebooks = commands.add_parser(
+        "notebooks",
+        help="copy the kit's notebooks into DIR, to explore your own data",
+        description="Copy the notebooks that ship with the kit into DIR, their outputs cleared "
+        "(they showed the kit's sample data). Open them in JupyterLab "
+        "(pip install 'explicit_audit[notebooks]').",
+    )
+    notebooks.add_argument("dir", metavar="DIR", help="folder to copy the notebooks into")
+    notebooks.add_argument(
+        "--data",
+        dest="notebook_data",
+        metavar="DATA",
+        help="the data path to write into each notebook's parameters cell (a relative path "
+        "is rewritten relative to DIR); default: the notebooks' own, ../data",
+    )
+    notebooks.add_argument(
+        "--force", action="store_true", help="replace notebooks of the same name in DIR"
+    )
 
     schema = commands.add_parser(
         "schema",
@@ -240,110 +328,93 @@ def _summary(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_json(document: dict) -> None:
-    # allow_nan=False: a NaN that slipped through is a bug to see, never output to parse.
-    json.dump(document, sys.stdout, ensure_ascii=False, indent=2, allow_nan=False)
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-
-
-def _error_document(data: str | None, exc: Exception, kind: str) -> dict:
-    """The one JSON document of a run that could not check anything (exit 2)."""
-    error = {
-        "type": kind,
-        "file": getattr(exc, "source_file", None),
-        "line": getattr(exc, "source_line", None),
-        "field": getattr(exc, "field", None),
-        "message": str(exc),
-    }
-    return {"data": data, "exit_status": EXIT_USAGE, "clean": None, "error": error}
-
-
-def _verify(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data, args.engine)
-    result = verify_all(audit, expect=args.expect)
-    if facts is None:
-        facts = provenance(result.accounting, args.data)
-    status = result.exit_status
-    if args.json:
-        shown = facts.to_dict()
-        shown.pop("rejected")  # every rejected row is a finding below
-        _write_json(
-            {"data": str(args.data), "exit_status": status, **result.to_dict(), "provenance": shown}
-        )
-        return status
-    summary = result.summary()
-    print(f"explicit-audit verify {args.data}: {_verdict_line(result, summary)}")
-    for name in result.missing:
-        print(f"expected {name}: none found")
-    print()
-    shown = summary.assign(status=summary["status"].astype(str).replace(_NOT_RUN, _NOT_RUN_TEXT))
-    print(_text_table(shown[["check", "checked", "status", "findings", "notices", "covers"]]))
-    for check, rows in result.findings.groupby("check", observed=True, sort=False):
-        print(f"\n{check} ({len(rows)})")
-        for row in rows.head(max(args.max_findings, 0)).itertuples(index=False):
-            record = f" [{row.record}]" if isinstance(row.record, str) else ""
-            notice = " (notice)" if row.severity == "notice" else ""
-            print(
-                f"  {row.source_file}:{row.source_line}: {row.rule}{notice}{record}: {row.detail}"
-            )
-        if len(rows) > args.max_findings:
-            print(f"  ... and {len(rows) - args.max_findings} more (--json lists all)")
-    return status
-
-
-_NOT_RUN = "not run"
-_NOT_RUN_TEXT = "not run (no records)"
-
-
 def _expectable() -> list[str]:
+    """What ``verify --expect`` may name: record kinds, then tables, then documents."""
     names = [kind.name for kind in registry.kinds()]
     names += [name for name in registry.tables() if name not in names]
     return names + [docs.name for docs in registry.documents()]
 
 
-def _verdict_line(result, summary: pd.DataFrame) -> str:
-    """The first line of ``verify``: the state, what ran, and what was not run."""
-    n_notices = int(summary["notices"].sum())
-    notes = f", {n_notices} notice(s)" if n_notices else ""
-    not_run = summary.loc[summary["status"] == _NOT_RUN, "check"].tolist()
-    ran = len(summary) - len(not_run)
-    skipped = f"; {len(not_run)} not run (no records)" if not_run else ""
-    if result.state == "nothing to check":
-        return f"nothing to check (no check looked at a record; {len(summary)} not run)"
-    if result.state == "findings":
-        found = summary[summary["findings"] > 0]
-        return (
-            f"{int(summary['findings'].sum())} finding(s) in {len(found)} of "
-            f"{len(summary)} checks{notes}{skipped}"
-        )
-    missing = f"; expected but absent or empty: {', '.join(result.missing)}"
-    return (
-        f"clean on what was checked ({ran} of {len(summary)} checks run, no error{notes}"
-        f"{skipped}){missing if result.missing else ''}"
+def _output_format(args: argparse.Namespace) -> str:
+    if getattr(args, "json", False):
+        if args.format not in (None, "json"):
+            raise AuditError(f"--json and --format {args.format} ask for two outputs; give one")
+        return "json"
+    return getattr(args, "format", None) or "text"
+
+
+def _window(args: argparse.Namespace) -> Window | None:
+    """The ``--since/--until`` window, or None; usage errors before anything is read."""
+    if args.since is None and args.until is None:
+        if args.time_key or args.undated != "check":
+            raise AuditError("--time-key and --undated go with --since or --until")
+        return None
+    time_key, time_keys = None, {}
+    for given in args.time_key:
+        table, sep, column = given.rpartition("=")
+        if not column or (sep and not table):
+            raise AuditError(f"--time-key {given!r}: write COLUMN, or TABLE=COLUMN")
+        if sep:
+            time_keys[table] = column
+        else:
+            time_key = column
+    return Window(
+        since=None if args.since is None else parse_time(args.since, what="--since"),
+        until=None if args.until is None else parse_time(args.until, what="--until"),
+        time_key=time_key,
+        time_keys=time_keys,
+        undated=args.undated,
     )
 
 
-def _default_notebooks() -> Path | None:
-    here = Path("notebooks")
-    if here.is_dir():
-        return here
-    source_tree = Path(__file__).resolve().parent.parent / "notebooks"
-    return source_tree if source_tree.is_dir() else None
+def _verify(args: argparse.Namespace) -> int:
+    output_format = _output_format(args)
+    if args.new_only and not args.baseline:
+        raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
+    window = _window(args)
+    previous = read_baseline(args.baseline) if args.baseline else None
+    audit, facts = _load(args.data, args.engine)
+    result = verify_all(audit, expect=args.expect)
+    if facts is None:
+        facts = provenance(result.accounting, args.data)
+    windowed = None if window is None else apply_window(result, audit, window)
+    verdict = Verdict.of(
+        str(args.data), result, window=windowed, previous=previous, new_only=args.new_only
+    )
+    shown = facts.to_dict()
+    shown.pop("rejected")  # every rejected row is a finding
+    write_verdict(
+        verdict, output_format, sys.stdout, provenance=shown, max_findings=args.max_findings
+    )
+    return verdict.status
+
+
+def _parameters(given: Sequence[str]) -> dict[str, object]:
+    """``-p NAME=VALUE`` options as ``{NAME: value}``."""
+    values: dict[str, object] = {}
+    for item in given:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise AuditError(f"-p {item!r}: write NAME=VALUE, NAME a Python name")
+        values[name] = parse_value(text)
+    return values
 
 
 def _report(args: argparse.Namespace) -> int:
     # The report machinery (nbconvert, a kernel) loads only for this command.
+    require("report", "explicit-audit report")
     from .report.writer import NotebookError, write_reports
 
-    notebooks = Path(args.notebooks) if args.notebooks else _default_notebooks()
-    if notebooks is None or not notebooks.exists():
-        where = args.notebooks or "./notebooks"
+    parameters = _parameters(args.parameter)
+    notebooks = Path(args.notebooks) if args.notebooks else notebooks_folder()
+    if not notebooks.exists():
         print(
-            f"explicit-audit report: {where}: no such folder; pass --notebooks DIR", file=sys.stderr
+            f"explicit-audit report: {args.notebooks}: no such folder; pass --notebooks DIR, or "
+            "leave it out for the notebooks that ship with the kit",
+            file=sys.stderr,
         )
         return EXIT_USAGE
-    verdicts = []
+    verifications = []
     try:
         written = write_reports(
             args.data,
@@ -354,23 +425,45 @@ def _report(args: argparse.Namespace) -> int:
             engine=args.engine,
             scheduler=args.scheduler,
             persist=args.persist,
-            verified=verdicts.append,
+            parameters=parameters,
+            verified=verifications.append,
         )
     except NotebookError as exc:
         print(f"explicit-audit report: {exc}", file=sys.stderr)
         return EXIT_FOUND
     print(f"{len(written)} report(s) in {args.out}")
     # As verify exits on the same data: a CI gate on report passes no tampered data.
-    return verdicts[0].exit_status if verdicts else EXIT_OK
+    return verifications[0].exit_status if verifications else EXIT_OK
 
 
 def _schema(args: argparse.Namespace) -> int:
     kind = registry.kind(args.kind)
-    _write_json(json_schema(kind.name, kind.shapes))
+    sys.stdout.write(json_text(json_schema(kind.name, kind.shapes)))
+    sys.stdout.flush()
     return EXIT_OK
 
 
-_COMMANDS = {"report": _report, "verify": _verify, "summary": _summary}
+def _notebooks(args: argparse.Namespace) -> int:
+    data = args.notebook_data
+    written = copy_notebooks(args.dir, data=data, overwrite=args.force)
+    for path in written:
+        print(f"wrote {path}")
+    shown = data if data is not None else "../data (a data folder beside DIR)"
+    print(f"\n{len(written)} notebook(s) in {args.dir}, reading DATA = {shown}; change it in each")
+    print("notebook's parameters cell. To open them: pip install 'explicit_audit[notebooks]',")
+    print(f"then jupyter lab {args.dir}")
+    if data is not None and "://" not in data and not Path(data).exists():
+        print(f"note: {data} does not exist (yet)", file=sys.stderr)
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "report": _report,
+    "verify": _verify,
+    "summary": _summary,
+    "notebooks": _notebooks,
+    "schema": _schema,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -399,35 +492,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help or --version
         return int(exc.code or 0)
     except _UsageError as exc:
-        return _fail("", None, exc, "UsageError", as_json="--json" in argv)
+        return _fail("", None, exc, "UsageError", output=_asked_format(argv))
     except AuditError as exc:  # a record kind plug-in that cannot be imported
-        return _fail("", None, exc, type(exc).__name__, as_json="--json" in argv)
-    as_json = bool(getattr(args, "json", False))
-    if args.command == "schema":
-        return _schema(args)
-    if not Path(args.data).exists() and not any(ch in args.data for ch in "*?["):
-        missing = AuditError(f"{args.data}: no such file or folder")
-        missing.source_file = args.data
-        return _fail(args.command, args.data, missing, "InputError", as_json=as_json)
+        return _fail("", None, exc, type(exc).__name__, output=_asked_format(argv))
+    output = _asked_format(argv) if args.command == "verify" else "text"
+    data = getattr(args, "data", None)
+    if data is not None and not Path(data).exists() and not any(ch in data for ch in "*?["):
+        missing = AuditError(f"{data}: no such file or folder")
+        missing.source_file = data
+        return _fail(args.command, data, missing, "InputError", output=output)
     try:
         with _engine(args):
             return _COMMANDS[args.command](args)
     except AuditError as exc:
-        return _fail(args.command, args.data, exc, type(exc).__name__, as_json=as_json)
+        return _fail(args.command, data, exc, type(exc).__name__, output=output)
     except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except OSError as exc:  # e.g. --out names a file, or a folder that cannot be written
-        return _fail(args.command, args.data, exc, "OSError", as_json=as_json)
+        return _fail(args.command, data, exc, "OSError", output=output)
 
 
-def _fail(command: str, data: str | None, exc: Exception, kind: str, *, as_json: bool) -> int:
-    """Say why nothing could be checked, on stderr (and as the JSON document); exit 2."""
+def _asked_format(argv: Sequence[str]) -> str:
+    """The output ``verify`` was asked for, read from the raw arguments (for usage errors too)."""
+    if "--json" in argv:
+        return "json"
+    for position, item in enumerate(argv):
+        if item == "--format" and position + 1 < len(argv) and argv[position + 1] in FORMATS:
+            return argv[position + 1]
+        if item.startswith("--format=") and item.split("=", 1)[1] in FORMATS:
+            return item.split("=", 1)[1]
+    return "text"
+
+
+def _fail(command: str, data: str | None, exc: Exception, kind: str, *, output: str) -> int:
+    """Say why nothing could be checked, on stderr (and as the document asked for); exit 2."""
     message = str(exc)
     prefix = f"explicit-audit {command}: " if command else ""
     print(f"{prefix}{message}", file=sys.stderr)
-    if as_json:
-        _write_json(_error_document(data, exc, kind))
+    document = error_output(output, data, exc, kind, version=__version__, status=EXIT_USAGE)
+    if document is not None:
+        sys.stdout.write(document)
+        sys.stdout.flush()
     return EXIT_USAGE
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "AuditError",
     "InputError",
+    "MissingExtraError",
     "NotebookError",
     "PolicyError",
     "RecordError",
@@ -167,6 +168,33 @@ class ReportError(AuditError):
 
 class NotebookError(ReportError):
     """A notebook failed while running: a cell raised, timed out, or the kernel died."""
+
+
+class MissingExtraError(AuditError, ModuleNotFoundError):
+    """An optional part of the kit is used, but the extra that installs it is not installed.
+
+    Its message is one line naming the ``pip install`` that adds it. It is a
+    ``ModuleNotFoundError`` too, so ``except ImportError`` still catches it.
+
+    Parameters
+    ----------
+    extra : str
+        The extra (``report``, ``notebooks``, ``dask``).
+    what : str
+        What needs it (``'engine="dask"'``, ``explicit-audit report``).
+    module : str
+        The module that is missing.
+    """
+
+    def __init__(self, extra: str, what: str, module: str) -> None:
+        self.extra = extra
+        self.what = what
+        AuditError.__init__(
+            self,
+            f"{what} needs the kit's {extra!r} extra, which is not installed (no module "
+            f"{module!r}): pip install 'explicit_audit[{extra}]'",
+        )
+        self.name = module
 
 
 class RejectedRowsWarning(UserWarning):

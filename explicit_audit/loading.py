@@ -131,9 +131,11 @@ def load_bytes(
 ) -> Audit:
     """Load the records held in bytes, as if read from ``source_file``.
 
-    This is how a part of a file is read on its own (a byte range of a large
-    JSON Lines file, say): the rows carry ``source_file`` and the line numbers
-    of the file they came from.
+    For records that do not come from a file the kit opens (the body of an
+    HTTP response, a message from a queue) or a part of a file read on its
+    own (a byte range of a large JSON Lines file): the rows carry
+    ``source_file`` and the line numbers of the file they came from, and the
+    same pipeline, limits and rejected rows as :func:`load` apply.
 
     Parameters
     ----------
@@ -159,9 +161,8 @@ def load_bytes(
     Examples
     --------
     >>> import warnings
-    >>> from explicit_audit.loading import load_bytes
     >>> with warnings.catch_warnings(action="ignore"):
-    ...     part = load_bytes(b'{"not": "a record"}\\n', source_file="log.jsonl", first_line=41)
+    ...     part = ea.load_bytes(b'{"not": "a record"}\\n', source_file="log.jsonl", first_line=41)
     >>> part.rejected[["source_file", "source_line", "kind"]].to_dict("records")
     [{'source_file': 'log.jsonl', 'source_line': 41, 'kind': 'unknown'}]
     """

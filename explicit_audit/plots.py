@@ -29,8 +29,12 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.ticker import PercentFormatter
+
+from ._core.extras import needs
+
+with needs("report", "explicit_audit.plots"):
+    from matplotlib.axes import Axes
+    from matplotlib.ticker import PercentFormatter
 
 from ._plot_style import (
     ALL_LABEL,

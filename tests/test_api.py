@@ -8,6 +8,7 @@ PUBLIC = {
     # loading
     "Audit", "Limits", "LoadOptions", "load", "load_receipts", "load_receipts_and_exposed",
     "load_plans", "load_requests", "load_decisions", "load_policy", "load_policies",
+    "load_bytes",
     # errors and warnings
     "AuditError", "InputError", "PolicyError", "RejectedRowsWarning",
     # receipts

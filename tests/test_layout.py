@@ -26,6 +26,7 @@ LAYERS = (
     ("loading", 5),
     ("plugins", 2),
     ("verify", 5),
+    ("verdicts", 6),
     ("_plot_style", 5),
     ("plots", 6),
     ("views", 6),
@@ -171,7 +172,7 @@ def test_the_checker_sees_a_cycle(tmp_path, monkeypatch):
 
 
 #: The modules above the kinds that every kind plugs into: none names a kind.
-KIND_AGNOSTIC = ("_core", "audit", "loading", "verify", "cli", "partitioned")
+KIND_AGNOSTIC = ("_core", "audit", "loading", "verify", "verdicts", "cli", "partitioned")
 
 
 def test_the_engine_switch_lives_in_one_module():

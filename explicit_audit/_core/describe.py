@@ -34,7 +34,7 @@ __all__ = [
     "yaml_type",
 ]
 #: Where the record shapes the kit reads are documented, as a message names it.
-FORMATS_DOC = "docs/formats.md in explicit_audit's repository"
+FORMATS_DOC = "docs/formats.md (installed with the kit as explicit_audit/docs/formats.md)"
 
 
 def _excerpt(text: str, limit: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from ..errors import AuditError
+from .extras import require
 from .limits import Limits
 
 __all__ = ["ENGINES", "LoadOptions", "resolved"]
@@ -79,4 +80,6 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
     found = {**_DEFAULTS, **options}
     if found["engine"] not in ENGINES:
         raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
+    if found["engine"] == "dask":
+        require("dask", 'engine="dask"')
     return found

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._core.extras import require
 from ..errors import AuditError
 
 __all__ = ["LOCAL_SCHEDULERS", "use_scheduler"]
@@ -48,6 +49,7 @@ def use_scheduler(scheduler: str | None = None, *, timeout: str = "3s") -> Any:
     ...     findings = ea.verify_all(ea.load("data", engine="dask"))  # doctest: +SKIP
     >>> client = use_scheduler("tcp://10.0.0.5:8786")  # doctest: +SKIP
     """
+    require("dask", "use_scheduler")
     import dask
 
     chosen = scheduler or "threads"

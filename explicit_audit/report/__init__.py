@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._core.extras import require
 from .provenance import Provenance, provenance
 
 __all__ = ["NotebookError", "Provenance", "provenance", "write_reports"]
@@ -18,6 +19,7 @@ _WRITER_NAMES = frozenset({"NotebookError", "write_reports"})
 
 def __getattr__(name: str) -> Any:
     if name in _WRITER_NAMES:
+        require("report", f"explicit_audit.report.{name}")
         from . import writer
 
         return getattr(writer, name)

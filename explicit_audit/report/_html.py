@@ -8,6 +8,7 @@ Every value from the data is escaped before it reaches the page.
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 import bleach
 import pandas as pd
@@ -199,93 +200,10 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
     return "\n".join(parts)
 
 
-# The lab template, less everything that runs or fetches: no require.js,
-# MathJax, Mermaid or widget manager; code folded into <details>; HTML and
-# Markdown outputs cleaned and set in a box that scrolls sideways when wide.
-# The page opens with the title, the verdict and the contents; provenance
-# closes it, as a folded appendix.
-PAGE_TEMPLATE = r"""
-{%- extends 'index.html.j2' -%}
-{%- block html_head_js -%}{%- endblock html_head_js -%}
-{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{% block extra_css %}
-<meta http-equiv="Content-Security-Policy"
-  content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:">
-<meta name="generator" content="explicit_audit {{ resources.explicit_audit.version }}">
-<style type="text/css">
-main { max-width: 1200px; margin: 0 auto; padding: 1em 1.5em; box-sizing: border-box;
-  text-align: left; font-family: var(--jp-content-font-family, system-ui, sans-serif); }
-main, main p, main li, main td, main th { text-align: left; }
-.jp-Cell, .jp-OutputArea, .jp-OutputArea-child, .jp-OutputArea-output, .jp-Cell-outputWrapper,
-.jp-Cell-inputWrapper { min-width: 0; max-width: 100%; }
-.jp-OutputArea-output { overflow-x: auto; }
-.jp-RenderedHTMLCommon table, section.ea-provenance table, table.ea-verdict-table {
-  margin-left: 0; margin-right: auto; }
-/* JupyterLab right-aligns every cell of an HTML output; a report reads left to right. */
-.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th, .jp-RenderedHTMLCommon tr,
-.dataframe thead th, .dataframe thead tr { text-align: left !important; }
-.ea-scroll { overflow-x: auto; max-width: 100%; }
-pre { overflow-x: auto; max-width: 100%; }
-.jp-OutputArea-output img { max-width: 100%; height: auto; }
-header.ea-header h1.ea-title { font-size: 1.8em; margin: 0.3em 0 0.4em 0; }
-section.ea-verdict { border-radius: 4px; padding: 0.6em 1em; margin: 0 0 1em 0;
-  border: 1px solid; }
-section.ea-verdict.ea-clean { background: #e8f4ea; border-color: #009e73; }
-section.ea-verdict.ea-found { background: #fdf0e3; border-color: #d55e00; }
-section.ea-verdict p { margin: 0 0 0.4em 0; font-size: 1.05em; }
-section.ea-verdict table { border-collapse: collapse; font-size: 0.9em; }
-section.ea-verdict th, section.ea-verdict td { border: 1px solid #ccc; padding: 2px 8px; }
-nav.ea-contents { margin: 0 0 1.5em 0; font-size: 0.95em; }
-nav.ea-contents h2 { font-size: 1.1em; margin: 0.2em 0; }
-nav.ea-contents ol { margin: 0.2em 0; padding-left: 1.5em; }
-nav.ea-contents li.ea-sub { margin-left: 1.2em; list-style-type: circle; }
-details.ea-code > summary { cursor: pointer; color: #666; font-size: 0.85em; margin: 0.2em 0;
-  font-family: var(--jp-ui-font-family, system-ui, sans-serif); }
-details.ea-code[open] > summary { margin-bottom: 0.4em; }
-details.ea-appendix { border-top: 2px solid #ccc; margin: 2em 0 0 0; padding: 0.5em 0; }
-details.ea-appendix > summary { cursor: pointer; }
-details.ea-appendix > summary h2 { display: inline; font-size: 1.2em; }
-section.ea-provenance { border: 1px solid #ccc; border-radius: 4px; padding: 0.6em 1em;
-  margin: 0.5em 0 1.5em 0; background: #fafafa; font-size: 0.85em; }
-section.ea-provenance h3 { font-size: 1em; margin: 1em 0 0.3em 0; }
-section.ea-provenance table { border-collapse: collapse; margin: 0.2em 0; }
-section.ea-provenance th, section.ea-provenance td { border: 1px solid #ddd; padding: 2px 6px;
-  vertical-align: top; }
-section.ea-provenance code { font-family: monospace; word-break: break-all; }
-.ea-note { color: #555; font-size: 0.9em; }
-section.ea-provenance .ea-row { display: flex; flex-wrap: wrap; gap: 0 2em; }
-section.ea-provenance .ea-row > div { min-width: 0; max-width: 100%; }
-section.ea-provenance details > summary { cursor: pointer; margin: 0.5em 0 0.2em 0;
-  font-weight: 600; }
-</style>
-{% endblock extra_css %}
-{%- block body_header -%}
-{{ super() }}
-{{ resources.explicit_audit.header_html }}
-{%- endblock body_header -%}
-{% block body_footer %}
-{{ resources.explicit_audit.provenance_html }}
-{{ super() }}
-{% endblock body_footer %}
-{% block input_group -%}
-<details class="ea-code"><summary>Show code</summary>
-{{ super() }}
-</details>
-{%- endblock input_group %}
-{% block data_html scoped -%}
-<div class="jp-RenderedHTMLCommon jp-RenderedHTML jp-OutputArea-output ea-scroll
-  {{ extra_class }}" data-mime-type="text/html">
-{{ output.data['text/html'] | ea_clean_html }}
-</div>
-{%- endblock data_html %}
-{% block data_markdown scoped -%}
-<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-OutputArea-output ea-scroll
-  {{ extra_class }}" data-mime-type="text/markdown">
-{{ output.data['text/markdown'] | markdown2html | ea_clean_html }}
-</div>
-{%- endblock data_markdown %}
-{%- block data_javascript scoped -%}{%- endblock data_javascript -%}
-{%- block data_widget_view scoped -%}{%- endblock data_widget_view -%}
-"""
+#: The page's Jinja2 template (``templates/page.html.j2`` beside this module, shipped as
+#: package data): nbconvert's lab template, less everything that runs or fetches (no
+#: require.js, MathJax, Mermaid or widget manager); code folded into <details>; HTML and
+#: Markdown outputs cleaned and set in a box that scrolls sideways when wide. The page
+#: opens with the title, the verdict and the contents; provenance closes it, as a folded
+#: appendix.
+PAGE_TEMPLATE = (Path(__file__).parent / "templates" / "page.html.j2").read_text(encoding="utf-8")

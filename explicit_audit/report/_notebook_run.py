@@ -9,7 +9,6 @@ with the inline plot backend and a fixed hash seed, so two runs print the same.
 
 from __future__ import annotations
 
-import ast
 import copy
 import os
 import tempfile
@@ -23,6 +22,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from traitlets import default
 
 from ..errors import NotebookError, ReportError
+from .parameters import DATA_PARAMETER_NAMES, data_parameter, parameter_names, parameters_cell
 
 __all__ = [
     "DATA_PARAMETER_NAMES",
@@ -34,9 +34,6 @@ __all__ = [
     "parameter_names",
 ]
 
-#: Names a parameters cell may give its data path, tried in this order when
-#: the cell assigns more than one variable.
-DATA_PARAMETER_NAMES = ("DATA", "DATA_PATH", "DATA_DIR", "data", "data_path", "data_dir", "SOURCE")
 _KERNEL_NAME = "explicit-audit-current-env"
 
 
@@ -60,77 +57,6 @@ class _CurrentEnvironmentKernels(AsyncKernelManager):
     @default("kernel_spec_manager")
     def _kernel_spec_manager_default(self):
         return _CurrentEnvironmentSpecs(data_dir=self.data_dir)
-
-
-def data_parameter(notebook: nbformat.NotebookNode) -> str:
-    """The name of the variable that holds the data path in the ``parameters`` cell.
-
-    Parameters
-    ----------
-    notebook : NotebookNode
-
-    Returns
-    -------
-    str
-        The only variable the cell assigns, or else the first of
-        :data:`DATA_PARAMETER_NAMES` it assigns.
-
-    Raises
-    ------
-    ReportError
-        When no cell is tagged ``parameters``, or its data path cannot be told.
-
-    Examples
-    --------
-    >>> nb = nbformat.v4.new_notebook(cells=[
-    ...     nbformat.v4.new_code_cell('DATA = "../data"', metadata={"tags": ["parameters"]})])
-    >>> data_parameter(nb)
-    'DATA'
-    """
-    names = parameter_names(notebook)
-    if len(names) == 1:
-        return names[0]
-    for name in DATA_PARAMETER_NAMES:
-        if name in names:
-            return name
-    raise ReportError(
-        f"the parameters cell assigns {names or 'nothing'}; name the data path one of "
-        f"{', '.join(DATA_PARAMETER_NAMES)}"
-    )
-
-
-def parameter_names(notebook: nbformat.NotebookNode) -> list[str]:
-    """The variables the ``parameters`` cell assigns, in order.
-
-    Raises
-    ------
-    ReportError
-        When no cell is tagged ``parameters``, or it is not valid Python.
-    """
-    cell = _parameters_cell(notebook)
-    if cell is None:
-        raise ReportError(
-            "the notebook has no cell tagged 'parameters'; tag the cell that sets the data path "
-            "(papermill style) so a report can run it on other data"
-        )
-    try:
-        tree = ast.parse(cell.source)
-    except SyntaxError as exc:
-        raise ReportError(f"the parameters cell is not valid Python: {exc}") from None
-    names: list[str] = []
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        names.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id not in names)
-    return names
-
-
-def _parameters_cell(notebook: nbformat.NotebookNode):
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
-            return cell
-    return None
 
 
 def inject_parameters(notebook: nbformat.NotebookNode, values: dict[str, object]) -> None:
@@ -161,7 +87,7 @@ def inject_parameters(notebook: nbformat.NotebookNode, values: dict[str, object]
         for cell in notebook.cells
         if "injected-parameters" not in cell.get("metadata", {}).get("tags", [])
     ]
-    cell = _parameters_cell(notebook)
+    cell = parameters_cell(notebook)
     if cell is None:
         raise ReportError("the notebook has no cell tagged 'parameters' to inject after")
     source = "# Parameters\n" + "".join(f"{name} = {value!r}\n" for name, value in values.items())

@@ -47,7 +47,7 @@ import re
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 
@@ -74,6 +74,7 @@ from ._notebook_run import (
     inject_parameters,
     parameter_names,
 )
+from .parameters import chosen_parameters
 from .provenance import Provenance, provenance
 from .snapshot import take_snapshot
 
@@ -264,6 +265,7 @@ def write_reports(
     engine: str = "pandas",
     scheduler: str | None = None,
     persist: bool = False,
+    parameters: Mapping[str, object] | None = None,
     verified=None,
 ) -> list[Path]:
     """Execute every notebook on ``data`` and write one HTML report each into ``out``.
@@ -292,6 +294,10 @@ def write_reports(
         With ``engine="dask"``: keep the rows in the workers' memory after
         the first read (:meth:`~explicit_audit.Audit.persist`), for data the
         cluster's memory holds.
+    parameters : mapping, optional
+        ``{name: value}`` for parameters the notebooks declare in their
+        parameters cells, injected papermill-style into each notebook that
+        declares it (``explicit-audit report -p NAME=VALUE``).
     verified : callable, optional
         Called with the :class:`~explicit_audit.Verification` of ``data`` (the
         verdict every page shows) before any notebook runs: how ``explicit-audit
@@ -307,7 +313,9 @@ def write_reports(
     NotebookError
         When a notebook fails; the reports of the others are written first.
     ReportError
-        When there is no notebook, or one has no parameters cell; with
+        When there is no notebook, or one has no parameters cell; when a
+        parameter given is declared by no notebook, is the data path or an
+        engine's, or does not fit a notebook's default; with
         ``engine="dask"``, when one has no ``ENGINE`` parameter.
     AuditError
         When ``data`` cannot be loaded.
@@ -323,10 +331,12 @@ def write_reports(
     if engine not in ENGINES:
         raise ReportError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     lazy = engine == "dask"
+    read = {path.name: nbformat.read(path, as_version=4) for path in paths}
     if lazy:  # before any work: a notebook that would load in memory is refused
         for path in paths:
-            _require_engine_parameter(nbformat.read(path, as_version=4), path.name)
-    parameters = {"ENGINE": engine, "SCHEDULER": scheduler, "PERSIST": persist} if lazy else {}
+            _require_engine_parameter(read[path.name], path.name)
+    chosen = chosen_parameters(read, parameters or {})
+    engine_values = {"ENGINE": engine, "SCHEDULER": scheduler, "PERSIST": persist} if lazy else {}
     with use_scheduler(scheduler) if lazy else contextlib.nullcontext():
         return _write_reports(
             data,
@@ -336,7 +346,7 @@ def write_reports(
             progress=progress,
             engine=engine,
             persist=persist,
-            parameters=parameters,
+            parameters={name: {**engine_values, **values} for name, values in chosen.items()},
             verified=verified,
         )
 
@@ -350,7 +360,7 @@ def _write_reports(
     progress,
     engine: str,
     persist: bool,
-    parameters: dict[str, object],
+    parameters: dict[str, dict[str, object]],
     verified=None,
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -382,7 +392,7 @@ def _write_reports(
                         cwd=snapshot.cwd,
                         timeout=timeout,
                         name=path.name,
-                        parameters=parameters,
+                        parameters=parameters[path.name],
                     )
                 except NotebookError as exc:
                     failures.append(str(exc))

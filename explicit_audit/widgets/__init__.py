@@ -31,9 +31,12 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-import ipywidgets as widgets
-
 from .._core.engine import computed
+from .._core.extras import needs
+
+with needs("report", "explicit_audit.widgets"):
+    import ipywidgets as widgets
+
 from ..views import (
     ALL,
     NO_AUDIENCE,

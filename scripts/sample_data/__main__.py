@@ -7,6 +7,7 @@ same bytes.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -14,7 +15,14 @@ from . import plans, receipts, routing
 
 
 def main(argv: list[str]) -> int:
-    data_dir = Path(argv[0] if argv else "data")
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.sample_data",
+        description="Write the bundled sample data (deterministic: the same bytes every run).",
+    )
+    parser.add_argument(
+        "data_dir", nargs="?", default="data", metavar="DATA_DIR", help="folder (default: data)"
+    )
+    data_dir = Path(parser.parse_args(argv).data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     for generator in (receipts, plans, routing):
         generator.write(data_dir)

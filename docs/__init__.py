@@ -1,0 +1,1 @@
+"""The record formats document that ships with the kit (as ``explicit_audit.docs``)."""

@@ -1,0 +1,156 @@
+"""A verdict as JUnit XML, the test report every CI dashboard reads.
+
+The mapping, chosen so that a dashboard's history follows each rule from run
+to run:
+
+- ``<testsuites>``: the run, named ``explicit-audit verify DATA``;
+- one ``<testsuite>`` per check, in verdict order (``rejected_rows``,
+  ``plan_hashes``, ...), its properties saying what it covers, how many
+  records it examined, the data, and the window and baseline when given;
+- one ``<testcase>`` per rule of the check (``classname`` the check,
+  ``name`` the rule), every rule listed whether it found anything or not;
+- a ``<failure>`` in a rule's test case when it has findings that fail the
+  run (errors; with ``--new-only``, new errors only), its text one line per
+  finding (``file:line: [record] field: detail``); the findings that do not
+  fail it (notices, and persisting errors under ``--new-only``) are listed
+  in the test case's ``<system-out>``.
+
+The document validates against the JUnit schema of Jenkins' xUnit plug-in
+(``junit-10.xsd``, the one ``pytest --junitxml`` writes to). Characters that
+XML 1.0 cannot hold (control characters other than tab and newline) are
+written as ``\\xNN`` escapes.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from .._core import registry
+from .verdict import Verdict
+
+__all__ = ["junit_error", "junit_xml"]
+
+# XML 1.0 allows tab, newline, carriage return and everything from U+0020 on,
+# but for the surrogates and U+FFFE/U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: object) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def _line(finding: dict, *, new: bool | None) -> str:
+    place = f"{finding['source_file']}:{finding['source_line']}"
+    record = f" [{finding['record']}]" if finding.get("record") is not None else ""
+    field = f" {finding['field']}:" if finding.get("field") is not None else ""
+    mark = ""
+    if new is not None:
+        mark = " (new)" if new else " (persisting)"
+    notice = " (notice)" if finding["severity"] != "error" else ""
+    return _xml_text(f"{place}:{record}{field} {finding['detail']}{notice}{mark}")
+
+
+def junit_xml(verdict: Verdict) -> str:
+    """The verdict as one JUnit XML document.
+
+    Parameters
+    ----------
+    verdict : Verdict
+
+    Returns
+    -------
+    str
+        The XML document, with its declaration.
+
+    Examples
+    --------
+    >>> print(junit_xml(verdict))  # doctest: +SKIP
+    """
+    checks = registry.checks()
+    rules = registry.rules()
+    summary = verdict.verification.summary()
+    by_rule: dict[tuple[str, str], list[int]] = {}
+    for position, finding in enumerate(verdict.findings):
+        by_rule.setdefault((finding["check"], finding["rule"]), []).append(position)
+    with_baseline = verdict.baseline is not None
+    root = ET.Element("testsuites", name=_xml_text(f"explicit-audit verify {verdict.data}"))
+    total_tests = total_failures = 0
+    for row in summary.itertuples(index=False):
+        check = row.check
+        suite = ET.SubElement(root, "testsuite", name=check)
+        properties = ET.SubElement(suite, "properties")
+        for name, value in _properties(verdict, row, checks.get(check)):
+            ET.SubElement(properties, "property", name=name, value=_xml_text(value))
+        names = [name for name, rule in rules.items() if rule.check == check]
+        failures = 0
+        for rule_name in names:
+            case = ET.SubElement(suite, "testcase", classname=check, name=rule_name)
+            positions = by_rule.get((check, rule_name), [])
+            failing = [p for p in positions if verdict.fails(p)]
+            passing = [p for p in positions if not verdict.fails(p)]
+            if failing:
+                failures += 1
+                failure = ET.SubElement(
+                    case,
+                    "failure",
+                    type=rule_name,
+                    message=_xml_text(f"{len(failing)} finding(s): {rules[rule_name].description}"),
+                )
+                failure.text = "\n".join(
+                    _line(verdict.findings[p], new=verdict.is_new(p) if with_baseline else None)
+                    for p in failing
+                )
+            if passing:
+                out = ET.SubElement(case, "system-out")
+                out.text = "\n".join(
+                    _line(verdict.findings[p], new=verdict.is_new(p) if with_baseline else None)
+                    for p in passing
+                )
+        suite.set("tests", str(len(names)))
+        suite.set("failures", str(failures))
+        suite.set("errors", "0")
+        suite.set("skipped", "0")
+        total_tests += len(names)
+        total_failures += failures
+    root.set("tests", str(total_tests))
+    root.set("failures", str(total_failures))
+    root.set("errors", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _properties(verdict: Verdict, row, check) -> list[tuple[str, str]]:
+    found = [
+        ("covers", row.covers),
+        ("records_checked", str(row.checked)),
+        ("errors_found", str(row.findings)),
+        ("notices_found", str(row.notices)),
+        ("data", verdict.data),
+        ("explicit_audit_version", verdict.version),
+    ]
+    if check is not None and check.examines is not None:
+        found.append(("table", check.examines))
+    if verdict.window is not None:
+        found.append(("window", verdict.window.window.describe()))
+        found.append(("window_undated", verdict.window.window.undated))
+    if verdict.baseline is not None:
+        found.append(("baseline", verdict.baseline.baseline))
+        found.append(("new_only", "true" if verdict.new_only else "false"))
+    return found
+
+
+def junit_error(data: str, message: str, kind: str = "InputError") -> str:
+    """The JUnit document of a run that could not check anything: one erroring test case."""
+    root = ET.Element(
+        "testsuites", name=_xml_text(f"explicit-audit verify {data}"), tests="1", failures="0"
+    )
+    root.set("errors", "1")
+    suite = ET.SubElement(
+        root, "testsuite", name="input", tests="1", failures="0", errors="1", skipped="0"
+    )
+    case = ET.SubElement(suite, "testcase", classname="input", name="read")
+    error = ET.SubElement(case, "error", type=kind, message=_xml_text(message))
+    error.text = _xml_text(message)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

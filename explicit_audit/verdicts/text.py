@@ -1,0 +1,129 @@
+"""A verdict as ``explicit-audit verify`` prints it: a summary line, the checks, the findings.
+
+The first line says the verdict's state (clean on what was checked, findings,
+or nothing to check) and how many checks were not run; each check's status
+(``not run (no records)`` for one that looked at no record) is a column.
+
+With a window, what it kept and left out follows the checks; with a
+baseline, the new and the resolved findings close the output, and the
+findings listed per check are marked ``(new)`` or ``(persisting)``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..verify import Verification
+from .verdict import Verdict
+
+__all__ = ["verdict_text"]
+
+
+def _finding_line(finding: dict, mark: str = "") -> str:
+    record = f" [{finding['record']}]" if isinstance(finding.get("record"), str) else ""
+    notice = " (notice)" if finding["severity"] == "notice" else ""
+    return (
+        f"  {finding['source_file']}:{finding['source_line']}: {finding['rule']}{notice}{record}: "
+        f"{finding['detail']}{mark}"
+    )
+
+
+def verdict_text(verdict: Verdict, *, max_findings: int = 20) -> str:
+    """The verdict as text, findings listed up to ``max_findings`` per check.
+
+    Examples
+    --------
+    >>> print(verdict_text(verdict))  # doctest: +SKIP
+    """
+    limit = max(max_findings, 0)
+    summary = verdict.verification.summary()
+    lines = [
+        f"explicit-audit verify {verdict.data}: {_verdict_line(verdict.verification, summary)}"
+    ]
+    lines.extend(f"expected {name}: none found" for name in verdict.verification.missing)
+    lines.append("")
+    shown = summary.assign(status=summary["status"].astype(str).replace(_NOT_RUN, _NOT_RUN_TEXT))
+    columns = ["check", "checked", "status", "findings", "notices", "covers"]
+    lines.append(shown[columns].to_string(index=False))
+    if verdict.window is not None:
+        lines.append("")
+        lines.extend(verdict.window.lines())
+    with_baseline = verdict.baseline is not None
+    by_check: dict[str, list[int]] = {}
+    for position, finding in enumerate(verdict.findings):
+        by_check.setdefault(finding["check"], []).append(position)
+    for check, positions in by_check.items():
+        lines.append(f"\n{check} ({len(positions)})")
+        for position in positions[:limit]:
+            mark = ""
+            if with_baseline:
+                mark = " (new)" if verdict.is_new(position) else " (persisting)"
+            lines.append(_finding_line(verdict.findings[position], mark))
+        if len(positions) > limit:
+            lines.append(f"  ... and {len(positions) - limit} more (--json lists all)")
+    if verdict.baseline is not None:
+        lines.extend(_baseline_lines(verdict, limit))
+    return "\n".join(lines)
+
+
+_NOT_RUN = "not run"
+_NOT_RUN_TEXT = "not run (no records)"
+
+
+def _verdict_line(verification: Verification, summary: pd.DataFrame) -> str:
+    """The first line of ``verify``: the state, what ran, and what was not run."""
+    n_notices = int(summary["notices"].sum())
+    notes = f", {n_notices} notice(s)" if n_notices else ""
+    not_run = summary.loc[summary["status"] == _NOT_RUN, "check"].tolist()
+    ran = len(summary) - len(not_run)
+    skipped = f"; {len(not_run)} not run (no records)" if not_run else ""
+    if verification.state == "nothing to check":
+        return f"nothing to check (no check looked at a record; {len(summary)} not run)"
+    if verification.state == "findings":
+        found = summary[summary["findings"] > 0]
+        return (
+            f"{int(summary['findings'].sum())} finding(s) in {len(found)} of "
+            f"{len(summary)} checks{notes}{skipped}"
+        )
+    missing = f"; expected but absent or empty: {', '.join(verification.missing)}"
+    return (
+        f"clean on what was checked ({ran} of {len(summary)} checks run, no error{notes}"
+        f"{skipped}){missing if verification.missing else ''}"
+    )
+
+
+def _baseline_lines(verdict: Verdict, limit: int) -> list[str]:
+    comparison = verdict.baseline
+    counts = comparison.counts()
+    then = f" (data {comparison.baseline_data})" if comparison.baseline_data else ""
+    lines = [
+        "",
+        f"since {comparison.baseline}{then}: {counts['new']} new, {counts['resolved']} resolved, "
+        f"{counts['persisting']} persisting",
+    ]
+    if comparison.not_checked:
+        lines.append(
+            f"{counts['not_checked']} finding(s) of checks this run did not run: not checked, "
+            "not resolved"
+        )
+    if comparison.windows_differ:
+        lines.append(
+            f"note: the baseline's window {_window(comparison.window_then)} is not this run's "
+            f"{_window(comparison.window_now)}: a finding about a record outside this run's "
+            "window shows as resolved"
+        )
+    if verdict.new_only:
+        lines.append("--new-only: only new errors fail this run")
+    for title, findings in (("new", comparison.new), ("resolved", comparison.resolved)):
+        if not findings:
+            continue
+        lines.append(f"\n{title} ({len(findings)})")
+        lines.extend(_finding_line(finding) for finding in findings[:limit])
+        if len(findings) > limit:
+            lines.append(f"  ... and {len(findings) - limit} more (--json lists all)")
+    return lines
+
+
+def _window(bounds: dict | None) -> str:
+    bounds = bounds or {}
+    return f"[{bounds.get('since') or 'open'}, {bounds.get('until') or 'open'})"

@@ -1,0 +1,131 @@
+"""One run of ``verify``: what it found, narrowed to a window, compared with a baseline.
+
+Every output of ``explicit-audit verify`` (text, ``--json``, ``--format
+junit``, ``--format sarif``) is written from one :class:`Verdict`, so they
+agree on which findings there are and on the exit status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .._core.findings import ERROR
+from .._core.jsonable import json_rows
+from .._version import __version__
+from ..verify import Verification
+from .baseline import Baseline, BaselineComparison, compare_findings
+from .window import WindowResult
+
+__all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_NOTHING", "Verdict"]
+
+EXIT_CLEAN = 0
+EXIT_FOUND = 1
+EXIT_NOTHING = 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one ``verify`` run found, ready to be written in any format.
+
+    Attributes
+    ----------
+    data : str
+        The data path, as given.
+    verification : Verification
+        The checks' findings (inside the window, when there is one).
+    window : WindowResult, optional
+        The window and what it left out.
+    baseline : BaselineComparison, optional
+        The findings against a previous run's.
+    new_only : bool
+        Whether only new findings fail the run (``--new-only``).
+    """
+
+    data: str
+    verification: Verification
+    window: WindowResult | None = None
+    baseline: BaselineComparison | None = None
+    new_only: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        data: str,
+        verification: Verification,
+        *,
+        window: WindowResult | None = None,
+        previous: Baseline | None = None,
+        new_only: bool = False,
+    ) -> Verdict:
+        """The verdict of ``verification`` (windowed), compared with ``previous`` if given.
+
+        ``previous`` is what
+        :func:`~explicit_audit.verdicts.baseline.read_baseline` reads.
+        """
+        if window is not None:
+            verification = window.verification
+        comparison = None
+        if previous is not None:
+            comparison = compare_findings(
+                previous.findings,
+                json_rows(verification.findings),
+                baseline=previous.file,
+                baseline_data=previous.data,
+                checks_now=list(verification.checked),
+                window_then=previous.window,
+                window_now=None if window is None else window.to_dict(),
+            )
+        return cls(data, verification, window, comparison, new_only)
+
+    @cached_property
+    def findings(self) -> list[dict]:
+        """Every finding as plain JSON values, in verdict order."""
+        return json_rows(self.verification.findings)
+
+    @cached_property
+    def new_positions(self) -> frozenset[int]:
+        """Where in :attr:`findings` the new ones are (all of them without a baseline)."""
+        if self.baseline is None:
+            return frozenset(range(len(self.findings)))
+        return frozenset(self.baseline.new_at)
+
+    def is_new(self, position: int) -> bool:
+        """Whether the finding at ``position`` is new since the baseline."""
+        return position in self.new_positions
+
+    def fails(self, position: int) -> bool:
+        """Whether the finding at ``position`` fails the run.
+
+        An error does; a notice never does; under ``new_only`` only a new error does.
+        """
+        finding = self.findings[position]
+        if finding["severity"] != ERROR:
+            return False
+        return not self.new_only or self.is_new(position)
+
+    @property
+    def status(self) -> int:
+        """The exit status: 1 when a finding fails the run; else 3 when nothing was
+        checked or an expected kind is absent or empty; else 0.
+
+        Without ``new_only`` it is :attr:`Verification.exit_status
+        <explicit_audit.Verification.exit_status>` of the (windowed) findings.
+        """
+        if any(self.fails(position) for position in range(len(self.findings))):
+            return EXIT_FOUND
+        verification = self.verification
+        if verification.state == "nothing to check" or verification.missing:
+            return EXIT_NOTHING
+        return EXIT_CLEAN
+
+    @property
+    def version(self) -> str:
+        """The kit's version, as the outputs name it."""
+        return __version__
+
+    def baseline_dict(self) -> dict | None:
+        """The comparison with the baseline as plain JSON values, or None."""
+        if self.baseline is None:
+            return None
+        return {**self.baseline.to_dict(), "new_only": self.new_only}

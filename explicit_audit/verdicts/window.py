@@ -1,0 +1,361 @@
+"""Time windows on a verification: the findings about the records of ``[since, until)``.
+
+``explicit-audit verify DATA --since 2025-03-04 --until 2025-03-05`` runs
+every check over all of DATA, as without a window, and then keeps the
+findings about records dated inside the window. Checking everything first
+keeps the checks that compare records with each other right at the window's
+edges (two compile requests for one ``base_id``, one on each side of
+midnight, still disagree).
+
+Which time a record has
+    The producers' records carry no time of their own, except engram's
+    presentations (``generatedAt``); a logger that wraps a record adds one,
+    under a name of its choosing, and it becomes a column. A table's time is
+    its first column named in :data:`TIME_KEYS` (``timestamp``, ``ts``,
+    ``time``, ``started_at``, ``sent_at``, ``generated_at``, ``created_at``,
+    ``logged_at``), or the column ``--time-key`` names (for every table, or
+    ``TABLE=COLUMN`` for one). Values are ISO 8601 strings or datetimes; a
+    time without a zone is read as UTC. ``since`` is inside the window,
+    ``until`` is not, so consecutive windows tile a day without overlap.
+
+Records without a time
+    A record whose table has no time column, whose time is missing, or whose
+    time is not a time (``"yesterday"``, an epoch number) cannot be placed.
+    By default its findings are kept, since an audit must not skip what it
+    cannot place (``undated="check"``); ``undated="skip"`` leaves them out.
+    Either way they are counted and the output says how many: nothing is
+    dropped in silence. A rejected input has no time (it could not be
+    read), so it is one of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._core import engine, registry
+from ..audit import Audit
+from ..errors import AuditError
+from ..verify import Verification
+
+__all__ = [
+    "TIME_KEYS",
+    "UNDATED_CHOICES",
+    "TableWindow",
+    "Window",
+    "WindowResult",
+    "apply_window",
+    "parse_time",
+]
+
+#: Column names read as a record's time, the first a table has winning.
+TIME_KEYS = (
+    "timestamp",
+    "ts",
+    "time",
+    "started_at",
+    "sent_at",
+    "generated_at",
+    "created_at",
+    "logged_at",
+)
+
+#: What becomes of findings about records that have no time: kept, or left out.
+UNDATED_CHOICES = ("check", "skip")
+
+# The place of a record relative to the window.
+_INSIDE, _BEFORE, _AFTER, _UNDATED, _UNREADABLE = range(5)
+
+
+def parse_time(text: str, *, what: str = "time") -> pd.Timestamp:
+    """A window bound as a UTC timestamp; a time without a zone is read as UTC.
+
+    Parameters
+    ----------
+    text : str
+        ISO 8601: ``2025-03-04``, ``2025-03-04T08:00:00Z``, ``2025-03-04 08:00+09:00``.
+    what : str
+        The option's name, for the message.
+
+    Raises
+    ------
+    AuditError
+        When ``text`` is not a time.
+
+    Examples
+    --------
+    >>> parse_time("2025-03-04")
+    Timestamp('2025-03-04 00:00:00+0000', tz='UTC')
+    >>> parse_time("2025-03-04T09:00:00+09:00")
+    Timestamp('2025-03-04 00:00:00+0000', tz='UTC')
+    """
+    try:
+        stamp = pd.Timestamp(text)
+    except (ValueError, TypeError) as error:
+        raise AuditError(
+            f"{what}: {text!r} is not a time ({error}); write it in ISO 8601, as 2025-03-04 or "
+            "2025-03-04T08:00:00Z"
+        ) from None
+    if stamp is pd.NaT:
+        raise AuditError(f"{what}: {text!r} is not a time; write it as 2025-03-04")
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+@dataclass(frozen=True)
+class Window:
+    """A time window, and where each table's time is read.
+
+    Attributes
+    ----------
+    since, until : Timestamp or None
+        ``[since, until)``; a missing bound is open.
+    time_key : str or None
+        The column holding every table's time, instead of :data:`TIME_KEYS`.
+    time_keys : mapping
+        ``{table: column}`` for single tables, before ``time_key``.
+    undated : {"check", "skip"}
+        Whether findings about records that have no time are kept.
+    """
+
+    since: pd.Timestamp | None = None
+    until: pd.Timestamp | None = None
+    time_key: str | None = None
+    time_keys: Mapping[str, str] = field(default_factory=dict)
+    undated: str = "check"
+
+    def __post_init__(self) -> None:
+        if self.undated not in UNDATED_CHOICES:
+            raise AuditError(
+                f"undated must be one of {', '.join(UNDATED_CHOICES)}, not {self.undated!r}"
+            )
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            raise AuditError(
+                f"the window is empty: --since {_iso(self.since)} is not before "
+                f"--until {_iso(self.until)}"
+            )
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the window has a bound at all."""
+        return self.since is not None or self.until is not None
+
+    def column(self, table: str, columns) -> str | None:
+        """The column holding ``table``'s time, among its ``columns``; None when it has none."""
+        if table in self.time_keys:
+            wanted = (self.time_keys[table],)
+        elif self.time_key is not None:
+            wanted = (self.time_key,)
+        else:
+            wanted = TIME_KEYS
+        return next((name for name in wanted if name in columns), None)
+
+    def describe(self) -> str:
+        """``[2025-03-04T00:00:00Z, open)``."""
+        since = _iso(self.since) if self.since is not None else "open"
+        until = _iso(self.until) if self.until is not None else "open"
+        return f"[{since}, {until})"
+
+
+def _iso(stamp: pd.Timestamp) -> str:
+    return (
+        stamp.strftime("%Y-%m-%dT%H:%M:%S")
+        + (f".{stamp.microsecond:06d}" if stamp.microsecond else "")
+        + "Z"
+    )
+
+
+@dataclass(frozen=True)
+class TableWindow:
+    """Where the records of one table fall, against the window."""
+
+    table: str
+    column: str | None
+    rows: int
+    inside: int
+    before: int
+    after: int
+    undated: int
+    unreadable: int
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    """A verification narrowed to a window, and what was left out.
+
+    Attributes
+    ----------
+    verification : Verification
+        The same checks, with only the findings kept.
+    window : Window
+    tables : list of TableWindow
+        Per table a check examines: its time column and where its rows fall.
+    outside : int
+        Findings about records dated outside the window, left out.
+    undated_findings : int
+        Findings about records that have no time (kept, or left out under
+        ``undated="skip"``).
+    """
+
+    verification: Verification
+    window: Window
+    tables: list[TableWindow]
+    outside: int
+    undated_findings: int
+
+    def to_dict(self) -> dict:
+        """As plain JSON values."""
+        return {
+            "since": _iso(self.window.since) if self.window.since is not None else None,
+            "until": _iso(self.window.until) if self.window.until is not None else None,
+            "undated": self.window.undated,
+            "tables": [table.to_dict() for table in self.tables],
+            "findings_outside": self.outside,
+            "findings_undated": self.undated_findings,
+        }
+
+    def lines(self) -> list[str]:
+        """The window as ``verify`` prints it."""
+        frame = pd.DataFrame([table.to_dict() for table in self.tables])
+        if len(frame):
+            frame["column"] = frame["column"].fillna("(none)")
+        kept = "checked" if self.window.undated == "check" else "left out (--undated skip)"
+        lines = [
+            f"window {self.window.describe()}: since inclusive, until exclusive, in UTC",
+            frame.to_string(index=False) if len(frame) else "(no table is examined)",
+            f"{self.undated_findings} finding(s) about records without a time (no time column, "
+            f"no value, or not a time; rejected inputs among them): {kept}",
+            f"{self.outside} finding(s) about records outside the window: left out",
+        ]
+        return lines
+
+
+def apply_window(verification: Verification, audit: Audit, window: Window) -> WindowResult:
+    """Keep the findings about records inside ``window``, and count the rest.
+
+    Parameters
+    ----------
+    verification : Verification
+        What :func:`~explicit_audit.verify_all` found in ``audit``.
+    audit : Audit
+        The audit it checked (either engine); each table's time is read from it.
+    window : Window
+
+    Returns
+    -------
+    WindowResult
+
+    Examples
+    --------
+    >>> audit = ea.load("data", progress=False)  # doctest: +SKIP
+    >>> window = Window(since=parse_time("2025-03-04"))  # doctest: +SKIP
+    >>> apply_window(ea.verify_all(audit), audit, window).verification.findings  # doctest: +SKIP
+    """
+    findings = verification.findings
+    examined = {name: check.examines for name, check in registry.checks().items()}
+    table_of = findings["check"].astype("object").map(examined)
+    places = np.full(len(findings), _UNDATED, dtype=np.int8)
+    reports = []
+    for table in dict.fromkeys(t for t in examined.values() if t is not None):
+        frame = audit.tables.get(table)
+        if frame is None:
+            continue
+        column = window.column(table, frame.columns)
+        of_table = (table_of == table).to_numpy() & findings["row"].notna().to_numpy()
+        labels = findings.loc[of_table, "row"].to_numpy(dtype=np.int64)
+        counts, placed = engine.reduce(
+            _placed_part,
+            _combined,
+            frame,
+            what="verify --since/--until",
+            column=column,
+            since=window.since,
+            until=window.until,
+            labels=labels,
+        )
+        reports.append(TableWindow(table, column, **counts))
+        if len(labels):
+            places[of_table] = placed.reindex(labels).fillna(_UNDATED).to_numpy(dtype=np.int8)
+    undated = (places == _UNDATED) | (places == _UNREADABLE)
+    keep = (places == _INSIDE) | (undated & (window.undated == "check"))
+    kept = findings[keep].reset_index(drop=True)
+    return WindowResult(
+        verification=dataclasses.replace(verification, findings=kept),
+        window=window,
+        tables=reports,
+        outside=int(((places == _BEFORE) | (places == _AFTER)).sum()),
+        undated_findings=int(undated.sum()),
+    )
+
+
+def _placed_part(
+    frame: pd.DataFrame, *, column: str | None, since, until, labels: np.ndarray
+) -> tuple[dict, pd.Series]:
+    """One table (or partition): how many rows fall where, and where the ``labels`` fall."""
+    places = _places(frame, column, since, until)
+    counted = np.bincount(places, minlength=5)
+    counts = {
+        "rows": len(frame),
+        "inside": int(counted[_INSIDE]),
+        "before": int(counted[_BEFORE]),
+        "after": int(counted[_AFTER]),
+        "undated": int(counted[_UNDATED]),
+        "unreadable": int(counted[_UNREADABLE]),
+    }
+    at = pd.Series(places, index=frame.index)
+    wanted = at.index.isin(labels)
+    return counts, at[wanted]
+
+
+def _combined(parts: list) -> tuple[dict, pd.Series]:
+    counts = {key: sum(part[0][key] for part in parts) for key in parts[0][0]}
+    placed = pd.concat([part[1] for part in parts]) if parts else pd.Series(dtype=np.int8)
+    return counts, placed[~placed.index.duplicated()]
+
+
+def _places(frame: pd.DataFrame, column: str | None, since, until) -> np.ndarray:
+    """Each row's place: inside, before, after, undated (no time) or unreadable."""
+    places = np.full(len(frame), _UNDATED, dtype=np.int8)
+    if column is None or not len(frame):
+        return places
+    values = frame[column]
+    present = values.notna().to_numpy()
+    times = _times(values)
+    readable = times.notna().to_numpy()
+    places[present & ~readable] = _UNREADABLE
+    stamps = times.dt.tz_convert(None).to_numpy()
+    inside = readable.copy()
+    if since is not None:
+        before = readable & (stamps < since.tz_convert(None).to_datetime64())
+        places[before] = _BEFORE
+        inside &= ~before
+    if until is not None:
+        after = readable & (stamps >= until.tz_convert(None).to_datetime64())
+        places[after] = _AFTER
+        inside &= ~after
+    places[inside] = _INSIDE
+    return places
+
+
+def _times(values: pd.Series) -> pd.Series:
+    """A column as UTC times: missing where the value is missing or is not a time.
+
+    Numbers are not read as times: which epoch and unit they count in cannot
+    be told from the numbers.
+    """
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        return values.dt.tz_convert("UTC")
+    if pd.api.types.is_datetime64_dtype(values.dtype):
+        return values.dt.tz_localize("UTC")
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns, UTC]")
+    if not pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
+        is_text = values.map(lambda value: isinstance(value, str), na_action="ignore")
+        values = values.where(is_text.fillna(False).astype(bool))
+    return pd.to_datetime(values, errors="coerce", utc=True, format="ISO8601")

@@ -1,0 +1,1 @@
+"""The notebooks that ship with the kit (as ``explicit_audit.notebooks``); nbval runs them here."""

@@ -1,0 +1,57 @@
+"""The scripts and benchmarks beside the kit: their command lines from any folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = Path(os.environ.get("EXPLICIT_AUDIT_SEEDS", ROOT.parent / "shared" / "seeds"))
+
+
+def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "EXPLICIT_AUDIT_SEEDS"}
+    environment.update(PYTHONPATH=str(ROOT), **env)
+    return subprocess.run(
+        [sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_sample_data_help_writes_nothing(tmp_path):
+    finished = _run(["-m", "scripts.sample_data", "--help"], tmp_path)
+    assert finished.returncode == 0
+    assert finished.stdout.startswith("usage: python -m scripts.sample_data")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_benchmark_without_its_reference_code_says_how_to_name_it(tmp_path):
+    bench = str(ROOT / "benchmarks" / "bench_plans.py")
+    finished = _run([bench, "--n", "10", "--seeds", str(tmp_path / "none")], tmp_path)
+    assert finished.returncode == 1
+    assert finished.stderr.startswith(f"reference code not found: {tmp_path / 'none'}, named by")
+    assert "--seeds DIR" in finished.stderr and "EXPLICIT_AUDIT_SEEDS" in finished.stderr
+    finished = _run([bench, "--n", "10"], tmp_path, EXPLICIT_AUDIT_SEEDS=str(tmp_path))
+    assert finished.returncode == 1
+    assert f"{tmp_path} holds 0 files 000_*.txt" in finished.stderr
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the reference code (shared/seeds) is not here")
+def test_a_benchmark_reads_its_reference_code_from_the_folder_named(tmp_path):
+    seeds = tmp_path / "elsewhere"
+    seeds.mkdir()
+    for path in SEEDS.glob("000_*.txt"):
+        (seeds / path.name).write_bytes(path.read_bytes())
+    bench = str(ROOT / "benchmarks" / "bench_plans.py")
+    finished = _run([bench, "--n", "50", "--repeat", "1", "--seeds", str(seeds)], tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    assert "digests identical: True" in finished.stdout
