@@ -17,8 +17,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
+# The bundled data holds tampered records on purpose, so its checks find
+# something: --exit-zero renders the pages and exits 0 all the same (a failed
+# notebook is still an error). Without it, report exits as verify does.
 report: $(STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/explicit-audit report data --out reports
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/explicit-audit report data --out reports --exit-zero
 
 verify: $(STAMP)
 	$(BIN)/explicit-audit verify data

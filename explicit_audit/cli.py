@@ -2,7 +2,7 @@
 
 ::
 
-    explicit-audit report DATA --out DIR [--notebooks DIR] [-p NAME=VALUE ...]
+    explicit-audit report DATA --out DIR [--notebooks DIR] [-p NAME=VALUE ...] [--exit-zero]
                                           [--engine dask [--persist]]
     explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
@@ -29,7 +29,8 @@ Exit status, for use in a producer's CI (the same with and without ``--json``):
   named by ``verify --expect`` is absent or empty.
 
 ``report`` exits as ``verify`` does on the same data (a notebook that fails
-is exit 1). A check that looked at no record is "not run (no records)",
+is exit 1); ``report --exit-zero`` exits 0, not 1, once the pages are
+written and the checks found something. A check that looked at no record is "not run (no records)",
 never clean.
 
 What was read but does not parse or fit its kind (invalid JSON, a record
@@ -135,6 +136,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--timeout", type=int, default=300, metavar="SECONDS", help="time a cell may run"
+    )
+    report.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0, not 1, when the pages are written and the checks found something (a "
+        "failed notebook is still 1, unreadable input 2, nothing to check 3): to render "
+        "reports of data known to hold findings; without it, report exits as verify does",
     )
     _engine_options(report)
     report.add_argument(
@@ -433,7 +441,11 @@ def _report(args: argparse.Namespace) -> int:
         return EXIT_FOUND
     print(f"{len(written)} report(s) in {args.out}")
     # As verify exits on the same data: a CI gate on report passes no tampered data.
-    return verifications[0].exit_status if verifications else EXIT_OK
+    status = verifications[0].exit_status if verifications else EXIT_OK
+    if args.exit_zero and status == EXIT_FOUND:
+        print("the checks found something (verify would exit 1); --exit-zero: exit 0")
+        return EXIT_OK
+    return status
 
 
 def _schema(args: argparse.Namespace) -> int:

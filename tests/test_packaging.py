@@ -220,10 +220,29 @@ def _small_notebook(folder: Path) -> Path:
 def test_report_parameters_reach_the_notebook(tmp_path, capsys):
     notebooks = _small_notebook(tmp_path / "nb").parent
     out = tmp_path / "out"
-    argv = ["report", str(ROOT / "data" / "plans"), "--out", str(out), "--notebooks"]
-    assert main([*argv, str(notebooks), "-p", "TOP_N=2", "-p", "CUT=1", "-p", "LABEL=legal"]) == 0
+    data = str(ROOT / "data" / "plans")
+    argv = ["report", data, "--out", str(out), "--notebooks", str(notebooks)]
+    # The bundled plans hold a tampered hash: report exits 1, as verify does.
+    assert main(["verify", data]) == 1
+    assert main([*argv, "-p", "TOP_N=2", "-p", "CUT=1", "-p", "LABEL=legal"]) == 1
     page = (out / "top.html").read_text(encoding="utf-8")
     assert "top 2 at 1 for legal" in page
+
+
+def test_report_exit_zero_renders_data_with_findings(tmp_path, capsys):
+    notebooks = _small_notebook(tmp_path / "nb").parent
+    data = tmp_path / "plans.jsonl"
+    data.write_bytes((ROOT / "data" / "plans" / "arborist_runs.jsonl").read_bytes())
+    argv = ["report", str(data), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
+    assert main(argv) == main(["verify", str(data)]) == 1
+    capsys.readouterr()
+    assert main([*argv, "--exit-zero"]) == 0
+    assert "verify would exit 1" in capsys.readouterr().out
+    # Unreadable input is still exit 2, and nothing to check still 3.
+    assert main([*argv[:1], str(tmp_path / "missing.jsonl"), *argv[2:], "--exit-zero"]) == 2
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert main([*argv[:1], str(empty), *argv[2:], "--exit-zero"]) == main(["verify", str(empty)])
 
 
 @pytest.mark.parametrize(
