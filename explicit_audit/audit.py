@@ -71,8 +71,12 @@ class Audit:
         Per file: ``values_read``, ``loaded`` (rows in any record table, or 1
         for a policy file) and ``rejected`` (values rejected; a file-level
         problem such as a truncated gzip stream is in ``rejected`` with line 0
-        and is not counted here). For every file, loaded + rejected ==
-        values_read.
+        and is not counted here), ``bytes`` and ``sha256`` of the bytes as
+        read (NA for a file not read to its end), and ``skipped`` (NA for a
+        file read). For every file, loaded + rejected == values_read. Then a
+        row per entry of a folder skipped for its name (hidden, no suffix the
+        kit reads, a link to a folder already read), the reason in
+        ``skipped``.
     """
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)

@@ -59,9 +59,10 @@ import pandas as pd
 from ._core import registry
 from ._core.extras import require
 from ._core.shape import json_schema
+from ._core.sources import CANNOT_LIST, CANNOT_READ, display_name
 from ._version import __version__
 from .audit import Audit
-from .errors import AuditError, RejectedRowsWarning
+from .errors import AuditError, RejectedRowsWarning, UnreadableFileError
 from .loading import ENGINES, load
 from .partitioned.scheduler import use_scheduler
 from .report.bundled import copy_notebooks, notebooks_folder
@@ -70,6 +71,7 @@ from .report.provenance import Provenance, provenance
 from .verdicts import Verdict, Window, apply_window, parse_time
 from .verdicts.baseline import read_baseline
 from .verdicts.outputs import FORMATS, error_output, json_text, write_verdict
+from .verdicts.text import visible
 from .verdicts.window import UNDATED_CHOICES
 from .verify import verify_all
 
@@ -296,14 +298,13 @@ def _version() -> str:
 
 
 def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
-    """The audit of ``data`` and its provenance; every file is read once more to hash it.
+    """The audit of ``data`` and its provenance, from the one pass that read the files.
 
     For Dask tables the provenance is None: it is gathered after the checks,
     from the accounting their one pass computes (``Verification.accounting``).
 
-    Hashing is also how a file the system will not let the kit read is told
-    apart from content that does not parse: it raises an
-    :class:`~explicit_audit.InputError` naming the file (exit 2).
+    A file the system will not let the kit read, or a folder it cannot list,
+    raises an :class:`~explicit_audit.InputError` naming it (exit 2).
     """
     with warnings.catch_warnings():
         # Every command reports rejected rows itself.
@@ -312,7 +313,45 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
+    _refuse_unreadable(audit.rejected)
     return audit, provenance(audit, data)
+
+
+def _refuse_unreadable(rejected: pd.DataFrame) -> None:
+    """Exit 2, naming them, when a file could not be read or a folder listed."""
+    if not len(rejected):
+        return
+    reasons = rejected["reason"].astype("str")
+    found = rejected.loc[
+        (rejected["kind"] == "file")
+        & (rejected["source_line"] == 0)
+        & reasons.str.startswith((CANNOT_READ, CANNOT_LIST))
+    ]
+    if not len(found):
+        return
+    first = found.iloc[0]
+    reason = str(first["reason"])
+    folder = reason.startswith(CANNOT_LIST)
+    raise UnreadableFileError(
+        str(first["source_file"]),
+        reason.removeprefix(CANNOT_LIST if folder else CANNOT_READ),
+        what="folder" if folder else "file",
+        also=list(dict.fromkeys(found["source_file"].astype("str").iloc[1:])),
+    )
+
+
+def _skipped_note(audit: Audit) -> str | None:
+    """How many entries the listing skipped for their name, or None."""
+    sources = audit.sources
+    if "skipped" not in sources:
+        return None
+    count = int(sources["skipped"].notna().sum())
+    if not count:
+        return None
+    return (
+        f"{count} file(s) or folder(s) skipped for their name (hidden, or no suffix the kit "
+        "reads); `explicit-audit summary` lists them"
+    )
 
 
 def _text_table(frame: pd.DataFrame) -> str:
@@ -320,18 +359,18 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data, args.engine)
+    audit, _ = _load(args.data, args.engine)
     audit = audit.accounting()
-    if facts is None:
-        provenance(audit, args.data)  # hashing names a file that cannot be read (exit 2)
-    print(f"explicit-audit summary {args.data}: {len(audit.files)} files\n")
+    _refuse_unreadable(audit.rejected)
+    print(f"explicit-audit summary {_shown(args.data)}: {len(audit.files)} files\n")
     print(_text_table(audit.summary()))
     print()
-    print(_text_table(audit.sources))
+    # The digests are in verify --json's provenance; here, what was read and skipped.
+    print(_text_table(audit.sources.drop(columns=["sha256"], errors="ignore")))
     if len(audit.rejected):
         print(
             f"\n{len(audit.rejected)} value(s) could not be loaded; "
-            f"`explicit-audit verify {args.data}` lists them."
+            f"`explicit-audit verify {_shown(args.data)}` lists them."
         )
     return EXIT_OK
 
@@ -384,17 +423,30 @@ def _verify(args: argparse.Namespace) -> int:
     audit, facts = _load(args.data, args.engine)
     result = verify_all(audit, expect=args.expect)
     if facts is None:
+        _refuse_unreadable(result.accounting.rejected)
         facts = provenance(result.accounting, args.data)
     windowed = None if window is None else apply_window(result, audit, window)
     verdict = Verdict.of(
-        str(args.data), result, window=windowed, previous=previous, new_only=args.new_only
+        _shown(args.data), result, window=windowed, previous=previous, new_only=args.new_only
     )
     shown = facts.to_dict()
     shown.pop("rejected")  # every rejected row is a finding
-    write_verdict(
-        verdict, output_format, sys.stdout, provenance=shown, max_findings=args.max_findings
-    )
+    try:
+        write_verdict(
+            verdict, output_format, sys.stdout, provenance=shown, max_findings=args.max_findings
+        )
+        note = _skipped_note(result.accounting)
+        if note is not None and output_format == "text":
+            print(note, flush=True)
+    except BrokenPipeError:
+        # The reader (``| head -1``) stopped reading: the verdict stands all the same.
+        _quiet_stdout()
     return verdict.status
+
+
+def _shown(data: str) -> str:
+    """The data path as output shows it: a byte that is not UTF-8 as ``\\xNN``."""
+    return display_name(data)
 
 
 def _parameters(given: Sequence[str]) -> dict[str, object]:
@@ -510,8 +562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     output = _asked_format(argv) if args.command == "verify" else "text"
     data = getattr(args, "data", None)
     if data is not None and not Path(data).exists() and not any(ch in data for ch in "*?["):
-        missing = AuditError(f"{data}: no such file or folder")
-        missing.source_file = data
+        missing = AuditError(f"{_shown(data)}: no such file or folder")
+        missing.source_file = _shown(data)
         return _fail(args.command, data, missing, "InputError", output=output)
     try:
         with _engine(args):
@@ -519,10 +571,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as exc:
         return _fail(args.command, data, exc, type(exc).__name__, output=output)
     except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         return EXIT_OK
     except OSError as exc:  # e.g. --out names a file, or a folder that cannot be written
         return _fail(args.command, data, exc, "OSError", output=output)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: what is left to flush goes nowhere, not to a traceback at exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _asked_format(argv: Sequence[str]) -> str:
@@ -539,10 +596,11 @@ def _asked_format(argv: Sequence[str]) -> str:
 
 def _fail(command: str, data: str | None, exc: Exception, kind: str, *, output: str) -> int:
     """Say why nothing could be checked, on stderr (and as the document asked for); exit 2."""
-    message = str(exc)
+    message = visible(str(exc))
     prefix = f"explicit-audit {command}: " if command else ""
     print(f"{prefix}{message}", file=sys.stderr)
-    document = error_output(output, data, exc, kind, version=__version__, status=EXIT_USAGE)
+    shown = None if data is None else _shown(data)
+    document = error_output(output, shown, exc, kind, version=__version__, status=EXIT_USAGE)
     if document is not None:
         sys.stdout.write(document)
         sys.stdout.flush()
