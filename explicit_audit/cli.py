@@ -27,6 +27,8 @@ Exit status, for use in a producer's CI (the same with and without ``--json``):
   load, a malformed command line. Nothing was checked.
 - ``3``: read, but nothing to check: no check looked at a record, or a kind
   named by ``verify --expect`` is absent or empty.
+- ``130``, ``143``: interrupted (Ctrl-C) or terminated (SIGTERM); ``report``
+  removes its copy of the data and any page it had begun.
 
 ``report`` exits as ``verify`` does on the same data (a notebook that fails
 is exit 1); ``report --exit-zero`` exits 0, not 1, once the pages are
@@ -49,7 +51,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,13 +85,17 @@ EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_USAGE = 2
 EXIT_NOTHING = 3
+#: Interrupted (Ctrl-C, SIGINT) or terminated (SIGTERM), as a shell reports it: 128 + signal.
+EXIT_INTERRUPTED = 128 + 2
+EXIT_TERMINATED = 128 + 15
 
 _EPILOG = (
     "Exit status (the same with --json): 0 done (verify: clean); 1 something found (rejected "
     "rows included) or a notebook failed; 2 the input could not be read at all (no readable "
     "file matches DATA, a file the system will not let the kit read) or the command was used "
     "wrongly; 3 nothing to check: no check looked at a record, or a kind named by --expect "
-    "is absent or empty (report exits as verify does on the same data). verify --json always "
+    "is absent or empty (report exits as verify does on the same data); 130 interrupted "
+    "(Ctrl-C), 143 terminated (SIGTERM). verify --json always "
     'prints one strict JSON document, with an "error" object naming the file when the input '
     "could not be read."
 )
@@ -463,17 +471,28 @@ def _parameters(given: Sequence[str]) -> dict[str, object]:
 def _report(args: argparse.Namespace) -> int:
     # The report machinery (nbconvert, a kernel) loads only for this command.
     require("report", "explicit-audit report")
+    from .report._files import withdraw_reports
+
+    try:
+        return _write_report(args)
+    except AuditError:
+        # Exit 2: the pages a run before this one wrote show a verdict on data
+        # that this run could not read; they go (a user's renamed copy stays).
+        for page in withdraw_reports(Path(args.out)):
+            print(f"removed {page}: its verdict is not of the data given", file=sys.stderr)
+        raise
+
+
+def _write_report(args: argparse.Namespace) -> int:
     from .report.writer import NotebookError, write_reports
 
     parameters = _parameters(args.parameter)
     notebooks = Path(args.notebooks) if args.notebooks else notebooks_folder()
     if not notebooks.exists():
-        print(
-            f"explicit-audit report: {args.notebooks}: no such folder; pass --notebooks DIR, or "
-            "leave it out for the notebooks that ship with the kit",
-            file=sys.stderr,
+        raise AuditError(
+            f"{args.notebooks}: no such folder; pass --notebooks DIR, or leave it out for the "
+            "notebooks that ship with the kit"
         )
-        return EXIT_USAGE
     verifications = []
     try:
         written = write_reports(
@@ -565,16 +584,71 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = AuditError(f"{_shown(data)}: no such file or folder")
         missing.source_file = _shown(data)
         return _fail(args.command, data, missing, "InputError", output=output)
+    signalled: list[int] = []
     try:
-        with _engine(args):
-            return _COMMANDS[args.command](args)
-    except AuditError as exc:
-        return _fail(args.command, data, exc, type(exc).__name__, output=output)
-    except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error of ours
+        with _engine(args), _signals(args.command, signalled):
+            status = _COMMANDS[args.command](args)
+    except BaseException as exc:
+        # Whatever a signal surfaced as (a library cleaning up after it may
+        # raise something else), the signal is what happened; every ``with``
+        # block has run, so the snapshot and any partial page are gone.
+        if signalled or isinstance(exc, KeyboardInterrupt):
+            return _interrupted(args.command, signalled[0] if signalled else signal.SIGINT)
+        return _failed(args.command, data, exc, output)
+    if signalled:
+        return _interrupted(args.command, signalled[0])
+    return status
+
+
+def _interrupted(command: str, signum: int) -> int:
+    """Ctrl-C (SIGINT) exits 130, SIGTERM 143, with one line on stderr and no traceback."""
+    what = "interrupted" if signum == signal.SIGINT else "terminated"
+    print(f"explicit-audit {command}: {what}", file=sys.stderr)
+    return EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_TERMINATED
+
+
+def _failed(command: str, data: str | None, exc: BaseException, output: str) -> int:
+    """The exit status of a command that raised ``exc``; re-raises what is not ours to map."""
+    if isinstance(exc, AuditError):
+        return _fail(command, data, exc, type(exc).__name__, output=output)
+    if isinstance(exc, BrokenPipeError):  # the reader (``| head``) stopped: not an error of ours
         _quiet_stdout()
         return EXIT_OK
-    except OSError as exc:  # e.g. --out names a file, or a folder that cannot be written
-        return _fail(args.command, data, exc, "OSError", output=output)
+    if isinstance(exc, OSError):  # e.g. --out names a file, or a folder that cannot be written
+        return _fail(command, data, exc, "OSError", output=output)
+    raise exc
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that every ``with`` block cleans up.
+
+    A BaseException, as KeyboardInterrupt is: no ``except Exception`` swallows it.
+    """
+
+
+@contextlib.contextmanager
+def _signals(command: str, signalled: list[int]):
+    """During ``report``: SIGINT and SIGTERM unwind the program where it is, so that the
+    snapshot and any partial page are removed, instead of ending the process there.
+
+    The first signal raises (KeyboardInterrupt, :class:`_Terminated`); one more
+    while the cleanup runs is only noted, so that it cannot cut the cleanup short.
+    """
+    if command != "report" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum, frame):
+        signalled.append(signum)
+        if len(signalled) == 1:
+            raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
+
+    previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _quiet_stdout() -> None:

@@ -149,7 +149,8 @@ def test_report_writes_one_page_per_notebook(clean, tmp_path, capsys):
     nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "a_files.ipynb")
     out = tmp_path / "reports"
     assert main(["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["a_files.html", "b_rows.html"]
+    pages = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert pages == ["a_files.html", "b_rows.html"]
     printed = capsys.readouterr().out
     assert f"wrote {out / 'a_files.html'}" in printed and "2 report(s)" in printed
     assert "<td>receipts</td>" in (out / "b_rows.html").read_text(encoding="utf-8")
@@ -386,3 +387,70 @@ def test_report_exits_as_verify_does_on_the_same_data(dirty, tmp_path, capsys):
     argv = ["report", str(dirty), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
     assert main(argv) == 1 == _verify(str(dirty))[0]
     assert (tmp_path / "out" / "files.html").exists()  # the pages are written all the same
+
+
+# Every command on clean, findings, empty and unreadable data: README's exit table -----------
+
+_EXPECTED_STATUS = {
+    # data:       verify, summary, report
+    "clean": (0, 0, 0),
+    "findings": (1, 0, 1),
+    "empty": (3, 0, 3),
+    "unreadable": (2, 2, 2),
+}
+
+
+def _matrix_data(tmp_path: Path, case: str) -> Path:
+    folder = tmp_path / case
+    folder.mkdir()
+    if case == "clean":
+        (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
+    elif case == "findings":
+        body = json.dumps(make_receipt(scope="space", query="weekly plan")) + "\n{cut\n"
+        (folder / "r.jsonl").write_text(body, encoding="utf-8")
+    elif case == "empty":
+        (folder / "r.jsonl").write_text("\n", encoding="utf-8")
+    else:
+        (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
+        (folder / "x.jsonl").symlink_to("/proc/self/mem")  # EIO on the first read
+    return folder
+
+
+@pytest.mark.parametrize("case", list(_EXPECTED_STATUS))
+def test_every_command_exits_as_the_readme_says(tmp_path, case):
+    data = _matrix_data(tmp_path, case)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "files.ipynb")
+    commands = {
+        "verify": ["verify", str(data)],
+        "summary": ["summary", str(data)],
+        "report": [
+            "report",
+            str(data),
+            "--out",
+            str(tmp_path / "out"),
+            "--notebooks",
+            str(notebooks),
+        ],
+    }
+    statuses = []
+    for name, argv in commands.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "explicit_audit.cli", *argv],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=300,
+        )
+        assert "Traceback" not in done.stderr, (name, done.stderr)
+        statuses.append(done.returncode)
+        if case == "unreadable":
+            assert f"{data / 'x.jsonl'}: the file cannot be read (Input/output error)" in (
+                done.stderr
+            ), name
+    assert tuple(statuses) == _EXPECTED_STATUS[case]
+    if case in ("clean", "findings", "empty"):
+        assert (tmp_path / "out" / "files.html").exists()
+    else:
+        assert not (tmp_path / "out" / "files.html").exists()
