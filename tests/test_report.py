@@ -679,3 +679,23 @@ def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, execute
             assert '<section aria-label="verdict"' in page
             if path.stem in missing:
                 assert missing[path.stem] in page.replace("<code>", "`").replace("</code>", "`")
+
+
+def test_names_that_are_not_utf8_are_on_the_pages_one_to_one(tmp_path):
+    folder = os.path.join(os.fsencode(tmp_path), b"d\xe9")
+    os.mkdir(folder)
+    raw, literal = os.path.join(folder, b"r\xe9.jsonl"), os.path.join(folder, b"r\\xe9.jsonl")
+    with open(raw, "wb") as stream:
+        stream.write((json.dumps(make_receipt()) + "\n").encode())
+    with open(literal, "wb") as stream:
+        stream.write(b"{cut\n")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook("DATA = 'x'", new_code_cell("print(DATA)")), notebooks / "n.ipynb")
+    (page,) = write_reports(os.fsdecode(folder), tmp_path / "out", notebooks)
+    text = page.read_bytes().decode("utf-8")  # strict: the page is UTF-8
+    for path in (raw, literal):
+        with open(path, "rb") as stream:
+            assert f"<code>{hashlib.sha256(stream.read()).hexdigest()}</code>" in text
+    assert f"{tmp_path}/d\\xe9/r\\xe9.jsonl" in text
+    assert f"{tmp_path}/d\\xe9/r\\\\xe9.jsonl" in text

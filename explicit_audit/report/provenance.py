@@ -34,6 +34,7 @@ import pandas as pd
 from .._core.content import FileDigest
 from .._core.content import file_digest as _digest_of
 from .._core.jsonable import json_rows
+from .._core.sources import display_name
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
 from ..errors import UnreadableFileError
@@ -329,7 +330,7 @@ def provenance(
     else:
         files = pd.DataFrame({name: pd.Series(dtype="str") for name in FILE_COLUMNS})
     return Provenance(
-        source="" if source is None else os.fsdecode(source),
+        source="" if source is None else display_name(source),
         files=files.reset_index(drop=True),
         tables=audit.summary(),
         rejected=audit.rejected.reset_index(drop=True),

@@ -233,7 +233,17 @@ def notebook_html(
         },
     }
     body, _ = exporter.from_notebook_node(node, resources=resources)
-    return insert_contents(body)
+    return _utf8(insert_contents(body))
+
+
+def _utf8(page: str) -> str:
+    """The page as text that UTF-8 can hold: a byte of a file name that is not UTF-8
+    (a lone surrogate in a notebook's output) is written ``\\xNN``, as tables name it."""
+    try:
+        page.encode("utf-8")
+        return page
+    except UnicodeEncodeError:
+        return re.sub("[\\udc80-\\udcff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", page)
 
 
 def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> None:
