@@ -441,3 +441,19 @@ def test_text_output_escapes_control_characters_in_ids_and_names(tmp_path, capsy
     shown = f"{tmp_path}/r\\x1b[2K\\x0d\\x1b[32mALL CLEAN\\x0a.jsonl"
     assert f"{shown}:1: space_query [req-1\\x1b[2K\\r\\x1b[32mALL CLEAN]" in out
     assert f"{shown}:2: rejected_row: invalid JSON" in out
+
+
+def test_a_policy_file_whose_name_is_not_utf8_is_loaded_and_counted(tmp_path):
+    folder = os.fsencode(tmp_path)
+    policy = (ROOT / "data" / "policies" / "baseline.yaml").read_bytes()
+    with open(os.path.join(folder, b"base\xe9.yaml"), "wb") as stream:
+        stream.write(policy)
+    with open(os.path.join(folder, b"bad\xe9.yaml"), "wb") as stream:
+        stream.write(b"policy_id: [\n")
+    audit = _load(tmp_path)
+    counts = audit.sources.set_index("source_file")[["values_read", "loaded", "rejected"]]
+    assert counts.loc[f"{tmp_path}/base\\xe9.yaml"].tolist() == [1, 1, 0]
+    assert counts.loc[f"{tmp_path}/bad\\xe9.yaml"].tolist() == [1, 0, 1]
+    assert audit.rejected["source_file"].tolist() == [f"{tmp_path}/bad\\xe9.yaml"]
+    digests = audit.sources.set_index("source_file")["sha256"]
+    assert digests[f"{tmp_path}/base\\xe9.yaml"] == hashlib.sha256(policy).hexdigest()

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from .._core.records import Rejection, excerpt
-from .._core.sources import POLICY_SUFFIXES, resolve_sources
+from .._core.sources import POLICY_SUFFIXES, display_name, resolve_sources
 from ..errors import AuditError, PolicyError
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy
@@ -143,7 +143,7 @@ def load_policy(path: str | os.PathLike) -> Policy:
     >>> ea.load_policy("data/policies/baseline.yaml").policy_id  # doctest: +SKIP
     'baseline'
     """
-    source = str(path)
+    source = display_name(path)
     data, locate = read_policy_yaml(Path(path))
     try:
         return Policy.from_dict(data, source=source)
@@ -192,7 +192,7 @@ def load_policy_files(
             line = error.source_line or 0
             reason = error.detail
             rejections.append(
-                Rejection(str(path), line, "policies", reason, _excerpt_line(path, line))
+                Rejection(display_name(path), line, "policies", reason, _excerpt_line(path, line))
             )
             continue
         seen[policy.policy_id] = policy
