@@ -457,3 +457,19 @@ def test_a_policy_file_whose_name_is_not_utf8_is_loaded_and_counted(tmp_path):
     assert audit.rejected["source_file"].tolist() == [f"{tmp_path}/bad\\xe9.yaml"]
     digests = audit.sources.set_index("source_file")["sha256"]
     assert digests[f"{tmp_path}/base\\xe9.yaml"] == hashlib.sha256(policy).hexdigest()
+
+
+def test_verify_all_says_exit_2_when_a_file_could_not_be_read(tmp_path):
+    (tmp_path / "r.jsonl").write_text(_receipts(1), encoding="utf-8")
+    assert ea.verify_all(_load(tmp_path)).exit_status == 0
+    (tmp_path / "x.jsonl").symlink_to("/proc/self/mem")
+    assert ea.verify_all(_load(tmp_path)).exit_status == 2
+
+
+def test_a_glob_lists_what_it_matched_but_does_not_read(tmp_path):
+    (tmp_path / "r.jsonl").write_text(_receipts(1), encoding="utf-8")
+    (tmp_path / "r.csv").write_text("a,b\n", encoding="utf-8")
+    audit = _load(str(tmp_path / "r.*"))
+    skipped = audit.sources.dropna(subset=["skipped"])
+    assert skipped["source_file"].tolist() == [str(tmp_path / "r.csv")]
+    assert audit.files == [str(tmp_path / "r.jsonl")]

@@ -281,13 +281,15 @@ def scan_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> Sca
                 )
             found = [path]
         else:
-            found = sorted(Path(m) for m in glob.glob(os.fsdecode(item), recursive=True))
-            found = [m for m in found if suffix_of(m) and not os.path.isdir(m)]
+            matched = sorted(Path(m) for m in glob.glob(os.fsdecode(item), recursive=True))
+            matched = [m for m in matched if not os.path.isdir(m)]
+            found = [m for m in matched if suffix_of(m)]
             if not found:
                 raise AuditError(
                     f"{display_name(os.fsdecode(item))}: no such file or folder, and no "
                     "readable file matches it as a glob."
                 )
+            scan.skipped.extend((m, why) for m in matched if (why := _skip_reason(m.name)))
         for candidate in found:
             why = _not_regular(candidate)
             if why is None:
