@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html.parser
 import json
 import os
 import re
@@ -17,7 +18,8 @@ from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 import explicit_audit as ea
-from explicit_audit.report._html import clean_html
+from explicit_audit.report._header import header_html, insert_contents
+from explicit_audit.report._html import clean_html, provenance_html
 from explicit_audit.report.provenance import LIBRARIES, file_sha256, hash_dialects, provenance
 from explicit_audit.report.writer import (
     NotebookError,
@@ -555,3 +557,52 @@ def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, execute
             assert '<section aria-label="verdict"' in page
             if path.stem in missing:
                 assert missing[path.stem] in page.replace("<code>", "`").replace("</code>", "`")
+
+
+# --- the page's blocks, written by Jinja2 templates with autoescape --------------------
+
+
+class _Elements(html.parser.HTMLParser):
+    """The tags of a page and its text, as a browser's parser sees them."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parsed(markup: str) -> _Elements:
+    elements = _Elements()
+    elements.feed(markup)
+    return elements
+
+
+def test_every_value_in_the_header_contents_and_provenance_is_text(tmp_path):
+    hostile = tmp_path / "<i>a & 'b'"
+    hostile.mkdir()
+    receipt = json.dumps(make_receipt(query=ALERT))
+    (hostile / "<b>r.jsonl").write_text(f"{receipt}\n<em>not json</em>\n", encoding="utf-8")
+    with pytest.warns(ea.RejectedRowsWarning):
+        audit = ea.load(hostile, progress=False)
+    verification = ea.verify_all(audit)
+    data = f"{hostile}<script>"
+    header = header_html(f"Title {ALERT}", verification, data)
+    page = insert_contents(header + '<h2 id="x&amp;y">A <em>b</em> &lt;i&gt;</h2>')
+    appendix = provenance_html(
+        provenance(audit, str(hostile)), notebook="<u>n</u>.ipynb", notebook_sha256="<s>"
+    )
+    for block in (page, appendix):
+        tags = set(_parsed(block).tags)
+        assert not tags & {"script", "i", "b", "u", "s"}, tags
+    text = "".join(_parsed(page).text)
+    assert f"Title {ALERT}" in text and f"explicit-audit verify {data}" in text
+    assert "A b <i>" in text  # the contents entry: the heading's text, its markup dropped
+    text = "".join(_parsed(appendix).text)
+    assert "<u>n</u>.ipynb" in text and "<b>r.jsonl" in text and "<em>not json</em>" in text
+    assert _parsed(appendix).tags.count("details") == 4  # the appendix and its 3 folds

@@ -48,7 +48,6 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from pathlib import Path
 
 import nbformat
@@ -218,10 +217,7 @@ def notebook_html(
         ),
         enabled=True,
     )
-    if verification is None:
-        header = f'<header class="ea-header"><h1 class="ea-title">{escape(title)}</h1></header>'
-    else:
-        header = header_html(title, verification, facts.source)
+    header = header_html(title, verification, facts.source)
     resources = {
         "metadata": {"name": Path(name).stem},
         "explicit_audit": {
