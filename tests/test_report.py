@@ -18,10 +18,11 @@ from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 import explicit_audit as ea
-from explicit_audit.report._header import header_html, insert_contents
+from explicit_audit.report._header import TOC_PLACEHOLDER, header_html, insert_contents
 from explicit_audit.report._html import clean_html, provenance_html
 from explicit_audit.report.provenance import LIBRARIES, file_sha256, hash_dialects, provenance
 from explicit_audit.report.writer import (
+    PANEL_NOTE,
     NotebookError,
     ReportError,
     data_parameter,
@@ -243,6 +244,47 @@ def test_page_shows_markup_in_data_as_text(small_report):
     assert ALERT not in page
     # The table (pandas), the Markdown output (cleaned), the rejected row (provenance).
     assert page.count(escaped) >= 3
+
+
+def test_a_panel_that_only_runs_live_leaves_a_note_in_its_place():
+    widget = {"model_id": "abc", "version_major": 2, "version_minor": 0}
+    cell = new_code_cell("widgets.withheld_panel(audit)")
+    cell.outputs = [
+        new_output("display_data", {WIDGET_VIEW: widget, "text/plain": "VBox(children=...)"})
+    ]
+    plain = new_code_cell("print(1)")
+    plain.outputs = []
+    nb = static_outputs(_notebook("DATA = 'x'", cell, plain))
+    (note,) = nb.cells[2].outputs
+    assert note.data["text/html"] == PANEL_NOTE
+    assert "explicit-audit notebooks DIR" in clean_html(PANEL_NOTE)
+    assert nb.cells[3].outputs == []  # a cell that showed nothing still shows nothing
+
+
+def test_contents_number_sections_and_list_subsections_under_them():
+    page = (
+        f"<header>{TOC_PLACEHOLDER}</header>"
+        '<h3 id="lead">Before any section</h3>'
+        '<h2 id="one">One</h2><h3 id="one-a">One a</h3><h3 id="one-b">One b</h3>'
+        '<h2 id="two">Two &amp; <em>more</em></h2>'
+        '<h2 id="three">Three</h2><h3 id="three-a">Three a</h3>'
+    )
+    nav = insert_contents(page)
+    nav = nav[nav.index("<nav") : nav.index("</nav>")]
+    top = nav[nav.index("<ol>") + 4 : nav.rindex("</ol>")]
+    # The numbered list holds the sections and the appendix only: 1, 2, 3, 4.
+    depth, numbered = 0, []
+    for tag in re.findall(r"<(/?)(ul|li)\b", top):
+        closing, name = tag
+        if name == "ul":
+            depth += -1 if closing else 1
+        elif not closing and depth == 0:
+            numbered.append(tag)
+    assert len(numbered) == 5  # the lead-in (no section above it), One, Two, Three, appendix
+    assert nav.count('class="ea-sub"') == 3 and nav.count("<ul>") == 2
+    assert '<a href="#two">Two &amp; more</a>' in nav
+    assert nav.index('href="#one-b"') < nav.index('href="#two"') < nav.index('href="#three-a"')
+    assert '<li><a href="#lead">Before any section</a></li>' in nav
 
 
 def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small_report):

@@ -93,6 +93,9 @@ def header_html(title: str, verification: Verification | None, data: str) -> str
 def insert_contents(page: str) -> str:
     """Fill a page's contents with links to its second- and third-level headings.
 
+    The sections (``<h2>``) are numbered; each one's subsections (``<h3>``)
+    are listed under it, unnumbered, so the numbers count sections only.
+
     Parameters
     ----------
     page : str
@@ -105,11 +108,15 @@ def insert_contents(page: str) -> str:
         when the page has no heading).
     """
     body = page.split(TOC_PLACEHOLDER, 1)[1] if TOC_PLACEHOLDER in page else page
-    items = []
+    sections: list[dict] = []
     for level, anchor, inner in _HEADING.findall(body):
         text = " ".join(unescape(_TAG.sub("", inner)).split())
-        if text:
-            # The anchor as the page holds it (already escaped there).
-            items.append((level, Markup(anchor), text))
-    nav = render("contents.html.j2", items=items) if items else ""
+        if not text:
+            continue
+        # The anchor as the page holds it (already escaped there).
+        if level == "2" or not sections:  # a subsection before any section counts as one
+            sections.append({"anchor": Markup(anchor), "text": text, "subs": []})
+        else:  # under its section, unnumbered, so the numbers count sections: 1, 2, 3 ...
+            sections[-1]["subs"].append((Markup(anchor), text))
+    nav = render("contents.html.j2", sections=sections) if sections else ""
     return page.replace(TOC_PLACEHOLDER, nav, 1)

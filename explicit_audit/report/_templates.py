@@ -69,7 +69,8 @@ def render(name: str, **values) -> str:
     --------
     A value from the data is escaped:
 
-    >>> nav = render("contents.html.j2", items=[("2", "totals", "<b>Totals</b>")])
+    >>> sections = [{"anchor": "totals", "text": "<b>Totals</b>", "subs": []}]
+    >>> nav = render("contents.html.j2", sections=sections)
     >>> nav[nav.index("<ol>") :]  # doctest: +ELLIPSIS
     '<ol><li><a href="#totals">&lt;b&gt;Totals&lt;/b&gt;</a></li><li><a href="#provenance">...'
     """
