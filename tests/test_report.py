@@ -327,7 +327,9 @@ def test_failing_notebook_is_named(tmp_path):
     nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "fine.ipynb")
     with pytest.raises(NotebookError, match=r"broken\.ipynb(.|\n)*ZeroDivisionError"):
         write_reports(data, tmp_path / "out", notebooks)
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["fine.html"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fine.html", "index.html"]
+    index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'href="fine.html"' in index and "broken" not in index  # only the pages written
 
 
 def test_no_notebook(tmp_path):
@@ -522,7 +524,7 @@ def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch)
     monkeypatch.setattr(writer_module, "write_atomically", write_on_a_full_disk)
     with pytest.raises(OSError, match="No space left"):
         write_reports(data, out, notebooks)
-    assert [p.name for p in out.iterdir()] == ["one.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "one.html"]
     assert page.read_bytes() == previous
 
 
@@ -541,6 +543,7 @@ def test_stale_reports_are_removed_and_nothing_else(tmp_path):
     written = write_reports(data, out, notebooks, progress=lines.append)
     assert sorted(p.name for p in written) == ["kept.html", "new_name.html"]
     assert sorted(p.name for p in out.iterdir()) == [
+        "index.html",
         "kept.html",
         "new_name.html",
         "notes.html",

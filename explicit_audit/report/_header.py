@@ -26,7 +26,9 @@ _HEADING = re.compile(r'<h([23])\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.DOTA
 _TAG = re.compile(r"<[^>]+>")
 
 
-def verdict_html(verification: Verification, data: str) -> str:
+def verdict_html(
+    verification: Verification, data: str, *, appendix: str = "#provenance", per_check: bool = True
+) -> str:
     """The verdict banner: clean, or how many findings each check has, and the exit status.
 
     Parameters
@@ -35,6 +37,11 @@ def verdict_html(verification: Verification, data: str) -> str:
         :func:`~explicit_audit.verify_all` of the audit the page shows.
     data : str
         The data path, as given.
+    appendix : str, default "#provenance"
+        Where the provenance appendix is: this page's, or a page's from the index.
+    per_check : bool, default True
+        With the table of the checks that found something (the index shows
+        one tile per check instead).
 
     Returns
     -------
@@ -64,7 +71,8 @@ def verdict_html(verification: Verification, data: str) -> str:
         found=int(findings.sum()),
         checks_found=int((findings > 0).sum()),
         labels=labels,
-        rows=rows,
+        rows=rows if per_check else [],
+        appendix=appendix,
     )
 
 
