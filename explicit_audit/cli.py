@@ -7,8 +7,8 @@
     explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
                                [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
-                               [--undated check|skip] [--engine dask]
-    explicit-audit summary DATA [--engine dask]
+                               [--undated check|skip] [--engine dask [--sample-bytes N]]
+    explicit-audit summary DATA [--engine dask [--sample-bytes N]]
     explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
@@ -211,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
         "the default) or left out (skip); either way they are counted",
     )
     _engine_options(verify)
+    _sample_option(verify)
     verify.add_argument(
         "--expect",
         metavar="KINDS",
@@ -230,6 +231,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
+    _sample_option(summary)
 
     notebooks = commands.add_parser(
         "notebooks",
@@ -278,6 +280,27 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} bytes: give at least 1")
+    return value
+
+
+def _sample_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--sample-bytes",
+        type=_positive_bytes,
+        default=None,
+        metavar="N",
+        help="with --engine dask: the bytes of each file's head read to learn the tables' "
+        "columns (default 1 MiB); more when a key first appears later in a file",
+    )
+
+
 @contextlib.contextmanager
 def _engine(args: argparse.Namespace):
     """Run the command's computing on the scheduler ``--scheduler`` names.
@@ -295,7 +318,9 @@ def _version() -> str:
     return __version__
 
 
-def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
+def _load(
+    data: str, engine: str = "pandas", sample_bytes: int | None = None
+) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance; every file is read once more to hash it.
 
     For Dask tables the provenance is None: it is gathered after the checks,
@@ -308,7 +333,8 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
     with warnings.catch_warnings():
         # Every command reports rejected rows itself.
         warnings.simplefilter("ignore", RejectedRowsWarning)
-        audit = load(data, progress=sys.stderr.isatty(), engine=engine)
+        options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
+        audit = load(data, progress=sys.stderr.isatty(), engine=engine, **options)
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -320,7 +346,7 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data, args.engine)
+    audit, facts = _load(args.data, args.engine, args.sample_bytes)
     audit = audit.accounting()
     if facts is None:
         provenance(audit, args.data)  # hashing names a file that cannot be read (exit 2)
@@ -381,7 +407,7 @@ def _verify(args: argparse.Namespace) -> int:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
-    audit, facts = _load(args.data, args.engine)
+    audit, facts = _load(args.data, args.engine, args.sample_bytes)
     result = verify_all(audit, expect=args.expect)
     if facts is None:
         facts = provenance(result.accounting, args.data)
