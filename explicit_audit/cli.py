@@ -7,8 +7,8 @@
     explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
                                [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
-                               [--undated check|skip] [--engine dask]
-    explicit-audit summary DATA [--engine dask]
+                               [--undated check|skip] [--engine dask [--sample-bytes N]]
+    explicit-audit summary DATA [--engine dask [--sample-bytes N]]
     explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
@@ -221,6 +221,7 @@ def _parser() -> argparse.ArgumentParser:
         "the default) or left out (skip); either way they are counted",
     )
     _engine_options(verify)
+    _sample_option(verify)
     verify.add_argument(
         "--expect",
         metavar="KINDS",
@@ -240,6 +241,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
+    _sample_option(summary)
 
     notebooks = commands.add_parser(
         "notebooks",
@@ -288,6 +290,27 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} bytes: give at least 1")
+    return value
+
+
+def _sample_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--sample-bytes",
+        type=_positive_bytes,
+        default=None,
+        metavar="N",
+        help="with --engine dask: the bytes of each file's head read to learn the tables' "
+        "columns (default 1 MiB); more when a key first appears later in a file",
+    )
+
+
 @contextlib.contextmanager
 def _engine(args: argparse.Namespace):
     """Run the command's computing on the scheduler ``--scheduler`` names.
@@ -305,7 +328,9 @@ def _version() -> str:
     return __version__
 
 
-def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
+def _load(
+    data: str, engine: str = "pandas", sample_bytes: int | None = None
+) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance, from the one pass that read the files.
 
     For Dask tables the provenance is None: it is gathered after the checks,
@@ -317,7 +342,8 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
     with warnings.catch_warnings():
         # Every command reports rejected rows itself.
         warnings.simplefilter("ignore", RejectedRowsWarning)
-        audit = load(data, progress=sys.stderr.isatty(), engine=engine)
+        options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
+        audit = load(data, progress=sys.stderr.isatty(), engine=engine, **options)
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -367,7 +393,7 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, _ = _load(args.data, args.engine)
+    audit, _ = _load(args.data, args.engine, args.sample_bytes)
     audit = audit.accounting()
     _refuse_unreadable(audit.rejected)
     print(f"explicit-audit summary {_shown(args.data)}: {len(audit.files)} files\n")
@@ -428,7 +454,7 @@ def _verify(args: argparse.Namespace) -> int:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
-    audit, facts = _load(args.data, args.engine)
+    audit, facts = _load(args.data, args.engine, args.sample_bytes)
     result = verify_all(audit, expect=args.expect)
     if facts is None:
         _refuse_unreadable(result.accounting.rejected)
