@@ -214,6 +214,21 @@ def test_linked_folders_are_followed_once_by_real_path(tmp_path, capsys):
     assert re.search(r"^\s*receipts\s+3$", capsys.readouterr().out, re.MULTILINE)
 
 
+def test_a_folder_is_read_under_its_own_name_not_a_link_to_it(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "r.jsonl").write_text(_receipts(1), encoding="utf-8")
+    (tmp_path / "a_link").symlink_to(tmp_path / "b")  # sorts first, read second
+    audit = _load(tmp_path)
+    assert audit.files == [str(tmp_path / "b" / "r.jsonl")]
+    skipped = audit.sources.dropna(subset=["skipped"])[["source_file", "skipped"]]
+    assert skipped.values.tolist() == [
+        [
+            str(tmp_path / "a_link"),
+            f"a link to a folder already read ({tmp_path / 'b'}): not read again",
+        ]
+    ]
+
+
 def test_files_skipped_for_their_name_are_listed_and_counted(tmp_path, capsys):
     (tmp_path / "r.jsonl").write_text(_receipts(2), encoding="utf-8")
     (tmp_path / "notes.txt").write_text("not a log", encoding="utf-8")

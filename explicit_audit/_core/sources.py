@@ -201,19 +201,21 @@ def _walk(folder: Path, scan: Scan) -> list[Path]:
     # link loop cannot make the walk endless.
     for root, dirs, files in os.walk(folder, onerror=cannot_list, followlinks=True):
         kept = []
-        for name in sorted(dirs):
+        # Folders themselves before links to them: a folder is read under its own name.
+        for name in sorted(dirs, key=lambda d: (os.path.islink(os.path.join(root, d)), d)):
             path = Path(root, name)
             if name.startswith("."):
                 scan.skipped.append((path, "a hidden folder: not read"))
                 continue
             real = _real(path)
             if real in walked:
-                why = f"a link to a folder already read ({display_name(real)}): not read again"
+                what = "a link to a folder" if path.is_symlink() else "a folder"
+                why = f"{what} already read ({display_name(real)}): not read again"
                 scan.skipped.append((path, why))
                 continue
             walked.add(real)
             kept.append(name)
-        dirs[:] = kept
+        dirs[:] = sorted(kept)
         for name in files:
             why = _skip_reason(name)
             if why is None:
