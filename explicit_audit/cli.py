@@ -606,8 +606,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("", None, exc, type(exc).__name__, output=_asked_format(argv))
     output = _asked_format(argv) if args.command == "verify" else "text"
     data = getattr(args, "data", None)
-    if data is not None and not Path(data).exists() and not any(ch in data for ch in "*?["):
-        missing = AuditError(f"{_shown(data)}: no such file or folder")
+    why = None if data is None or any(ch in data for ch in "*?[") else _not_there(data)
+    if why is not None:
+        missing = AuditError(f"{_shown(data)}: {why}")
         missing.source_file = _shown(data)
         return _fail(args.command, data, missing, "InputError", output=output)
     signalled: list[int] = []
@@ -624,6 +625,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signalled:
         return _interrupted(args.command, signalled[0])
     return status
+
+
+def _not_there(data: str) -> str | None:
+    """Why DATA names nothing (no such file, a name too long), or None when it exists."""
+    try:
+        os.stat(data)
+    except FileNotFoundError:
+        return "no such file or folder"
+    except OSError as exc:  # a name too long, a loop of links, a file used as a folder
+        return exc.strerror or str(exc)
+    return None
 
 
 def _interrupted(command: str, signum: int) -> int:

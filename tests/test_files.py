@@ -488,3 +488,14 @@ def test_a_glob_lists_what_it_matched_but_does_not_read(tmp_path):
     skipped = audit.sources.dropna(subset=["skipped"])
     assert skipped["source_file"].tolist() == [str(tmp_path / "r.csv")]
     assert audit.files == [str(tmp_path / "r.jsonl")]
+
+
+def test_a_path_too_long_is_a_clean_error(tmp_path, capsys):
+    long = str(tmp_path / ("a" * 5000))
+    with pytest.raises(ea.AuditError, match="File name too long"):
+        ea.load(long)
+    assert main(["verify", long, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "File name too long" in _strict(captured.out)["error"]["message"]
+    assert main(["summary", str(tmp_path / ("a/" * 3000))]) == 2
+    assert "File name too long" in capsys.readouterr().err

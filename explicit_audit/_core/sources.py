@@ -263,6 +263,12 @@ def scan_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> Sca
     files: list[Path] = []
     for item in sources:
         path = Path(os.fsdecode(item))
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            pass  # maybe a glob, or a dangling link: told apart below
+        except OSError as exc:  # a name too long, a loop of links: not a source to read
+            raise AuditError(f"{display_name(path)}: {exc.strerror or exc}") from None
         if path.is_dir():
             before = len(scan.problems)
             found = _walk(path, scan)
