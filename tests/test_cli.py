@@ -168,18 +168,23 @@ def test_report_failing_notebook_exits_1(clean, tmp_path, capsys):
     assert "x.ipynb" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("what", ["missing", "empty", "no_parameters"])
+@pytest.mark.parametrize("what", ["missing", "empty", "no_parameters", "not_json"])
 def test_report_without_usable_notebooks_exits_2(clean, tmp_path, capsys, what):
     notebooks = tmp_path / "notebooks"
     if what != "missing":
         notebooks.mkdir()
     if what == "no_parameters":
         nbformat.write(new_notebook(cells=[new_code_cell("1")]), notebooks / "x.ipynb")
+    if what == "not_json":
+        (notebooks / "x.ipynb").write_text("not json\n", encoding="utf-8")
     assert (
         main(["report", str(clean), "--out", str(tmp_path / "o"), "--notebooks", str(notebooks)])
         == 2
     )
-    assert capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err
+    if what == "not_json":
+        assert f"{notebooks / 'x.ipynb'}: not a notebook" in err
 
 
 def test_command_line_exit_status(dirty):

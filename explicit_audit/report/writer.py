@@ -295,6 +295,18 @@ def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> Non
         )
 
 
+def _read_notebook(path: Path) -> nbformat.NotebookNode:
+    """A notebook file, or a ReportError naming it when it is not one (not JSON, unreadable)."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ReportError(f"{display_name(path)}: cannot read the notebook ({reason})") from None
+    except (ValueError, nbformat.ValidationError) as exc:  # NotJSONError is a ValueError
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReportError(f"{display_name(path)}: not a notebook ({reason[:200]})") from None
+
+
 def _notebooks(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
@@ -380,7 +392,7 @@ def write_reports(
     if engine not in ENGINES:
         raise ReportError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     lazy = engine == "dask"
-    read = {path.name: nbformat.read(path, as_version=4) for path in paths}
+    read = {path.name: _read_notebook(path) for path in paths}
     if lazy:  # before any work: a notebook that would load in memory is refused
         for path in paths:
             _require_engine_parameter(read[path.name], path.name)
