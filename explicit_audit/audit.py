@@ -279,7 +279,8 @@ def audit_of_reading(
     for docs in declared:
         found = docs.empty()
         if reading.policy_files:
-            found, problems = docs.load(reading.policy_files)
+            # The bytes the load hashed, not the files read again.
+            found, problems = docs.load(reading.held_policies or reading.policy_files)
             rejections.extend(problems)
         loaded[docs.name] = found
         loaded_files.extend(docs.files(found))

@@ -499,3 +499,18 @@ def test_a_path_too_long_is_a_clean_error(tmp_path, capsys):
     assert "File name too long" in _strict(captured.out)["error"]["message"]
     assert main(["summary", str(tmp_path / ("a/" * 3000))]) == 2
     assert "File name too long" in capsys.readouterr().err
+
+
+def test_a_policy_is_hashed_as_it_is_parsed_on_dask(tmp_path):
+    # On Dask the policies are parsed when the load is planned; the rows are read
+    # at compute time. A policy rewritten in between must keep the hash of the
+    # bytes that were parsed, not of the file as it is when the rows are read.
+    policy = tmp_path / "baseline.yaml"
+    body = (ROOT / "data" / "policies" / "baseline.yaml").read_bytes()
+    policy.write_bytes(body)
+    (tmp_path / "r.jsonl").write_text(_receipts(1), encoding="utf-8")
+    lazy = ea.load(tmp_path, engine="dask")
+    policy.write_bytes(body.replace(b"baseline", b"changed!"))
+    digests = lazy.accounting().sources.set_index("source_file")["sha256"]
+    assert digests[str(policy)] == hashlib.sha256(body).hexdigest()
+    assert list(lazy.policies) == ["baseline"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
-from .content import BytesReader, FileDigest, FileReader, file_digest
+from .content import BytesReader, FileDigest, FileReader, HeldFile, hold_file
 from .limits import Limits
 from .pipeline import PieceReader
 from .records import KindTables, RecordKind, Rejection, blame_cut
@@ -105,6 +105,9 @@ class Reading:
         Per file read to its end: the size and SHA-256 of its bytes as read.
     skipped : list of (str, str)
         What the listing passed over on purpose (as shown in tables), and why.
+    held_policies : list
+        The policy files as the policies' reader reads them
+        (:meth:`hold_policy_files`).
     """
 
     files: list[str]
@@ -116,6 +119,7 @@ class Reading:
     overflow: dict[str, list[int]] = field(default_factory=dict)
     digests: dict[str, FileDigest] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    held_policies: list = field(default_factory=list)
 
     def emit(self, kind: str, segment: tuple) -> None:
         """Add a kind's segment (a columnar part or values)."""
@@ -136,14 +140,28 @@ class Reading:
         for path in self.policy_files:
             self.values_read[display_name(path)] = 1
 
-    def hash_policy_files(self) -> None:
-        """The size and SHA-256 of each policy file, or a rejection when it cannot be read."""
+    def hold_policy_files(self) -> list[HeldFile | Path]:
+        """Read each policy file once, whole, hashing it; what the policies' reader reads.
+
+        Returns
+        -------
+        list
+            Per policy file, in order, its :class:`HeldFile` (the reader parses
+            the bytes that were hashed), or its path when it cannot be read (a
+            file-level rejection says why; the reader says it too).
+        """
+        held: list[HeldFile | Path] = []
         for path in self.policy_files:
             name = display_name(path)
             try:
-                self.digests[name] = file_digest(path)
+                kept = hold_file(path)
             except OSError as exc:
                 self.reject(Rejection(name, 0, "file", f"{CANNOT_READ}{exc.strerror or exc}", ""))
+                held.append(path)
+                continue
+            self.digests[name] = kept.digest
+            held.append(kept)
+        return held
 
     def overflow_rows(self) -> list[Rejection]:
         """One row per file summing up the rejections past the cap."""
@@ -266,7 +284,7 @@ def read_all(
     for path in _progress(listing.data_files, progress, "reading"):
         _read_with(reading, FileReader(path, reading.limits), kinds, keep)
     reading.count_policy_files()
-    reading.hash_policy_files()
+    reading.held_policies = reading.hold_policy_files()
     return reading
 
 

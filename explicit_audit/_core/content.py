@@ -25,6 +25,7 @@ read before it is still handed over.
 from __future__ import annotations
 
 import hashlib
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,7 +36,16 @@ from .limits import Limits
 from .records import Rejection, excerpt
 from .sources import CANNOT_READ, display_name, is_gzip_name, is_jsonl_name
 
-__all__ = ["PIECE_BYTES", "BytesReader", "FileDigest", "FileReader", "Piece", "file_digest"]
+__all__ = [
+    "PIECE_BYTES",
+    "BytesReader",
+    "FileDigest",
+    "FileReader",
+    "HeldFile",
+    "Piece",
+    "file_digest",
+    "hold_file",
+]
 
 PIECE_BYTES = 1 << 24
 _READ_BYTES = 1 << 20
@@ -112,6 +122,57 @@ def file_digest(path: str | Path) -> FileDigest:
     """
     with open(path, "rb") as handle:
         return _Tap(handle).digest()
+
+
+@dataclass(frozen=True)
+class HeldFile:
+    """A small file read once, whole: its path, its bytes and their digest.
+
+    A reader given it (a policy's YAML reader) reads these bytes, not the file
+    again: what it parses is exactly what was hashed.
+
+    Attributes
+    ----------
+    path : Path
+    data : bytes
+    digest : FileDigest
+    """
+
+    path: Path
+    data: bytes
+    digest: FileDigest
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    @property
+    def name(self) -> str:
+        """The file's name, as ``Path.name``."""
+        return self.path.name
+
+    def read_bytes(self) -> bytes:
+        """The bytes read, as ``Path.read_bytes`` would give them."""
+        return self.data
+
+    def read_text(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        """The bytes read as text, as ``Path.read_text`` would give them."""
+        return self.data.decode(encoding, errors)
+
+
+def hold_file(path: str | Path) -> HeldFile:
+    """Read a (small) file once, whole, hashing it as it is read.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be opened or read.
+    """
+    with open(path, "rb") as handle:
+        tap = _Tap(handle)
+        chunks = []
+        while chunk := tap.read(_READ_BYTES):
+            chunks.append(chunk)
+        return HeldFile(Path(path), b"".join(chunks), tap.digest())
 
 
 @dataclass(frozen=True, slots=True)

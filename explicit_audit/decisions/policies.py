@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._core.content import HeldFile
 from .._core.records import Rejection, excerpt
 from .._core.sources import POLICY_SUFFIXES, display_name, resolve_sources
 from ..errors import AuditError, PolicyError
@@ -144,7 +145,8 @@ def load_policy(path: str | os.PathLike) -> Policy:
     'baseline'
     """
     source = display_name(path)
-    data, locate = read_policy_yaml(Path(path))
+    # A file the load held is parsed from the bytes it hashed, not read again.
+    data, locate = read_policy_yaml(path if isinstance(path, HeldFile) else Path(path))
     try:
         return Policy.from_dict(data, source=source)
     except PolicyError as error:
@@ -202,7 +204,8 @@ def load_policy_files(
 
 def _excerpt_line(path: str | os.PathLike, line: int) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        held = path if isinstance(path, HeldFile) else Path(path)
+        text = held.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
     lines = text.splitlines()

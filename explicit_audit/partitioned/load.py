@@ -219,11 +219,15 @@ def _finish(
     policy_rejections: list[Rejection],
     skipped: list[tuple[str, str]],
     split: dict[str, Path],
+    held: Reading,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     reading = tally.reading
     reading.skipped = list(skipped)
     reading.policy_files = list(policy_files)
-    reading.hash_policy_files()
+    # The policies were read, hashed and parsed once, when the load was planned.
+    reading.digests.update(held.digests)
+    for rejection in held.rejections:
+        reading.reject(rejection)
     _hash_split_files(reading, split)
     rejections = [*reading.rejections, *tally.built, *policy_rejections, *reading.overflow_rows()]
     rejected = rejected_frame(in_file_order(rejections, files))
@@ -451,9 +455,10 @@ def load_partitioned(
     if strict and problems:
         first = problems[0]
         raise InputError(first.source_file, None, first.reason)
+    held = Reading([], policy_files, limits)
     documents, policy_rejections, loaded_files = _documents(
         [kind.documents for kind in kinds if keep is None and kind.documents is not None],
-        policy_files,
+        held.hold_policy_files() if policy_files else [],
         strict,
     )
 
@@ -462,7 +467,15 @@ def load_partitioned(
     parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
     split = {part.name: part.path for part in parts if not part.whole}
-    finish = (listing.names, policy_files, loaded_files, policy_rejections, listing.skipped, split)
+    finish = (
+        listing.names,
+        policy_files,
+        loaded_files,
+        policy_rejections,
+        listing.skipped,
+        split,
+        held,
+    )
     graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish)
 
     def table(layer: Mapping, keys: list, meta: pd.DataFrame, name: str):
