@@ -7,8 +7,8 @@
     explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
                                [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
-                               [--undated check|skip] [--engine dask]
-    explicit-audit summary DATA [--engine dask]
+                               [--undated check|skip] [--strict-keys] [--engine dask]
+    explicit-audit summary DATA [--strict-keys] [--engine dask]
     explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
@@ -211,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
         "the default) or left out (skip); either way they are counted",
     )
     _engine_options(verify)
+    _strict_keys_option(verify)
     verify.add_argument(
         "--expect",
         metavar="KINDS",
@@ -230,6 +231,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
+    _strict_keys_option(summary)
 
     notebooks = commands.add_parser(
         "notebooks",
@@ -259,6 +261,15 @@ def _parser() -> argparse.ArgumentParser:
     kinds = [kind.name for kind in registry.kinds() if kind.shapes]
     schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
     return parser
+
+
+def _strict_keys_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--strict-keys",
+        action="store_true",
+        help="reject a record holding a key its kind does not declare (a rejected row naming "
+        "file, line and key, so exit 1), instead of an unknown_key notice",
+    )
 
 
 def _engine_options(command: argparse.ArgumentParser) -> None:
@@ -295,7 +306,9 @@ def _version() -> str:
     return __version__
 
 
-def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
+def _load(
+    data: str, engine: str = "pandas", *, strict_keys: bool = False
+) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance; every file is read once more to hash it.
 
     For Dask tables the provenance is None: it is gathered after the checks,
@@ -308,7 +321,7 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
     with warnings.catch_warnings():
         # Every command reports rejected rows itself.
         warnings.simplefilter("ignore", RejectedRowsWarning)
-        audit = load(data, progress=sys.stderr.isatty(), engine=engine)
+        audit = load(data, progress=sys.stderr.isatty(), engine=engine, strict_keys=strict_keys)
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -320,7 +333,7 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data, args.engine)
+    audit, facts = _load(args.data, args.engine, strict_keys=args.strict_keys)
     audit = audit.accounting()
     if facts is None:
         provenance(audit, args.data)  # hashing names a file that cannot be read (exit 2)
@@ -381,7 +394,7 @@ def _verify(args: argparse.Namespace) -> int:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
-    audit, facts = _load(args.data, args.engine)
+    audit, facts = _load(args.data, args.engine, strict_keys=args.strict_keys)
     result = verify_all(audit, expect=args.expect)
     if facts is None:
         facts = provenance(result.accounting, args.data)

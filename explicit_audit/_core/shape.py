@@ -150,12 +150,16 @@ class Shape:
         How it is recognised, in a few words.
     fields : tuple of Field
         The top-level fields.
+    record : tuple of str, optional
+        The dotted paths of the record's id, the first present one used
+        (``("decision_id",)``), for the findings about its keys.
     """
 
     kind: str
     name: str
     doc: str
     fields: tuple[Field, ...]
+    record: tuple[str, ...] = ()
 
     def field(self, path: str) -> Field:
         """The field at the dotted ``path`` (``"inputs.confidence"``)."""

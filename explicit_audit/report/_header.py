@@ -30,6 +30,9 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 def verdict_html(verification: Verification, data: str) -> str:
     """The verdict banner: clean, or how many findings each check has, and the exit status.
 
+    Below it, the keys the records hold that their kinds do not declare, or
+    leave to a default, counted per key (``Verification.key_counts()``).
+
     Parameters
     ----------
     verification : Verification
@@ -91,7 +94,31 @@ def verdict_html(verification: Verification, data: str) -> str:
     return (
         f'<section class="{css}" id="verdict" aria-label="verdict">'
         f'<p class="ea-verdict-line">{line} Every check runs over all the data; '
-        f'<a href="#provenance">what was read</a> is in the appendix.</p>{table}</section>'
+        f'<a href="#provenance">what was read</a> is in the appendix.</p>{table}'
+        f"{_keys_html(verification)}</section>"
+    )
+
+
+def _keys_html(verification: Verification) -> str:
+    """The keys not as declared, per key, so that a producer's schema drift shows at once."""
+    keys = verification.key_counts()
+    if not len(keys):
+        return ""
+    rows = []
+    for row in keys.itertuples(index=False):
+        near = row.suggestion
+        suggestion = f"<code>{escape(near)}</code>" if isinstance(near, str) else ""
+        rows.append(
+            f"<tr><td><code>{escape(row.key)}</code></td><td>{escape(row.kind)}</td>"
+            f"<td>{escape(row.note)}</td><td>{int(row.count):,}</td><td>{escape(row.files)}</td>"
+            f"<td>{suggestion}</td></tr>"
+        )
+    head = "".join(f"<th>{name}</th>" for name in ("key", "kind", "note", "records", "files",
+                                                   "did you mean"))  # fmt: skip
+    return (
+        '<p class="ea-verdict-keys">Keys not as declared (<code>record_keys</code>), per key:</p>'
+        f'<div class="ea-scroll"><table class="ea-verdict-table ea-verdict-keys">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
