@@ -58,6 +58,7 @@ __all__ = [
     "key_notes",
     "keys_frame",
     "likely_typo",
+    "nearest_shape",
     "settle",
     "shape_of",
     "shape_problems",
@@ -201,8 +202,9 @@ def closest_key(key: str, declared: Iterable[str]) -> str | None:
 
 
 def shape_of(shapes: Sequence[Shape], value: Any) -> Shape | None:
-    """The declared shape that fits ``value`` best: none of its required keys missing,
-    then the fewest unknown keys at any level, then the most top-level keys it declares.
+    """The declared shape that fits ``value`` best: the fewest of its required keys
+    missing, then the most top-level keys it declares, then the fewest unknown keys at
+    any level.
 
     None when ``value`` is not an object or no shape is declared.
     """
@@ -215,9 +217,33 @@ def shape_of(shapes: Sequence[Shape], value: Any) -> Shape | None:
         names = {field.name for field in shape.fields}
         missing = sum(1 for field in shape.fields if field.required and field.name not in value)
         unknown = sum(1 for note in key_notes(shape, value) if note.note == UNKNOWN_KEY)
-        return (missing, unknown, -sum(1 for key in value if key in names))
+        return (missing, -sum(1 for key in value if key in names), unknown)
 
     return min(shapes, key=fit)
+
+
+def nearest_shape(shapes: Iterable[Shape], value: dict) -> str | None:
+    """For a value no kind claims: the declared shape sharing most of its top-level keys,
+    and the required keys it lacks (``"requests (request), which needs payload"``).
+
+    None when no shape shares two keys with it, or none lacks a required key.
+    """
+    best: tuple[int, int, Shape, list[str]] | None = None
+    for shape in shapes:
+        names = {field.name for field in shape.fields}
+        shared = sum(1 for key in value if key in names)
+        missing = [f.name for f in shape.fields if f.required and f.name not in value]
+        if shared >= 2 and missing and (best is None or (shared, -len(missing)) > best[:2]):
+            best = (shared, -len(missing), shape, missing)
+    if best is None:
+        return None
+    shape, missing = best[2], best[3]
+    others = [key for key in value if key not in {field.name for field in shape.fields}]
+    needs = []
+    for name in missing:
+        typo = likely_typo(name, others)
+        needs.append(f"{name} (is `{typo}` a typo of it?)" if typo else name)
+    return f"{shape.kind} ({shape.name}), which needs {', '.join(needs)}"
 
 
 def _record_id(shape: Shape, value: dict) -> str | None:
