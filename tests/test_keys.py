@@ -44,12 +44,14 @@ def _write(folder: Path, name: str, records: list[dict], *, policies: bool = Fal
     return path
 
 
-def _verify(folder: Path, engine: str = "pandas", **options) -> ea.Verification:
+def _verify(
+    folder: Path, engine: str = "pandas", scheduler="synchronous", **options
+) -> ea.Verification:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ea.RejectedRowsWarning)
         audit = ea.load(folder, progress=False, engine=engine, **options)
     if engine == "dask":
-        with dask.config.set(scheduler="synchronous"):
+        with dask.config.set(scheduler=scheduler):
             return ea.verify_all(audit)
     return ea.verify_all(audit)
 
@@ -239,7 +241,7 @@ def test_the_columnar_path_hands_an_undeclared_key_to_the_exact_path(tmp_path):
     assert policy["source_line"].tolist() == before["source_line"].tolist()
 
 
-def test_both_engines_find_the_same_keys(tmp_path):
+def test_both_engines_find_the_same_keys(tmp_path, cluster):
     decisions = [_decision() for _ in range(3)]
     decisions[0]["inputs"]["confidance"] = decisions[0]["inputs"].pop("confidence")
     del decisions[2]["decision"]["used_fallback"]
@@ -247,10 +249,13 @@ def test_both_engines_find_the_same_keys(tmp_path):
     receipt["withheld"]["audienceID"] = receipt["withheld"].pop("audienceId")
     _write(tmp_path, "dec.jsonl", decisions, policies=True)
     _write(tmp_path / "more", "rec.jsonl", [_receipt(), receipt])
-    memory, lazy = _verify(tmp_path), _verify(tmp_path, engine="dask")
+    memory = _verify(tmp_path)
     assert len(memory.findings.query("check == 'record_keys'")) == 4
-    assert lazy.findings.astype(str).equals(memory.findings.astype(str))
-    assert lazy.key_counts().equals(memory.key_counts())
+    # In this process, and in worker processes (the shapes pickled to them).
+    for scheduler in ("synchronous", cluster.get):
+        lazy = _verify(tmp_path, engine="dask", scheduler=scheduler)
+        assert lazy.findings.astype(str).equals(memory.findings.astype(str))
+        assert lazy.key_counts().equals(memory.key_counts())
     strict_memory = _verify(tmp_path, strict_keys=True)
     strict_lazy = _verify(tmp_path, engine="dask", strict_keys=True)
     assert strict_lazy.findings.astype(str).equals(strict_memory.findings.astype(str))

@@ -79,6 +79,11 @@ class _NoDefault:
     def __repr__(self) -> str:
         return "NO_DEFAULT"
 
+    def __reduce__(self) -> str:
+        # Unpickled (a Dask worker process) as the one module-level object, so
+        # that ``is NO_DEFAULT`` holds there too.
+        return "NO_DEFAULT"
+
 
 #: A field the producer gives no default: absent, it is missing.
 NO_DEFAULT: Any = _NoDefault()
