@@ -213,13 +213,20 @@ def shape_of(shapes: Sequence[Shape], value: Any) -> Shape | None:
     if len(shapes) == 1:
         return shapes[0]
 
-    def fit(shape: Shape) -> tuple[int, int, int]:
+    def fit(shape: Shape) -> tuple[int, int]:
         names = {field.name for field in shape.fields}
         missing = sum(1 for field in shape.fields if field.required and field.name not in value)
-        unknown = sum(1 for note in key_notes(shape, value) if note.note == UNKNOWN_KEY)
-        return (missing, -sum(1 for key in value if key in names), unknown)
+        return (missing, -sum(1 for key in value if key in names))
 
-    return min(shapes, key=fit)
+    fits = [fit(shape) for shape in shapes]
+    best = min(fits)
+    tied = [shape for shape, found in zip(shapes, fits, strict=True) if found == best]
+    if len(tied) == 1:
+        return tied[0]
+    # Alike at the top level (a plan canonical or flat): the fewest unknown keys below it.
+    return min(
+        tied, key=lambda shape: sum(1 for n in key_notes(shape, value) if n.note == UNKNOWN_KEY)
+    )
 
 
 def nearest_shape(shapes: Iterable[Shape], value: dict) -> str | None:
