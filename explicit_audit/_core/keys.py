@@ -31,6 +31,7 @@ The notes become ``Audit.keys`` (:data:`KEY_COLUMNS`), and
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -173,6 +174,12 @@ def likely_typo(key: str, declared: Iterable[str]) -> str | None:
     Shorter names must fold to the same spelling: a logger's ``ts`` or
     ``id`` is no typo of anything.
     """
+    return _likely_typo(key, tuple(declared))
+
+
+@functools.lru_cache(maxsize=8192)
+def _likely_typo(key: str, declared: tuple[str, ...]) -> str | None:
+    # A log repeats its keys on every line: each pair is judged once.
     folded = _folded(key)
     best: tuple[int, str] | None = None
     for name in declared:
@@ -224,9 +231,7 @@ def shape_of(shapes: Sequence[Shape], value: Any) -> Shape | None:
     if len(tied) == 1:
         return tied[0]
     # Alike at the top level (a plan canonical or flat): the fewest unknown keys below it.
-    return min(
-        tied, key=lambda shape: sum(1 for n in key_notes(shape, value) if n.note == UNKNOWN_KEY)
-    )
+    return min(tied, key=lambda shape: _unknown_count(_level(shape.fields), value, True))
 
 
 def nearest_shape(shapes: Iterable[Shape], value: dict) -> str | None:
@@ -267,44 +272,92 @@ def _checked_object(field: Field) -> bool:
     return field.type == "object" and not field.open
 
 
-def _walk_keys(
-    fields: Sequence[Field], value: dict, prefix: str, where: str, top: bool, notes: list
-) -> None:
-    declared = {field.name: field for field in fields}
+class _Level:
+    """One declared object level, prepared once: its names, and what to look at below it."""
+
+    __slots__ = ("arrays", "declared", "defaults", "names", "objects")
+
+    def __init__(self, fields: Sequence[Field]) -> None:
+        self.declared = frozenset(field.name for field in fields)
+        self.names = tuple(field.name for field in fields)
+        self.defaults = tuple(
+            (field.name, orjson.dumps(field.default).decode())
+            for field in fields
+            if field.has_default
+        )
+        self.objects = tuple(
+            (field.name, _level(field.fields)) for field in fields if _checked_object(field)
+        )
+        self.arrays = tuple(
+            (field.name, _level(field.items.fields))
+            for field in fields
+            if field.type == "array" and field.items is not None and _checked_object(field.items)
+        )
+
+
+_LEVELS: dict[int, tuple[Sequence[Field], _Level]] = {}
+
+
+def _level(fields: Sequence[Field]) -> _Level:
+    # By identity: declarations are module constants (or their copies in a worker).
+    found = _LEVELS.get(id(fields))
+    if found is None or found[0] is not fields:
+        found = _LEVELS[id(fields)] = (fields, _Level(fields))
+    return found[1]
+
+
+def _walk_keys(level: _Level, value: dict, prefix: str, where: str, top: bool, notes: list) -> None:
+    declared = level.declared
     for key in value:
         if key in declared:
             continue
         if top:
-            typo = likely_typo(key, declared)
+            typo = _likely_typo(key, level.names)
             if typo is not None:
                 notes.append(KeyNote(UNKNOWN_KEY, f"{prefix}{key}", f"{prefix}{typo}"))
             continue
-        near = closest_key(key, declared)
+        near = closest_key(key, level.names)
         notes.append(
             KeyNote(UNKNOWN_KEY, f"{prefix}{key}", f"{prefix}{near}" if near else None, where=where)
         )
-    for field in fields:
-        path = f"{prefix}{field.name}"
-        if field.name not in value:
-            if field.has_default:
-                default = orjson.dumps(field.default).decode()
-                notes.append(KeyNote(DEFAULTED_FIELD, path, default=default, where=where))
-            continue
-        item = value[field.name]
-        if _checked_object(field) and isinstance(item, dict):
-            _walk_keys(field.fields, item, path + ".", where, False, notes)
-        elif field.type == "array" and field.items is not None and isinstance(item, list):
-            if _checked_object(field.items):
-                for index, element in enumerate(item):
-                    if isinstance(element, dict):
-                        at = f"{where + ' ' if where else ''}{path}[{index}]"
-                        _walk_keys(field.items.fields, element, path + "[].", at, False, notes)
+    for name, default in level.defaults:
+        if name not in value:
+            notes.append(KeyNote(DEFAULTED_FIELD, f"{prefix}{name}", default=default, where=where))
+    for name, below in level.objects:
+        item = value.get(name)
+        if isinstance(item, dict):
+            _walk_keys(below, item, f"{prefix}{name}.", where, False, notes)
+    for name, below in level.arrays:
+        item = value.get(name)
+        if isinstance(item, list):
+            for index, element in enumerate(item):
+                if isinstance(element, dict):
+                    at = f"{where + ' ' if where else ''}{prefix}{name}[{index}]"
+                    _walk_keys(below, element, f"{prefix}{name}[].", at, False, notes)
+
+
+def _unknown_count(level: _Level, value: dict, top: bool) -> int:
+    """How many keys :func:`key_notes` would say are unknown (no suggestion looked for)."""
+    count = 0
+    for key in value:
+        if key not in level.declared:
+            count += 1 if not top else _likely_typo(key, level.names) is not None
+    for name, below in level.objects:
+        item = value.get(name)
+        if isinstance(item, dict):
+            count += _unknown_count(below, item, False)
+    for name, below in level.arrays:
+        item = value.get(name)
+        if isinstance(item, list):
+            count += sum(_unknown_count(below, e, False) for e in item if isinstance(e, dict))
+    return count
 
 
 def key_notes(shape: Shape, value: dict) -> list[KeyNote]:
     """Every unknown key and defaulted field of ``value``, read as ``shape``, in key order."""
     notes: list[KeyNote] = []
-    _walk_keys(shape.fields, value, "", "", True, notes)
+    _walk_keys(_level(shape.fields), value, "", "", True, notes)
+    # Level by level: its unknown keys in key order, its defaulted fields, then below.
     return notes
 
 
