@@ -94,6 +94,33 @@ def test_a_typo_inside_a_decision_is_an_unknown_key_and_its_field_a_defaulted_on
     assert audit.decisions["confidence"].tolist() == [0.429, 1.0]
 
 
+def test_a_field_left_out_is_a_defaulted_field_in_text_and_json(tmp_path):
+    record = _decision()
+    del record["inputs"]["confidence"]
+    path = _write(tmp_path, "dec.jsonl", [_decision(), _decision(), record], policies=True)
+    status, output = _cli("verify", str(tmp_path), "--json")
+    document = json.loads(output)
+    (finding,) = [f for f in document["findings"] if f["check"] == "record_keys"]
+    assert (finding["source_file"], finding["source_line"], finding["record"]) == (
+        str(path),
+        3,
+        "d-01-0001",
+    )
+    assert (finding["rule"], finding["severity"], finding["field"]) == (
+        "defaulted_field",
+        "notice",
+        "inputs.confidence",
+    )
+    assert "default 1.0 is used" in finding["detail"]
+    # The replay at 1.0 escalates less than the recorded decision (made at 0.429).
+    policy = [f for f in document["findings"] if f["check"] == "decision_policy"]
+    assert [f["source_line"] for f in policy] == [3] * len(policy) and policy
+    assert status == document["exit_status"] == 1 and document["state"] == "findings"
+    status, text = _cli("verify", str(tmp_path))
+    assert status == 1
+    assert f"{path}:3: defaulted_field (notice) [d-01-0001]: `inputs.confidence` is absent" in text
+
+
 def test_notices_leave_the_verdict_clean_in_text_and_json(tmp_path):
     record = _decision()
     del record["inputs"]["evidence_doc_count"]
@@ -154,6 +181,16 @@ def test_logger_keys_stay_columns_but_a_near_miss_of_a_declared_key_is_flagged(t
         [3, "unknown_key", "relevance_threshold"],
     ]
     assert all(d.endswith("did you mean `relevanceThreshold`?") for d in keys["detail"])
+    assert result.state == "clean"
+    status, output = _cli("verify", str(tmp_path), "--json")
+    document = json.loads(output)
+    assert (status, document["exit_status"], document["state"]) == (0, 0, "clean")
+    assert [(k["key"], k["count"]) for k in document["keys"]] == [
+        ("relevanceTreshold", 1),
+        ("relevance_threshold", 1),
+    ]
+    status, text = _cli("verify", str(tmp_path))
+    assert status == 0 and f"{tmp_path / 'rec.jsonl'}:2: unknown_key (notice)" in text
     receipts = ea.load(tmp_path, progress=False).receipts
     # timestamp, request_id and host (and the typo itself) are extra columns, as ever.
     assert {"timestamp", "request_id", "host", "hostname", "relevanceTreshold"} <= set(receipts)
@@ -413,3 +450,50 @@ def test_one_key_changed_is_one_note_or_one_rejection(tmp_path_factory, mutation
         (detail,) = result.findings.loc[result.findings["rule"] == "unknown_key", "detail"]
         if action == "rename" or not prefix:
             assert "did you mean" in detail
+
+
+# -- a field left to its default is replayed with it --------------------------------------
+
+KNOWN = json.loads((ROOT / "tests" / "data" / "routing_known_answers.json").read_text("utf-8"))
+INPUT_DEFAULTS = {
+    "deterministic_keyword_hits": [],
+    "self_declared_high_impact": False,
+    "self_declared_risk_flags": [],
+    "confidence": 1.0,
+    "evidence_doc_count": 0,
+}
+
+
+@pytest.mark.parametrize("shape", ["nested", "flat"])
+def test_a_field_left_out_is_replayed_with_decide_routings_default(tmp_path, shape):
+    # The known answers are the reference decide_routing's; an input equal to its
+    # default may be left out of the record, and the same answer must come back.
+    records, omitted = [], []
+    for number, case in enumerate(KNOWN["cases"], 1):
+        inputs = dict(case["inputs"])
+        decision = dict(case["expected"])
+        left_out = [name for name, default in INPUT_DEFAULTS.items() if inputs[name] == default]
+        for name in left_out:
+            del inputs[name]
+        if decision["used_fallback"] is False:
+            del decision["used_fallback"]
+            left_out.append("used_fallback")
+        ids = {"decision_id": case["name"], "policy_id": case["policy_id"]}
+        if shape == "flat":
+            records.append(ids | inputs | decision)
+            omitted += [(number, name) for name in left_out]
+        else:
+            records.append(ids | {"inputs": inputs, "decision": decision})
+            omitted += [
+                (number, ("decision." if name == "used_fallback" else "inputs.") + name)
+                for name in left_out
+            ]
+    _write(tmp_path, "known.jsonl", records)
+    audit = ea.load(tmp_path, progress=False)
+    policies = ea.PolicySet(ea.Policy.from_dict(spec) for spec in KNOWN["policies"].values())
+    assert len(audit.decisions) == len(KNOWN["cases"]) and audit.rejected.empty
+    assert ea.check_decisions(audit.decisions, policies).empty
+    keys = audit.keys
+    assert (keys["note"] == "defaulted_field").all()
+    assert sorted(zip(keys["source_line"], keys["key"], strict=True)) == sorted(omitted)
+    assert len(omitted) > len(KNOWN["cases"])
