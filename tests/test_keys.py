@@ -242,6 +242,8 @@ def test_strict_keys_rejects_the_record_naming_file_line_and_key(tmp_path):
     assert rejected == [[str(path), 2, "decisions"]]
     assert "unknown key `inputs.confidance`" in audit.rejected["reason"].iloc[0]
     assert audit.keys.empty  # the record's notes are in its rejection
+    sources = audit.sources.set_index("source_file").loc[str(path)]
+    assert sources[["values_read", "loaded", "rejected"]].tolist() == [2, 1, 1]
     # Without strict_keys, the same record loads, with its notes.
     assert len(ea.load(tmp_path, progress=False).keys) == 2
     status, output = _cli("verify", str(tmp_path), "--strict-keys", "--json")
