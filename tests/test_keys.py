@@ -244,6 +244,8 @@ def test_strict_keys_rejects_the_record_naming_file_line_and_key(tmp_path):
     assert audit.keys.empty  # the record's notes are in its rejection
     sources = audit.sources.set_index("source_file").loc[str(path)]
     assert sources[["values_read", "loaded", "rejected"]].tolist() == [2, 1, 1]
+    with pytest.raises(ea.InputError, match=r"dec\.jsonl.*2.*inputs\.confidance"):
+        ea.load(tmp_path, progress=False, strict_keys=True, strict=True)
     # Without strict_keys, the same record loads, with its notes.
     assert len(ea.load(tmp_path, progress=False).keys) == 2
     status, output = _cli("verify", str(tmp_path), "--strict-keys", "--json")
@@ -390,6 +392,9 @@ def _variant(name: str, taken: set[str]) -> str:
     return candidate if candidate not in taken else name.upper()
 
 
+LOGGER_KEYS = ["timestamp", "request_id", "host", "hostname", "level", "trace_id", "ts", "pid"]
+
+
 @st.composite
 def mutations(draw):
     kind = draw(st.sampled_from(sorted(_POOL_FILES)))
@@ -405,7 +410,12 @@ def mutations(draw):
         if field.name in target
         and (field.required or (field.has_default and target[field.name] == field.default))
     ]
-    action = draw(st.sampled_from(["add", "remove", "rename"] if removable else ["add"]))
+    action = draw(st.sampled_from(["add", "log", *(["remove", "rename"] if removable else [])]))
+    if action == "log":
+        # A logger's own key at the top level: an extra column, not a finding.
+        new = draw(st.sampled_from(LOGGER_KEYS))
+        record[new] = draw(st.integers(0, 9) | st.text(max_size=5))
+        return kind, record, action, "", None, None
     if action == "add":
         if prefix:
             new = draw(st.from_regex(r"[a-z][a-z_]{2,10}[a-z]", fullmatch=True))
@@ -423,7 +433,7 @@ def mutations(draw):
     return kind, record, action, prefix, field, new
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=80)
 @given(mutation=mutations())
 def test_one_key_changed_is_one_note_or_one_rejection(tmp_path_factory, mutation):
     kind, record, action, prefix, field, new = mutation
