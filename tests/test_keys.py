@@ -338,6 +338,39 @@ def test_the_key_counts_per_key_and_in_the_report_banner(tmp_path):
     assert "Keys not as declared" not in verdict_html(_verify(DATA / "plans"), "data/plans")
 
 
+def test_a_report_shows_the_keys_in_its_verdict_banner(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    record = _receipt()
+    record["withheld"]["audienceID"] = record["withheld"].pop("audienceId")
+    data = tmp_path / "data"
+    _write(data, "rec.jsonl", [_receipt(), record])
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    notebook = new_notebook(
+        cells=[
+            new_markdown_cell("# Receipts"),
+            new_code_cell('DATA = "../data"', metadata={"tags": ["parameters"]}),
+            new_code_cell("import explicit_audit as ea\naudit = ea.load(DATA, progress=False)"),
+            new_code_cell("len(audit.receipts)"),
+        ]
+    )
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}  # fmt: skip
+    nbformat.write(notebook, notebooks / "receipts.ipynb")
+    out = tmp_path / "out"
+    status, _ = _cli("report", str(data), "--out", str(out), "--notebooks", str(notebooks))
+    assert status == 1  # as verify: the null audience the typo leaves is a finding
+    page = (out / "receipts.html").read_text(encoding="utf-8")
+    start = page.index('id="verdict"')
+    banner = page[start : page.index("</section>", start)]
+    assert "Keys not as declared" in banner
+    row = "<td><code>withheld.audienceID</code></td><td>receipts</td><td>unknown_key</td>"
+    assert row in banner
+    assert "<code>withheld.audienceId</code>" in banner
+
+
 def test_the_engram_fixtures_and_the_bundled_data_have_every_key_declared():
     for source in (ENGRAM, DATA):
         for engine in ("pandas", "dask"):
