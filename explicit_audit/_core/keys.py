@@ -79,11 +79,13 @@ KEY_COLUMNS = {
     "key": "the key's dotted path (an array's items as `name[]`)",
     "suggestion": "for an unknown key, the closest declared key when one is near",
     "default": "for a defaulted field, the producer's default as JSON",
+    "detail": "the note in words, as its finding says it",
 }
 
 #: Columns of :func:`key_counts`.
 KEY_COUNT_COLUMNS = ("key", "kind", "note", "count", "files", "suggestion")
 
+#: The rules of the check ``record_keys``; each finding names its own kind.
 KEY_RULES = RuleTable(
     [
         Rule(
@@ -548,7 +550,7 @@ def keys_frame(
                     (item.source_file, item.source_line, kind_name, record, note.note,
                      note.key, note.suggestion, note.default, note.text())
                 )  # fmt: skip
-    names = [*KEY_COLUMNS, "detail"]
+    names = list(KEY_COLUMNS)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(names)
     rank = {name: index for index, name in enumerate(files)}
     order = sorted(
