@@ -7,8 +7,9 @@
     explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
                                [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
-                               [--undated check|skip] [--engine dask [--sample-bytes N]]
-    explicit-audit summary DATA [--engine dask [--sample-bytes N]]
+                               [--undated check|skip] [--strict-keys]
+                               [--engine dask [--sample-bytes N]]
+    explicit-audit summary DATA [--strict-keys] [--engine dask [--sample-bytes N]]
     explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
@@ -212,6 +213,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _engine_options(verify)
     _sample_option(verify)
+    _strict_keys_option(verify)
     verify.add_argument(
         "--expect",
         metavar="KINDS",
@@ -232,6 +234,7 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
     _sample_option(summary)
+    _strict_keys_option(summary)
 
     notebooks = commands.add_parser(
         "notebooks",
@@ -261,6 +264,15 @@ def _parser() -> argparse.ArgumentParser:
     kinds = [kind.name for kind in registry.kinds() if kind.shapes]
     schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
     return parser
+
+
+def _strict_keys_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--strict-keys",
+        action="store_true",
+        help="reject a record holding a key its kind does not declare (a rejected row naming "
+        "file, line and key, so exit 1), instead of an unknown_key notice",
+    )
 
 
 def _engine_options(command: argparse.ArgumentParser) -> None:
@@ -319,7 +331,11 @@ def _version() -> str:
 
 
 def _load(
-    data: str, engine: str = "pandas", sample_bytes: int | None = None
+    data: str,
+    engine: str = "pandas",
+    *,
+    strict_keys: bool = False,
+    sample_bytes: int | None = None,
 ) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance; every file is read once more to hash it.
 
@@ -334,7 +350,13 @@ def _load(
         # Every command reports rejected rows itself.
         warnings.simplefilter("ignore", RejectedRowsWarning)
         options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
-        audit = load(data, progress=sys.stderr.isatty(), engine=engine, **options)
+        audit = load(
+            data,
+            progress=sys.stderr.isatty(),
+            engine=engine,
+            strict_keys=strict_keys,
+            **options,
+        )
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -346,7 +368,9 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data, args.engine, args.sample_bytes)
+    audit, facts = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     audit = audit.accounting()
     if facts is None:
         provenance(audit, args.data)  # hashing names a file that cannot be read (exit 2)
@@ -407,7 +431,9 @@ def _verify(args: argparse.Namespace) -> int:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
-    audit, facts = _load(args.data, args.engine, args.sample_bytes)
+    audit, facts = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     result = verify_all(audit, expect=args.expect)
     if facts is None:
         facts = provenance(result.accounting, args.data)

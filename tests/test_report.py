@@ -299,7 +299,7 @@ def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small
     assert page.count("<h1") == 1  # the notebook's own title is not written twice
     assert page.rindex("</details>") > provenance_at > page.rindex("Show code")
     # the one rejected line makes the data unclean: verify would exit 1
-    assert "<strong>1 finding</strong> in 1 of 9 checks" in page
+    assert "<strong>1 finding</strong> in 1 of 10 checks" in page
     assert "exits 1" in page and "<code>rejected_rows</code>" in page
     data = small_report["data"]
     digest = file_sha256(data / "receipts.jsonl")

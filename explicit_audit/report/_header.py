@@ -31,6 +31,9 @@ def verdict_html(
 ) -> str:
     """The verdict banner: clean, or how many findings each check has, and the exit status.
 
+    Below it, the keys the records hold that their kinds do not declare, or
+    leave to a default, counted per key (``Verification.key_counts()``).
+
     Parameters
     ----------
     verification : Verification
@@ -73,6 +76,7 @@ def verdict_html(
         labels=labels,
         rows=rows if per_check else [],
         appendix=appendix,
+        keys=_key_rows(verification),
     )
 
 
@@ -96,6 +100,15 @@ def header_html(title: str, verification: Verification | None, data: str) -> str
     return render(
         "header.html.j2", title=title, verdict=verdict, placeholder=Markup(TOC_PLACEHOLDER)
     )
+
+
+def _key_rows(verification: Verification) -> list[list]:
+    """The keys not as declared, per key, so that a producer's schema drift shows at once."""
+    keys = verification.key_counts()
+    return [
+        [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
+        for row in keys.itertuples(index=False)
+    ]
 
 
 def insert_contents(page: str) -> str:
