@@ -7,8 +7,9 @@
     explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
                                [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
-                               [--undated check|skip] [--engine dask [--sample-bytes N]]
-    explicit-audit summary DATA [--engine dask [--sample-bytes N]]
+                               [--undated check|skip] [--strict-keys]
+                               [--engine dask [--sample-bytes N]]
+    explicit-audit summary DATA [--strict-keys] [--engine dask [--sample-bytes N]]
     explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
@@ -222,6 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _engine_options(verify)
     _sample_option(verify)
+    _strict_keys_option(verify)
     verify.add_argument(
         "--expect",
         metavar="KINDS",
@@ -242,6 +244,7 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
     _sample_option(summary)
+    _strict_keys_option(summary)
 
     notebooks = commands.add_parser(
         "notebooks",
@@ -271,6 +274,15 @@ def _parser() -> argparse.ArgumentParser:
     kinds = [kind.name for kind in registry.kinds() if kind.shapes]
     schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
     return parser
+
+
+def _strict_keys_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--strict-keys",
+        action="store_true",
+        help="reject a record holding a key its kind does not declare (a rejected row naming "
+        "file, line and key, so exit 1), instead of an unknown_key notice",
+    )
 
 
 def _engine_options(command: argparse.ArgumentParser) -> None:
@@ -329,7 +341,11 @@ def _version() -> str:
 
 
 def _load(
-    data: str, engine: str = "pandas", sample_bytes: int | None = None
+    data: str,
+    engine: str = "pandas",
+    *,
+    strict_keys: bool = False,
+    sample_bytes: int | None = None,
 ) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance, from the one pass that read the files.
 
@@ -343,7 +359,13 @@ def _load(
         # Every command reports rejected rows itself.
         warnings.simplefilter("ignore", RejectedRowsWarning)
         options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
-        audit = load(data, progress=sys.stderr.isatty(), engine=engine, **options)
+        audit = load(
+            data,
+            progress=sys.stderr.isatty(),
+            engine=engine,
+            strict_keys=strict_keys,
+            **options,
+        )
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -393,7 +415,9 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, _ = _load(args.data, args.engine, args.sample_bytes)
+    audit, _ = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     audit = audit.accounting()
     _refuse_unreadable(audit.rejected)
     print(f"explicit-audit summary {_shown(args.data)}: {len(audit.files)} files\n")
@@ -454,7 +478,9 @@ def _verify(args: argparse.Namespace) -> int:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
-    audit, facts = _load(args.data, args.engine, args.sample_bytes)
+    audit, facts = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     result = verify_all(audit, expect=args.expect)
     if facts is None:
         _refuse_unreadable(result.accounting.rejected)

@@ -45,6 +45,7 @@ from .._core.collect import (
     sources_frame,
 )
 from .._core.content import file_digest
+from .._core.keys import concat_keys, keys_frame
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
 from .._core.sources import CANNOT_READ
@@ -72,6 +73,7 @@ class PartitionedLoad:
     sources: object
     files: list[str]
     documents: dict
+    keys: object = None
 
 
 @dataclass
@@ -82,6 +84,7 @@ class _Built:
     reading: Reading
     built_rejections: list[Rejection] = field(default_factory=list)
     loaded: dict[str, int] = field(default_factory=dict)
+    keys: pd.DataFrame = field(default_factory=lambda: keys_frame([]))
 
 
 def _where(part: Part, first_line: int | None) -> str:
@@ -108,13 +111,13 @@ def _next_line(line: int | None, count: int | None) -> int | None:
 _NO_VALUES: dict[str, KindTables] = {}
 
 
-def _built(kind: RecordKind, segments: list[tuple]) -> KindTables:
+def _built(kind: RecordKind, segments: list[tuple], strict_keys: bool = False) -> KindTables:
     """``build_kind``, but for no values: then the kind's empty tables, built once per process.
 
     Nothing changes a built table in place (copy-on-write), so they are shared.
     """
     if segments:
-        return build_kind(kind, segments)
+        return build_kind(kind, segments, strict_keys=strict_keys)
     built = _NO_VALUES.get(kind.name)
     if built is None:
         built = _NO_VALUES[kind.name] = build_kind(kind, [])
@@ -128,15 +131,18 @@ def _build(
     keep: set[str] | None,
     limits: Limits,
     strict: bool,
+    strict_keys: bool = False,
 ) -> _Built:
     reading = read_part(part, first_line, kinds, keep=keep, limits=limits)
     tables: dict[str, pd.DataFrame] = {}
     rejections: list[Rejection] = []
     main = []
+    notes = []
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = _built(kind, reading.segments.pop(kind.name, []))
+        built = _built(kind, reading.segments.pop(kind.name, []), strict_keys)
+        notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main.append(kind.loaded_rows(built))
         rejections.extend(built.rejected)
@@ -146,7 +152,7 @@ def _build(
         if found:
             first = found[0]
             raise InputError(first.source_file, first.source_line or None, first.reason)
-    return _Built(tables, reading, rejections, loaded_counts(main))
+    return _Built(tables, reading, rejections, loaded_counts(main), keys_frame(notes))
 
 
 def _lengths(built: _Built) -> dict[str, int]:
@@ -184,7 +190,7 @@ def _fitted(
 
 def _accounting(built: _Built) -> _Built:
     """The partition's accounting alone (no tables), to fold."""
-    return _Built({}, built.reading, built.built_rejections, built.loaded)
+    return _Built({}, built.reading, built.built_rejections, built.loaded, built.keys)
 
 
 @dataclass
@@ -193,12 +199,14 @@ class _Tally(RejectionTally):
 
     built: list[Rejection] = field(default_factory=list)
     loaded: dict[str, int] = field(default_factory=dict)
+    keys: list[pd.DataFrame] = field(default_factory=list)
 
 
 def _fold(tally: _Tally, part: _Built) -> _Tally:
     """Fold one more partition's accounting in (the chain runs in file order)."""
     tally.add(part.reading)
     tally.built.extend(part.built_rejections)
+    tally.keys.append(part.keys)
     for name, count in part.loaded.items():
         tally.loaded[name] = tally.loaded.get(name, 0) + count
     return tally
@@ -220,7 +228,7 @@ def _finish(
     skipped: list[tuple[str, str]],
     split: dict[str, Path],
     held: Reading,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     reading = tally.reading
     reading.skipped = list(skipped)
     reading.policy_files = list(policy_files)
@@ -233,7 +241,8 @@ def _finish(
     rejected = rejected_frame(in_file_order(rejections, files))
     reading.files = list(files)
     reading.count_policy_files()
-    return rejected, sources_frame(reading, tally.loaded, loaded_files, rejected)
+    sources = sources_frame(reading, tally.loaded, loaded_files, rejected)
+    return rejected, sources, concat_keys(tally.keys, files)
 
 
 def _hash_split_files(reading: Reading, split: dict[str, Path]) -> None:
@@ -332,6 +341,7 @@ class _Graph:
         metas: dict[str, pd.DataFrame],
         problems: list[Rejection],
         finish: tuple,
+        strict_keys: bool = False,
     ) -> None:
         from dask.task_spec import Task, TaskRef
 
@@ -357,7 +367,7 @@ class _Graph:
                 count = key("count", i)
                 reads[count] = Task(count, _counted, part)
             build = key("build", i)
-            reads[build] = Task(build, _build, part, line, kinds, keep, limits, strict)
+            reads[build] = Task(build, _build, part, line, kinds, keep, limits, strict, strict_keys)
             fitted, lengths = key("fitted", i), key("lengths", i)
             fits[fitted] = Task(
                 fitted, _fitted, TaskRef(build), offsets, metas, part, line, references
@@ -388,10 +398,10 @@ class _Graph:
         return _Layer(layer, f"{name}-{self.token}"), keys
 
     def accounts(self, index: int) -> tuple[Mapping, list]:
-        """The layer of ``rejected`` (``index`` 0) or ``sources`` (1), and its one key."""
+        """The layer of ``rejected`` (``index`` 0), ``sources`` (1) or ``keys`` (2), and its key."""
         from dask.task_spec import Task, TaskRef
 
-        piece = self._key(("rejected", "sources")[index], 0)
+        piece = self._key(("rejected", "sources", "keys")[index], 0)
         task = Task(piece, operator.getitem, TaskRef(self._key("accounts")), index)
         return _Layer({**self.reads, **self.accounting, piece: task}, piece[0]), [piece]
 
@@ -421,6 +431,7 @@ def load_partitioned(
     *,
     keep: set[str] | None = None,
     strict: bool = False,
+    strict_keys: bool = False,
     limits: Limits,
     blocksize: int | None = None,
     sample_bytes: int | None = None,
@@ -438,6 +449,8 @@ def load_partitioned(
         Raise :class:`~explicit_audit.InputError` for a partition's first
         rejection when that partition is computed; for a file that is not
         regular or a bad policy file, at once.
+    strict_keys : bool
+        Reject a record holding a key its kind does not declare.
     limits : Limits
     blocksize : int, optional
         Bytes per partition of a large plain JSON Lines file
@@ -476,7 +489,7 @@ def load_partitioned(
         split,
         held,
     )
-    graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish)
+    graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish, strict_keys)
 
     def table(layer: Mapping, keys: list, meta: pd.DataFrame, name: str):
         if not keys:
@@ -491,4 +504,5 @@ def load_partitioned(
     rejected = table(*graph.accounts(0), empty_meta(rejected_meta), "rejected")
     sources_meta = sources_frame(Reading([], []), {}, [], rejected_meta)
     sources = table(*graph.accounts(1), sources_meta, "sources")
-    return PartitionedLoad(tables, rejected, sources, listing.names, documents)
+    keys = table(*graph.accounts(2), empty_meta(keys_frame([])), "keys")
+    return PartitionedLoad(tables, rejected, sources, listing.names, documents, keys)
