@@ -514,3 +514,24 @@ def test_a_policy_is_hashed_as_it_is_parsed_on_dask(tmp_path):
     digests = lazy.accounting().sources.set_index("source_file")["sha256"]
     assert digests[str(policy)] == hashlib.sha256(body).hexdigest()
     assert list(lazy.policies) == ["baseline"]
+
+
+def test_report_on_a_folder_that_cannot_be_listed_exits_2_and_names_it(shared_tmp):
+    data = shared_tmp / "data"
+    (data / "locked").mkdir(parents=True)
+    data.chmod(0o755)
+    (data / "ok.jsonl").write_text(_receipts(2), encoding="utf-8")
+    (data / "ok.jsonl").chmod(0o644)
+    out = shared_tmp / "out"
+    out.mkdir()
+    out.chmod(0o777)
+    user = _locked_down(data / "locked")
+    notebooks = str(ROOT / "notebooks")  # the repository's, readable by any user
+    done = _cli(
+        "report", "data", "--out", "out", "--notebooks", notebooks, cwd=shared_tmp, as_user=user
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "data/locked: the folder cannot be listed (Permission denied)" in err
+    assert "Traceback" not in err
+    assert list(out.iterdir()) == []
