@@ -301,8 +301,9 @@ def test_a_large_file_read_in_ranges_is_hashed_on_dask(tmp_path):
 
 
 def test_the_hash_covers_exactly_the_lines_checked_while_a_writer_appends(tmp_path):
-    # A writer appends while verify runs: the published SHA-256 must be that of the
-    # bytes checked, a prefix of the file as it ends up, holding values_read lines.
+    # A writer appends as fast as it can while verify runs: the read ends (the file is
+    # read as it was when opened), and the published SHA-256 is that of the bytes
+    # checked, a prefix of the file as it ends up, holding values_read lines.
     log = tmp_path / "live.jsonl"
     line = _line(make_receipt()).encode()
     log.write_bytes(line * 20_000)
@@ -313,10 +314,11 @@ def test_the_hash_covers_exactly_the_lines_checked_while_a_writer_appends(tmp_pa
             "import sys, time\n"
             "line = open(sys.argv[1], 'rb').readline()\n"
             "with open(sys.argv[1], 'ab', buffering=0) as f:\n"
-            "    end = time.monotonic() + 20\n"
-            "    while time.monotonic() < end:\n"
-            "        f.write(line * 20)\n"
-            "        time.sleep(0.001)\n",
+            # At most 64 MiB in all, fast: the disk is shared.
+            "    end, left = time.monotonic() + 30, 64 << 20\n"
+            "    while time.monotonic() < end and left > 0:\n"
+            "        left -= f.write(line * 20)\n"
+            "        time.sleep(0.0005)\n",
             str(log),
         ]
     )
@@ -535,3 +537,22 @@ def test_report_on_a_folder_that_cannot_be_listed_exits_2_and_names_it(shared_tm
     assert "data/locked: the folder cannot be listed (Permission denied)" in err
     assert "Traceback" not in err
     assert list(out.iterdir()) == []
+
+
+def test_a_file_is_read_as_it_was_when_opened(tmp_path):
+    from explicit_audit._core.content import PIECE_BYTES, FileReader
+    from explicit_audit._core.limits import Limits
+
+    # More than one piece, so that lines can be appended while it is read.
+    log = tmp_path / "live.jsonl"
+    line = _line(make_receipt()).encode()
+    body = line * (PIECE_BYTES // len(line) + 100)
+    log.write_bytes(body)
+    reader = FileReader(log, Limits())
+    pieces = iter(reader)
+    read = [next(pieces).data]
+    with open(log, "ab") as stream:
+        stream.write(line * 1000)  # a writer appends after the open
+    read.extend(piece.data for piece in pieces)
+    assert b"".join(read) == body
+    assert reader.digest == (len(body), hashlib.sha256(body).hexdigest())

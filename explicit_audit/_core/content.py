@@ -62,7 +62,13 @@ class FileDigest(NamedTuple):
 
 
 class _Tap:
-    """A file read once from front to back, every byte hashed as it is read."""
+    """A file read once from front to back, every byte hashed as it is read.
+
+    It is read up to the size it had when it was opened: a log a writer keeps
+    appending to is read as it was then, and the read ends, however fast the
+    writer goes. A file whose size the system gives as 0 (a ``/proc`` file)
+    is read to its end.
+    """
 
     def __init__(self, handle: BinaryIO) -> None:
         self.handle = handle
@@ -71,11 +77,20 @@ class _Tap:
         self.pushed = b""
         self.failed = False
         self.at_end = False
+        try:
+            self.limit = os.fstat(handle.fileno()).st_size or None
+        except (OSError, AttributeError, ValueError):
+            self.limit = None
 
     def read(self, size: int) -> bytes:
         if self.pushed:
             data, self.pushed = self.pushed, b""
             return data
+        if self.limit is not None:
+            size = min(size, self.limit - self.size)
+            if size <= 0:
+                self.at_end = True
+                return b""
         try:
             data = self.handle.read(size)
         except OSError:
