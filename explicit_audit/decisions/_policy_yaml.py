@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from .._core.columns import INT64_MAX
+from .._core.records import lone_surrogate
 from .._core.describe import yaml_type
 from ..errors import PolicyError
 from .policy_sections import (
@@ -79,7 +80,7 @@ def _count(value: Any, where: str, key: str) -> int:
 def _threshold(value: Any, where: str, key: str) -> float:
     if type(value) not in (int, float):
         raise PolicyError.at(where, key, f"expected a number in [0, 1], got {yaml_type(value)}")
-    if not (math.isfinite(value) and 0 <= value <= 1):
+    if not (0 <= value <= 1 and math.isfinite(value)):  # a huge int: no float()
         raise PolicyError.at(where, key, f"must lie in [0, 1], got {value}")
     return float(value)
 
@@ -135,6 +136,15 @@ def check_policy(data: Any, where: str) -> dict[str, Any]:
     """
     if data is None:
         raise PolicyError.at(where, None, "the file is empty; expected a policy mapping")
+    surrogate = lone_surrogate(data)
+    if surrogate is not None:
+        # YAML's "\ud800" escape writes one; the policy's hash (its rules as
+        # UTF-8) and every table that names a domain or flag cannot hold it.
+        raise PolicyError.at(
+            where,
+            surrogate.encode("utf-8", "backslashreplace").decode("utf-8"),
+            "holds a lone surrogate (an unpaired \\uD800-\\uDFFF), which is not text",
+        )
     top = _mapping(data, where, "", _TOP_KEYS)
     out: dict[str, Any] = {}
     if "policy_id" in top:
