@@ -29,12 +29,15 @@ from .limits import Limits
 from .records import Rejection, excerpt
 from .sources import display_name, is_gzip_name, is_jsonl_name
 
-__all__ = ["PIECE_BYTES", "BytesReader", "FileReader", "Piece"]
+__all__ = ["GZIP_RATIO_FLOOR", "PIECE_BYTES", "BytesReader", "FileReader", "Piece"]
 
 PIECE_BYTES = 1 << 24
 _READ_BYTES = 1 << 20
 _GZIP_INPUT = 1 << 16
 _BOM = b"\xef\xbb\xbf"
+#: Decompressed bytes a gzip stream may produce before max_gzip_ratio is checked:
+#: a small file that expands a lot costs little, a bomb is stopped early.
+GZIP_RATIO_FLOOR = 64 << 20
 _WHITESPACE = b" \t\r\n"
 
 
@@ -163,29 +166,39 @@ class FileReader:
         if self.jsonl:
             cut = data.rfind(b"\n") + 1
             return cut or None
-        end = len(data)
+        # Each kind of line start is searched for once from where its last one
+        # was found: searching both from each candidate anew is quadratic when
+        # one of them is rare (``[\n{...},\n{...}`` has one "\n[").
+        brace, bracket = data.rfind(b"\n{"), data.rfind(b"\n[")
         while True:
-            cut = max(data.rfind(b"\n{", 0, end), data.rfind(b"\n[", 0, end))
+            cut = max(brace, bracket)
             if cut == -1:
                 return None
             if _ends_a_value(data, cut):
                 return cut + 1
-            end = cut
+            if cut == brace:
+                brace = data.rfind(b"\n{", 0, cut)
+            else:
+                bracket = data.rfind(b"\n[", 0, cut)
 
     def _first_cut(self, data: bytes) -> int | None:
         """Where the first value boundary of ``data`` is, or None."""
         if self.jsonl:
             cut = data.find(b"\n") + 1
             return cut or None
-        start = 0
+        # As in _last_cut, each kind of line start is searched for once onwards.
+        brace, bracket = data.find(b"\n{"), data.find(b"\n[")
         while True:
-            found = [i for i in (data.find(b"\n{", start), data.find(b"\n[", start)) if i != -1]
+            found = [i for i in (brace, bracket) if i != -1]
             if not found:
                 return None
             cut = min(found)
             if _ends_a_value(data, cut):
                 return cut + 1
-            start = cut + 1
+            if cut == brace:
+                brace = data.find(b"\n{", cut + 1)
+            else:
+                bracket = data.find(b"\n[", cut + 1)
 
     def _chunks(self) -> Iterator[bytes]:
         """The file's decompressed bytes, chunk by chunk, up to ``max_file_bytes``."""
@@ -242,8 +255,9 @@ class FileReader:
         """Every gzip member, decompressed as read; damage keeps all output before it."""
         decompressor = None
         members = 0
-        total = member_output = 0
+        total = member_output = compressed = 0
         pending = b""
+        ratio = self.limits.max_gzip_ratio
         while True:
             if not pending:
                 try:
@@ -253,6 +267,7 @@ class FileReader:
                     return
                 if not pending:
                     break
+                compressed += len(pending)
             if decompressor is None:
                 if not pending.strip(b"\0"):  # gzip tools allow zero padding at the end
                     pending = b""
@@ -282,6 +297,19 @@ class FileReader:
                 total += len(output)
                 member_output += len(output)
                 yield output
+                if total > GZIP_RATIO_FLOOR and total > ratio * compressed:
+                    self.problems.append(
+                        Rejection(
+                            self.name,
+                            0,
+                            "file",
+                            f"the gzip stream expands {total // compressed} times (to {total} "
+                            f"bytes from {compressed}), more than max_gzip_ratio ({ratio}): "
+                            "the rest is not read",
+                            "",
+                        )
+                    )
+                    return
             pending = decompressor.unconsumed_tail
             if decompressor.eof:
                 pending = decompressor.unused_data + pending

@@ -17,6 +17,10 @@ limit                       default      what happens past it
                                          past it, each file's further rejections are
                                          counted in one summary row per file
 ``excerpt_chars``           300          characters of raw text kept per rejected row
+``max_gzip_ratio``          200          a gzip stream that has expanded more than this many
+                                         times its compressed size, past its first 64 MiB,
+                                         is read no further; the rest is a file-level
+                                         rejection naming the ratio
 ==========================  ===========  ===================================================
 
 Only regular files are read from a folder (a FIFO, a socket or a device is
@@ -53,6 +57,7 @@ class Limits:
     max_file_bytes: int = 16 << 30
     max_rejected_rows: int = 100_000
     excerpt_chars: int = 300
+    max_gzip_ratio: int = 200
 
     def __post_init__(self) -> None:
         for item in fields(self):

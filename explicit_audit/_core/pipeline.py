@@ -118,9 +118,18 @@ class PieceReader:
         if len(clean):
             leftovers = self._columnar(data, spans, clean)
             long_digits = _long_digit_spans(data, spans) if leftovers else None
+            unclaimed: dict[bytes, Rejection | None] = {}
             for index, value, kind in leftovers:
                 if long_digits is not None and long_digits[index]:
                     value = _UNPARSED  # orjson reads an integer beyond 64 bits as a float
+                if kind is None and value is not _UNPARSED:
+                    # A value no columnar kind takes: judged once per distinct text, so
+                    # that millions of one junk line cost a dict look-up each.
+                    rejected = self._unclaimed(data, spans, index, value, unclaimed)
+                    if rejected is not None:
+                        exact.append(rejected)
+                        continue
+                    value = _parse_span(data, spans, index)  # its own copy, for its kind
                 items = self._exact_span(data, spans, index, value)
                 if kind is not None and value is not _UNPARSED:
                     known[id(items[0])] = kind
@@ -142,6 +151,33 @@ class PieceReader:
                 values.setdefault(kind.name, []).append(item)
         for kind_name, items in values.items():
             self.emit(kind_name, ("values", items))
+
+    def _unclaimed(
+        self, data: bytes, spans: Spans, index: int, value: Any, verdicts: dict
+    ) -> Rejection | None:
+        """The rejection of a clean span no columnar kind took, or None when a kind claims it.
+
+        ``verdicts`` holds the verdict of each distinct text seen in this piece
+        (a rejection made at line 0, or None); the rejection is the one the
+        exact path gives the value (see :meth:`_exact_span` and :func:`sort_value`).
+        """
+        start, end = int(spans.starts[index]), int(spans.ends[index])
+        text = data[start:end].rstrip(b" \t\r\n")
+        if text in verdicts:
+            verdict = verdicts[text]
+        else:
+            too_deep = too_deep_reason(text, self.limits)
+            if too_deep:
+                verdict = Rejection(self.name, 0, "unknown", too_deep, excerpt(text))
+            else:
+                kind = sort_value(RawValue(self.name, 0, value, text), self.kinds)
+                verdict = kind if isinstance(kind, Rejection) else None
+            verdicts[text] = verdict
+        if verdict is None:
+            return None
+        return Rejection(
+            self.name, int(spans.lines[index]), verdict.kind, verdict.reason, verdict.raw
+        )
 
     def _count(self, item: RawValue | Rejection) -> None:
         # A file-level problem (line 0) is not a value that was read.
@@ -239,17 +275,29 @@ class PieceReader:
 
     def _classified(self, data: bytes, spans: Spans, members: np.ndarray) -> list[tuple]:
         """Spans parsed one by one, grouped by kind and layout, each group in bulk."""
-        parsed = [(int(index), _parse_span(data, spans, int(index))) for index in members]
+        # Each distinct text is parsed and sorted once: a file of millions of
+        # one line costs a dict look-up per line. A value a kind takes is parsed
+        # again for each line that repeats it, so that no two rows share one.
+        seen: dict[bytes, tuple[Any, RecordKind | None]] = {}
+        values: dict[int, Any] = {}
         groups: dict[tuple[str, str], list[int]] = {}
         leftovers: list[tuple] = []
         by_name = {kind.name: kind for kind in self.kinds}
-        for index, value in parsed:
-            kind = self._columnar_kind(value)
+        for member in members:
+            index = int(member)
+            text = _span_bytes(data, spans, index)
+            known = seen.get(text)
+            if known is None:
+                value = _parse_span(data, spans, index)
+                known = seen[text] = (value, self._columnar_kind(value))
+            elif known[1] is not None:
+                known = (_parse_span(data, spans, index), known[1])
+            value, kind = known
             if kind is None:
                 leftovers.append((index, value, None))
                 continue
+            values[index] = value
             groups.setdefault((kind.name, kind.layout(value)), []).append(index)
-        values = dict(parsed)
         budget = [_BISECT_BUDGET * len(members)]
         for (kind_name, layout), group in groups.items():
             kind = by_name[kind_name]
