@@ -18,10 +18,12 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import make_receipt
+from conftest import make_receipt, rows_by_path
 
 import explicit_audit as ea
 from explicit_audit._core.content import GZIP_RATIO_FLOOR
+from explicit_audit._core.reader import read_exactly
+from explicit_audit._core.records import RawValue
 
 ROOT = Path(__file__).parent.parent
 DECISIONS = (ROOT / "data" / "decisions" / "2026-01_baseline.jsonl").read_text().splitlines()
@@ -80,6 +82,61 @@ def test_an_array_with_elements_at_column_0_reads_in_linear_time(tmp_path):
     # The quadratic search took about 60 times the JSON Lines reading here.
     ratio = min(_seconds(array) for _ in range(2)) / min(_seconds(jsonl) for _ in range(2))
     assert ratio < 25, f"the array takes {ratio:.1f} times the JSON Lines file"
+
+
+def _exact_lines(path) -> list[int]:
+    return [item.source_line for item in read_exactly(path) if isinstance(item, RawValue)]
+
+
+@pytest.mark.parametrize("indent", [0, 2, 4])
+def test_an_array_with_one_element_per_line_start_is_read_in_bulk_with_its_lines(tmp_path, indent):
+    receipts = [make_receipt(query=f"q{i}") for i in range(50)]
+    path = tmp_path / "array.json"
+    if indent:
+        path.write_text(json.dumps(receipts, indent=indent) + "\n")
+    else:
+        path.write_text("[\n" + ",\n".join(json.dumps(r) for r in receipts) + "\n]\n")
+    audit = _load(path)
+    assert audit.rejected.empty
+    assert audit.receipts["query"].tolist() == [f"q{i}" for i in range(50)]
+    assert audit.receipts.source_line.tolist() == _exact_lines(path)
+    assert rows_by_path(path) == {"columnar": 50, "exact": 0}
+
+
+def test_a_nested_array_of_objects_at_column_0_is_not_split(tmp_path):
+    # An element's own array, its objects written at column 0 like the elements.
+    path = tmp_path / "nested.json"
+    first = json.dumps(make_receipt(query="a"))[:-1]
+    path.write_text(
+        "[\n" + first + ', "ctx": [\n{"x": 1},\n{"y": 2}\n]},\n'
+        + json.dumps(make_receipt(query="b")) + "\n]\n"
+    )  # fmt: skip
+    audit = _load(path)
+    assert audit.rejected.empty
+    assert audit.receipts["query"].tolist() == ["a", "b"]
+    assert audit.receipts.source_line.tolist() == _exact_lines(path) == [2, 6]
+
+
+def test_a_damaged_element_of_a_column_0_array_costs_only_itself(tmp_path):
+    lines = [json.dumps(make_receipt(query=f"q{i}")) for i in range(6)]
+    lines[3] = lines[3][:40]  # cut short
+    path = tmp_path / "array.json"
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == ["q0", "q1", "q2", "q4", "q5"]
+    assert audit.rejected.source_line.tolist() == [5]
+    _accounted(audit)
+
+
+def test_an_array_missing_a_comma_is_not_read_as_values(tmp_path):
+    lines = [json.dumps(make_receipt(query=f"q{i}")) for i in range(3)]
+    path = tmp_path / "array.json"
+    path.write_text("[\n" + lines[0] + ",\n" + lines[1] + "\n" + lines[2] + "\n]\n")
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == ["q0", "q1", "q2"]
+    # The missing comma is not made good: the array's damage is reported as before.
+    assert audit.rejected.source_line.tolist() == [1, 5]
+    assert "the array is never closed" in audit.rejected.reason.iloc[0]
 
 
 # -- blank lines ----------------------------------------------------------------------------------

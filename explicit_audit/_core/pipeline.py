@@ -108,6 +108,8 @@ class PieceReader:
 
     def read(self, data: bytes, first_line: int) -> None:
         """Read one piece that starts on file line ``first_line``."""
+        if not self.jsonl and self._read_array(data, first_line):
+            return
         spans = split_piece(data, first_line, self.jsonl, self.limits)
         if not len(spans):
             return
@@ -151,6 +153,29 @@ class PieceReader:
                 values.setdefault(kind.name, []).append(item)
         for kind_name, items in values.items():
             self.emit(kind_name, ("values", items))
+
+    def _read_array(self, data: bytes, first_line: int) -> bool:
+        """Whether a piece that is one array of objects, each starting a line, was read in bulk.
+
+        ``[\n{...},\n{...}\n]`` (elements at column 0 or all at one indent, each
+        starting a line) is read as the objects one after another: the outer
+        brackets and the commas between elements are made white space (same
+        length, same lines) and the columnar path takes the whole piece. This
+        holds only when every element is then a clean span and the columnar
+        path takes them all at once, as one kind, one object per span: a comma
+        made white space inside an element would leave two values without a
+        separator, which no parser takes. Anything else is read as written.
+        """
+        objects = _array_as_objects(data)
+        if objects is None:
+            return False
+        spans = split_piece(objects, first_line, False, self.limits)
+        if not len(spans) or not spans.clean.all():
+            return False
+        if not self._bulk(objects, spans, np.arange(len(spans))):
+            return False
+        self.last_item = None  # every value was read: none is cut short
+        return True
 
     def _unclaimed(
         self, data: bytes, spans: Spans, index: int, value: Any, verdicts: dict
@@ -356,6 +381,55 @@ class PieceReader:
         part = convert(piece)
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
+
+
+def _array_as_objects(data: bytes) -> bytes | None:
+    """An array whose elements each start a line, as its elements one after another, or None.
+
+    The brackets and each comma that ends a line before the next element's
+    line become spaces, and each element's opening ``{`` moves to column 0 in
+    place of its indent (``"  {"`` becomes ``"{  "``): same length, same lines.
+    None when the piece is not one array whose first element starts the line
+    after ``[`` (see :meth:`PieceReader._read_array` for what is checked after).
+    """
+    head = len(data) - len(data.lstrip(_WHITESPACE))
+    tail = len(data.rstrip(_WHITESPACE))
+    if head >= tail or data[head : head + 1] != b"[" or data[tail - 1 : tail] != b"]":
+        return None
+    newline = data.find(b"\n", head)
+    if newline == -1 or data[head + 1 : newline].strip(_WHITESPACE):
+        return None
+    first = data.find(b"{", newline)
+    indent = first - newline - 1
+    if first == -1 or data[newline + 1 : first].strip(b" ") or indent > 64:
+        return None
+    opening = b"\n" + b" " * indent + b"{"
+    buffer = bytearray(data)
+    buffer[head] = buffer[tail - 1] = 32
+    starts = np.array(_find_all(data, opening, newline), dtype=np.int64)
+    view = np.frombuffer(buffer, dtype=np.uint8)
+    before = starts - 1  # the byte before each element line's newline: the comma, or "\r"
+    before[view[before] == 13] -= 1
+    separated = view[before[1:]] == 44
+    if not separated.all():
+        return None
+    view[before[1:]] = 32
+    if indent:
+        view[starts + 1] = 123
+        view[starts + 1 + indent] = 32
+    return bytes(buffer)
+
+
+def _find_all(data: bytes, needle: bytes, start: int) -> list[int]:
+    found = []
+    position = data.find(needle, start)
+    while position != -1:
+        found.append(position)
+        position = data.find(needle, position + 1)
+    return found
+
+
+_WHITESPACE = b" \t\r\n"
 
 
 class _Unparsed:
