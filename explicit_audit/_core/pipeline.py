@@ -162,9 +162,9 @@ class PieceReader:
         brackets and the commas between elements are made white space (same
         length, same lines) and the columnar path takes the whole piece. This
         holds only when every element is then a clean span and the columnar
-        path takes them all at once, as one kind, one object per span: a comma
-        made white space inside an element would leave two values without a
-        separator, which no parser takes. Anything else is read as written.
+        path takes every one of them, one object per span: a comma made white
+        space inside an element would leave two values without a separator,
+        which no parser takes. Anything else is read as written.
         """
         objects = _array_as_objects(data)
         if objects is None:
@@ -172,8 +172,20 @@ class PieceReader:
         spans = split_piece(objects, first_line, False, self.limits)
         if not len(spans) or not spans.clean.all():
             return False
-        if not self._bulk(objects, spans, np.arange(len(spans))):
+        # The columnar path's parts wait until it has taken every span: one it
+        # refuses sends the whole piece back to be read as written.
+        parts: list[tuple[str, tuple]] = []
+        emit, values_read = self.emit, self.values_read
+        self.emit = lambda kind, segment: parts.append((kind, segment))
+        try:
+            leftovers = self._columnar(objects, spans, np.arange(len(spans)))
+        finally:
+            self.emit = emit
+        if leftovers:
+            self.values_read = values_read
             return False
+        for kind, segment in parts:
+            self.emit(kind, segment)
         self.last_item = None  # every value was read: none is cut short
         return True
 

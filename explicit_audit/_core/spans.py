@@ -25,6 +25,7 @@ everything else is read by :mod:`explicit_audit._core.exact`.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,6 +117,32 @@ def _doubtful(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     return flagged
 
 
+def _too_many_digits(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Spans holding a run of more digits than Python turns into an integer (4,300).
+
+    Such a number is rejected by the exact path (a digit run in a string is
+    read there as written); sent there at once, it does not make the columnar
+    path refuse, and split, the group it would fall in.
+    """
+    flagged = np.zeros(len(starts), dtype=bool)
+    limit = sys.get_int_max_str_digits()
+    if len(buffer) <= limit:
+        return flagged
+    digit = (buffer - np.uint8(48)) < 10
+    edges = np.flatnonzero(np.diff(digit.view(np.int8))) + 1
+    if digit[0]:
+        edges = np.concatenate(([0], edges))
+    if digit[-1]:
+        edges = np.concatenate((edges, [len(digit)]))
+    runs_start, runs_end = edges[::2], edges[1::2]
+    long_runs = runs_start[(runs_end - runs_start) > limit]
+    if len(long_runs):
+        owner = np.searchsorted(starts, long_runs, side="right") - 1
+        inside = (owner >= 0) & (long_runs < ends[np.maximum(owner, 0)])
+        flagged[owner[inside]] = True
+    return flagged
+
+
 def _spells(buffer: np.ndarray, positions: np.ndarray, word: bytes) -> np.ndarray:
     """Whether ``word`` is written at each of ``positions``."""
     fits = positions + len(word) <= len(buffer)
@@ -203,4 +230,5 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
         clean &= (ends - starts) <= limits.max_value_bytes
         clean &= ~_too_many_brackets(data, starts, ends, limits)
         clean &= ~_doubtful(buffer, starts, ends)
+        clean &= ~_too_many_digits(buffer, starts, ends)
     return Spans(starts, ends, lines, clean)
