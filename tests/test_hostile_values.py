@@ -241,3 +241,48 @@ def test_a_receipt_dated_9999_12_31_leaves_the_day_window_usable(tmp_path):
     # The last day's receipt is in the window whose end is open.
     open_end = withheld_view(audit, window=(days[0], None))
     assert open_end.loc["(all)", "receipts"] == 2
+
+
+# -- a pretty writer killed mid-value, the next output written straight after ---------------------
+
+
+def _pretty_outputs(n: int) -> list[str]:
+    return [
+        json.dumps(
+            {
+                "schema_version": 0,
+                "status": "hit",
+                "records": [],
+                "receipt": make_receipt(query=f"q{i}"),
+            },
+            indent=2,
+        )
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
+def test_a_value_cut_mid_line_does_not_hide_the_next_pretty_output(tmp_path, fraction, gz):
+    outputs = _pretty_outputs(10)
+    cut = outputs[4][: int(len(outputs[4]) * fraction)]
+    before = "\n".join(outputs[:4]) + "\n"
+    text = before + cut + outputs[5] + "\n" + "\n".join(outputs[6:]) + "\n"
+    path = tmp_path / ("killed.json" + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == [f"q{i}" for i in range(10) if i != 4]
+    assert audit.rejected.source_line.tolist() == [before.count("\n") + 1]
+    assert audit.receipts.source_line.tolist()[4] == (before + cut).count("\n") + 1
+    assert audit.sources[["values_read", "loaded", "rejected"]].values.tolist() == [[10, 9, 1]]
+
+
+def test_an_object_nested_in_a_cut_value_is_not_taken_for_an_output(tmp_path):
+    outputs = _pretty_outputs(3)
+    # Cut just after the nested receipt object closed: it closes indented.
+    cut = outputs[1][: outputs[1].rindex("}", 0, len(outputs[1]) - 1) + 1]
+    path = tmp_path / "killed.json"
+    path.write_text(outputs[0] + "\n" + cut + "\n" + outputs[2] + "\n")
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == ["q0", "q2"]
+    assert audit.sources[["values_read", "loaded", "rejected"]].values.tolist() == [[3, 2, 1]]

@@ -192,10 +192,43 @@ def _resync(text: str, position: int) -> int:
     """Where to resume after a value that cannot be parsed.
 
     Pretty-printed values appended to a log start at column 0 with ``{`` or
-    ``[``; resuming at the next such line keeps every later value.
+    ``[``; resuming at the next such line keeps every later value. A writer
+    killed mid-value may be followed at once by the next pretty output, whose
+    ``{`` then ends the line the cut value left unfinished: such an output
+    is resumed at too (see :func:`_cut_then_pretty`).
     """
-    match = _COLUMN0_VALUE_START.search(text, text.find("\n", position) + 1 or len(text))
-    return match.start() if match and text.find("\n", position) != -1 else len(text)
+    newline = text.find("\n", position)
+    match = _COLUMN0_VALUE_START.search(text, newline + 1 or len(text))
+    end = match.start() if match and newline != -1 else len(text)
+    return _cut_then_pretty(text, position, end)
+
+
+#: An opening brace that ends a line it does not start: maybe a pretty output
+#: written straight after a value cut short.
+_LINE_ENDING_BRACE = re.compile(r"(?<=[^\n])\{[ \t]*\r?\n")
+#: How many such braces are tried within one rejected stretch.
+_PRETTY_TRIES = 64
+
+
+def _cut_then_pretty(text: str, position: int, end: int) -> int:
+    """The start of a whole pretty output inside ``text[position:end]``, or ``end``.
+
+    A candidate is a ``{`` that ends a line after other text; it is taken when
+    it opens one value that closes with ``}`` at column 0, as a pretty output
+    closes, ending at ``end`` (white space aside). An object nested in the cut
+    value closes indented, so it is never taken for a value of its own.
+    """
+    for tries, match in enumerate(_LINE_ENDING_BRACE.finditer(text, position + 1, end)):
+        if tries >= _PRETTY_TRIES:
+            break
+        start = match.start()
+        try:
+            _, stop = _STDLIB_DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if stop <= end and text[stop - 2 : stop] == "\n}" and not text[stop:end].strip():
+            return start
+    return end
 
 
 def _element_resync(indent: int):
