@@ -291,3 +291,38 @@ def test_a_policy_with_200000_domains_replays_in_seconds(tmp_path):
     domains, rows, seconds = _in_child(code, timeout=300).split()
     assert (domains, rows) == ("200000", "50")
     assert float(seconds) < 30  # the list.index search took longer than 300 s
+
+
+# -- max_value_bytes applies to each element of an array ------------------------------------------
+
+
+@pytest.mark.parametrize("indent", [0, 2])
+def test_an_array_larger_than_max_value_bytes_loads_element_by_element(tmp_path, indent):
+    lines = _decisions(3_000)
+    path = tmp_path / "decisions.json"
+    if indent:
+        path.write_text(json.dumps([json.loads(line) for line in lines], indent=indent) + "\n")
+    else:
+        path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    whole = _load(path)
+    limited = _load(path, limits={"max_value_bytes": 64 << 10})
+    assert path.stat().st_size > 20 * (64 << 10)
+    assert limited.rejected.empty and len(limited.decisions) == 3_000
+    assert limited.decisions.source_line.tolist() == whole.decisions.source_line.tolist()
+    assert limited.decisions.decision_id.tolist() == [f"d-{i}" for i in range(3_000)]
+    _accounted(limited)
+
+
+def test_an_element_larger_than_max_value_bytes_is_rejected_alone(tmp_path):
+    lines = _decisions(2_000)
+    big = json.loads(lines[1_000])
+    big["padding"] = "x" * (80 << 10)
+    lines[1_000] = json.dumps(big)
+    path = tmp_path / "decisions.json"
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n" + lines[0] + "\n")
+    audit = _load(path, limits={"max_value_bytes": 64 << 10})
+    assert len(audit.decisions) == 2_000  # 1,999 elements and the value after the array
+    assert audit.rejected.source_line.tolist() == [1_002]
+    assert "larger than max_value_bytes" in audit.rejected.reason.iloc[0]
+    assert audit.decisions.source_line.tolist()[-1] == 2_003
+    _accounted(audit)

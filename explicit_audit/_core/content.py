@@ -82,6 +82,8 @@ class FileReader:
     first_line: int = 1
     strip_bom: bool = True
     _carried: int = 0
+    #: Inside a top-level array read element by element: its elements' indent.
+    _array_indent: int | None = None
 
     def __post_init__(self) -> None:
         self.name = self.name or display_name(self.path)
@@ -99,6 +101,8 @@ class FileReader:
             data = carry + data if carry else data
             carry = b""
             self._carried = 0
+            if self._array_indent is not None:
+                data = self._unarray(data)
             if skipping:
                 cut = self._first_cut(data)
                 if cut is None:
@@ -109,6 +113,14 @@ class FileReader:
                 data = data[cut:]
                 skipping = False
             cut = self._last_cut(data)
+            if cut is None and len(data) > limit and not self.jsonl:
+                # An array larger than a value may be: max_value_bytes applies to
+                # each of its elements, read as values one after another.
+                indent = _array_head(data)
+                if indent is not None:
+                    self._array_indent = indent
+                    data = self._unarray(data, opening=True)
+                    cut = self._last_cut(data)
             if cut is None:
                 if len(data) > limit:
                     self._oversized(line, data)
@@ -129,6 +141,38 @@ class FileReader:
             self._oversized(line, carry)
             return
         yield Piece(carry, line)
+
+    def _unarray(self, data: bytes, opening: bool = False) -> bytes:
+        """``data`` of a top-level array with its elements made values one after another.
+
+        The same bytes but for white space: the array's ``[`` (with
+        ``opening``), each comma that ends a line before an element, and the
+        ``]`` that closes the array at column 0 become spaces, and each
+        element's ``{`` moves to column 0 in place of its indent; the lines
+        stay where they are. Applied again to bytes already rewritten, it
+        changes nothing. The array ends at its ``]``: what follows is read as
+        written.
+        """
+        indent = self._array_indent or 0
+        buffer = bytearray(data)
+        if opening:
+            buffer[len(data) - len(data.lstrip(_WHITESPACE))] = 32
+        closing = _closing_bracket(data)
+        end = len(data) if closing is None else closing
+        for separator in (b",\n", b",\r\n"):
+            element = separator + b" " * indent + b"{"
+            position = data.find(element, 0, end)
+            while position != -1:
+                buffer[position] = 32
+                brace = position + len(separator) + indent
+                if indent:
+                    buffer[brace - indent] = 123
+                    buffer[brace] = 32
+                position = data.find(element, position + 1, end)
+        if closing is not None:
+            buffer[closing] = 32
+            self._array_indent = None
+        return bytes(buffer)
 
     def _gathered(self) -> Iterator[bytes]:
         """The content in runs of about :data:`PIECE_BYTES` (with what is carried over)."""
@@ -358,6 +402,33 @@ class BytesReader(FileReader):
         view = memoryview(self.data)
         for start in range(0, len(self.data), _READ_BYTES):
             yield bytes(view[start : start + _READ_BYTES])
+
+
+def _array_head(data: bytes) -> int | None:
+    """The indent of an array's elements when ``data`` opens one with ``[`` alone on its line.
+
+    None unless the first element starts the next line with ``{``.
+    """
+    head = len(data) - len(data.lstrip(_WHITESPACE))
+    if data[head : head + 1] != b"[":
+        return None
+    newline = data.find(b"\n", head)
+    if newline == -1 or data[head + 1 : newline].strip(_WHITESPACE):
+        return None
+    first = data.find(b"{", newline)
+    if first == -1 or data[newline + 1 : first].strip(b" ") or first - newline - 1 > 64:
+        return None
+    return first - newline - 1
+
+
+def _closing_bracket(data: bytes) -> int | None:
+    """Where a ``]`` at column 0 after a line ending with ``}`` closes the array, if in ``data``."""
+    position = data.find(b"\n]")
+    while position != -1:
+        if _ends_a_value(data, position):
+            return position + 1
+        position = data.find(b"\n]", position + 1)
+    return None
 
 
 def _ends_a_value(data: bytes, end: int) -> bool:

@@ -286,6 +286,15 @@ def _decode_one(
             excerpt(text[position:end]),
         )
     raw = text[position:end]
+    if _larger_than(raw, limits.max_value_bytes):
+        return end, Rejection(
+            path,
+            line,
+            "unknown",
+            f"the value is larger than max_value_bytes ({limits.max_value_bytes} bytes) "
+            "and is not read",
+            excerpt(raw[: 4 * limits.excerpt_chars], limits.excerpt_chars),
+        )
     too_deep = too_deep_reason(raw, limits)
     if too_deep:
         return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
@@ -299,6 +308,15 @@ def _decode_one(
             path, line, "unknown", f"invalid JSON: {_parse_error(exc, line)}", excerpt(raw)
         )
     return end, RawValue(path, line, value, raw.encode("utf-8"))
+
+
+def _larger_than(raw: str, limit: int) -> bool:
+    """Whether a value's UTF-8 text is longer than ``limit`` bytes (a character is 1-4)."""
+    if len(raw) > limit:
+        return True
+    if 4 * len(raw) <= limit:
+        return False
+    return len(raw.encode("utf-8", errors="surrogateescape")) > limit
 
 
 def _iter_array(path: str, text: str, position: int, line: int, base: int, limits: Limits):

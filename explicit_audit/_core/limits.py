@@ -10,7 +10,10 @@ limit                       default      what happens past it
 ==========================  ===========  ===================================================
 ``max_depth``               512          a value nested deeper is rejected; checked on the
                                          bytes before any C parser sees them
-``max_value_bytes``         64 MiB       a single value larger than this is rejected
+``max_value_bytes``         64 MiB       a single value larger than this is rejected; an
+                                         array's elements are values each (an array
+                                         larger than this, its elements each starting a
+                                         line, is read element by element)
 ``max_file_bytes``          16 GiB       a file (after gzip decompression) is read up to
                                          this size; the rest is a file-level rejection
 ``max_rejected_rows``       100,000      rejected rows kept with their excerpt, per load;
