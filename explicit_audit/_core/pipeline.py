@@ -112,6 +112,8 @@ class PieceReader:
 
     def read(self, data: bytes, first_line: int) -> None:
         """Read one piece that starts on file line ``first_line``."""
+        if not self.jsonl and self._read_array(data, first_line):
+            return
         spans = split_piece(data, first_line, self.jsonl, self.limits)
         if not len(spans):
             return
@@ -122,9 +124,18 @@ class PieceReader:
         if len(clean):
             leftovers = self._columnar(data, spans, clean)
             long_digits = _long_digit_spans(data, spans) if leftovers else None
+            unclaimed: dict[bytes, Rejection | None] = {}
             for index, value, kind in leftovers:
                 if long_digits is not None and long_digits[index]:
                     value = _UNPARSED  # orjson reads an integer beyond 64 bits as a float
+                if kind is None and value is not _UNPARSED:
+                    # A value no columnar kind takes: judged once per distinct text, so
+                    # that millions of one junk line cost a dict look-up each.
+                    rejected = self._unclaimed(data, spans, index, value, unclaimed)
+                    if rejected is not None:
+                        exact.append(rejected)
+                        continue
+                    value = _parse_span(data, spans, index)  # its own copy, for its kind
                 items = self._exact_span(data, spans, index, value)
                 if kind is not None and value is not _UNPARSED:
                     known[id(items[0])] = kind
@@ -146,6 +157,68 @@ class PieceReader:
                 values.setdefault(kind.name, []).append(item)
         for kind_name, items in values.items():
             self.emit(kind_name, ("values", items))
+
+    def _read_array(self, data: bytes, first_line: int) -> bool:
+        """Whether a piece that is one array of objects, each starting a line, was read in bulk.
+
+        ``[\n{...},\n{...}\n]`` (elements at column 0 or all at one indent, each
+        starting a line) is read as the objects one after another: the outer
+        brackets and the commas between elements are made white space (same
+        length, same lines) and the columnar path takes the whole piece. This
+        holds only when every element is then a clean span and the columnar
+        path takes every one of them, one object per span: a comma made white
+        space inside an element would leave two values without a separator,
+        which no parser takes. Anything else is read as written.
+        """
+        objects = _array_as_objects(data)
+        if objects is None:
+            return False
+        spans = split_piece(objects, first_line, False, self.limits)
+        if not len(spans) or not spans.clean.all():
+            return False
+        # The columnar path's parts wait until it has taken every span: one it
+        # refuses sends the whole piece back to be read as written.
+        parts: list[tuple[str, tuple]] = []
+        emit, values_read = self.emit, self.values_read
+        self.emit = lambda kind, segment: parts.append((kind, segment))
+        try:
+            leftovers = self._columnar(objects, spans, np.arange(len(spans)))
+        finally:
+            self.emit = emit
+        if leftovers:
+            self.values_read = values_read
+            return False
+        for kind, segment in parts:
+            self.emit(kind, segment)
+        self.last_item = None  # every value was read: none is cut short
+        return True
+
+    def _unclaimed(
+        self, data: bytes, spans: Spans, index: int, value: Any, verdicts: dict
+    ) -> Rejection | None:
+        """The rejection of a clean span no columnar kind took, or None when a kind claims it.
+
+        ``verdicts`` holds the verdict of each distinct text seen in this piece
+        (a rejection made at line 0, or None); the rejection is the one the
+        exact path gives the value (see :meth:`_exact_span` and :func:`sort_value`).
+        """
+        start, end = int(spans.starts[index]), int(spans.ends[index])
+        text = data[start:end].rstrip(b" \t\r\n")
+        if text in verdicts:
+            verdict = verdicts[text]
+        else:
+            too_deep = too_deep_reason(text, self.limits)
+            if too_deep:
+                verdict = Rejection(self.name, 0, "unknown", too_deep, excerpt(text))
+            else:
+                kind = sort_value(RawValue(self.name, 0, value, text), self.kinds)
+                verdict = kind if isinstance(kind, Rejection) else None
+            verdicts[text] = verdict
+        if verdict is None:
+            return None
+        return Rejection(
+            self.name, int(spans.lines[index]), verdict.kind, verdict.reason, verdict.raw
+        )
 
     def _count(self, item: RawValue | Rejection) -> None:
         # A file-level problem (line 0) is not a value that was read.
@@ -243,17 +316,29 @@ class PieceReader:
 
     def _classified(self, data: bytes, spans: Spans, members: np.ndarray) -> list[tuple]:
         """Spans parsed one by one, grouped by kind and layout, each group in bulk."""
-        parsed = [(int(index), _parse_span(data, spans, int(index))) for index in members]
+        # Each distinct text is parsed and sorted once: a file of millions of
+        # one line costs a dict look-up per line. A value a kind takes is parsed
+        # again for each line that repeats it, so that no two rows share one.
+        seen: dict[bytes, tuple[Any, RecordKind | None]] = {}
+        values: dict[int, Any] = {}
         groups: dict[tuple[str, str], list[int]] = {}
         leftovers: list[tuple] = []
         by_name = {kind.name: kind for kind in self.kinds}
-        for index, value in parsed:
-            kind = self._columnar_kind(value)
+        for member in members:
+            index = int(member)
+            text = _span_bytes(data, spans, index)
+            known = seen.get(text)
+            if known is None:
+                value = _parse_span(data, spans, index)
+                known = seen[text] = (value, self._columnar_kind(value))
+            elif known[1] is not None:
+                known = (_parse_span(data, spans, index), known[1])
+            value, kind = known
             if kind is None:
                 leftovers.append((index, value, None))
                 continue
+            values[index] = value
             groups.setdefault((kind.name, kind.layout(value)), []).append(index)
-        values = dict(parsed)
         budget = [_BISECT_BUDGET * len(members)]
         for (kind_name, layout), group in groups.items():
             kind = by_name[kind_name]
@@ -315,6 +400,55 @@ class PieceReader:
         part = convert(piece)
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
+
+
+def _array_as_objects(data: bytes) -> bytes | None:
+    """An array whose elements each start a line, as its elements one after another, or None.
+
+    The brackets and each comma that ends a line before the next element's
+    line become spaces, and each element's opening ``{`` moves to column 0 in
+    place of its indent (``"  {"`` becomes ``"{  "``): same length, same lines.
+    None when the piece is not one array whose first element starts the line
+    after ``[`` (see :meth:`PieceReader._read_array` for what is checked after).
+    """
+    head = len(data) - len(data.lstrip(_WHITESPACE))
+    tail = len(data.rstrip(_WHITESPACE))
+    if head >= tail or data[head : head + 1] != b"[" or data[tail - 1 : tail] != b"]":
+        return None
+    newline = data.find(b"\n", head)
+    if newline == -1 or data[head + 1 : newline].strip(_WHITESPACE):
+        return None
+    first = data.find(b"{", newline)
+    indent = first - newline - 1
+    if first == -1 or data[newline + 1 : first].strip(b" ") or indent > 64:
+        return None
+    opening = b"\n" + b" " * indent + b"{"
+    buffer = bytearray(data)
+    buffer[head] = buffer[tail - 1] = 32
+    starts = np.array(_find_all(data, opening, newline), dtype=np.int64)
+    view = np.frombuffer(buffer, dtype=np.uint8)
+    before = starts - 1  # the byte before each element line's newline: the comma, or "\r"
+    before[view[before] == 13] -= 1
+    separated = view[before[1:]] == 44
+    if not separated.all():
+        return None
+    view[before[1:]] = 32
+    if indent:
+        view[starts + 1] = 123
+        view[starts + 1 + indent] = 32
+    return bytes(buffer)
+
+
+def _find_all(data: bytes, needle: bytes, start: int) -> list[int]:
+    found = []
+    position = data.find(needle, start)
+    while position != -1:
+        found.append(position)
+        position = data.find(needle, position + 1)
+    return found
+
+
+_WHITESPACE = b" \t\r\n"
 
 
 class _Unparsed:

@@ -123,7 +123,9 @@ def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] |
     list of Timestamp or None
         Midnight of each day from the first timestamp's day to the day after
         the last (so a window ``[first, last)`` holds every receipt); None
-        when the column is missing, empty, or not ISO 8601 times.
+        when the column is missing, empty, or not ISO 8601 times. The days
+        end at 9999-12-31, the last day a date can be written for: receipts
+        dated that day are in a window whose end is open.
 
     Examples
     --------
@@ -142,7 +144,13 @@ def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] |
     if bounds is None or bounds is _NOT_TIMES:
         return None
     first, last = bounds[0].floor("D"), bounds[1].floor("D") + pd.Timedelta(days=1)
-    return list(pd.date_range(first, last, freq="D"))
+    # A day past 9999-12-31 cannot be written as a date (strftime refuses year
+    # 10000); receipts of that last day are in a window with an open end.
+    return list(pd.date_range(first, min(last, _LAST_DAY), freq="D"))
+
+
+#: The last day a date can be written for (``datetime.max``), as a window bound.
+_LAST_DAY = pd.Timestamp("9999-12-31", tz="UTC")
 
 
 #: A partition whose column does not hold ISO 8601 times: no range at all.
