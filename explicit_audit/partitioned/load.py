@@ -44,6 +44,7 @@ from .._core.collect import (
     rejected_frame,
     sources_frame,
 )
+from .._core.gc_pause import cyclic_gc_paused
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
 from ..errors import InputError
@@ -106,6 +107,18 @@ def _built(kind: RecordKind, segments: list[tuple]) -> KindTables:
 
 
 def _build(
+    part: Part,
+    first_line: int,
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    limits: Limits,
+    strict: bool,
+) -> _Built:
+    with cyclic_gc_paused():
+        return _build_paused(part, first_line, kinds, keep, limits, strict)
+
+
+def _build_paused(
     part: Part,
     first_line: int,
     kinds: Sequence[RecordKind],
