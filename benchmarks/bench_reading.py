@@ -59,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _engram_shapes import write_engram_shapes
 from _seeds import add_seeds_option
 
+CONTENDERS = ("kit", "base", "pandas", "pyarrow", "read", "seed")
 RECEIPT_INPUTS = (
     "outcomes.jsonl",
     "mixed.jsonl",
@@ -124,7 +125,7 @@ def write_inputs(folder: Path, receipts: int, plans: int) -> dict[str, Path]:
 
 
 CHILD = r"""
-import gzip, json, sys, time, warnings
+import gzip, json, os, sys, time, warnings
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
@@ -134,8 +135,11 @@ if which == "pandas":
     import pandas as pd
 elif which == "pyarrow":
     import pyarrow as pa, pyarrow.json as pa_json
-elif which == "kit":
+elif which in ("kit", "base"):
+    if which == "base":  # the kit as it was, from the folder --base names
+        sys.path.insert(0, os.environ["EXPLICIT_AUDIT_BENCH_BASE"])
     import explicit_audit as ea
+    which = "kit"
 elif which == "seed":
     sys.path.insert(0, sys.argv[4])
     from _seeds import load_seed
@@ -213,8 +217,8 @@ def _load() -> str:
 
 
 def _contenders(name: str, chosen: list[str]) -> list[str]:
-    offered = ["kit", "seed", "pandas", "read"] if name == "plans.jsonl" else [
-        "kit", "pandas", "pyarrow", "read"
+    offered = ["kit", "base", "seed", "pandas", "read"] if name == "plans.jsonl" else [
+        "kit", "base", "pandas", "pyarrow", "read"
     ]  # fmt: skip
     return [which for which in offered if which in chosen]
 
@@ -242,42 +246,41 @@ def _seconds(run: dict | None) -> str:
 def _report(paths, names, best, args) -> list[str]:
     missed: list[str] = []
     header = (
-        f"{'input':<20}{'MB':>6}{'kit s':>8}{'pandas':>8}{'x pd':>7}{'pyarrow':>9}{'/pa':>6}"
-        f"{'read':>7}{'seed':>7}{'x seed':>8}{'kit pk':>8}{'pd pk':>7}{'pa pk':>7}"
+        f"{'input':<18}{'MB':>5}{'kit s':>7}{'base s':>7}{'x base':>7}{'pandas':>8}{'x pd':>7}"
+        f"{'pyarrow':>8}{'/pa':>6}{'read':>6}{'seed':>6}{'x seed':>7}{'kit pk':>7}{'base pk':>8}"
+        f"{'pd pk':>6}{'pa pk':>6}"
     )
     print(header)
     for name in names:
         size = _content_size(paths[name])
-        get = {
-            which: best.get((name, which)) for which in ("kit", "pandas", "pyarrow", "read", "seed")
-        }
+        get = {which: best.get((name, which)) for which in CONTENDERS}
         kit = get["kit"]
 
         def ratio(other, over_kit=True, kit=kit):
-            if (
-                other is None
-                or kit is None
-                or max(other["seconds"], kit["seconds"]) == float("inf")
-            ):
+            if other is None or kit is None:
                 return None
-            return (
-                other["seconds"] / kit["seconds"] if over_kit else kit["seconds"] / other["seconds"]
-            )
+            if max(other["seconds"], kit["seconds"]) == float("inf"):
+                return None
+            if over_kit:
+                return other["seconds"] / kit["seconds"]
+            return kit["seconds"] / other["seconds"]
 
         def peak(run, size=size):
             return "-" if run is None or run.get("error") else f"{run['peak'] / size:.2f}"
 
-        x_pandas, over_arrow, x_seed = (
+        x_base, x_pandas, over_arrow, x_seed = (
+            ratio(get["base"]),
             ratio(get["pandas"]),
             ratio(get["pyarrow"], False),
             ratio(get["seed"]),
         )
         show = lambda value, unit: "-" if value is None else f"{value:.2f}{unit}"  # noqa: E731
         print(
-            f"{name:<20}{size / 1e6:>6.0f}{_seconds(kit):>8}"
-            f"{_seconds(get['pandas']):>8}{show(x_pandas, 'x'):>7}{_seconds(get['pyarrow']):>9}"
-            f"{show(over_arrow, 'x'):>6}{_seconds(get['read']):>7}{_seconds(get['seed']):>7}"
-            f"{show(x_seed, 'x'):>8}{peak(kit):>8}{peak(get['pandas']):>7}{peak(get['pyarrow']):>7}"
+            f"{name:<18}{size / 1e6:>5.0f}{_seconds(kit):>7}{_seconds(get['base']):>7}"
+            f"{show(x_base, 'x'):>7}{_seconds(get['pandas']):>8}{show(x_pandas, 'x'):>7}"
+            f"{_seconds(get['pyarrow']):>8}{show(over_arrow, 'x'):>6}{_seconds(get['read']):>6}"
+            f"{_seconds(get['seed']):>6}{show(x_seed, 'x'):>7}{peak(kit):>7}"
+            f"{peak(get['base']):>8}{peak(get['pandas']):>6}{peak(get['pyarrow']):>6}"
         )
         if kit is None:
             continue
@@ -317,8 +320,18 @@ def main() -> int:
         "--contenders", default="kit,pandas,pyarrow,read,seed", help="comma-separated contenders"
     )
     parser.add_argument("--data", help="folder to keep the inputs in and reuse")
+    parser.add_argument(
+        "--base",
+        metavar="DIR",
+        help="a folder holding another version of the explicit_audit package, measured as "
+        "'base' beside the kit (e.g. `git archive REV explicit_audit | tar -x -C DIR`)",
+    )
     add_seeds_option(parser)
     args = parser.parse_args()
+    chosen = args.contenders.split(",")
+    if args.base:
+        os.environ["EXPLICIT_AUDIT_BENCH_BASE"] = str(Path(args.base).resolve())
+        chosen.append("base")
     if args.seeds:
         os.environ["EXPLICIT_AUDIT_SEEDS"] = args.seeds  # for the seed's own process
     names = list((*RECEIPT_INPUTS, "plans.jsonl"))
@@ -329,7 +342,7 @@ def main() -> int:
         folder.mkdir(parents=True, exist_ok=True)
         paths = write_inputs(folder, args.receipts, args.plans)
         print(f"{args.receipts:,} outcomes, {args.plans:,} plans; load average {_load()}")
-        best = _measure(paths, names, args.contenders.split(","), args.repeat)
+        best = _measure(paths, names, chosen, args.repeat)
         missed = _report(paths, names, best, args)
     print(f"load average after: {_load()}")
     print("all goals met" if not missed else "missed: " + "; ".join(missed))
