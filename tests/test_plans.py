@@ -6,6 +6,7 @@ import hashlib
 import json
 import random
 import unicodedata
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -506,3 +507,43 @@ def test_verify_plans_is_a_deprecated_alias_of_plan_verdicts():
     with pytest.warns(DeprecationWarning, match="plan_verdicts"):
         old = ea.verify_plans(plans)
     pd.testing.assert_frame_equal(old, ea.plan_verdicts(plans))
+
+
+# --- written lines, read from disk, against the seed ---------------------------------------
+LINE_VECTORS = json.loads((DATA / "plan_line_vectors.json").read_text("utf-8"))["vectors"]
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "pretty"])
+def test_written_plans_load_and_hash_as_the_seed_hashes_them(tmp_path, layout):
+    """2,500 plans as written (escapes, surrogates, duplicate keys, coercions, numbers
+    beyond 64 bits), one per record: each loads with the seed's hash rebuilt and
+    matching, or is rejected on its own line where the seed raises."""
+    lines, where = [], []
+    for index, vector in enumerate(LINE_VECTORS):
+        recorded = json.dumps(vector.get("seed", "0" * 64))
+        head = f'{{"run_id": "v{index}", "retrieval_plan": '
+        if layout == "jsonl":
+            where.append(len(lines) + 1)
+            lines.append(f'{head}{vector["plan"]}, "retrieval_plan_hash": {recorded}}}')
+        else:  # a pretty log: each record over three lines, the plan as written
+            where.append(len(lines) + 1)
+            lines += [head, f"  {vector['plan']},", f'  "retrieval_plan_hash": {recorded}}}']
+    path = tmp_path / ("plans.jsonl" if layout == "jsonl" else "plans.json")
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    with warnings.catch_warnings(action="ignore"):
+        audit = ea.load(path, progress=False)
+    verdicts = ea.plan_verdicts(audit.plans)
+    by_run = dict(zip(verdicts.run_id, verdicts.itertuples(), strict=True))
+    rejected = dict(zip(audit.rejected.source_line, audit.rejected.itertuples(), strict=True))
+    for index, vector in enumerate(LINE_VECTORS):
+        if "seed" in vector:
+            row = by_run[f"v{index}"]
+            assert (row.rebuilt_hash, row.status, row.source_line) == (
+                vector["seed"],
+                "match",
+                where[index],
+            ), vector["plan"]
+        else:
+            assert f"v{index}" not in by_run, vector["plan"]
+            assert rejected[where[index]].kind == "plans", vector["plan"]
+    assert len(verdicts) + len(audit.rejected) == len(LINE_VECTORS)
