@@ -211,7 +211,7 @@ class PieceReader:
 
         Returns
         -------
-        list of (span index, parsed value or _UNPARSED, kind or None)
+        list of (span index, parsed value or _UNPARSED, the kind that claims it or None)
         """
         leftovers: list[tuple] = []
         for members in _by_first_key(data, spans, clean):
@@ -241,9 +241,11 @@ class PieceReader:
         leftovers: list[tuple] = []
         by_name = {kind.name: kind for kind in self.kinds}
         for index, value in parsed:
-            kind = self._columnar_kind(value)
-            if kind is None:
-                leftovers.append((index, value, None))
+            # The kind that claims it is kept for the exact path too, so that
+            # it is not matched against every kind a second time there.
+            kind = self._claimant(value)
+            if kind is None or kind.columnar is None or not self._kept(kind):
+                leftovers.append((index, value, kind))
                 continue
             groups.setdefault((kind.name, kind.layout(value)), []).append(index)
         values = dict(parsed)
@@ -259,16 +261,21 @@ class PieceReader:
             leftovers.extend((int(index), values[int(index)], kind) for index in refused)
         return leftovers
 
-    def _columnar_kind(self, value: Any) -> RecordKind | None:
-        """The kind whose columnar path may take a parsed value, if any."""
+    def _claimant(self, value: Any) -> RecordKind | None:
+        """The kind that claims a parsed value (as :func:`sort_value` finds it), if any."""
         if value is _UNPARSED or not isinstance(value, dict):
             return None
         for kind in self.kinds:
             if kind.matches(value):
-                if kind.columnar is None or not self._kept(kind):
-                    return None
                 return kind
         return None
+
+    def _columnar_kind(self, value: Any) -> RecordKind | None:
+        """The kind whose columnar path may take a parsed value, if any."""
+        kind = self._claimant(value)
+        if kind is None or kind.columnar is None or not self._kept(kind):
+            return None
+        return kind
 
     def _bisect(self, kind, reader, data, spans, members: np.ndarray, budget: list) -> list:
         """Parse a group in bulk, halving it where refused; return the refused spans."""
