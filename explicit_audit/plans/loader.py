@@ -66,6 +66,7 @@ __all__ = ["NAME", "build_tables", "load_plans", "matches"]
 NAME = "plans"
 
 _RECORD_KEYS = ("run_id", "retrieval_plan", "retrieval_plan_hash")
+_RECORD_KEY_SET = frozenset(_RECORD_KEYS)
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 _COLUMN_DTYPES = {
     "source_file": "str",
@@ -241,12 +242,18 @@ def _frame(
     return frame
 
 
+def _extra_keys(value: dict) -> dict:
+    return {k: v for k, v in value.items() if k not in _RECORD_KEYS}
+
+
 def build_tables(segments: Sequence[tuple]) -> KindTables:
     values = segment_values(segments)
     kept, rejected = sort_out(values, "plans", _row, PlanError)
     rows = [row for _, row in kept]
     where = [(item.source_file, item.source_line) for item, _ in kept]
-    extras = [{k: v for k, v in item.value.items() if k not in _RECORD_KEYS} for item, _ in kept]
+    extras = [
+        {} if item.value.keys() <= _RECORD_KEY_SET else _extra_keys(item.value) for item, _ in kept
+    ]
     return KindTables({"plans": _frame(rows, where, extras)}, rejected)
 
 
