@@ -117,30 +117,33 @@ class PieceReader:
         known: dict[int, RecordKind] = {}
         if len(clean):
             leftovers = self._columnar(data, spans, clean)
-            long_digits = _long_digit_spans(data, spans) if leftovers else None
-            for index, value, kind in leftovers:
-                if long_digits is not None and long_digits[index]:
-                    value = _UNPARSED  # orjson reads an integer beyond 64 bits as a float
-                items = self._exact_span(data, spans, index, value)
-                if kind is not None and value is not _UNPARSED:
-                    known[id(items[0])] = kind
-                exact.extend(items)
-        exact.sort(key=lambda item: item.source_line)
+            if leftovers:
+                self._leftovers(data, spans, leftovers, exact, known)
+        exact.sort(key=_line_of)
         # The value a cut gzip stream ends in is the piece's last span, read exactly.
         last = exact[-1] if exact else None
         self.last_item = last if last is not None and last.source_line >= spans.lines[-1] else None
         values: dict[str, list[RawValue]] = {}
+        kept: dict[str, bool] = {}
         for item in exact:
-            self._count(item)
             if isinstance(item, Rejection):
+                self._count(item)
                 self.reject(item)
                 continue
+            self.values_read += 1
             kind = known.get(id(item)) or sort_value(item, self.kinds)
             if isinstance(kind, Rejection):
                 self.reject(kind)
-            elif self._kept(kind):
-                values.setdefault(kind.name, []).append(item)
+                continue
+            name = kind.name
+            if name not in kept:
+                kept[name] = self._kept(kind)
+                values[name] = []
+            if kept[name]:
+                values[name].append(item)
         for kind_name, items in values.items():
+            if not items:
+                continue
             self.emit(kind_name, ("values", items))
 
     def _count(self, item: RawValue | Rejection) -> None:
@@ -183,6 +186,35 @@ class PieceReader:
                 excerpt(data[start : start + 4 * self.limits.excerpt_chars]),
             )
         return parse_line(self.name, data[start:end], number, self.limits)
+
+    def _leftovers(self, data: bytes, spans: Spans, leftovers: list, out: list, known: dict):
+        """The clean spans the columnar path refused, as values (``known``: their kinds).
+
+        Their values were parsed already (orjson) and are kept as they are,
+        but where a span may hold an integer beyond 64 bits, which orjson
+        reads as a float: such a span, and one nested deeper than the limit,
+        goes through :meth:`_exact_span`.
+        """
+        long_digits = _long_digit_spans(data, spans).tolist()
+        starts, ends, lines = spans.starts.tolist(), spans.ends.tolist(), spans.lines.tolist()
+        name, max_depth = self.name, self.limits.max_depth
+        for index, value, kind in leftovers:
+            start, end = starts[index], ends[index]
+            if (
+                value is _UNPARSED
+                or long_digits[index]  # orjson reads an integer beyond 64 bits as a float
+                or data.count(b"{", start, end) + data.count(b"[", start, end) > max_depth
+            ):
+                value = _UNPARSED if long_digits[index] else value
+                items = self._exact_span(data, spans, index, value)
+                if kind is not None and value is not _UNPARSED:
+                    known[id(items[0])] = kind
+                out.extend(items)
+                continue
+            item = RawValue(name, lines[index], value, data[start:end].rstrip(b" \t\r\n"))
+            if kind is not None:
+                known[id(item)] = kind
+            out.append(item)
 
     def _exact_span(self, data: bytes, spans: Spans, index: int, value: Any) -> list:
         """A clean span the columnar path refused: its value, parsed exactly."""
@@ -236,7 +268,14 @@ class PieceReader:
 
     def _classified(self, data: bytes, spans: Spans, members: np.ndarray) -> list[tuple]:
         """Spans parsed one by one, grouped by kind and layout, each group in bulk."""
-        parsed = [(int(index), _parse_span(data, spans, int(index))) for index in members]
+        starts, ends = spans.starts.tolist(), spans.ends.tolist()
+        parsed = []
+        for index in members.tolist():
+            try:  # as _parse_span, without its lookups per span
+                value = orjson.loads(data[starts[index] : ends[index]])
+            except orjson.JSONDecodeError:
+                value = _UNPARSED
+            parsed.append((index, value))
         groups: dict[tuple[str, str], list[int]] = {}
         leftovers: list[tuple] = []
         by_name = {kind.name: kind for kind in self.kinds}
@@ -320,6 +359,10 @@ class _Unparsed:
 
 
 _UNPARSED = _Unparsed()
+
+
+def _line_of(item: RawValue | Rejection) -> int:
+    return item.source_line
 
 
 def _span_bytes(data: bytes, spans: Spans, index: int) -> bytes:
