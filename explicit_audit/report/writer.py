@@ -48,13 +48,13 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from pathlib import Path
 
 import nbformat
 from jinja2 import DictLoader
 from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
+from nbformat.v4 import new_output
 
 from .._version import __version__
 from ..errors import RejectedRowsWarning
@@ -80,6 +80,7 @@ from .snapshot import take_snapshot
 
 __all__ = [
     "DATA_PARAMETER_NAMES",
+    "PANEL_NOTE",
     "NotebookError",
     "ReportError",
     "data_parameter",
@@ -94,6 +95,15 @@ __all__ = [
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _DROPPED_DATA = (_WIDGET_VIEW, "application/javascript")
+
+
+#: What a page shows in place of an interactive panel, which needs a running kernel.
+PANEL_NOTE = (
+    '<p class="ea-note ea-panel-note">An interactive panel runs here in Jupyter, where its '
+    "controls redraw the views above: <code>explicit-audit notebooks DIR</code> copies this "
+    "notebook out to open it on your data. A page shows the views with their defaults, "
+    "computed once.</p>"
+)
 
 
 def static_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -120,17 +130,22 @@ def static_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type != "code":
             continue
         kept = []
+        panels = 0
         for output in cell.get("outputs", []):
             data = output.get("data")
             if data is None:
                 kept.append(output)
                 continue
             had_widget = _WIDGET_VIEW in data
+            panels += had_widget
             for key in _DROPPED_DATA:
                 data.pop(key, None)
             if not data or (had_widget and set(data) <= {"text/plain"}):
                 continue
             kept.append(output)
+        if panels and not kept:
+            # A page never ends a sentence with nothing: the panel's place says where it runs.
+            kept.append(new_output("display_data", data={"text/html": PANEL_NOTE}))
         cell.outputs = kept
     notebook.metadata.pop("widgets", None)
     return notebook
@@ -218,10 +233,7 @@ def notebook_html(
         ),
         enabled=True,
     )
-    if verification is None:
-        header = f'<header class="ea-header"><h1 class="ea-title">{escape(title)}</h1></header>'
-    else:
-        header = header_html(title, verification, facts.source)
+    header = header_html(title, verification, facts.source)
     resources = {
         "metadata": {"name": Path(name).stem},
         "explicit_audit": {
