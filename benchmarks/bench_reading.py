@@ -188,6 +188,10 @@ print(json.dumps({"seconds": elapsed, "peak": peak - before, "rows": rows, "matc
 """
 
 
+#: Seconds a contender's run may take before it counts as failed.
+_TIMEOUT = 240
+
+
 def _twin(name: str, paths: dict[str, Path]) -> Path:
     """The JSON Lines file of the same records, for pandas (which cannot read a pretty log)."""
     if name.startswith("recall.json"):
@@ -198,7 +202,10 @@ def _twin(name: str, paths: dict[str, Path]) -> Path:
 def _run(which: str, name: str, paths: dict[str, Path]) -> dict:
     command = [sys.executable, "-c", CHILD, which, str(paths[name]), str(_twin(name, paths))]
     command.append(str(Path(__file__).resolve().parent))
-    done = subprocess.run(command, capture_output=True, text=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT)
+    except subprocess.TimeoutExpired:  # pyarrow's threaded reader was seen to hang on a cut line
+        return {"seconds": float("inf"), "peak": 0, "rows": None, "error": "timed out"}
     if done.returncode:
         reason = (done.stderr.strip().splitlines() or ["?"])[-1]
         return {"seconds": float("inf"), "peak": 0, "rows": None, "error": reason[:80]}
@@ -240,7 +247,9 @@ def _measure(paths, names, chosen, repeat) -> dict:
 def _seconds(run: dict | None) -> str:
     if run is None:
         return "-"
-    return "refused" if run["seconds"] == float("inf") else f"{run['seconds']:.2f}"
+    if run["seconds"] == float("inf"):
+        return "hung" if run.get("error") == "timed out" else "refused"
+    return f"{run['seconds']:.2f}"
 
 
 def _report(paths, names, best, args) -> list[str]:
