@@ -103,6 +103,7 @@ class PieceReader:
         self.reject = reject
         self.values_read = 0
         self.last_item: RawValue | Rejection | None = None
+        self._mixed_keys: set[bytes] = set()
 
     # -- one piece -------------------------------------------------------------------
 
@@ -239,16 +240,19 @@ class PieceReader:
         of one shape start alike), so that a piece of several shapes is not
         parsed whole only to be refused: each group is parsed in bulk as the
         kind and layout of its first span; a group refused is parsed span by
-        span and regrouped exactly.
+        span and regrouped exactly. A first key whose spans held several
+        kinds or layouts in an earlier piece (``"schema_version"`` starts
+        both engram's CLI outcomes and its presentations) is regrouped at
+        once, without a bulk parse bound to be refused.
 
         Returns
         -------
         list of (span index, parsed value or _UNPARSED, the kind that claims it or None)
         """
         leftovers: list[tuple] = []
-        for members in _by_first_key(data, spans, clean):
-            if not self._bulk(data, spans, members):
-                leftovers.extend(self._classified(data, spans, members))
+        for key, members in _by_first_key(data, spans, clean):
+            if key in self._mixed_keys or not self._bulk(data, spans, members):
+                leftovers.extend(self._classified(data, spans, members, key))
         return leftovers
 
     def _bulk(self, data: bytes, spans: Spans, members: np.ndarray) -> bool:
@@ -266,8 +270,13 @@ class PieceReader:
             return False
         return True
 
-    def _classified(self, data: bytes, spans: Spans, members: np.ndarray) -> list[tuple]:
-        """Spans parsed one by one, grouped by kind and layout, each group in bulk."""
+    def _classified(
+        self, data: bytes, spans: Spans, members: np.ndarray, key: bytes
+    ) -> list[tuple]:
+        """Spans parsed one by one, grouped by kind and layout, each group in bulk.
+
+        ``key`` is their first key, remembered when they hold several groups.
+        """
         starts, ends = spans.starts.tolist(), spans.ends.tolist()
         parsed = []
         for index in members.tolist():
@@ -287,6 +296,8 @@ class PieceReader:
                 leftovers.append((index, value, kind))
                 continue
             groups.setdefault((kind.name, kind.layout(value)), []).append(index)
+        if len(groups) > 1:
+            self._mixed_keys.add(key)
         values = dict(parsed)
         budget = [_BISECT_BUDGET * len(members)]
         for (kind_name, layout), group in groups.items():
@@ -382,10 +393,10 @@ def _parse_span(data: bytes, spans: Spans, index: int) -> Any:
         return _UNPARSED
 
 
-def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[np.ndarray]:
+def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[tuple[bytes, np.ndarray]]:
     """Spans grouped by the first key they hold (a guess at their shape, checked later).
 
-    Groups come in the order of their first span, each in file order. (A loop
+    ``(key, spans)`` in the order of their first span, each in file order. (A loop
     of two ``bytes.find`` per span: as fast here as looking at windows of
     bytes of many spans at once with numpy, and plainer.)
     """
@@ -396,7 +407,7 @@ def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[np.nda
         closing = data.find(b'"', opening + 1, start + 256) if opening != -1 else -1
         key = data[opening + 1 : closing] if closing != -1 else b""
         groups.setdefault(key, []).append(index)
-    return [np.asarray(group, dtype=np.int64) for group in groups.values()]
+    return [(key, np.asarray(group, dtype=np.int64)) for key, group in groups.items()]
 
 
 def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:
