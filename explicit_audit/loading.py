@@ -34,7 +34,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     source : str, path-like, or iterable of them
         A file, a folder (read recursively), a glob, or a list of them.
     **options
-        ``strict``, ``progress``, ``limits``, ``engine``, ``blocksize``,
+        ``strict``, ``strict_keys``, ``progress``, ``limits``, ``engine``, ``blocksize``,
         ``sample_bytes``: see :class:`~explicit_audit.LoadOptions`.
 
     Returns
@@ -62,11 +62,14 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
             rejected=planned.rejected,
             files=planned.files,
             sources=planned.sources,
+            keys=planned.keys,
         )
     limits = limits_from(found["limits"])
     with cyclic_gc_paused():
         reading = read_all(source, kinds, progress=found["progress"], limits=limits)
-        return audit_of_reading(reading, kinds, strict=found["strict"])
+        return audit_of_reading(
+            reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
+        )
 
 
 def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
@@ -78,6 +81,7 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
         kinds,
         keep=keep,
         strict=found["strict"],
+        strict_keys=found["strict_keys"],
         limits=limits_from(found["limits"]),
         blocksize=found["blocksize"],
         sample_bytes=found["sample_bytes"],
@@ -117,7 +121,13 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
         )
         reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
         reading.policy_files = []
-        return audit_of_reading(reading, [kind], strict=found["strict"], documents=False).tables
+        return audit_of_reading(
+            reading,
+            [kind],
+            strict=found["strict"],
+            documents=False,
+            strict_keys=found["strict_keys"],
+        ).tables
 
 
 registry.use_table_loader(load_tables)
@@ -131,6 +141,7 @@ def load_bytes(
     lines: bool = True,
     strict: bool = False,
     limits: Limits | dict | None = None,
+    strict_keys: bool = False,
 ) -> Audit:
     """Load the records held in bytes, as if read from ``source_file``.
 
@@ -155,6 +166,8 @@ def load_bytes(
         Raise :class:`~explicit_audit.InputError` at the first rejection.
     limits : Limits or dict, optional
         Reading limits, as for :func:`load`.
+    strict_keys : bool, default False
+        Reject a record holding a key its kind does not declare, as for :func:`load`.
 
     Returns
     -------
@@ -179,4 +192,4 @@ def load_bytes(
             first_line=first_line,
             limits=limits_from(limits),
         )
-        return audit_of_reading(reading, kinds, strict=strict)
+        return audit_of_reading(reading, kinds, strict=strict, strict_keys=strict_keys)

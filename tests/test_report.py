@@ -299,7 +299,7 @@ def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small
     assert page.count("<h1") == 1  # the notebook's own title is not written twice
     assert page.rindex("</details>") > provenance_at > page.rindex("Show code")
     # the one rejected line makes the data unclean: verify would exit 1
-    assert "<strong>1 finding</strong> in 1 of 9 checks" in page
+    assert "<strong>1 finding</strong> in 1 of 10 checks" in page
     assert "exits 1" in page and "<code>rejected_rows</code>" in page
     data = small_report["data"]
     digest = file_sha256(data / "receipts.jsonl")
@@ -327,7 +327,9 @@ def test_failing_notebook_is_named(tmp_path):
     nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "fine.ipynb")
     with pytest.raises(NotebookError, match=r"broken\.ipynb(.|\n)*ZeroDivisionError"):
         write_reports(data, tmp_path / "out", notebooks)
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["fine.html"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fine.html", "index.html"]
+    index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'href="fine.html"' in index and "broken" not in index  # only the pages written
 
 
 def test_no_notebook(tmp_path):
@@ -522,7 +524,7 @@ def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch)
     monkeypatch.setattr(writer_module, "write_atomically", write_on_a_full_disk)
     with pytest.raises(OSError, match="No space left"):
         write_reports(data, out, notebooks)
-    assert [p.name for p in out.iterdir()] == ["one.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "one.html"]
     assert page.read_bytes() == previous
 
 
@@ -541,6 +543,7 @@ def test_stale_reports_are_removed_and_nothing_else(tmp_path):
     written = write_reports(data, out, notebooks, progress=lines.append)
     assert sorted(p.name for p in written) == ["kept.html", "new_name.html"]
     assert sorted(p.name for p in out.iterdir()) == [
+        "index.html",
         "kept.html",
         "new_name.html",
         "notes.html",
@@ -648,3 +651,45 @@ def test_every_value_in_the_header_contents_and_provenance_is_text(tmp_path):
     text = "".join(_parsed(appendix).text)
     assert "<u>n</u>.ipynb" in text and "<b>r.jsonl" in text and "<em>not json</em>" in text
     assert _parsed(appendix).tags.count("details") == 4  # the appendix and its 3 folds
+
+
+def test_each_page_banner_is_its_own_checks_with_the_whole_verdict_below(tmp_path):
+    # Plans with a tampered hash (a finding of plan_hashes); receipts clean but for a
+    # broken line (rejected_rows, a check of every kind); no decisions at all.
+    data = tmp_path / "data"
+    data.mkdir()
+    plans = (ROOT / "data" / "plans" / "arborist_runs.jsonl").read_text("utf-8").splitlines()
+    (data / "plans.jsonl").write_text("\n".join(plans[:40]) + "\n", encoding="utf-8")
+    (data / "receipts.jsonl").write_text(
+        json.dumps(make_receipt()) + "\n{broken\n", encoding="utf-8"
+    )
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name, tables in [
+        ("plans_page", [["plans"]]),
+        ("routing_page", [["decisions", "policies"]]),
+    ]:
+        notebook = _notebook("DATA = 'x'", new_code_cell("DATA"))
+        notebook.metadata["explicit_audit"] = {"tables": tables}
+        nbformat.write(notebook, notebooks / f"{name}.ipynb")
+    with pytest.warns(ea.RejectedRowsWarning):
+        summary = ea.verify_all(ea.load(data, progress=False)).summary().set_index("check")
+    found = int(summary.loc["plan_hashes", "findings"])
+    assert found and summary.loc["rejected_rows", "findings"] == 1
+    write_reports(data, tmp_path / "out", notebooks)
+
+    def banner(name: str) -> tuple[str, str]:
+        page = (tmp_path / "out" / f"{name}.html").read_text(encoding="utf-8")
+        start = page.index('id="verdict"')
+        lines = re.findall(r"<p class=\"ea-verdict-[^\"]*\">(.*?)</p>", page[start:])
+        return lines[0], lines[1]
+
+    own, whole = banner("plans_page")
+    assert own.startswith("This page's checks (plans): ")
+    assert f"<strong>{found:,} finding" in own and "in 1 of 1 checks" in own
+    total = int(summary["findings"].sum())
+    assert whole.startswith(f"Over all the data: <strong>{total:,} findings</strong>")
+    assert "exits 1" in whole and '<a href="index.html">every check</a>' in whole
+    own, whole = banner("routing_page")
+    assert own.startswith("This page's checks (decisions): <strong>Nothing to check</strong>")
+    assert whole.startswith(f"Over all the data: <strong>{total:,} findings</strong>")

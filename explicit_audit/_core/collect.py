@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
 from .content import BytesReader, FileReader
+from .keys import settle, shape_of
 from .limits import Limits
 from .pipeline import PieceReader
 from .records import KindTables, RecordKind, Rejection, blame_cut
@@ -294,9 +295,21 @@ def read_bytes(
     return reading
 
 
-def build_kind(kind: RecordKind, segments: list[tuple]) -> KindTables:
-    """Build one kind's tables from its segments."""
-    return kind.build(segments)
+def build_kind(kind: RecordKind, segments: list[tuple], *, strict_keys: bool = False) -> KindTables:
+    """Build one kind's tables from its segments, with the notes of its records' keys.
+
+    Every value's keys are read against the kind's shapes
+    (:func:`explicit_audit._core.keys.settle`): the notes of the values
+    loaded are in ``notes``; a rejection lists every problem of its value;
+    under ``strict_keys`` a value holding an unknown key is rejected.
+    """
+
+    def shape_for(value):
+        if kind.shape_of is not None:
+            return kind.shape_of(value)
+        return shape_of(kind.shapes, value)
+
+    return settle(kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys)
 
 
 def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:

@@ -16,7 +16,7 @@ from bleach.css_sanitizer import CSSSanitizer
 from ._templates import render
 from .provenance import Provenance
 
-__all__ = ["PAGE_TEMPLATE", "REJECTED_SHOWN", "clean_html", "provenance_html"]
+__all__ = ["PAGE_TEMPLATE", "REJECTED_SHOWN", "VERDICT_CSS", "clean_html", "provenance_html"]
 
 #: At most this many rejected rows are listed in a page's provenance block.
 REJECTED_SHOWN = 50
@@ -162,3 +162,7 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
 #: opens with the title, the verdict and the contents; provenance closes it, as a folded
 #: appendix.
 PAGE_TEMPLATE = (Path(__file__).parent / "templates" / "page.html.j2").read_text(encoding="utf-8")
+
+#: The rules the pages and the index share (the verdict banner, notes, scroll boxes),
+#: included by both templates.
+VERDICT_CSS = (Path(__file__).parent / "templates" / "_verdict.css").read_text(encoding="utf-8")
