@@ -15,6 +15,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import explicit_audit as ea
+from explicit_audit._core.keys import shape_of as general_shape_of
 from explicit_audit._core.records import RawValue
 from explicit_audit.plans import KIND
 from explicit_audit.plans._canonical import (
@@ -26,6 +27,8 @@ from explicit_audit.plans._canonical import (
     seed_canonical,
 )
 from explicit_audit.plans.loader import _producer_row, _row, _seed_row
+from explicit_audit.plans.shape import SHAPES
+from explicit_audit.plans.shape import shape_of as plan_shape_of
 from scripts.sample_data import plans as sample_plans
 
 DATA = Path(__file__).parent / "data"
@@ -641,3 +644,13 @@ def test_the_producer_route_takes_what_producers_write():
     for plan in (dict(BASE, top_k=2**63), dict(BASE, top_k=True), dict(BASE, top_k=8.0)):
         assert _producer_row(_record(plan, "ab" * 32)) is None
     assert _producer_row(_record(dict(with_mt, mt={"engine": "nllb"}), "ab" * 32)) is None
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(record=plan_records())
+def test_the_plans_shape_for_keys_is_the_general_rules(record):
+    """The plans kind names the shape a record's keys are read as without walking both
+    shapes: the same shape the kit's general rule finds, on odd and plain records."""
+    assert plan_shape_of(record) is general_shape_of(SHAPES, record)
+    record["retrieval_plan"] = dict(record["retrieval_plan"], mt_engine="x", mt={"engine": "x"})
+    assert plan_shape_of(record) is general_shape_of(SHAPES, record)
