@@ -243,6 +243,28 @@ def test_a_receipt_dated_9999_12_31_leaves_the_day_window_usable(tmp_path):
     assert open_end.loc["(all)", "receipts"] == 2
 
 
+def test_one_receipt_dated_far_off_keeps_the_explorer_quick_and_its_window_whole(tmp_path):
+    import time
+
+    from explicit_audit import widgets
+    from explicit_audit.views.withheld import MAX_DAYS
+
+    path = tmp_path / "log.jsonl"
+    stamps = ("2025-03-03T08:00:00Z", "2025-03-04T09:00:00Z", "9999-12-30T00:00:00Z")
+    path.write_text("".join(json.dumps(make_receipt(timestamp=t)) + "\n" for t in stamps))
+    audit = _load(path)
+    started = time.perf_counter()
+    panel = widgets.withheld_panel(audit)
+    assert time.perf_counter() - started < 30  # 2.9 million day options took minutes
+    days = time_range(audit)
+    assert len(days) <= MAX_DAYS + 1
+    assert (f"{days[0]:%Y-%m-%d}", f"{days[-1]:%Y-%m-%d}") == ("2025-03-03", "9999-12-31")
+    assert len(panel.controls["window"].options) == len(days) + 2  # the two open ends
+    # The first step of the coarse days holds the two early receipts, and no other.
+    assert withheld_view(audit, window=(days[0], days[1])).loc["(all)", "receipts"] == 2
+    assert withheld_view(audit, window=(days[1], None)).loc["(all)", "receipts"] == 1
+
+
 # -- a pretty writer killed mid-value, the next output written straight after ---------------------
 
 
