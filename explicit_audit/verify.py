@@ -206,7 +206,7 @@ class Verification:
 
         Examples
         --------
-        >>> ea.verify_all(ea.load("data/", progress=False)).key_counts()["count"].sum()
+        >>> int(ea.verify_all(ea.load("data/", progress=False)).key_counts()["count"].sum())
         0
         """
         return key_counts(self.findings)
