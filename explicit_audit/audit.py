@@ -72,8 +72,12 @@ class Audit:
         Per file: ``values_read``, ``loaded`` (rows in any record table, or 1
         for a policy file) and ``rejected`` (values rejected; a file-level
         problem such as a truncated gzip stream is in ``rejected`` with line 0
-        and is not counted here). For every file, loaded + rejected ==
-        values_read.
+        and is not counted here), ``bytes`` and ``sha256`` of the bytes as
+        read (NA for a file not read to its end), and ``skipped`` (NA for a
+        file read). For every file, loaded + rejected == values_read. Then a
+        row per entry of a folder skipped for its name (hidden, no suffix the
+        kit reads, a link to a folder already read), the reason in
+        ``skipped``.
     keys : DataFrame
         One row per key a loaded record holds that its kind does not declare,
         or per declared field it leaves to the producer's default (see
@@ -291,7 +295,8 @@ def audit_of_reading(
     for docs in declared:
         found = docs.empty()
         if reading.policy_files:
-            found, problems = docs.load(reading.policy_files)
+            # The bytes the load hashed, not the files read again.
+            found, problems = docs.load(reading.held_policies or reading.policy_files)
             rejections.extend(problems)
         loaded[docs.name] = found
         loaded_files.extend(docs.files(found))

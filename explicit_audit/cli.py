@@ -28,6 +28,8 @@ Exit status, for use in a producer's CI (the same with and without ``--json``):
   load, a malformed command line. Nothing was checked.
 - ``3``: read, but nothing to check: no check looked at a record, or a kind
   named by ``verify --expect`` is absent or empty.
+- ``130``, ``143``: interrupted (Ctrl-C) or terminated (SIGTERM); ``report``
+  removes its copy of the data and any page it had begun.
 
 ``report`` exits as ``verify`` does on the same data (a notebook that fails
 is exit 1); ``report --exit-zero`` exits 0, not 1, once the pages are
@@ -50,7 +52,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,9 +64,10 @@ import pandas as pd
 from ._core import registry
 from ._core.extras import require
 from ._core.shape import json_schema
+from ._core.sources import CANNOT_LIST, CANNOT_READ, display_name
 from ._version import __version__
 from .audit import Audit
-from .errors import AuditError, RejectedRowsWarning
+from .errors import AuditError, RejectedRowsWarning, UnreadableFileError
 from .loading import ENGINES, load
 from .partitioned.scheduler import use_scheduler
 from .report.bundled import copy_notebooks, notebooks_folder
@@ -71,6 +76,7 @@ from .report.provenance import Provenance, provenance
 from .verdicts import Verdict, Window, apply_window, parse_time
 from .verdicts.baseline import read_baseline
 from .verdicts.outputs import FORMATS, error_output, json_text, write_verdict
+from .verdicts.text import visible
 from .verdicts.window import UNDATED_CHOICES
 from .verify import verify_all
 
@@ -80,13 +86,17 @@ EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_USAGE = 2
 EXIT_NOTHING = 3
+#: Interrupted (Ctrl-C, SIGINT) or terminated (SIGTERM), as a shell reports it: 128 + signal.
+EXIT_INTERRUPTED = 128 + 2
+EXIT_TERMINATED = 128 + 15
 
 _EPILOG = (
     "Exit status (the same with --json): 0 done (verify: clean); 1 something found (rejected "
     "rows included) or a notebook failed; 2 the input could not be read at all (no readable "
     "file matches DATA, a file the system will not let the kit read) or the command was used "
     "wrongly; 3 nothing to check: no check looked at a record, or a kind named by --expect "
-    "is absent or empty (report exits as verify does on the same data). verify --json always "
+    "is absent or empty (report exits as verify does on the same data); 130 interrupted "
+    "(Ctrl-C), 143 terminated (SIGTERM). verify --json always "
     'prints one strict JSON document, with an "error" object naming the file when the input '
     "could not be read."
 )
@@ -337,14 +347,13 @@ def _load(
     strict_keys: bool = False,
     sample_bytes: int | None = None,
 ) -> tuple[Audit, Provenance | None]:
-    """The audit of ``data`` and its provenance; every file is read once more to hash it.
+    """The audit of ``data`` and its provenance, from the one pass that read the files.
 
     For Dask tables the provenance is None: it is gathered after the checks,
     from the accounting their one pass computes (``Verification.accounting``).
 
-    Hashing is also how a file the system will not let the kit read is told
-    apart from content that does not parse: it raises an
-    :class:`~explicit_audit.InputError` naming the file (exit 2).
+    A file the system will not let the kit read, or a folder it cannot list,
+    raises an :class:`~explicit_audit.InputError` naming it (exit 2).
     """
     with warnings.catch_warnings():
         # Every command reports rejected rows itself.
@@ -360,7 +369,45 @@ def _load(
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
+    _refuse_unreadable(audit.rejected)
     return audit, provenance(audit, data)
+
+
+def _refuse_unreadable(rejected: pd.DataFrame) -> None:
+    """Exit 2, naming them, when a file could not be read or a folder listed."""
+    if not len(rejected):
+        return
+    reasons = rejected["reason"].astype("str")
+    found = rejected.loc[
+        (rejected["kind"] == "file")
+        & (rejected["source_line"] == 0)
+        & reasons.str.startswith((CANNOT_READ, CANNOT_LIST))
+    ]
+    if not len(found):
+        return
+    first = found.iloc[0]
+    reason = str(first["reason"])
+    folder = reason.startswith(CANNOT_LIST)
+    raise UnreadableFileError(
+        str(first["source_file"]),
+        reason.removeprefix(CANNOT_LIST if folder else CANNOT_READ),
+        what="folder" if folder else "file",
+        also=list(dict.fromkeys(found["source_file"].astype("str").iloc[1:])),
+    )
+
+
+def _skipped_note(audit: Audit) -> str | None:
+    """How many entries the listing skipped for their name, or None."""
+    sources = audit.sources
+    if "skipped" not in sources:
+        return None
+    count = int(sources["skipped"].notna().sum())
+    if not count:
+        return None
+    return (
+        f"{count} file(s) or folder(s) skipped for their name (hidden, or no suffix the kit "
+        "reads); `explicit-audit summary` lists them"
+    )
 
 
 def _text_table(frame: pd.DataFrame) -> str:
@@ -368,20 +415,20 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, facts = _load(
+    audit, _ = _load(
         args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
     )
     audit = audit.accounting()
-    if facts is None:
-        provenance(audit, args.data)  # hashing names a file that cannot be read (exit 2)
-    print(f"explicit-audit summary {args.data}: {len(audit.files)} files\n")
+    _refuse_unreadable(audit.rejected)
+    print(f"explicit-audit summary {_shown(args.data)}: {len(audit.files)} files\n")
     print(_text_table(audit.summary()))
     print()
-    print(_text_table(audit.sources))
+    # The digests are in verify --json's provenance; here, what was read and skipped.
+    print(_text_table(audit.sources.drop(columns=["sha256"], errors="ignore")))
     if len(audit.rejected):
         print(
             f"\n{len(audit.rejected)} value(s) could not be loaded; "
-            f"`explicit-audit verify {args.data}` lists them."
+            f"`explicit-audit verify {_shown(args.data)}` lists them."
         )
     return EXIT_OK
 
@@ -436,17 +483,30 @@ def _verify(args: argparse.Namespace) -> int:
     )
     result = verify_all(audit, expect=args.expect)
     if facts is None:
+        _refuse_unreadable(result.accounting.rejected)
         facts = provenance(result.accounting, args.data)
     windowed = None if window is None else apply_window(result, audit, window)
     verdict = Verdict.of(
-        str(args.data), result, window=windowed, previous=previous, new_only=args.new_only
+        _shown(args.data), result, window=windowed, previous=previous, new_only=args.new_only
     )
     shown = facts.to_dict()
     shown.pop("rejected")  # every rejected row is a finding
-    write_verdict(
-        verdict, output_format, sys.stdout, provenance=shown, max_findings=args.max_findings
-    )
+    try:
+        write_verdict(
+            verdict, output_format, sys.stdout, provenance=shown, max_findings=args.max_findings
+        )
+        note = _skipped_note(result.accounting)
+        if note is not None and output_format == "text":
+            print(note, flush=True)
+    except BrokenPipeError:
+        # The reader (``| head -1``) stopped reading: the verdict stands all the same.
+        _quiet_stdout()
     return verdict.status
+
+
+def _shown(data: str) -> str:
+    """The data path as output shows it: a byte that is not UTF-8 as ``\\xNN``."""
+    return display_name(data)
 
 
 def _parameters(given: Sequence[str]) -> dict[str, object]:
@@ -463,17 +523,28 @@ def _parameters(given: Sequence[str]) -> dict[str, object]:
 def _report(args: argparse.Namespace) -> int:
     # The report machinery (nbconvert, a kernel) loads only for this command.
     require("report", "explicit-audit report")
+    from .report._files import withdraw_reports
+
+    try:
+        return _write_report(args)
+    except AuditError:
+        # Exit 2: the pages a run before this one wrote show a verdict on data
+        # that this run could not read; they go (a user's renamed copy stays).
+        for page in withdraw_reports(Path(args.out)):
+            print(f"removed {page}: its verdict is not of the data given", file=sys.stderr)
+        raise
+
+
+def _write_report(args: argparse.Namespace) -> int:
     from .report.writer import NotebookError, write_reports
 
     parameters = _parameters(args.parameter)
     notebooks = Path(args.notebooks) if args.notebooks else notebooks_folder()
     if not notebooks.exists():
-        print(
-            f"explicit-audit report: {args.notebooks}: no such folder; pass --notebooks DIR, or "
-            "leave it out for the notebooks that ship with the kit",
-            file=sys.stderr,
+        raise AuditError(
+            f"{args.notebooks}: no such folder; pass --notebooks DIR, or leave it out for the "
+            "notebooks that ship with the kit"
         )
-        return EXIT_USAGE
     verifications = []
     try:
         written = write_reports(
@@ -561,20 +632,92 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("", None, exc, type(exc).__name__, output=_asked_format(argv))
     output = _asked_format(argv) if args.command == "verify" else "text"
     data = getattr(args, "data", None)
-    if data is not None and not Path(data).exists() and not any(ch in data for ch in "*?["):
-        missing = AuditError(f"{data}: no such file or folder")
-        missing.source_file = data
+    why = None if data is None or any(ch in data for ch in "*?[") else _not_there(data)
+    if why is not None:
+        missing = AuditError(f"{_shown(data)}: {why}")
+        missing.source_file = _shown(data)
         return _fail(args.command, data, missing, "InputError", output=output)
+    signalled: list[int] = []
     try:
-        with _engine(args):
-            return _COMMANDS[args.command](args)
-    except AuditError as exc:
-        return _fail(args.command, data, exc, type(exc).__name__, output=output)
-    except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        with _engine(args), _signals(args.command, signalled):
+            status = _COMMANDS[args.command](args)
+    except BaseException as exc:
+        # Whatever a signal surfaced as (a library cleaning up after it may
+        # raise something else), the signal is what happened; every ``with``
+        # block has run, so the snapshot and any partial page are gone.
+        if signalled or isinstance(exc, KeyboardInterrupt):
+            return _interrupted(args.command, signalled[0] if signalled else signal.SIGINT)
+        return _failed(args.command, data, exc, output)
+    if signalled:
+        return _interrupted(args.command, signalled[0])
+    return status
+
+
+def _not_there(data: str) -> str | None:
+    """Why DATA names nothing (no such file, a name too long), or None when it exists."""
+    try:
+        os.stat(data)
+    except FileNotFoundError:
+        return "no such file or folder"
+    except OSError as exc:  # a name too long, a loop of links, a file used as a folder
+        return exc.strerror or str(exc)
+    return None
+
+
+def _interrupted(command: str, signum: int) -> int:
+    """Ctrl-C (SIGINT) exits 130, SIGTERM 143, with one line on stderr and no traceback."""
+    what = "interrupted" if signum == signal.SIGINT else "terminated"
+    print(f"explicit-audit {command}: {what}", file=sys.stderr)
+    return EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_TERMINATED
+
+
+def _failed(command: str, data: str | None, exc: BaseException, output: str) -> int:
+    """The exit status of a command that raised ``exc``; re-raises what is not ours to map."""
+    if isinstance(exc, AuditError):
+        return _fail(command, data, exc, type(exc).__name__, output=output)
+    if isinstance(exc, BrokenPipeError):  # the reader (``| head``) stopped: not an error of ours
+        _quiet_stdout()
         return EXIT_OK
-    except OSError as exc:  # e.g. --out names a file, or a folder that cannot be written
-        return _fail(args.command, data, exc, "OSError", output=output)
+    if isinstance(exc, OSError):  # e.g. --out names a file, or a folder that cannot be written
+        return _fail(command, data, exc, "OSError", output=output)
+    raise exc
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that every ``with`` block cleans up.
+
+    A BaseException, as KeyboardInterrupt is: no ``except Exception`` swallows it.
+    """
+
+
+@contextlib.contextmanager
+def _signals(command: str, signalled: list[int]):
+    """During ``report``: SIGINT and SIGTERM unwind the program where it is, so that the
+    snapshot and any partial page are removed, instead of ending the process there.
+
+    The first signal raises (KeyboardInterrupt, :class:`_Terminated`); one more
+    while the cleanup runs is only noted, so that it cannot cut the cleanup short.
+    """
+    if command != "report" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum, frame):
+        signalled.append(signum)
+        if len(signalled) == 1:
+            raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
+
+    previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: what is left to flush goes nowhere, not to a traceback at exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _asked_format(argv: Sequence[str]) -> str:
@@ -591,10 +734,11 @@ def _asked_format(argv: Sequence[str]) -> str:
 
 def _fail(command: str, data: str | None, exc: Exception, kind: str, *, output: str) -> int:
     """Say why nothing could be checked, on stderr (and as the document asked for); exit 2."""
-    message = str(exc)
+    message = visible(str(exc))
     prefix = f"explicit-audit {command}: " if command else ""
     print(f"{prefix}{message}", file=sys.stderr)
-    document = error_output(output, data, exc, kind, version=__version__, status=EXIT_USAGE)
+    shown = None if data is None else _shown(data)
+    document = error_output(output, shown, exc, kind, version=__version__, status=EXIT_USAGE)
     if document is not None:
         sys.stdout.write(document)
         sys.stdout.flush()

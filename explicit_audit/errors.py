@@ -7,6 +7,8 @@ researcher can act on it without reading a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "AuditError",
     "InputError",
@@ -92,20 +94,31 @@ class UnreadableFileError(InputError):
     Parameters
     ----------
     source_file : str
-        The file.
+        The file (or folder).
     reason : str
         What the system said (``Permission denied``, ``Input/output error``).
+    what : str, default "file"
+        ``"folder"`` for a folder that cannot be listed.
+    also : sequence of str, optional
+        Other files or folders that cannot be read either, named after the first.
     """
 
-    def __init__(self, source_file: str, reason: str) -> None:
+    def __init__(
+        self, source_file: str, reason: str, *, what: str = "file", also: Sequence[str] = ()
+    ) -> None:
         self.source_file = source_file
         self.source_line = None
         self.field = None
-        self.reason = f"the file cannot be read ({reason})"
+        verb = "listed" if what == "folder" else "read"
+        self.reason = f"the {what} cannot be {verb} ({reason})"
+        others = ""
+        if also:
+            shown = ", ".join(also[:5]) + (f" and {len(also) - 5} more" if len(also) > 5 else "")
+            others = f"; nor can {shown}"
         AuditError.__init__(
             self,
-            f"{source_file}: {self.reason}; nothing was checked. Make it readable, or leave it "
-            "out of the data given.",
+            f"{source_file}: {self.reason}{others}; nothing was checked. Make it readable, or "
+            "leave it out of the data given.",
         )
 
 

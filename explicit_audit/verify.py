@@ -41,6 +41,7 @@ from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
 from ._core.keys import key_counts
 from ._core.records import Checker
+from ._core.sources import CANNOT_LIST, CANNOT_READ
 from .audit import Audit
 from .errors import AuditError
 
@@ -147,9 +148,13 @@ class Verification:
     def exit_status(self) -> int:
         """What ``explicit-audit verify`` exits with (:data:`EXIT_STATUS`).
 
-        ``1`` for findings; else ``3`` when nothing was checked or an expected
-        kind is absent or empty; else ``0``.
+        ``2`` when a file could not be read or a folder listed at all (its
+        file-level rejection names it: nothing in it was checked); else ``1``
+        for findings; else ``3`` when nothing was checked or an expected kind
+        is absent or empty; else ``0``.
         """
+        if self.accounting is not None and _unreadable(self.accounting.rejected):
+            return 2
         if self.state == "clean" and self.missing:
             return EXIT_STATUS["nothing to check"]
         return EXIT_STATUS[self.state]
@@ -323,6 +328,20 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     covers = {check.name: check.covers for check in checks}
     expected = {name: _records(accounted, rows, name) for name in expected_names}
     return Verification(findings[list(FINDING_COLUMNS)], checked, covers, accounted, expected)
+
+
+def _unreadable(rejected: pd.DataFrame) -> bool:
+    """Whether a file-level rejection says the system would not let the kit read a file."""
+    if not len(rejected):
+        return False
+    reasons = rejected["reason"].astype("str")
+    return bool(
+        (
+            (rejected["kind"] == "file")
+            & (rejected["source_line"] == 0)
+            & reasons.str.startswith((CANNOT_READ, CANNOT_LIST))
+        ).any()
+    )
 
 
 def _expected_names(expect: Iterable[str] | str | None) -> list[str]:

@@ -150,7 +150,8 @@ def test_report_writes_one_page_per_notebook(clean, tmp_path, capsys):
     nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "a_files.ipynb")
     out = tmp_path / "reports"
     assert main(["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["a_files.html", "b_rows.html", "index.html"]
+    pages = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert pages == ["a_files.html", "b_rows.html", "index.html"]
     printed = capsys.readouterr().out
     assert f"wrote {out / 'index.html'}" in printed
     assert f"wrote {out / 'a_files.html'}" in printed and "2 report(s)" in printed
@@ -168,18 +169,23 @@ def test_report_failing_notebook_exits_1(clean, tmp_path, capsys):
     assert "x.ipynb" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("what", ["missing", "empty", "no_parameters"])
+@pytest.mark.parametrize("what", ["missing", "empty", "no_parameters", "not_json"])
 def test_report_without_usable_notebooks_exits_2(clean, tmp_path, capsys, what):
     notebooks = tmp_path / "notebooks"
     if what != "missing":
         notebooks.mkdir()
     if what == "no_parameters":
         nbformat.write(new_notebook(cells=[new_code_cell("1")]), notebooks / "x.ipynb")
+    if what == "not_json":
+        (notebooks / "x.ipynb").write_text("not json\n", encoding="utf-8")
     assert (
         main(["report", str(clean), "--out", str(tmp_path / "o"), "--notebooks", str(notebooks)])
         == 2
     )
-    assert capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err
+    if what == "not_json":
+        assert f"{notebooks / 'x.ipynb'}: not a notebook" in err
 
 
 def test_command_line_exit_status(dirty):
@@ -255,22 +261,14 @@ def test_a_file_that_cannot_be_opened_exits_2_in_both_modes(clean, capsys, as_js
         assert captured.out == ""
 
 
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
 @pytest.mark.parametrize("as_json", [False, True])
-def test_an_io_error_names_the_file(clean, monkeypatch, capsys, as_json):
-    import builtins
-    import errno
-
-    # The module, not the function the package re-exports under the same name.
-    provenance_module = sys.modules["explicit_audit.report.provenance"]
-    victim = clean / "r.jsonl"
-
-    def failing_open(path, *args, **kwargs):
-        if Path(path) == victim:
-            raise OSError(errno.EIO, "Input/output error")  # the system names no file
-        return builtins.open(path, *args, **kwargs)
-
-    monkeypatch.setattr(provenance_module, "open", failing_open, raising=False)
-    assert main(["verify", str(clean), *(["--json"] if as_json else [])]) == 2
+def test_an_io_error_names_the_file(clean, capsys, as_json, engine):
+    # Reading /proc/self/mem at offset 0 fails with EIO: a real I/O error, on the first read.
+    victim = clean / "x.jsonl"
+    victim.symlink_to("/proc/self/mem")
+    argv = ["verify", str(clean), "--engine", engine, *(["--json"] if as_json else [])]
+    assert main(argv) == 2
     captured = capsys.readouterr()
     assert f"{victim}: the file cannot be read (Input/output error)" in captured.err
     if as_json:
@@ -396,3 +394,70 @@ def test_report_exits_as_verify_does_on_the_same_data(dirty, tmp_path, capsys):
     argv = ["report", str(dirty), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
     assert main(argv) == 1 == _verify(str(dirty))[0]
     assert (tmp_path / "out" / "files.html").exists()  # the pages are written all the same
+
+
+# Every command on clean, findings, empty and unreadable data: README's exit table -----------
+
+_EXPECTED_STATUS = {
+    # data:       verify, summary, report
+    "clean": (0, 0, 0),
+    "findings": (1, 0, 1),
+    "empty": (3, 0, 3),
+    "unreadable": (2, 2, 2),
+}
+
+
+def _matrix_data(tmp_path: Path, case: str) -> Path:
+    folder = tmp_path / case
+    folder.mkdir()
+    if case == "clean":
+        (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
+    elif case == "findings":
+        body = json.dumps(make_receipt(scope="space", query="weekly plan")) + "\n{cut\n"
+        (folder / "r.jsonl").write_text(body, encoding="utf-8")
+    elif case == "empty":
+        (folder / "r.jsonl").write_text("\n", encoding="utf-8")
+    else:
+        (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
+        (folder / "x.jsonl").symlink_to("/proc/self/mem")  # EIO on the first read
+    return folder
+
+
+@pytest.mark.parametrize("case", list(_EXPECTED_STATUS))
+def test_every_command_exits_as_the_readme_says(tmp_path, case):
+    data = _matrix_data(tmp_path, case)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "files.ipynb")
+    commands = {
+        "verify": ["verify", str(data)],
+        "summary": ["summary", str(data)],
+        "report": [
+            "report",
+            str(data),
+            "--out",
+            str(tmp_path / "out"),
+            "--notebooks",
+            str(notebooks),
+        ],
+    }
+    statuses = []
+    for name, argv in commands.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "explicit_audit.cli", *argv],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=300,
+        )
+        assert "Traceback" not in done.stderr, (name, done.stderr)
+        statuses.append(done.returncode)
+        if case == "unreadable":
+            assert f"{data / 'x.jsonl'}: the file cannot be read (Input/output error)" in (
+                done.stderr
+            ), name
+    assert tuple(statuses) == _EXPECTED_STATUS[case]
+    if case in ("clean", "findings", "empty"):
+        assert (tmp_path / "out" / "files.html").exists()
+    else:
+        assert not (tmp_path / "out" / "files.html").exists()

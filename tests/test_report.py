@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html.parser
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -327,7 +330,11 @@ def test_failing_notebook_is_named(tmp_path):
     nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "fine.ipynb")
     with pytest.raises(NotebookError, match=r"broken\.ipynb(.|\n)*ZeroDivisionError"):
         write_reports(data, tmp_path / "out", notebooks)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fine.html", "index.html"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        ".explicit-audit-pages.json",
+        "fine.html",
+        "index.html",
+    ]
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'href="fine.html"' in index and "broken" not in index  # only the pages written
 
@@ -524,7 +531,12 @@ def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch)
     monkeypatch.setattr(writer_module, "write_atomically", write_on_a_full_disk)
     with pytest.raises(OSError, match="No space left"):
         write_reports(data, out, notebooks)
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "one.html"]
+    # No temporary file is left; the list of the kit's pages is the one file beside them.
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".explicit-audit-pages.json",
+        "index.html",
+        "one.html",
+    ]
     assert page.read_bytes() == previous
 
 
@@ -543,6 +555,7 @@ def test_stale_reports_are_removed_and_nothing_else(tmp_path):
     written = write_reports(data, out, notebooks, progress=lines.append)
     assert sorted(p.name for p in written) == ["kept.html", "new_name.html"]
     assert sorted(p.name for p in out.iterdir()) == [
+        ".explicit-audit-pages.json",
         "index.html",
         "kept.html",
         "new_name.html",
@@ -550,6 +563,122 @@ def test_stale_reports_are_removed_and_nothing_else(tmp_path):
         "summary.txt",
     ]
     assert any("removed" in line and "renamed.html" in line for line in lines)
+
+
+def _report_cli(*argv: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "explicit_audit.cli", "report", *argv],
+        cwd=cwd,
+        capture_output=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        **kwargs,
+    )
+
+
+def test_an_exit_2_removes_the_previous_pages_but_never_a_renamed_copy(tmp_path):
+    data = _data(tmp_path)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "kept.ipynb")
+    done = _report_cli(str(data), "--out", "out", "--notebooks", "notebooks", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr.decode()  # the data holds a rejected line
+    out = tmp_path / "out"
+    page = (out / "kept.html").read_text(encoding="utf-8")
+    (out / "kept-2025-03-01.html").write_text(page, encoding="utf-8")  # the user's copy
+    (out / "notes.html").write_text("<html>by hand</html>\n", encoding="utf-8")
+    (data / "receipts.jsonl").unlink()  # now the data names nothing to read
+    done = _report_cli(str(data), "--out", "out", "--notebooks", "notebooks", cwd=tmp_path)
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert f"removed {Path('out') / 'kept.html'}: its verdict is not of the data given" in err
+    assert sorted(p.name for p in out.iterdir()) == ["kept-2025-03-01.html", "notes.html"]
+    assert (out / "kept-2025-03-01.html").read_text(encoding="utf-8") == page
+
+
+def test_a_fifo_in_the_data_is_on_every_page(tmp_path):
+    data = _data(tmp_path)
+    os.mkfifo(data / "pipe.jsonl")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(
+        _notebook(
+            "DATA = 'x'",
+            new_code_cell(
+                "import explicit_audit as ea, warnings\nwarnings.simplefilter('ignore')\n"
+                "print(ea.load(DATA).rejected[['source_file', 'reason']].to_dict('records'))"
+            ),
+        ),
+        notebooks / "kept.ipynb",
+    )
+    done = _report_cli("records", "--out", "out", "--notebooks", "notebooks", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr.decode()
+    page = (tmp_path / "out" / "kept.html").read_text(encoding="utf-8")
+    assert "<strong>2 findings</strong> in 1 of 10 checks" in page
+    # In the verdict, the appendix's rejected rows and the notebook's own load.
+    assert page.count("records/pipe.jsonl") >= 3
+    assert "a FIFO, not a regular file: not read" in page
+    assert (data / "pipe.jsonl").is_fifo()
+
+
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"]
+)
+def test_a_signal_during_report_leaves_no_snapshot_and_no_partial_page(tmp_path, signum, status):
+    data = _data(tmp_path)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    started = tmp_path / "started"
+    nbformat.write(
+        _notebook(
+            "DATA = 'x'",
+            new_code_cell(f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(120)"),
+        ),
+        notebooks / "slow.ipynb",
+    )
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    report = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "explicit_audit.cli",
+            "report",
+            str(data),
+            "--out",
+            "out",
+            "--notebooks",
+            "notebooks",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(temporary)},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not started.exists() and report.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.exists(), report.stderr.read().decode() if report.poll() is not None else ""
+        assert any(p.name.startswith("explicit-audit-report-") for p in temporary.iterdir())
+        if signum == signal.SIGINT:
+            os.killpg(report.pid, signum)  # Ctrl-C: the terminal signals the whole group
+        else:
+            report.send_signal(signum)  # kill PID
+        returned = report.wait(timeout=120)
+        err = report.stderr.read().decode()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(report.pid, signal.SIGKILL)
+        report.stdout.close()
+        report.stderr.close()
+    assert returned == status, err
+    assert "Traceback" not in err
+    assert [p.name for p in temporary.iterdir() if "explicit-audit" in p.name] == []
+    out = tmp_path / "out"
+    assert not out.exists() or [p.name for p in out.iterdir() if p.suffix == ".tmp"] == []
 
 
 # Data that holds no record of a notebook's kind ---------------------------------------------
@@ -602,6 +731,26 @@ def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, execute
             assert '<section aria-label="verdict"' in page
             if path.stem in missing:
                 assert missing[path.stem] in page.replace("<code>", "`").replace("</code>", "`")
+
+
+def test_names_that_are_not_utf8_are_on_the_pages_one_to_one(tmp_path):
+    folder = os.path.join(os.fsencode(tmp_path), b"d\xe9")
+    os.mkdir(folder)
+    raw, literal = os.path.join(folder, b"r\xe9.jsonl"), os.path.join(folder, b"r\\xe9.jsonl")
+    with open(raw, "wb") as stream:
+        stream.write((json.dumps(make_receipt()) + "\n").encode())
+    with open(literal, "wb") as stream:
+        stream.write(b"{cut\n")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook("DATA = 'x'", new_code_cell("print(DATA)")), notebooks / "n.ipynb")
+    (page,) = write_reports(os.fsdecode(folder), tmp_path / "out", notebooks)
+    text = page.read_bytes().decode("utf-8")  # strict: the page is UTF-8
+    for path in (raw, literal):
+        with open(path, "rb") as stream:
+            assert f"<code>{hashlib.sha256(stream.read()).hexdigest()}</code>" in text
+    assert f"{tmp_path}/d\\xe9/r\\xe9.jsonl" in text
+    assert f"{tmp_path}/d\\xe9/r\\\\xe9.jsonl" in text
 
 
 # --- the page's blocks, written by Jinja2 templates with autoescape --------------------

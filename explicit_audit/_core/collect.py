@@ -17,12 +17,12 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
-from .content import BytesReader, FileReader
+from .content import BytesReader, FileDigest, FileReader, HeldFile, hold_file
 from .keys import settle, shape_of
 from .limits import Limits
 from .pipeline import PieceReader
 from .records import KindTables, RecordKind, Rejection, blame_cut
-from .sources import POLICY_SUFFIXES, display_name, find_sources
+from .sources import CANNOT_READ, POLICY_SUFFIXES, display_name, scan_sources
 
 __all__ = [
     "REJECTED_COLUMNS",
@@ -102,6 +102,13 @@ class Reading:
         Per file: values read.
     overflow : dict
         Per file: ``[count, first line, last line]`` of rejections past the cap.
+    digests : dict
+        Per file read to its end: the size and SHA-256 of its bytes as read.
+    skipped : list of (str, str)
+        What the listing passed over on purpose (as shown in tables), and why.
+    held_policies : list
+        The policy files as the policies' reader reads them
+        (:meth:`hold_policy_files`).
     """
 
     files: list[str]
@@ -111,6 +118,9 @@ class Reading:
     rejections: list[Rejection] = field(default_factory=list)
     values_read: dict[str, int] = field(default_factory=dict)
     overflow: dict[str, list[int]] = field(default_factory=dict)
+    digests: dict[str, FileDigest] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    held_policies: list = field(default_factory=list)
 
     def emit(self, kind: str, segment: tuple) -> None:
         """Add a kind's segment (a columnar part or values)."""
@@ -130,6 +140,29 @@ class Reading:
         """A policy file is one value read."""
         for path in self.policy_files:
             self.values_read[display_name(path)] = 1
+
+    def hold_policy_files(self) -> list[HeldFile | Path]:
+        """Read each policy file once, whole, hashing it; what the policies' reader reads.
+
+        Returns
+        -------
+        list
+            Per policy file, in order, its :class:`HeldFile` (the reader parses
+            the bytes that were hashed), or its path when it cannot be read (a
+            file-level rejection says why; the reader says it too).
+        """
+        held: list[HeldFile | Path] = []
+        for path in self.policy_files:
+            name = display_name(path)
+            try:
+                kept = hold_file(path)
+            except OSError as exc:
+                self.reject(Rejection(name, 0, "file", f"{CANNOT_READ}{exc.strerror or exc}", ""))
+                held.append(path)
+                continue
+            self.digests[name] = kept.digest
+            held.append(kept)
+        return held
 
     def overflow_rows(self) -> list[Rejection]:
         """One row per file summing up the rejections past the cap."""
@@ -178,6 +211,8 @@ def _read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
     reading.values_read[name] = (
         reading.values_read.get(name, 0) + pieces.values_read + reader.oversized
     )
+    if reader.digest is not None:
+        reading.digests[name] = reader.digest
 
 
 @dataclass(frozen=True)
@@ -189,24 +224,30 @@ class Listing:
     policy_files, data_files : list of Path
         The YAML policies, and every other file, in order.
     problems : list of Rejection
-        A file-level rejection for each entry that is not a regular file.
+        A file-level rejection for each entry that is not a regular file, and
+        for each folder that cannot be listed.
     names : list of str
         Every file as tables name it: the files, then the problems' entries.
+    skipped : list of (str, str)
+        What was passed over on purpose, as tables name it, and why.
     """
 
     policy_files: list[Path]
     data_files: list[Path]
     problems: list[Rejection]
     names: list[str]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def list_sources(source: Source) -> Listing:
-    """Expand ``source`` into files (:func:`find_sources`), policies set apart."""
-    files, problems = find_sources(source)
+    """Expand ``source`` into files (:func:`scan_sources`), policies set apart."""
+    scan = scan_sources(source)
+    files, problems = scan.files, scan.problems
     policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
     data_files = [path for path in files if path not in policy_files]
     names = [display_name(path) for path in files] + [p.source_file for p in problems]
-    return Listing(policy_files, data_files, problems, names)
+    skipped = [(display_name(path), why) for path, why in scan.skipped]
+    return Listing(policy_files, data_files, problems, names, skipped)
 
 
 def read_all(
@@ -238,11 +279,13 @@ def read_all(
     """
     listing = list_sources(source)
     reading = Reading(listing.names, listing.policy_files, limits or Limits())
+    reading.skipped = list(listing.skipped)
     for problem in listing.problems:
         reading.reject(problem)
     for path in _progress(listing.data_files, progress, "reading"):
         _read_with(reading, FileReader(path, reading.limits), kinds, keep)
     reading.count_policy_files()
+    reading.held_policies = reading.hold_policy_files()
     return reading
 
 
@@ -253,15 +296,18 @@ def read_file(
     keep: set[str] | None = None,
     limits: Limits | None = None,
     name: str | None = None,
+    hash_whole: bool = True,
 ) -> Reading:
     """Read one regular file, as :func:`read_all` reads each of its files.
 
     ``name`` is the file's name in the tables (``source_file``), its path
-    as given by default.
+    as given by default. ``hash_whole=False`` leaves unread what the limits
+    leave unparsed (a head read only to sample it): no digest then.
     """
     shown = name or display_name(path)
     reading = Reading([shown], [], limits or Limits())
-    _read_with(reading, FileReader(path, reading.limits, name=shown), kinds, keep)
+    reader = FileReader(path, reading.limits, name=shown, hash_whole=hash_whole)
+    _read_with(reading, reader, kinds, keep)
     return reading
 
 
@@ -346,7 +392,11 @@ def sources_frame(
     policy_files_loaded: Sequence[str],
     rejected: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Per input file: values read, rows loaded into any table, rows rejected.
+    """Per input file: values read, rows loaded into any table, rows rejected, its digest.
+
+    Then one row per entry skipped for its name, with the reason in ``skipped``
+    (NA for the files read) and nothing read from it. ``bytes`` and ``sha256``
+    are those of the bytes as read (NA for a file not read to its end).
 
     ``loaded`` holds the rows loaded per file (:func:`loaded_counts`), policy
     files aside.
@@ -365,12 +415,26 @@ def sources_frame(
     for policy_file in map(display_name, reading.policy_files):
         if (rejected["source_file"] == policy_file).any():
             rejected_counts[policy_file] = 1
+    files = list(reading.files)
+    digests = [reading.digests.get(f) for f in files]
+    skipped = [name for name, _ in reading.skipped]
     frame = pd.DataFrame(
         {
-            "source_file": pd.Series(reading.files, dtype="str"),
-            "values_read": [reading.values_read.get(f, 0) for f in reading.files],
-            "loaded": [int(loaded.get(f, 0)) for f in reading.files],
-            "rejected": [int(rejected_counts.get(f, 0)) for f in reading.files],
+            "source_file": pd.Series(files + skipped, dtype="str"),
+            "values_read": [reading.values_read.get(f, 0) for f in files] + [0] * len(skipped),
+            "loaded": [int(loaded.get(f, 0)) for f in files] + [0] * len(skipped),
+            "rejected": [int(rejected_counts.get(f, 0)) for f in files] + [0] * len(skipped),
+            "bytes": pd.Series(
+                [None if d is None else d.bytes for d in digests] + [None] * len(skipped),
+                dtype="Int64",
+            ),
+            "sha256": pd.Series(
+                [None if d is None else d.sha256 for d in digests] + [None] * len(skipped),
+                dtype="str",
+            ),
+            "skipped": pd.Series(
+                [None] * len(files) + [why for _, why in reading.skipped], dtype="str"
+            ),
         }
     )
     return frame.astype({"values_read": "int64", "loaded": "int64", "rejected": "int64"})

@@ -11,7 +11,11 @@ about :data:`PIECE_BYTES` that each end at a value boundary:
   valid JSON only between two top-level values, and a JSON string never holds
   a raw line end: such a cut never falls inside a value of a valid file.
 
-Each piece knows the file line it starts on. What goes wrong (an unreadable
+Each piece knows the file line it starts on. The file's bytes are hashed as
+they are read (:class:`FileDigest`), in the one pass that reads them, so the
+SHA-256 a provenance publishes covers exactly the bytes that were checked;
+when reading stops early (a damaged gzip stream, ``max_file_bytes``), the
+rest of the file is still read into the hash, never parsed. What goes wrong (an unreadable
 file, a damaged or truncated gzip stream, a value larger than
 ``max_value_bytes``, a file larger than ``max_file_bytes``) is reported as a
 :class:`~explicit_audit._core.records.Rejection`; every byte that could be
@@ -20,16 +24,29 @@ read before it is still handed over.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, NamedTuple
 
 from .limits import Limits
 from .records import Rejection, excerpt
-from .sources import display_name, is_gzip_name, is_jsonl_name
+from .sources import CANNOT_READ, display_name, is_gzip_name, is_jsonl_name
 
-__all__ = ["GZIP_RATIO_FLOOR", "PIECE_BYTES", "BytesReader", "FileReader", "Piece"]
+__all__ = [
+    "GZIP_RATIO_FLOOR",
+    "PIECE_BYTES",
+    "BytesReader",
+    "FileDigest",
+    "FileReader",
+    "HeldFile",
+    "Piece",
+    "file_digest",
+    "hold_file",
+]
 
 PIECE_BYTES = 1 << 24
 _READ_BYTES = 1 << 20
@@ -39,6 +56,142 @@ _BOM = b"\xef\xbb\xbf"
 #: a small file that expands a lot costs little, a bomb is stopped early.
 GZIP_RATIO_FLOOR = 64 << 20
 _WHITESPACE = b" \t\r\n"
+
+
+class FileDigest(NamedTuple):
+    """The size and SHA-256 of the bytes read from one file (as stored: gzip compressed)."""
+
+    bytes: int
+    sha256: str
+
+
+class _Tap:
+    """A file read once from front to back, every byte hashed as it is read.
+
+    It is read up to the size it had when it was opened: a log a writer keeps
+    appending to is read as it was then, and the read ends, however fast the
+    writer goes. A file whose size the system gives as 0 (a ``/proc`` file)
+    is read to its end.
+    """
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.hash = hashlib.sha256()
+        self.size = 0
+        self.pushed = b""
+        self.failed = False
+        self.at_end = False
+        try:
+            self.limit = os.fstat(handle.fileno()).st_size or None
+        except (OSError, AttributeError, ValueError):
+            self.limit = None
+
+    def read(self, size: int) -> bytes:
+        if self.pushed:
+            data, self.pushed = self.pushed, b""
+            return data
+        if self.limit is not None:
+            size = min(size, self.limit - self.size)
+            if size <= 0:
+                self.at_end = True
+                return b""
+        try:
+            data = self.handle.read(size)
+        except OSError:
+            self.failed = True
+            raise
+        self.hash.update(data)
+        self.size += len(data)
+        self.at_end = not data
+        return data
+
+    def unread(self, data: bytes) -> None:
+        """Hand ``data`` (already hashed) back to the next :meth:`read`."""
+        self.pushed = data
+
+    def digest(self) -> FileDigest:
+        """The size and SHA-256 of every byte read.
+
+        When reading stopped before the end (``max_file_bytes``, a damaged
+        gzip stream), the rest is read into the hash first, never parsed.
+        Once the end was seen nothing more is read: bytes a writer appends
+        after it were not checked, and are not hashed.
+        """
+        self.pushed = b""
+        while not self.at_end:
+            self.read(_READ_BYTES)
+        return FileDigest(self.size, self.hash.hexdigest())
+
+
+def file_digest(path: str | Path) -> FileDigest:
+    """Size and SHA-256 of a file's bytes, read once in chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    FileDigest
+
+    Raises
+    ------
+    OSError
+        When the file cannot be opened or read.
+    """
+    with open(path, "rb") as handle:
+        return _Tap(handle).digest()
+
+
+@dataclass(frozen=True)
+class HeldFile:
+    """A small file read once, whole: its path, its bytes and their digest.
+
+    A reader given it (a policy's YAML reader) reads these bytes, not the file
+    again: what it parses is exactly what was hashed.
+
+    Attributes
+    ----------
+    path : Path
+    data : bytes
+    digest : FileDigest
+    """
+
+    path: Path
+    data: bytes
+    digest: FileDigest
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    @property
+    def name(self) -> str:
+        """The file's name, as ``Path.name``."""
+        return self.path.name
+
+    def read_bytes(self) -> bytes:
+        """The bytes read, as ``Path.read_bytes`` would give them."""
+        return self.data
+
+    def read_text(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        """The bytes read as text, as ``Path.read_text`` would give them."""
+        return self.data.decode(encoding, errors)
+
+
+def hold_file(path: str | Path) -> HeldFile:
+    """Read a (small) file once, whole, hashing it as it is read.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be opened or read.
+    """
+    with open(path, "rb") as handle:
+        tap = _Tap(handle)
+        chunks = []
+        while chunk := tap.read(_READ_BYTES):
+            chunks.append(chunk)
+        return HeldFile(Path(path), b"".join(chunks), tap.digest())
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +223,12 @@ class FileReader:
         How many values were rejected for their size (they count as read).
     cut : bool
         Whether a damaged or truncated gzip stream cut the content short.
+    digest : FileDigest or None
+        Size and SHA-256 of the file's bytes as read, once it was read to its
+        end; None when it could not be (or for bytes given in memory).
+    hash_whole : bool
+        Whether to read the rest of the file into the hash when reading stops
+        early; False for a head read only to sample it.
     """
 
     path: Path | None
@@ -81,7 +240,10 @@ class FileReader:
     cut: bool = False
     first_line: int = 1
     strip_bom: bool = True
+    digest: FileDigest | None = None
+    hash_whole: bool = True
     _carried: int = 0
+    _tap: _Tap | None = None
     #: Inside a top-level array read element by element: its elements' indent.
     _array_indent: int | None = None
 
@@ -91,6 +253,28 @@ class FileReader:
             self.jsonl = is_jsonl_name(self.path)
 
     def __iter__(self) -> Iterator[Piece]:
+        finished = False
+        try:
+            yield from self._pieces()
+            finished = True
+        finally:
+            self._seal(finished)
+
+    def _seal(self, finished: bool) -> None:
+        """Close the file; after a whole read, keep the digest of its bytes."""
+        tap, self._tap = self._tap, None
+        if tap is None:
+            return
+        try:
+            if finished and self.hash_whole and not tap.failed:
+                try:
+                    self.digest = tap.digest()
+                except OSError as exc:
+                    self._cannot_read(exc)
+        finally:
+            tap.handle.close()
+
+    def _pieces(self) -> Iterator[Piece]:
         line = self.first_line
         carry = b""
         skipping = False  # inside an oversized value: drop bytes up to the next boundary
@@ -272,27 +456,30 @@ class FileReader:
         except OSError as exc:
             self._cannot_read(exc)
             return
+        # The handle is closed by _seal, once the rest has been read into the hash.
+        self._tap = tap = _Tap(handle)
         try:
-            head = handle.read(2)
-            handle.seek(0)
-            if is_gzip_name(self.path) or head == b"\x1f\x8b":
-                yield from self._gunzip(handle)
+            first = tap.read(_READ_BYTES)
+        except OSError as exc:  # EIO on the first read (/proc/self/mem) is a file-level problem
+            self._cannot_read(exc)
+            return
+        tap.unread(first)
+        if is_gzip_name(self.path) or first[:2] == b"\x1f\x8b":
+            yield from self._gunzip(tap)
+            return
+        while True:
+            try:
+                chunk = tap.read(_READ_BYTES)
+            except OSError as exc:
+                self._cannot_read(exc)
                 return
-            while True:
-                try:
-                    chunk = handle.read(_READ_BYTES)
-                except OSError as exc:
-                    self._cannot_read(exc)
-                    return
-                if not chunk:
-                    return
-                yield chunk
-        finally:
-            handle.close()
+            if not chunk:
+                return
+            yield chunk
 
     def _cannot_read(self, exc: OSError) -> None:
         self.problems.append(
-            Rejection(self.name, 0, "file", f"cannot read: {exc.strerror or exc}", "")
+            Rejection(self.name, 0, "file", f"{CANNOT_READ}{exc.strerror or exc}", "")
         )
 
     def _gunzip(self, handle) -> Iterator[bytes]:

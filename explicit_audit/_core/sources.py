@@ -3,7 +3,15 @@
 Only regular files are read. Found in a folder, anything else (a FIFO, a
 socket, a device, a symbolic link that points nowhere or at itself) becomes a
 file-level rejection naming it, never an open that could hang or read without
-end. A path named on its own that is not a regular file is an error.
+end; so does a folder that cannot be listed. A path named on its own that is
+not a regular file is an error.
+
+Links to folders are followed, each real folder once: a link back to a
+folder already walked (a loop) is listed as skipped, not walked again. What
+is passed over for its name (a hidden file or folder, a suffix the kit does
+not read) is listed too (:class:`Scan`), with the reason. Rotated logs are
+read by their base suffix: ``dec.jsonl.1`` as ``.jsonl``, ``dec.jsonl.2.gz``
+as ``.jsonl.gz``.
 
 File names are kept as given for reading; the name shown in tables
 (:func:`display_name`) writes bytes that are not UTF-8 as ``\\xNN``, so that
@@ -14,33 +22,62 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AuditError
 from .records import Rejection
 
 __all__ = [
+    "CANNOT_LIST",
+    "CANNOT_READ",
     "DATA_SUFFIXES",
     "POLICY_SUFFIXES",
+    "Scan",
     "display_name",
     "find_sources",
     "is_gzip_name",
     "is_jsonl_name",
     "resolve_sources",
+    "scan_sources",
     "suffix_of",
+    "unreadable_problems",
 ]
 
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 POLICY_SUFFIXES = (".yaml", ".yml")
 _ALL_SUFFIXES = (*DATA_SUFFIXES, *POLICY_SUFFIXES)
+#: How a file-level rejection starts when the system would not let the kit
+#: read a file, or list a folder: nothing in it was checked (exit 2).
+CANNOT_READ = "cannot read: "
+CANNOT_LIST = "cannot list the folder: "
+# logrotate's names: a number after the suffix, then maybe its own ``.gz``.
+_ROTATED = re.compile(r"^(?P<base>.+?)\.\d+(?P<gz>\.gz)?$")
 
 
 def suffix_of(path: Path | str) -> str:
-    """The suffix the kit reads a file by (``".jsonl.gz"``), or ``""`` for none."""
-    name = Path(path).name.lower()
-    return next((suffix for suffix in _ALL_SUFFIXES if name.endswith(suffix)), "")
+    """The suffix the kit reads a file by (``".jsonl.gz"``), or ``""`` for none.
+
+    A rotated log is read by its base suffix.
+
+    Examples
+    --------
+    >>> suffix_of("logs/dec.jsonl.2.gz"), suffix_of("dec.json.1"), suffix_of("notes.txt.1")
+    ('.jsonl.gz', '.json', '')
+    """
+    name = os.fsdecode(Path(path).name).lower()
+    found = next((suffix for suffix in _ALL_SUFFIXES if name.endswith(suffix)), "")
+    if found:
+        return found
+    rotated = _ROTATED.match(name)
+    if rotated is None:
+        return ""
+    base = rotated["base"] + (rotated["gz"] or "")
+    # Only data logs rotate; a numbered policy file is not a policy.
+    return next((suffix for suffix in DATA_SUFFIXES if base.endswith(suffix)), "")
 
 
 def is_jsonl_name(path: Path | str) -> bool:
@@ -53,22 +90,45 @@ def is_gzip_name(path: Path | str) -> bool:
     return suffix_of(path).endswith(".gz")
 
 
-def display_name(path: Path | str) -> str:
-    """The file's name as text: bytes that are not UTF-8 written as ``\\xNN``.
+def display_name(path: Path | str | bytes) -> str:
+    """The file's name as text that names it alone, printable.
+
+    A name as the system holds it is bytes; this text is one-to-one with
+    them: a byte that is not UTF-8 is written ``\\xNN``, a control character
+    (ESC, CR, LF, ...) ``\\xNN`` too, and a backslash ``\\\\``, so that a file
+    named ``r\\xe9.jsonl`` in letters is never shown as the file whose name
+    holds the byte 0xE9. Any other name is shown as it is.
 
     Examples
     --------
     >>> import os
     >>> display_name(os.fsdecode(b"logs/caf\\xe9.jsonl"))
     'logs/caf\\\\xe9.jsonl'
+    >>> display_name("logs/caf\\\\xe9.jsonl")
+    'logs/caf\\\\\\\\xe9.jsonl'
+    >>> display_name("a\\x1b[2Kb.jsonl")
+    'a\\\\x1b[2Kb.jsonl'
     """
-    name = os.fspath(path)
-    try:
-        name.encode("utf-8")
+    name = os.fsdecode(os.fspath(path))
+    if not _NEEDS_ESCAPES.search(name):
         return name
-    except UnicodeEncodeError:
-        raw = name.encode("utf-8", errors="surrogateescape")
-        return raw.decode("utf-8", errors="backslashreplace")
+    shown = []
+    for char in name:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode keeps it
+            shown.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000:
+            shown.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        elif char == "\\":
+            shown.append("\\\\")
+        else:
+            shown.append(char)
+    return "".join(shown)
+
+
+# What makes a name need escapes: a byte that is not UTF-8, a control
+# character, a surrogate, or a backslash (so that escapes stay one-to-one).
+_NEEDS_ESCAPES = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff\\\\]")
 
 
 def _not_regular(path: Path) -> str | None:
@@ -76,7 +136,7 @@ def _not_regular(path: Path) -> str | None:
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
-        return f"cannot read: {exc.strerror or exc} (a broken or looping link?)"
+        return f"{CANNOT_READ}{exc.strerror or exc} (a broken or looping link?)"
     if stat.S_ISREG(mode):
         return None
     what = (
@@ -93,14 +153,75 @@ def _not_regular(path: Path) -> str | None:
     return f"{what}, not a regular file: not read"
 
 
-def _walk(folder: Path) -> list[Path]:
+@dataclass
+class Scan:
+    """What a source expands into, before any file is read.
+
+    Attributes
+    ----------
+    files : list of Path
+        Regular files to read, each once.
+    problems : list of Rejection
+        A file-level rejection (line 0) for each entry that is not a regular
+        file, and for each folder that cannot be listed.
+    skipped : list of (Path, str)
+        What was passed over on purpose, with the reason: hidden files and
+        folders, names without a suffix the kit reads, links to a folder
+        already walked.
+    strays : list of Path
+        The entries of ``problems`` that exist but are not regular files (a
+        FIFO, a socket, a device), as found.
+    """
+
+    files: list[Path] = field(default_factory=list)
+    problems: list[Rejection] = field(default_factory=list)
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    strays: list[Path] = field(default_factory=list)
+
+
+def _skip_reason(name: str) -> str | None:
+    if name.startswith("."):
+        return "a hidden file: not read"
+    if not suffix_of(name):
+        return f"no suffix the kit reads ({', '.join(_ALL_SUFFIXES)}): not read"
+    return None
+
+
+def _walk(folder: Path, scan: Scan) -> list[Path]:
     found = []
-    # Links to folders are not followed: a link loop cannot make the walk endless.
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(
-            Path(root, name) for name in files if not name.startswith(".") and suffix_of(name)
+    walked = {_real(folder)}
+
+    def cannot_list(exc: OSError) -> None:
+        where = exc.filename if exc.filename is not None else folder
+        scan.problems.append(
+            Rejection(display_name(where), 0, "file", f"{CANNOT_LIST}{exc.strerror or exc}", "")
         )
+
+    # Links to folders are followed; each real folder is walked once, so a
+    # link loop cannot make the walk endless.
+    for root, dirs, files in os.walk(folder, onerror=cannot_list, followlinks=True):
+        kept = []
+        # Folders themselves before links to them: a folder is read under its own name.
+        for name in sorted(dirs, key=lambda d: (os.path.islink(os.path.join(root, d)), d)):
+            path = Path(root, name)
+            if name.startswith("."):
+                scan.skipped.append((path, "a hidden folder: not read"))
+                continue
+            real = _real(path)
+            if real in walked:
+                what = "a link to a folder" if path.is_symlink() else "a folder"
+                why = f"{what} already read ({display_name(real)}): not read again"
+                scan.skipped.append((path, why))
+                continue
+            walked.add(real)
+            kept.append(name)
+        dirs[:] = sorted(kept)
+        for name in files:
+            why = _skip_reason(name)
+            if why is None:
+                found.append(Path(root, name))
+            else:
+                scan.skipped.append((Path(root, name), why))
     return sorted(found)
 
 
@@ -111,43 +232,47 @@ def _real(path: Path) -> str:
         return os.path.abspath(path)
 
 
-def find_sources(
-    source: str | os.PathLike | Iterable[str | os.PathLike],
-) -> tuple[list[Path], list[Rejection]]:
+def scan_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> Scan:
     """Expand a file, a folder, a glob or a list of them into files to read.
 
     Parameters
     ----------
     source : str, path-like, or an iterable of them
         A file; a folder (every file with a readable suffix below it,
-        recursively, hidden files and folders skipped); or a glob pattern
-        (``**`` allowed).
+        recursively, links to folders followed, hidden files and folders
+        skipped); or a glob pattern (``**`` allowed).
 
     Returns
     -------
-    files : list of pathlib.Path
-        Regular files, each once (a file named twice is read once), folder
-        by folder in sorted order.
-    problems : list of Rejection
-        A file-level rejection (line 0) for each entry found in a folder or
-        glob that is not a regular file.
+    Scan
+        The regular files, each once (a file named twice is read once),
+        folder by folder in sorted order; the file-level problems; what was
+        skipped, and why.
 
     Raises
     ------
     AuditError
-        When nothing matches, a named path is not a regular file, or a named
-        file has a suffix the kit cannot read.
+        When nothing matches, a named path is not a regular file, a named
+        folder cannot be listed, or a named file has a suffix the kit cannot
+        read.
     """
-    sources = [source] if isinstance(source, str | os.PathLike) else list(source)
+    sources = [source] if isinstance(source, str | bytes | os.PathLike) else list(source)
     if not sources:
         raise AuditError("no source given: name a file, a folder or a glob to load.")
+    scan = Scan()
     files: list[Path] = []
-    problems: list[Rejection] = []
     for item in sources:
-        path = Path(item)
+        path = Path(os.fsdecode(item))
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            pass  # maybe a glob, or a dangling link: told apart below
+        except OSError as exc:  # a name too long, a loop of links: not a source to read
+            raise AuditError(f"{display_name(path)}: {exc.strerror or exc}") from None
         if path.is_dir():
-            found = _walk(path)
-            if not found:
+            before = len(scan.problems)
+            found = _walk(path, scan)
+            if not found and len(scan.problems) == before:
                 raise AuditError(
                     f"{display_name(path)}: the folder holds no file to load (looked for "
                     f"{', '.join(_ALL_SUFFIXES)}). Point the loader at the folder that holds "
@@ -164,27 +289,69 @@ def find_sources(
                 )
             found = [path]
         else:
-            found = sorted(Path(m) for m in glob.glob(str(item), recursive=True))
-            found = [m for m in found if suffix_of(m) and not os.path.isdir(m)]
+            matched = sorted(Path(m) for m in glob.glob(os.fsdecode(item), recursive=True))
+            matched = [m for m in matched if not os.path.isdir(m)]
+            found = [m for m in matched if suffix_of(m)]
             if not found:
                 raise AuditError(
-                    f"{item}: no such file or folder, and no readable file matches it as a glob."
+                    f"{display_name(os.fsdecode(item))}: no such file or folder, and no "
+                    "readable file matches it as a glob."
                 )
+            scan.skipped.extend((m, why) for m in matched if (why := _skip_reason(m.name)))
         for candidate in found:
             why = _not_regular(candidate)
             if why is None:
                 files.append(candidate)
             else:
-                problems.append(Rejection(display_name(candidate), 0, "file", why, ""))
+                scan.problems.append(Rejection(display_name(candidate), 0, "file", why, ""))
+                if not why.startswith(CANNOT_READ):
+                    scan.strays.append(candidate)
     seen: set[str] = set()
-    unique = []
     for path in files:
         # The same file named twice (a/x.jsonl and a/b/../x.jsonl) is read once.
         real = _real(path)
         if real not in seen:
             seen.add(real)
-            unique.append(path)
-    return unique, problems
+            scan.files.append(path)
+    return scan
+
+
+def find_sources(
+    source: str | os.PathLike | Iterable[str | os.PathLike],
+) -> tuple[list[Path], list[Rejection]]:
+    """The files and file-level problems of :func:`scan_sources` (what it skipped aside).
+
+    Parameters
+    ----------
+    source : str, path-like, or an iterable of them
+
+    Returns
+    -------
+    files : list of pathlib.Path
+    problems : list of Rejection
+    """
+    scan = scan_sources(source)
+    return scan.files, scan.problems
+
+
+def unreadable_problems(rejections: Iterable[Rejection]) -> list[Rejection]:
+    """The file-level rejections of what the system would not let the kit read or list.
+
+    Parameters
+    ----------
+    rejections : iterable of Rejection
+
+    Returns
+    -------
+    list of Rejection
+        Those of kind ``"file"`` whose reason starts with :data:`CANNOT_READ`
+        or :data:`CANNOT_LIST`: nothing in them was checked.
+    """
+    return [
+        r
+        for r in rejections
+        if r.kind == "file" and r.reason.startswith((CANNOT_READ, CANNOT_LIST))
+    ]
 
 
 def resolve_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:

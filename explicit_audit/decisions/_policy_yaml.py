@@ -21,6 +21,7 @@ import yaml
 from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
 from .._core.records import lone_surrogate
+from .._core.sources import display_name
 from ..errors import PolicyError
 from .policy_sections import (
     Escalation,
@@ -379,7 +380,7 @@ def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyErr
     PolicyError
         When the file cannot be read or parsed, or uses a Python tag.
     """
-    where = str(path)
+    where = display_name(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

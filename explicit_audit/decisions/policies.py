@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from .._core.content import HeldFile
 from .._core.records import Rejection, excerpt
-from .._core.sources import POLICY_SUFFIXES, resolve_sources
+from .._core.sources import POLICY_SUFFIXES, display_name, resolve_sources
 from ..errors import AuditError, PolicyError
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy
@@ -143,8 +144,9 @@ def load_policy(path: str | os.PathLike) -> Policy:
     >>> ea.load_policy("data/policies/baseline.yaml").policy_id  # doctest: +SKIP
     'baseline'
     """
-    source = str(path)
-    data, locate = read_policy_yaml(Path(path))
+    source = display_name(path)
+    # A file the load held is parsed from the bytes it hashed, not read again.
+    data, locate = read_policy_yaml(path if isinstance(path, HeldFile) else Path(path))
     try:
         return Policy.from_dict(data, source=source)
     except PolicyError as error:
@@ -192,7 +194,7 @@ def load_policy_files(
             line = error.source_line or 0
             reason = error.detail
             rejections.append(
-                Rejection(str(path), line, "policies", reason, _excerpt_line(path, line))
+                Rejection(display_name(path), line, "policies", reason, _excerpt_line(path, line))
             )
             continue
         seen[policy.policy_id] = policy
@@ -202,7 +204,8 @@ def load_policy_files(
 
 def _excerpt_line(path: str | os.PathLike, line: int) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        held = path if isinstance(path, HeldFile) else Path(path)
+        text = held.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
     lines = text.splitlines()

@@ -43,4 +43,6 @@ class RejectionTally:
             seen[2] = max(seen[2], last)
         for name, count in part.values_read.items():
             self.reading.values_read[name] = self.reading.values_read.get(name, 0) + count
+        # A whole-file partition hashed its file as it read it.
+        self.reading.digests.update(part.digests)
         return self

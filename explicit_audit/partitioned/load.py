@@ -44,10 +44,12 @@ from .._core.collect import (
     rejected_frame,
     sources_frame,
 )
+from .._core.content import file_digest
 from .._core.gc_pause import cyclic_gc_paused
 from .._core.keys import concat_keys, keys_frame
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
+from .._core.sources import CANNOT_READ
 from ..errors import InputError
 from .accounting import RejectionTally
 from .conform import Where, conform, empty_meta
@@ -237,15 +239,41 @@ def _finish(
     policy_files: list[Path],
     loaded_files: list[str],
     policy_rejections: list[Rejection],
+    skipped: list[tuple[str, str]],
+    split: dict[str, Path],
+    held: Reading,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     reading = tally.reading
+    reading.skipped = list(skipped)
+    reading.policy_files = list(policy_files)
+    # The policies were read, hashed and parsed once, when the load was planned.
+    reading.digests.update(held.digests)
+    for rejection in held.rejections:
+        reading.reject(rejection)
+    _hash_split_files(reading, split)
     rejections = [*reading.rejections, *tally.built, *policy_rejections, *reading.overflow_rows()]
     rejected = rejected_frame(in_file_order(rejections, files))
     reading.files = list(files)
-    reading.policy_files = list(policy_files)
     reading.count_policy_files()
     sources = sources_frame(reading, tally.loaded, loaded_files, rejected)
     return rejected, sources, concat_keys(tally.keys, files)
+
+
+def _hash_split_files(reading: Reading, split: dict[str, Path]) -> None:
+    """The size and SHA-256 of each file read in byte ranges, in one more pass over it.
+
+    A whole-file partition hashes its file as it reads it; ranges read apart
+    cannot make one hash, so such a file is read once more, here, at the end
+    of the computation. A file whose ranges could not be read is not.
+    """
+    unread = {r.source_file for r in reading.rejections if r.kind == "file"}
+    for name, path in split.items():
+        if name in unread or name in reading.digests:
+            continue
+        try:
+            reading.digests[name] = file_digest(path)
+        except OSError as exc:
+            reading.reject(Rejection(name, 0, "file", f"{CANNOT_READ}{exc.strerror or exc}", ""))
 
 
 def _metas(
@@ -258,7 +286,7 @@ def _metas(
     head = sample_limits(limits, sample_bytes)
     segments: dict[str, list] = {}
     for path, name in dict.fromkeys((part.path, part.name) for part in parts):
-        sample = read_file(path, kinds, keep=keep, limits=head, name=name)
+        sample = read_file(path, kinds, keep=keep, limits=head, name=name, hash_whole=False)
         for name, found in sample.segments.items():
             segments.setdefault(name, []).extend(found)
     metas: dict[str, pd.DataFrame] = {}
@@ -454,9 +482,10 @@ def load_partitioned(
     if strict and problems:
         first = problems[0]
         raise InputError(first.source_file, None, first.reason)
+    held = Reading([], policy_files, limits)
     documents, policy_rejections, loaded_files = _documents(
         [kind.documents for kind in kinds if keep is None and kind.documents is not None],
-        policy_files,
+        held.hold_policy_files() if policy_files else [],
         strict,
     )
 
@@ -464,7 +493,16 @@ def load_partitioned(
     sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
     parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
-    finish = (listing.names, policy_files, loaded_files, policy_rejections)
+    split = {part.name: part.path for part in parts if not part.whole}
+    finish = (
+        listing.names,
+        policy_files,
+        loaded_files,
+        policy_rejections,
+        listing.skipped,
+        split,
+        held,
+    )
     graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish, strict_keys)
 
     def table(layer: Mapping, keys: list, meta: pd.DataFrame, name: str):

@@ -9,9 +9,12 @@ with the inline plot backend and a fixed hash seed, so two runs print the same.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import nbformat
@@ -164,7 +167,7 @@ def execute_notebook(
     )
     with tempfile.TemporaryFile(mode="w+") as kernel_log:
         try:
-            client.execute(env=env, stderr=kernel_log)
+            _execute(client, env, kernel_log)
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
             kernel_log.seek(0)
             log = kernel_log.read()[-2000:]
@@ -175,6 +178,45 @@ def execute_notebook(
                 + (f"\nkernel log:\n{log}" if log.strip() else "")
             ) from None
     return node
+
+
+def _execute(client: NotebookClient, env: dict, kernel_log) -> None:
+    """Run the notebook in a thread of its own; the signals stay the program's.
+
+    Run in the main thread, nbclient takes SIGINT and SIGTERM over for as
+    long as a notebook runs: it kills the kernel and carries on, so that the
+    program sees a dead kernel, not the signal, and its handlers are gone
+    afterwards. Here the main thread waits, and a signal raises in it as
+    anywhere else; the kernel is then killed, and the snapshot and any
+    partial page are removed as the program unwinds.
+    """
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            # A loop of this thread's own, closed when the notebook is done.
+            asyncio.run(client.async_execute(env=env, stderr=kernel_log))
+        except BaseException as exc:  # handed to the main thread, which raises it
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, name="explicit-audit-notebook", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)  # a short wait: a signal's handler runs between two
+    except BaseException:
+        _kill_kernel(client)
+        raise
+    if failed:
+        raise failed[0]
+
+
+def _kill_kernel(client: NotebookClient) -> None:
+    """Kill the notebook's kernel process at once (the program is going away)."""
+    process = getattr(getattr(client.km, "provisioner", None), "process", None)
+    if process is not None:
+        with contextlib.suppress(OSError):
+            process.kill()
 
 
 def _read(notebook) -> tuple[str, nbformat.NotebookNode]:

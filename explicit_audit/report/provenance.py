@@ -3,9 +3,12 @@
 A report or a verification result is only as good as the account of what it
 was computed from. :func:`provenance` gathers that account as data:
 
-- every input file with its size and SHA-256 (of the bytes on disk, so a
-  ``.gz`` file is hashed compressed, as it is stored), and the values read,
-  loaded and rejected in it;
+- every input file with its size and SHA-256 of the bytes as the loader read
+  them, in the one pass that checked them (a ``.gz`` file hashed compressed,
+  as it is stored), and the values read, loaded and rejected in it; a file
+  that could not be read (a FIFO, a device, a permission) has no hash, and
+  is never opened to get one;
+- what the listing skipped for its name, and why;
 - the row count of every table, and every rejected row;
 - the versions of the kit and of the libraries that shaped the result;
 - the canonical-JSON dialects: which one each recorded hash is rebuilt in,
@@ -17,18 +20,21 @@ the same provenance, so a report built on it is reproducible byte for byte.
 
 from __future__ import annotations
 
-import hashlib
+import os
 import platform
+import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
 
 import pandas as pd
 
+from .._core.content import FileDigest
+from .._core.content import file_digest as _digest_of
 from .._core.jsonable import json_rows
+from .._core.sources import display_name
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
 from ..errors import UnreadableFileError
@@ -64,8 +70,8 @@ LIBRARIES = (
 FILE_COLUMNS = MappingProxyType(
     {
         "source_file": "the file, as the loader named it",
-        "bytes": "how many bytes were read from it (its size on disk)",
-        "sha256": "SHA-256 of the bytes read (compressed files as stored)",
+        "bytes": "how many bytes were read from it (its size on disk); null when not read",
+        "sha256": "SHA-256 of the bytes read (compressed files as stored); null when not read",
         "values_read": "JSON values (or policy documents) read from it",
         "loaded": "rows it added to a table (1 for a policy file)",
         "rejected": "values rejected from it",
@@ -81,13 +87,6 @@ DIALECT_COLUMNS = MappingProxyType(
         "description": "what the writer does",
     }
 )
-
-
-class FileDigest(NamedTuple):
-    """The size and SHA-256 of the bytes read from one file."""
-
-    bytes: int
-    sha256: str
 
 
 def file_digest(path: str | Path, *, chunk_size: int = 1 << 20) -> FileDigest:
@@ -114,16 +113,10 @@ def file_digest(path: str | Path, *, chunk_size: int = 1 << 20) -> FileDigest:
     >>> file_digest("data/policies/baseline.yaml")  # doctest: +SKIP
     FileDigest(bytes=1288, sha256='3b1f...')
     """
-    digest = hashlib.sha256()
-    size = 0
     try:
-        with open(path, "rb") as stream:
-            while chunk := stream.read(chunk_size):
-                digest.update(chunk)
-                size += len(chunk)
+        return _digest_of(path)
     except OSError as exc:
         raise unreadable(path, exc) from None
-    return FileDigest(size, digest.hexdigest())
 
 
 def unreadable(path: str | Path, exc: OSError) -> UnreadableFileError:
@@ -230,6 +223,8 @@ class Provenance:
         Row count of every table (``Audit.summary()``): ``table``, ``rows``.
     rejected : DataFrame
         Every rejected input (``Audit.rejected``).
+    skipped : DataFrame
+        What the listing passed over for its name: ``source_file``, ``reason``.
     versions : dict
         ``{distribution: version}``, see :func:`library_versions`.
     dialects : DataFrame
@@ -242,6 +237,11 @@ class Provenance:
     rejected: pd.DataFrame
     versions: dict[str, str]
     dialects: pd.DataFrame
+    skipped: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(
+            {"source_file": pd.Series(dtype="str"), "reason": pd.Series(dtype="str")}
+        )
+    )
 
     def to_dict(self) -> dict:
         """The provenance as plain JSON-ready values.
@@ -249,8 +249,8 @@ class Provenance:
         Returns
         -------
         dict
-            Keys ``source``, ``files``, ``tables``, ``rejected`` (lists of
-            row objects), ``versions``, ``dialects``.
+            Keys ``source``, ``files``, ``tables``, ``rejected``, ``skipped``
+            (lists of row objects), ``versions``, ``dialects``.
 
         Examples
         --------
@@ -262,6 +262,7 @@ class Provenance:
             "files": json_rows(self.files),
             "tables": json_rows(self.tables),
             "rejected": json_rows(self.rejected),
+            "skipped": json_rows(self.skipped),
             "versions": dict(self.versions),
             "dialects": json_rows(self.dialects),
         }
@@ -303,20 +304,69 @@ def provenance(
     """
     sources = audit.sources
     known = {} if digests is None else dict(digests)
+    skipped = sources["skipped"].notna() if "skipped" in sources else None
+    if skipped is not None:
+        passed = sources.loc[skipped, ["source_file", "skipped"]].rename(
+            columns={"skipped": "reason"}
+        )
+        sources = sources.loc[~skipped]
+    else:
+        passed = pd.DataFrame(columns=["source_file", "reason"])
     if len(sources):
+        unread = _not_read(audit.rejected)
         files = sources[["source_file"]].copy()
-        found = [known.get(name) or file_digest(name) for name in sources["source_file"]]
-        files["bytes"] = pd.Series([d.bytes for d in found], index=sources.index, dtype="int64")
-        files["sha256"] = pd.Series([d.sha256 for d in found], index=sources.index, dtype="str")
+        found = [
+            known.get(name) or _read_digest(row, unread)
+            for name, row in zip(sources["source_file"], sources.to_dict("records"), strict=True)
+        ]
+        files["bytes"] = pd.Series(
+            [None if d is None else d.bytes for d in found], index=sources.index, dtype="Int64"
+        )
+        files["sha256"] = pd.Series(
+            [None if d is None else d.sha256 for d in found], index=sources.index, dtype="str"
+        )
         for name in ("values_read", "loaded", "rejected"):
             files[name] = sources[name]
     else:
         files = pd.DataFrame({name: pd.Series(dtype="str") for name in FILE_COLUMNS})
     return Provenance(
-        source="" if source is None else str(source),
+        source="" if source is None else display_name(source),
         files=files.reset_index(drop=True),
         tables=audit.summary(),
         rejected=audit.rejected.reset_index(drop=True),
         versions=library_versions(),
         dialects=hash_dialects(),
+        skipped=passed.astype("str").reset_index(drop=True),
     )
+
+
+def _not_read(rejected: pd.DataFrame) -> set[str]:
+    """The files with a file-level rejection: not a regular file, or not readable."""
+    if not len(rejected):
+        return set()
+    files = rejected.loc[(rejected["kind"] == "file") & (rejected["source_line"] == 0)]
+    return set(files["source_file"].astype("str"))
+
+
+def _read_digest(row: dict, unread: set[str]) -> FileDigest | None:
+    """The digest the loader took as it read the file.
+
+    Without one (a Dask byte range of a large file, read in parts), a regular
+    file is read once more to hash it; a file the loader could not read, or
+    that is not a regular file (a FIFO, a device), is never opened to get
+    one: an open could hang or read without end.
+    """
+    sha = row.get("sha256")
+    if sha is not None and not pd.isna(sha):
+        return FileDigest(int(row["bytes"]), str(sha))
+    name = row["source_file"]
+    if name in unread or not _regular(name):
+        return None
+    return file_digest(name)
+
+
+def _regular(name: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(name).st_mode)
+    except OSError:
+        return False

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._core.sources import find_sources
+from .._core.sources import CANNOT_LIST, CANNOT_READ, scan_sources, unreadable_problems
 from ..errors import UnreadableFileError
 from .provenance import FileDigest, unreadable
 
@@ -119,16 +119,23 @@ def take_snapshot(data: str | os.PathLike, folder: str | os.PathLike) -> Snapsho
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     copy = take_snapshot("data", folder)  # doctest: +SKIP
     """
-    files, problems = find_sources(data)
-    for problem in problems:
-        if problem.reason.startswith("cannot read"):
-            # What the system will not let the kit open is an input error, as in verify.
-            raise UnreadableFileError(
-                problem.source_file, problem.reason.removeprefix("cannot read: ")
-            )
+    scan = scan_sources(data)
+    files = scan.files
+    unreadable = unreadable_problems(scan.problems)
+    if unreadable:
+        # What the system will not let the kit open or list is an input error, as in verify.
+        first = unreadable[0]
+        folder_level = first.reason.startswith(CANNOT_LIST)
+        raise UnreadableFileError(
+            first.source_file,
+            first.reason.removeprefix(CANNOT_LIST if folder_level else CANNOT_READ),
+            what="folder" if folder_level else "file",
+            also=[problem.source_file for problem in unreadable[1:]],
+        )
     shown = _relative(data)
+    strays = scan.strays
     relatives = [_relative(path) for path in files]
-    depth = max([_depth(shown), *(_depth(r) for r in relatives)])
+    depth = max([_depth(shown), *(_depth(r) for r in relatives + [_relative(p) for p in strays])])
     # Deep enough that every ``..`` of the paths stays inside the copy.
     cwd = Path(folder, "cwd", *(["up"] * depth))
     cwd.mkdir(parents=True)
@@ -136,4 +143,10 @@ def take_snapshot(data: str | os.PathLike, folder: str | os.PathLike) -> Snapsho
     for source, relative in zip(files, relatives, strict=True):
         target = Path(os.path.normpath(cwd / relative))
         digests[os.path.normpath(relative)] = _copy(source, target)
+    for stray in strays:
+        # A FIFO, a socket or a device: a link to it in the copy, so that the
+        # pages reject it as verify does, by the same name; it is never opened.
+        target = Path(os.path.normpath(cwd / _relative(stray)))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(os.path.realpath(stray))
     return Snapshot(cwd=cwd, data=shown, digests=digests)

@@ -56,6 +56,7 @@ from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
 from nbformat.v4 import new_output
 
+from .._core.sources import display_name
 from .._version import __version__
 from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load
@@ -279,7 +280,17 @@ def notebook_html(
         },
     }
     body, _ = exporter.from_notebook_node(node, resources=resources)
-    return insert_contents(body)
+    return _utf8(insert_contents(body))
+
+
+def _utf8(page: str) -> str:
+    """The page as text that UTF-8 can hold: a byte of a file name that is not UTF-8
+    (a lone surrogate in a notebook's output) is written ``\\xNN``, as tables name it."""
+    try:
+        page.encode("utf-8")
+        return page
+    except UnicodeEncodeError:
+        return re.sub("[\\udc80-\\udcff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", page)
 
 
 def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> None:
@@ -290,6 +301,18 @@ def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> Non
             'add ENGINE = "pandas" (and SCHEDULER = None, PERSIST = False) to the cell and pass '
             "engine=ENGINE to ea.load, or report with the pandas engine"
         )
+
+
+def _read_notebook(path: Path) -> nbformat.NotebookNode:
+    """A notebook file, or a ReportError naming it when it is not one (not JSON, unreadable)."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ReportError(f"{display_name(path)}: cannot read the notebook ({reason})") from None
+    except (ValueError, nbformat.ValidationError) as exc:  # NotJSONError is a ValueError
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReportError(f"{display_name(path)}: not a notebook ({reason[:200]})") from None
 
 
 def _notebooks(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
@@ -377,7 +400,7 @@ def write_reports(
     if engine not in ENGINES:
         raise ReportError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     lazy = engine == "dask"
-    read = {path.name: nbformat.read(path, as_version=4) for path in paths}
+    read = {path.name: _read_notebook(path) for path in paths}
     if lazy:  # before any work: a notebook that would load in memory is refused
         for path in paths:
             _require_engine_parameter(read[path.name], path.name)
@@ -469,7 +492,7 @@ def _write_reports(
             if progress is not None:
                 progress(f"wrote {target} ({time.perf_counter() - start:.1f} s)")
     index = out_dir / INDEX_NAME
-    write_atomically(index, index_html(verification, listed, os.fspath(data)))
+    write_atomically(index, _utf8(index_html(verification, listed, display_name(data))))
     if progress is not None:
         progress(f"wrote {index}: the verdict, one tile per check, the pages")
     for stale in remove_stale_reports(out_dir, [*written, index]):

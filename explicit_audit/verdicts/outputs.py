@@ -23,9 +23,38 @@ FORMATS = ("text", "json", "junit", "sarif")
 
 
 def json_text(document: dict) -> str:
-    """``document`` as strict JSON text (RFC 8259), indented, with a final newline."""
+    """``document`` as strict JSON text (RFC 8259), indented, with a final newline.
+
+    The text is always UTF-8: a lone surrogate in a string (a byte of a file
+    name that is not UTF-8, as the system gave it) is written ``\\xNN``.
+    """
     # allow_nan=False: a NaN that slipped through is a bug to see, never output to parse.
-    return json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    text = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(_utf8(document), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    return text
+
+
+def _utf8(value):
+    """``value`` with every string made encodable as UTF-8 (a lone surrogate escaped)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            pass
+        try:
+            raw = value.encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", errors="backslashreplace").decode("utf-8")
+        return raw.decode("utf-8", errors="backslashreplace")
+    if isinstance(value, dict):
+        return {_utf8(key): _utf8(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_utf8(item) for item in value]
+    return value
 
 
 def json_document(verdict: Verdict, provenance: dict) -> dict:
@@ -79,7 +108,8 @@ def error_output(
             "field": getattr(exc, "field", None),
             "message": str(exc),
         }
-        return json_text({"data": data, "exit_status": status, "clean": None, "error": error})
+        document = {"data": data, "exit_status": status, "clean": None, "error": error}
+        return json_text(document)
     if output_format == "junit":
         return junit_error(data or "", str(exc), kind)
     if output_format == "sarif":

@@ -13,20 +13,54 @@ findings listed per check are marked ``(new)`` or ``(persisting)``.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from ..verify import Verification
 from .verdict import Verdict
 
-__all__ = ["verdict_text"]
+__all__ = ["verdict_text", "visible"]
+
+
+def visible(text: object) -> str:
+    """``text`` with every control character escaped (``\\x1b``, ``\\r``, ``\\n``, ...).
+
+    A record id or a file name holding ESC or CR must not move the cursor or
+    repaint the terminal line it is printed on; a lone surrogate (a byte
+    that is not UTF-8) is escaped too, so the text can always be written.
+
+    Examples
+    --------
+    >>> visible("id\\x1b[2K\\r\\x1b[32mALL CLEAN")
+    'id\\\\x1b[2K\\\\r\\\\x1b[32mALL CLEAN'
+    """
+    text = str(text)
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_escape, text)
+
+
+_CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in _NAMED:
+        return _NAMED[char]
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _finding_line(finding: dict, mark: str = "") -> str:
-    record = f" [{finding['record']}]" if isinstance(finding.get("record"), str) else ""
+    record = f" [{visible(finding['record'])}]" if isinstance(finding.get("record"), str) else ""
     notice = " (notice)" if finding["severity"] == "notice" else ""
     return (
-        f"  {finding['source_file']}:{finding['source_line']}: {finding['rule']}{notice}{record}: "
-        f"{finding['detail']}{mark}"
+        f"  {visible(finding['source_file'])}:{finding['source_line']}: {finding['rule']}{notice}"
+        f"{record}: {visible(finding['detail'])}{mark}"
     )
 
 
@@ -39,9 +73,8 @@ def verdict_text(verdict: Verdict, *, max_findings: int = 20) -> str:
     """
     limit = max(max_findings, 0)
     summary = verdict.verification.summary()
-    lines = [
-        f"explicit-audit verify {verdict.data}: {_verdict_line(verdict.verification, summary)}"
-    ]
+    state = _verdict_line(verdict.verification, summary)
+    lines = [f"explicit-audit verify {visible(verdict.data)}: {state}"]
     lines.extend(f"expected {name}: none found" for name in verdict.verification.missing)
     lines.append("")
     shown = summary.assign(status=summary["status"].astype(str).replace(_NOT_RUN, _NOT_RUN_TEXT))
