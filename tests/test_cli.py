@@ -150,8 +150,9 @@ def test_report_writes_one_page_per_notebook(clean, tmp_path, capsys):
     nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "a_files.ipynb")
     out = tmp_path / "reports"
     assert main(["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["a_files.html", "b_rows.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["a_files.html", "b_rows.html", "index.html"]
     printed = capsys.readouterr().out
+    assert f"wrote {out / 'index.html'}" in printed
     assert f"wrote {out / 'a_files.html'}" in printed and "2 report(s)" in printed
     assert "<td>receipts</td>" in (out / "b_rows.html").read_text(encoding="utf-8")
 

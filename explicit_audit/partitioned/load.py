@@ -49,7 +49,7 @@ from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
 from ..errors import InputError
 from .accounting import RejectionTally
-from .conform import conform, empty_meta
+from .conform import Where, conform, empty_meta
 from .parts import (
     DEFAULT_BLOCKSIZE,
     DEFAULT_SAMPLE_BYTES,
@@ -85,10 +85,24 @@ class _Built:
     keys: pd.DataFrame = field(default_factory=lambda: keys_frame([]))
 
 
-def _where(part: Part, first_line: int) -> str:
+def _where(part: Part, first_line: int | None) -> str:
     if part.whole:
         return part.name
-    return f"{part.name} (the lines from {first_line} in bytes {part.start}-{part.stop})"
+    lines = "the lines" if first_line is None else f"the lines from {first_line}"
+    return f"{part.name} ({lines} in bytes {part.start}-{part.stop})"
+
+
+def _counted(part: Part) -> int | None:
+    """The newlines of a byte range; None when the file cannot be read (its read says why)."""
+    try:
+        return count_lines(part.path, part.start, part.stop)
+    except OSError:
+        return None
+
+
+def _next_line(line: int | None, count: int | None) -> int | None:
+    """The first line of the next range; None when a range before could not be counted."""
+    return None if line is None or count is None else line + count
 
 
 #: Per process: each kind's tables built from no values (most partitions hold few kinds).
@@ -110,7 +124,7 @@ def _built(kind: RecordKind, segments: list[tuple], strict_keys: bool = False) -
 
 def _build(
     part: Part,
-    first_line: int,
+    first_line: int | None,
     kinds: Sequence[RecordKind],
     keep: set[str] | None,
     limits: Limits,
@@ -155,10 +169,10 @@ def _fitted(
     offsets: dict[str, int],
     metas: dict,
     part: Part,
-    first_line: int,
+    first_line: int | None,
     references: dict[str, dict[str, str]],
 ) -> dict[str, pd.DataFrame]:
-    where = _where(part, first_line)
+    where = Where(_where(part, first_line), part.name, first_line)
     return {
         name: conform(
             built.tables[name],
@@ -319,11 +333,11 @@ class _Graph:
                 line = 1
             else:
                 first = key("first-line", i)
-                reads[first] = Task(first, operator.add, line, TaskRef(key("count", i - 1)))
+                reads[first] = Task(first, _next_line, line, TaskRef(key("count", i - 1)))
                 line = TaskRef(first)
             if not part.whole:
                 count = key("count", i)
-                reads[count] = Task(count, count_lines, part.path, part.start, part.stop)
+                reads[count] = Task(count, _counted, part)
             build = key("build", i)
             reads[build] = Task(build, _build, part, line, kinds, keep, limits, strict, strict_keys)
             fitted, lengths = key("fitted", i), key("lengths", i)

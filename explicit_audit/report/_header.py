@@ -10,9 +10,12 @@ title), whether anything was found (the verdict, with the exit status
 from __future__ import annotations
 
 import re
-from html import escape, unescape
+from html import unescape
+
+from markupsafe import Markup
 
 from ..verify import Verification
+from ._templates import render
 
 __all__ = ["TOC_PLACEHOLDER", "header_html", "insert_contents", "verdict_html"]
 
@@ -23,15 +26,14 @@ _HEADING = re.compile(r'<h([23])\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.DOTA
 _TAG = re.compile(r"<[^>]+>")
 
 
-def _count(n: int, one: str, many: str | None = None) -> str:
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
-
-
-def verdict_html(verification: Verification, data: str) -> str:
+def verdict_html(
+    verification: Verification, data: str, *, appendix: str = "#provenance", per_check: bool = True
+) -> str:
     """The verdict banner: clean, or how many findings each check has, and the exit status.
 
     Below it, the keys the records hold that their kinds do not declare, or
-    leave to a default, counted per key (``Verification.key_counts()``).
+    leave to a default, counted per key (``Verification.key_counts()``), so
+    that a producer's schema drift shows at once.
 
     Parameters
     ----------
@@ -39,111 +41,79 @@ def verdict_html(verification: Verification, data: str) -> str:
         :func:`~explicit_audit.verify_all` of the audit the page shows.
     data : str
         The data path, as given.
+    appendix : str, default "#provenance"
+        Where the provenance appendix is: this page's, or a page's from the index.
+    per_check : bool, default True
+        With the table of the checks that found something (the index shows
+        one tile per check instead).
 
     Returns
     -------
     str
-        A ``<section class="ea-verdict">`` element.
+        A ``<section class="ea-verdict">`` element (``templates/verdict.html.j2``).
     """
     summary = verification.summary()
     findings = summary["findings"].astype("int64")
-    notices = int((verification.findings["severity"] == "notice").sum())
-    status = verification.exit_status
-    command = f"<code>explicit-audit verify {escape(data)}</code> exits {status}"
-    notice_note = f", and {_count(notices, 'notice')} that do not count" if notices else ""
     not_run = int((summary["status"] == "not run").sum())
-    ran = len(summary) - not_run
-    not_run_note = f"; {not_run} not run (no records)" if not_run else ""
-    if verification.state == "nothing to check":
-        line = (
-            f"<strong>Nothing to check</strong>: none of the {len(summary)} checks looked at "
-            f"a record. {command}."
-        )
-        css = "ea-verdict ea-found"
-    elif verification.state == "clean":
-        line = (
-            f"<strong>Clean on what was checked</strong>: none of the {ran} checks that looked "
-            f"at records found an error{notice_note}{not_run_note}. {command}."
-        )
-        css = "ea-verdict ea-clean"
-    else:
-        found = int(findings.sum())
-        checks = int((findings > 0).sum())
-        line = (
-            f"<strong>{_count(found, 'finding')}</strong> in {checks} of {len(summary)} "
-            f"checks{notice_note}{not_run_note}. {command}."
-        )
-        css = "ea-verdict ea-found"
-    rows = []
     has_notices = "notices" in summary
+    labels = ["check", "findings", *(["notices"] if has_notices else [])]
+    rows = []
     for row in summary.itertuples(index=False):
         row_notices = int(row.notices) if has_notices else 0
         if row.findings == 0 and row_notices == 0:
             continue
-        cells = f"<td><code>{escape(str(row.check))}</code></td><td>{int(row.findings):,}</td>"
-        if has_notices:
-            cells += f"<td>{row_notices:,}</td>"
-        rows.append(f"<tr>{cells}</tr>")
-    table = ""
-    if rows:
-        head = "<th>check</th><th>findings</th>" + ("<th>notices</th>" if has_notices else "")
-        table = (
-            f'<div class="ea-scroll"><table class="ea-verdict-table"><thead><tr>{head}</tr>'
-            f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
-        )
-    return (
-        f'<section class="{css}" id="verdict" aria-label="verdict">'
-        f'<p class="ea-verdict-line">{line} Every check runs over all the data; '
-        f'<a href="#provenance">what was read</a> is in the appendix.</p>{table}'
-        f"{_keys_html(verification)}</section>"
-    )
-
-
-def _keys_html(verification: Verification) -> str:
-    """The keys not as declared, per key, so that a producer's schema drift shows at once."""
+        rows.append([str(row.check), int(row.findings), *([row_notices] if has_notices else [])])
     keys = verification.key_counts()
-    if not len(keys):
-        return ""
-    rows = []
-    for row in keys.itertuples(index=False):
-        near = row.suggestion
-        suggestion = f"<code>{escape(near)}</code>" if isinstance(near, str) else ""
-        rows.append(
-            f"<tr><td><code>{escape(row.key)}</code></td><td>{escape(row.kind)}</td>"
-            f"<td>{escape(row.note)}</td><td>{int(row.count):,}</td><td>{escape(row.files)}</td>"
-            f"<td>{suggestion}</td></tr>"
-        )
-    head = "".join(f"<th>{name}</th>" for name in ("key", "kind", "note", "records", "files",
-                                                   "did you mean"))  # fmt: skip
-    return (
-        '<p class="ea-verdict-keys">Keys not as declared (<code>record_keys</code>), per key:</p>'
-        f'<div class="ea-scroll"><table class="ea-verdict-table ea-verdict-keys">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    key_rows = [
+        [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
+        for row in keys.astype(object).where(keys.notna(), None).itertuples(index=False)
+    ]
+    return render(
+        "verdict.html.j2",
+        state=verification.state,
+        data=data,
+        status=verification.exit_status,
+        notices=int((verification.findings["severity"] == "notice").sum()),
+        not_run=not_run,
+        checks=len(summary),
+        ran=len(summary) - not_run,
+        found=int(findings.sum()),
+        checks_found=int((findings > 0).sum()),
+        labels=labels,
+        rows=rows if per_check else [],
+        key_labels=["key", "kind", "note", "records", "files", "did you mean"],
+        key_rows=key_rows,
+        appendix=appendix,
     )
 
 
-def header_html(title: str, verification: Verification, data: str) -> str:
+def header_html(title: str, verification: Verification | None, data: str) -> str:
     """The top of a page: the title, then the verdict, then a place for the contents.
 
     Parameters
     ----------
     title : str
-    verification : Verification
+    verification : Verification or None
+        None for a page with no verdict (its title only).
     data : str
 
     Returns
     -------
     str
-        A ``<header class="ea-header">`` element holding :data:`TOC_PLACEHOLDER`.
+        A ``<header class="ea-header">`` element holding :data:`TOC_PLACEHOLDER`
+        when it has a verdict (``templates/header.html.j2``).
     """
-    return (
-        f'<header class="ea-header"><h1 class="ea-title">{escape(title)}</h1>\n'
-        f"{verdict_html(verification, data)}\n{TOC_PLACEHOLDER}</header>"
+    verdict = None if verification is None else Markup(verdict_html(verification, data))
+    return render(
+        "header.html.j2", title=title, verdict=verdict, placeholder=Markup(TOC_PLACEHOLDER)
     )
 
 
 def insert_contents(page: str) -> str:
     """Fill a page's contents with links to its second- and third-level headings.
+
+    The sections (``<h2>``) are numbered; each one's subsections (``<h3>``)
+    are listed under it, unnumbered, so the numbers count sections only.
 
     Parameters
     ----------
@@ -157,17 +127,15 @@ def insert_contents(page: str) -> str:
         when the page has no heading).
     """
     body = page.split(TOC_PLACEHOLDER, 1)[1] if TOC_PLACEHOLDER in page else page
-    items = []
+    sections: list[dict] = []
     for level, anchor, inner in _HEADING.findall(body):
         text = " ".join(unescape(_TAG.sub("", inner)).split())
-        if text:
-            css = ' class="ea-sub"' if level == "3" else ""
-            items.append(f'<li{css}><a href="#{anchor}">{escape(text)}</a></li>')
-    nav = (
-        '<nav class="ea-contents" aria-label="contents"><h2>Contents</h2><ol>'
-        + "".join(items)
-        + '<li><a href="#provenance">Appendix: provenance</a></li></ol></nav>'
-        if items
-        else ""
-    )
+        if not text:
+            continue
+        # The anchor as the page holds it (already escaped there).
+        if level == "2" or not sections:  # a subsection before any section counts as one
+            sections.append({"anchor": Markup(anchor), "text": text, "subs": []})
+        else:  # under its section, unnumbered, so the numbers count sections: 1, 2, 3 ...
+            sections[-1]["subs"].append((Markup(anchor), text))
+    nav = render("contents.html.j2", sections=sections) if sections else ""
     return page.replace(TOC_PLACEHOLDER, nav, 1)
