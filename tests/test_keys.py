@@ -469,6 +469,11 @@ def mutations(draw):
 @settings(SETTINGS, max_examples=80)
 @given(mutation=mutations())
 def test_one_key_changed_is_one_note_or_one_rejection(tmp_path_factory, mutation):
+    """One key added is one ``unknown_key`` (none for a logger's own key at the top
+    level); one removed is one ``defaulted_field``, or one rejection naming it where
+    the record cannot do without it; a rename is both halves: the new key's
+    ``unknown_key`` and the old field's ``defaulted_field``, or one rejection naming
+    both. Nothing else is found."""
     kind, record, action, prefix, field, new = mutation
     folder = tmp_path_factory.mktemp("mutated")
     _write(folder, "records.jsonl", [record], policies=kind == "decisions")
