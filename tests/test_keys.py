@@ -371,6 +371,20 @@ def test_a_report_shows_the_keys_in_its_verdict_banner(tmp_path):
     assert "<td>withheld.audienceId</td></tr>" in banner
 
 
+def test_the_text_verdict_lists_the_keys_up_to_max_findings(tmp_path):
+    records = [_decision() for _ in range(4)]
+    for number, record in enumerate(records):
+        record["decision"][f"note_{number}"] = "drift"
+    _write(tmp_path, "dec.jsonl", records, policies=True)
+    status, text = _cli("verify", str(tmp_path), "--max-findings", "3")
+    assert status == 0
+    table = text[text.index("keys not as declared") :]
+    assert [f"decision.note_{n}" in table for n in range(4)].count(True) >= 3
+    assert "... and 1 more key(s) (--json lists all)" in table
+    _, output = _cli("verify", str(tmp_path), "--json")
+    assert len(json.loads(output)["keys"]) == 4
+
+
 def test_the_engram_fixtures_and_the_bundled_data_have_every_key_declared():
     for source in (ENGRAM, DATA):
         for engine in ("pandas", "dask"):
