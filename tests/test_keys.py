@@ -258,6 +258,23 @@ def test_strict_keys_rejects_the_record_naming_file_line_and_key(tmp_path):
     assert status == 1 and f"{path}:2: rejected_row" in text
 
 
+def test_strict_keys_in_load_bytes_and_a_kinds_own_loader(tmp_path):
+    record = _decision()
+    record["decision"]["riskFlags"] = []
+    data = (json.dumps(_decision()) + "\n" + json.dumps(record) + "\n").encode()
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        part = ea.load_bytes(data, source_file="queue/d.jsonl", first_line=41, strict_keys=True)
+        path = _write(tmp_path, "d.jsonl", [_decision(), record])
+        table = ea.load_decisions(path, progress=False, strict_keys=True)
+    assert part.rejected[["source_file", "source_line"]].values.tolist() == [["queue/d.jsonl", 42]]
+    assert "unknown key `decision.riskFlags`" in part.rejected["reason"].iloc[0]
+    assert part.rejected["reason"].iloc[0].endswith("did you mean `decision.risk_flags`?")
+    assert table["source_line"].tolist() == [1]
+    lenient = ea.load_bytes(data, source_file="queue/d.jsonl", first_line=41)
+    assert lenient.keys[["source_line", "key"]].values.tolist() == [[42, "decision.riskFlags"]]
+
+
 def test_strict_keys_passes_a_record_with_only_logger_keys(tmp_path):
     _write(tmp_path, "rec.jsonl", [_receipt()])
     result = _verify(tmp_path, strict_keys=True)
