@@ -333,9 +333,9 @@ def _version() -> str:
 def _load(
     data: str,
     engine: str = "pandas",
-    sample_bytes: int | None = None,
     *,
     strict_keys: bool = False,
+    sample_bytes: int | None = None,
 ) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance; every file is read once more to hash it.
 
@@ -368,7 +368,9 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data, args.engine, args.sample_bytes, strict_keys=args.strict_keys)
+    audit, facts = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     audit = audit.accounting()
     if facts is None:
         provenance(audit, args.data)  # hashing names a file that cannot be read (exit 2)
@@ -429,7 +431,9 @@ def _verify(args: argparse.Namespace) -> int:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
-    audit, facts = _load(args.data, args.engine, args.sample_bytes, strict_keys=args.strict_keys)
+    audit, facts = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     result = verify_all(audit, expect=args.expect)
     if facts is None:
         facts = provenance(result.accounting, args.data)

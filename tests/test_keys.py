@@ -351,7 +351,7 @@ def test_the_key_counts_per_key_and_in_the_report_banner(tmp_path):
     banner = verdict_html(result, str(tmp_path))
     assert "Keys not as declared" in banner
     assert "<td><code>inputs.confidance</code></td><td>decisions</td><td>unknown_key</td>" in banner
-    assert "<td>inputs.confidence</td></tr>" in banner  # the suggestion
+    assert "<code>inputs.confidence</code></td></tr>" in banner  # the suggestion
     assert "Keys not as declared" not in verdict_html(_verify(DATA / "plans"), "data/plans")
 
 
@@ -385,7 +385,7 @@ def test_a_report_shows_the_keys_in_its_verdict_banner(tmp_path):
     assert "Keys not as declared" in banner
     row = "<td><code>withheld.audienceID</code></td><td>receipts</td><td>unknown_key</td>"
     assert row in banner
-    assert "<td>withheld.audienceId</td></tr>" in banner
+    assert "<code>withheld.audienceId</code>" in banner
 
 
 def test_the_text_verdict_lists_the_keys_up_to_max_findings(tmp_path):

@@ -32,8 +32,7 @@ def verdict_html(
     """The verdict banner: clean, or how many findings each check has, and the exit status.
 
     Below it, the keys the records hold that their kinds do not declare, or
-    leave to a default, counted per key (``Verification.key_counts()``), so
-    that a producer's schema drift shows at once.
+    leave to a default, counted per key (``Verification.key_counts()``).
 
     Parameters
     ----------
@@ -63,11 +62,6 @@ def verdict_html(
         if row.findings == 0 and row_notices == 0:
             continue
         rows.append([str(row.check), int(row.findings), *([row_notices] if has_notices else [])])
-    keys = verification.key_counts()
-    key_rows = [
-        [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
-        for row in keys.astype(object).where(keys.notna(), None).itertuples(index=False)
-    ]
     return render(
         "verdict.html.j2",
         state=verification.state,
@@ -81,9 +75,8 @@ def verdict_html(
         checks_found=int((findings > 0).sum()),
         labels=labels,
         rows=rows if per_check else [],
-        key_labels=["key", "kind", "note", "records", "files", "did you mean"],
-        key_rows=key_rows,
         appendix=appendix,
+        keys=_key_rows(verification),
     )
 
 
@@ -107,6 +100,15 @@ def header_html(title: str, verification: Verification | None, data: str) -> str
     return render(
         "header.html.j2", title=title, verdict=verdict, placeholder=Markup(TOC_PLACEHOLDER)
     )
+
+
+def _key_rows(verification: Verification) -> list[list]:
+    """The keys not as declared, per key, so that a producer's schema drift shows at once."""
+    keys = verification.key_counts()
+    return [
+        [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
+        for row in keys.itertuples(index=False)
+    ]
 
 
 def insert_contents(page: str) -> str:
