@@ -41,6 +41,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
+from .columns import text_safe_series
 from .findings import NOTICE, Rule, RuleTable, _typed
 from .records import Check, Checker, KindTables, RawValue, Rejection, excerpt
 from .shape import Field, Shape
@@ -558,9 +559,10 @@ def keys_frame(
         key=lambda i: (rank.get(rows[i][0], len(rank)), rows[i][0], rows[i][1]),
     )
     columns = [[values[i] for i in order] for values in columns]
+    # A key may hold a lone surrogate (a JSON escape) where its kind lets it load.
     return pd.DataFrame(
         {
-            name: pd.Series(values, dtype="int64" if name == "source_line" else "str")
+            name: text_safe_series(values, "int64" if name == "source_line" else "str")
             for name, values in zip(names, columns, strict=True)
         }
     )
