@@ -29,7 +29,7 @@ from ._core.collect import (
     warn_or_raise,
 )
 from ._core.engine import computed, engine_of, persisted
-from ._core.keys import keys_frame
+from ._core.key_table import keys_frame
 from ._core.records import Documents, RecordKind, Rejection
 
 __all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn"]  # noqa: F822
@@ -77,7 +77,7 @@ class Audit:
     keys : DataFrame
         One row per key a loaded record holds that its kind does not declare,
         or per declared field it leaves to the producer's default (see
-        :data:`~explicit_audit._core.keys.KEY_COLUMNS`): the rows of the
+        :data:`~explicit_audit._core.key_table.KEY_COLUMNS`): the rows of the
         check ``record_keys``.
     """
 

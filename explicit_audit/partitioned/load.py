@@ -44,7 +44,7 @@ from .._core.collect import (
     rejected_frame,
     sources_frame,
 )
-from .._core.keys import concat_keys, keys_frame
+from .._core.key_table import concat_keys, keys_frame
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
 from ..errors import InputError
