@@ -279,11 +279,16 @@ def test_pages_show_their_plots(rendered):
             assert width > 100 and height > 50, name
 
 
-def test_pages_fetch_nothing(rendered):
+def test_pages_fetch_nothing(rendered, report_folder):
+    folder = report_folder[0] / "reports"
     for name, page in rendered.items():
         assert not page["page"].scripts, name
-        external = [link for link in page["page"].links if not link.startswith(("data:", "#"))]
-        assert not external, f"{name}: {external}"
+        links = [link for link in page["page"].links if not link.startswith(("data:", "#"))]
+        # A link to another page of the report (the index) is to a file beside it.
+        beside = [link for link in links if re.fullmatch(r"[\w.-]+\.html(#[\w-]+)?", link)]
+        assert not set(links) - set(beside), f"{name}: {links}"
+        for link in beside:
+            assert (folder / link.split("#")[0]).is_file(), f"{name}: {link}"
 
 
 def test_markup_in_the_data_is_shown_as_text(rendered):

@@ -651,3 +651,45 @@ def test_every_value_in_the_header_contents_and_provenance_is_text(tmp_path):
     text = "".join(_parsed(appendix).text)
     assert "<u>n</u>.ipynb" in text and "<b>r.jsonl" in text and "<em>not json</em>" in text
     assert _parsed(appendix).tags.count("details") == 4  # the appendix and its 3 folds
+
+
+def test_each_page_banner_is_its_own_checks_with_the_whole_verdict_below(tmp_path):
+    # Plans with a tampered hash (a finding of plan_hashes); receipts clean but for a
+    # broken line (rejected_rows, a check of every kind); no decisions at all.
+    data = tmp_path / "data"
+    data.mkdir()
+    plans = (ROOT / "data" / "plans" / "arborist_runs.jsonl").read_text("utf-8").splitlines()
+    (data / "plans.jsonl").write_text("\n".join(plans[:40]) + "\n", encoding="utf-8")
+    (data / "receipts.jsonl").write_text(
+        json.dumps(make_receipt()) + "\n{broken\n", encoding="utf-8"
+    )
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name, tables in [
+        ("plans_page", [["plans"]]),
+        ("routing_page", [["decisions", "policies"]]),
+    ]:
+        notebook = _notebook("DATA = 'x'", new_code_cell("DATA"))
+        notebook.metadata["explicit_audit"] = {"tables": tables}
+        nbformat.write(notebook, notebooks / f"{name}.ipynb")
+    with pytest.warns(ea.RejectedRowsWarning):
+        summary = ea.verify_all(ea.load(data, progress=False)).summary().set_index("check")
+    found = int(summary.loc["plan_hashes", "findings"])
+    assert found and summary.loc["rejected_rows", "findings"] == 1
+    write_reports(data, tmp_path / "out", notebooks)
+
+    def banner(name: str) -> tuple[str, str]:
+        page = (tmp_path / "out" / f"{name}.html").read_text(encoding="utf-8")
+        start = page.index('id="verdict"')
+        lines = re.findall(r"<p class=\"ea-verdict-[^\"]*\">(.*?)</p>", page[start:])
+        return lines[0], lines[1]
+
+    own, whole = banner("plans_page")
+    assert own.startswith("This page's checks (plans): ")
+    assert f"<strong>{found:,} finding" in own and "in 1 of 1 checks" in own
+    total = int(summary["findings"].sum())
+    assert whole.startswith(f"Over all the data: <strong>{total:,} findings</strong>")
+    assert "exits 1" in whole and '<a href="index.html">every check</a>' in whole
+    own, whole = banner("routing_page")
+    assert own.startswith("This page's checks (decisions): <strong>Nothing to check</strong>")
+    assert whole.startswith(f"Over all the data: <strong>{total:,} findings</strong>")

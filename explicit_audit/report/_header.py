@@ -10,14 +10,24 @@ title), whether anything was found (the verdict, with the exit status
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from html import unescape
 
+import pandas as pd
 from markupsafe import Markup
 
+from .._core import registry
 from ..verify import Verification
 from ._templates import render
 
-__all__ = ["TOC_PLACEHOLDER", "header_html", "insert_contents", "verdict_html"]
+__all__ = [
+    "TOC_PLACEHOLDER",
+    "check_kinds",
+    "header_html",
+    "insert_contents",
+    "page_kinds",
+    "verdict_html",
+]
 
 #: Where the contents go in a page; filled once the page's headings are known.
 TOC_PLACEHOLDER = "<!-- explicit_audit: contents -->"
@@ -26,8 +36,51 @@ _HEADING = re.compile(r'<h([23])\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.DOTA
 _TAG = re.compile(r"<[^>]+>")
 
 
+def check_kinds() -> dict[str, str | None]:
+    """Each registered check's record kind (None for the rejected rows, of every kind)."""
+    kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
+    return {
+        name: kind_of.get(check.examines, check.examines)
+        for name, check in registry.checks().items()
+    }
+
+
+def page_kinds(tables: Collection[str]) -> set[str]:
+    """The record kinds of the tables a notebook reads (``policies`` and the like: none)."""
+    kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
+    return {kind_of[name] for name in tables if name in kind_of}
+
+
+def _counts(summary: pd.DataFrame) -> dict:
+    """What a verdict line says of some checks: their state and their counts."""
+    findings = summary["findings"].astype("int64")
+    statuses = set(summary["status"])
+    not_run = int((summary["status"] == "not run").sum())
+    if "findings" in statuses:
+        state = "findings"
+    elif not len(summary) or statuses == {"not run"}:
+        state = "nothing to check"
+    else:
+        state = "clean"
+    return {
+        "state": state,
+        "checks": len(summary),
+        "ran": len(summary) - not_run,
+        "not_run": not_run,
+        "found": int(findings.sum()),
+        "checks_found": int((findings > 0).sum()),
+        "notices": int(summary["notices"].sum()) if "notices" in summary else 0,
+    }
+
+
 def verdict_html(
-    verification: Verification, data: str, *, appendix: str = "#provenance", per_check: bool = True
+    verification: Verification,
+    data: str,
+    *,
+    appendix: str = "#provenance",
+    per_check: bool = True,
+    kinds: Collection[str] | None = None,
+    index: str | None = None,
 ) -> str:
     """The verdict banner: clean, or how many findings each check has, and the exit status.
 
@@ -45,6 +98,12 @@ def verdict_html(
     per_check : bool, default True
         With the table of the checks that found something (the index shows
         one tile per check instead).
+    kinds : collection of str, optional
+        The record kinds a page is about: its banner's first line, its table
+        and its keys are its own checks' (the verdict over all the data one
+        line below). By default, every check.
+    index : str, optional
+        The index page's address, linked from the line over all the data.
 
     Returns
     -------
@@ -52,35 +111,48 @@ def verdict_html(
         A ``<section class="ea-verdict">`` element (``templates/verdict.html.j2``).
     """
     summary = verification.summary()
-    findings = summary["findings"].astype("int64")
-    not_run = int((summary["status"] == "not run").sum())
-    has_notices = "notices" in summary
+    everything = {**_counts(summary), "state": verification.state}
+    shown = summary
+    keys = verification.key_counts()
+    if kinds is not None:
+        kinds = set(kinds)
+        of = check_kinds()
+        shown = summary[[of.get(check) in kinds for check in summary["check"]]]
+        keys = keys[keys["kind"].isin(kinds)]
+    has_notices = "notices" in shown
     labels = ["check", "findings", *(["notices"] if has_notices else [])]
     rows = []
-    for row in summary.itertuples(index=False):
+    for row in shown.itertuples(index=False):
         row_notices = int(row.notices) if has_notices else 0
         if row.findings == 0 and row_notices == 0:
             continue
         rows.append([str(row.check), int(row.findings), *([row_notices] if has_notices else [])])
     return render(
         "verdict.html.j2",
-        state=verification.state,
         data=data,
         status=verification.exit_status,
-        notices=int((verification.findings["severity"] == "notice").sum()),
-        not_run=not_run,
-        checks=len(summary),
-        ran=len(summary) - not_run,
-        found=int(findings.sum()),
-        checks_found=int((findings > 0).sum()),
-        labels=labels,
+        page=_counts(shown) if kinds is not None else None,
+        scope=sorted(kinds) if kinds is not None else None,
+        whole=everything,
         rows=rows if per_check else [],
+        labels=labels,
         appendix=appendix,
-        keys=_key_rows(verification),
+        index=index,
+        keys=[
+            [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
+            for row in keys.itertuples(index=False)
+        ],
     )
 
 
-def header_html(title: str, verification: Verification | None, data: str) -> str:
+def header_html(
+    title: str,
+    verification: Verification | None,
+    data: str,
+    *,
+    kinds: Collection[str] | None = None,
+    index: str | None = None,
+) -> str:
     """The top of a page: the title, then the verdict, then a place for the contents.
 
     Parameters
@@ -89,6 +161,11 @@ def header_html(title: str, verification: Verification | None, data: str) -> str
     verification : Verification or None
         None for a page with no verdict (its title only).
     data : str
+    kinds : collection of str, optional
+        The record kinds the page is about: its verdict's first line is its
+        own checks' (see :func:`verdict_html`).
+    index : str, optional
+        The index page's address.
 
     Returns
     -------
@@ -96,19 +173,12 @@ def header_html(title: str, verification: Verification | None, data: str) -> str
         A ``<header class="ea-header">`` element holding :data:`TOC_PLACEHOLDER`
         when it has a verdict (``templates/header.html.j2``).
     """
-    verdict = None if verification is None else Markup(verdict_html(verification, data))
+    verdict = None
+    if verification is not None:
+        verdict = Markup(verdict_html(verification, data, kinds=kinds, index=index))
     return render(
         "header.html.j2", title=title, verdict=verdict, placeholder=Markup(TOC_PLACEHOLDER)
     )
-
-
-def _key_rows(verification: Verification) -> list[list]:
-    """The keys not as declared, per key, so that a producer's schema drift shows at once."""
-    keys = verification.key_counts()
-    return [
-        [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
-        for row in keys.itertuples(index=False)
-    ]
 
 
 def insert_contents(page: str) -> str:

@@ -7,7 +7,8 @@ clean, findings or not run, with the records it looked at, linking to the
 page that shows its findings. The page a check belongs to is the one whose
 notebook reads the table the check examines
 (``metadata.explicit_audit.tables``); a check of no table (the rejected
-rows) links to the provenance appendix, where every page lists them.
+rows) links to the provenance appendix, where every page lists them; the
+keys not as declared are in every page's verdict.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from markupsafe import Markup
 from .._core import registry
 from .._version import __version__
 from ..verify import Verification
-from ._header import verdict_html
+from ._header import check_kinds, verdict_html
 from ._templates import render
 
 __all__ = ["INDEX_NAME", "Page", "index_html", "tiles"]
@@ -66,21 +67,24 @@ def tiles(verification: Verification, pages: Sequence[Page]) -> list[dict]:
         ``findings``, ``notices``, ``checked``, ``page`` (a title or None),
         ``href`` and ``link`` (the link's words), in the verdict's order.
     """
-    declared = registry.checks()
-    # A table's kind: a page that reads one table of a kind shows every check of it
-    # (the receipts page shows the presentations' checks too).
+    of = check_kinds()
     kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
+    rejected = {check.name for check in registry.REJECTED_CHECKER.checks}
     summary = verification.summary()
     found = []
     for row in summary.to_dict("records"):
-        check = declared.get(row["check"])
-        examines = check.examines if check is not None else None
-        kind = kind_of.get(examines, examines)
+        kind = of.get(row["check"])
         page = next((p for p in pages if kind in {kind_of.get(t, t) for t in p.tables}), None)
         href = f"{page.file}#verdict" if page is not None else None
         link = "its findings" if row["status"] == "findings" else "its page"
-        if examines is None and pages:  # the rejected rows: every page's appendix lists them
-            page, href, link = pages[0], f"{pages[0].file}#provenance", "listed in the appendix"
+        if kind is None and pages:
+            # A check of every kind: the rejected rows are listed in every page's
+            # appendix; the others (the keys) in every page's verdict.
+            page = pages[0]
+            if row["check"] in rejected:
+                href, link = f"{page.file}#provenance", "listed in the appendix"
+            else:
+                href, link = f"{page.file}#verdict", "listed in each page's verdict"
         found.append(
             {
                 "check": row["check"],

@@ -63,7 +63,7 @@ from ..partitioned.scheduler import use_scheduler
 from ..verify import Verification, verify_all
 from ._empty import has_records, no_records_notebook, notebook_tables
 from ._files import remove_stale_reports, write_atomically
-from ._header import header_html, insert_contents
+from ._header import header_html, insert_contents, page_kinds
 from ._html import PAGE_TEMPLATE, VERDICT_CSS, clean_html, provenance_html
 from ._notebook_run import (
     DATA_PARAMETER_NAMES,
@@ -201,6 +201,7 @@ def notebook_html(
     name: str,
     notebook_sha256: str | None = None,
     verification: Verification | None = None,
+    index: str | None = None,
 ) -> str:
     """Write an executed notebook as one self-contained HTML page.
 
@@ -216,7 +217,12 @@ def notebook_html(
         SHA-256 of the notebook file, shown next to its name.
     verification : Verification, optional
         :func:`~explicit_audit.verify_all` of the audit the page shows, for the
-        verdict under the title; without it the page has no verdict.
+        verdict under the title; without it the page has no verdict. When
+        the notebook names the tables it reads (``metadata.explicit_audit.tables``),
+        the verdict's first line is about those tables' checks, the verdict
+        over all the data one line below.
+    index : str, optional
+        The index page's address, linked from the verdict over all the data.
 
     Returns
     -------
@@ -259,7 +265,9 @@ def notebook_html(
         ),
         enabled=True,
     )
-    header = header_html(title, verification, facts.source)
+    tables = [name for alternative in notebook_tables(notebook) for name in alternative]
+    kinds = page_kinds(tables) if tables else None
+    header = header_html(title, verification, facts.source, kinds=kinds, index=index)
     resources = {
         "metadata": {"name": Path(name).stem},
         "explicit_audit": {
@@ -453,6 +461,7 @@ def _write_reports(
                 name=path.name,
                 notebook_sha256=hashlib.sha256(source).hexdigest(),
                 verification=verification,
+                index=INDEX_NAME,
             )
             target = out_dir / f"{path.stem}.html"
             write_atomically(target, page)

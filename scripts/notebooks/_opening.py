@@ -18,7 +18,8 @@ import explicit_audit as ea
 from explicit_audit import plots, widgets
 from explicit_audit.report.tables import Percentages, use_report_tables
 
-pd.set_option("display.max_colwidth", 160)
+# A finding's detail whole: a rebuilt hash or a payload's digest is never cut short.
+pd.set_option("display.max_colwidth", None)
 pd.set_option("display.width", 200)
 pd.set_option("display.max_rows", 60)
 # Tables as a report shows them: "—" for a missing value, 12,345, rates as 12.5%.
