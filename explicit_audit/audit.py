@@ -167,7 +167,8 @@ class Audit:
         )
 
     def accounting(self) -> Audit:
-        """This audit with its accounting in memory: ``rejected``, ``sources``, rows per table.
+        """This audit with its accounting in memory: ``rejected``, ``sources``, ``keys``,
+        rows per table.
 
         The record tables stay as they are. For Dask tables the accounting is
         computed in one pass (:func:`~explicit_audit.verify_all` computes it
@@ -181,13 +182,22 @@ class Audit:
         if self.engine != "dask" or self.rows_known is not None:
             return self
         names = list(self.tables)
-        *lengths, rejected, sources = computed(
-            *[self.tables[name].shape[0] for name in names], self.rejected, self.sources
+        *lengths, rejected, sources, keys = computed(
+            *[self.tables[name].shape[0] for name in names],
+            self.rejected,
+            self.sources,
+            self.keys,
         )
-        return self.with_accounting(rejected, sources, dict(zip(names, lengths, strict=True)))
+        rows = dict(zip(names, lengths, strict=True))
+        return self.with_accounting(rejected, sources, rows, keys=keys)
 
     def with_accounting(
-        self, rejected: pd.DataFrame, sources: pd.DataFrame, rows: dict[str, int]
+        self,
+        rejected: pd.DataFrame,
+        sources: pd.DataFrame,
+        rows: dict[str, int],
+        *,
+        keys: pd.DataFrame | None = None,
     ) -> Audit:
         """This (Dask) audit with its accounting computed elsewhere: a new audit.
 
@@ -197,6 +207,8 @@ class Audit:
             ``self.rejected`` and ``self.sources``, computed.
         rows : dict
             Rows per record table, computed.
+        keys : DataFrame, optional
+            ``self.keys``, computed; left as it is when not given.
         """
         return Audit(
             tables=self.tables,
@@ -204,7 +216,7 @@ class Audit:
             rejected=rejected,
             files=list(self.files),
             sources=sources,
-            keys=self.keys,
+            keys=self.keys if keys is None else keys,
             rows_known={**rows, "rejected": len(rejected)},
         )
 

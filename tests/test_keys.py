@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 import dask
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -331,6 +332,25 @@ def test_both_engines_find_the_same_keys(tmp_path, cluster):
     strict_lazy = _verify(tmp_path, engine="dask", strict_keys=True)
     assert strict_lazy.findings.astype(str).equals(strict_memory.findings.astype(str))
     assert strict_memory.findings["rule"].astype(str).tolist().count("rejected_row") == 2
+
+
+def test_summary_says_how_many_keys_are_not_as_declared_on_both_engines(tmp_path):
+    record = _decision()
+    record["inputs"]["confidance"] = record["inputs"].pop("confidence")
+    _write(tmp_path, "dec.jsonl", [_decision(), record], policies=True)
+    memory = ea.load(tmp_path, progress=False).keys
+    with dask.config.set(scheduler="synchronous"):
+        lazy = ea.load(tmp_path, progress=False, engine="dask").accounting().keys
+        for engine in ("pandas", "dask"):
+            status, text = _cli("summary", str(tmp_path), "--engine", engine)
+            assert status == 0, engine
+            assert "2 key(s) not as declared" in text, engine
+    assert isinstance(lazy, pd.DataFrame)
+    assert lazy.astype(str).equals(memory.astype(str))
+    assert memory[["source_line", "note", "key"]].values.tolist() == [
+        [2, "unknown_key", "inputs.confidance"],
+        [2, "defaulted_field", "inputs.confidence"],
+    ]
 
 
 def test_the_key_counts_per_key_and_in_the_report_banner(tmp_path):
