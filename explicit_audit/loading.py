@@ -14,6 +14,7 @@ from typing import Unpack
 
 from ._core import registry
 from ._core.collect import Source, read_all, read_bytes
+from ._core.gc_pause import cyclic_gc_paused
 from ._core.limits import Limits, limits_from
 from ._core.options import ENGINES, LoadOptions, resolved
 from ._core.records import RecordKind
@@ -64,10 +65,11 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
             keys=planned.keys,
         )
     limits = limits_from(found["limits"])
-    reading = read_all(source, kinds, progress=found["progress"], limits=limits)
-    return audit_of_reading(
-        reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
-    )
+    with cyclic_gc_paused():
+        reading = read_all(source, kinds, progress=found["progress"], limits=limits)
+        return audit_of_reading(
+            reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
+        )
 
 
 def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
@@ -109,22 +111,23 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
     found = resolved(options, what=f"load_{kind.name}")
     if found["engine"] == "dask":
         return _partitioned(source, registry.kinds(), {kind.name}, found).tables
-    reading = read_all(
-        source,
-        registry.kinds(),
-        progress=found["progress"],
-        keep={kind.name},
-        limits=limits_from(found["limits"]),
-    )
-    reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
-    reading.policy_files = []
-    return audit_of_reading(
-        reading,
-        [kind],
-        strict=found["strict"],
-        documents=False,
-        strict_keys=found["strict_keys"],
-    ).tables
+    with cyclic_gc_paused():
+        reading = read_all(
+            source,
+            registry.kinds(),
+            progress=found["progress"],
+            keep={kind.name},
+            limits=limits_from(found["limits"]),
+        )
+        reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
+        reading.policy_files = []
+        return audit_of_reading(
+            reading,
+            [kind],
+            strict=found["strict"],
+            documents=False,
+            strict_keys=found["strict_keys"],
+        ).tables
 
 
 registry.use_table_loader(load_tables)
@@ -180,12 +183,13 @@ def load_bytes(
     [{'source_file': 'log.jsonl', 'source_line': 41, 'kind': 'unknown'}]
     """
     kinds = registry.kinds()
-    reading = read_bytes(
-        data,
-        source_file,
-        kinds,
-        jsonl=lines,
-        first_line=first_line,
-        limits=limits_from(limits),
-    )
-    return audit_of_reading(reading, kinds, strict=strict, strict_keys=strict_keys)
+    with cyclic_gc_paused():
+        reading = read_bytes(
+            data,
+            source_file,
+            kinds,
+            jsonl=lines,
+            first_line=first_line,
+            limits=limits_from(limits),
+        )
+        return audit_of_reading(reading, kinds, strict=strict, strict_keys=strict_keys)
