@@ -29,7 +29,7 @@ from ._core.collect import (
     warn_or_raise,
 )
 from ._core.engine import computed, engine_of, persisted
-from ._core.keys import keys_frame
+from ._core.key_table import keys_frame
 from ._core.records import Documents, RecordKind, Rejection
 
 __all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn"]  # noqa: F822
@@ -81,7 +81,7 @@ class Audit:
     keys : DataFrame
         One row per key a loaded record holds that its kind does not declare,
         or per declared field it leaves to the producer's default (see
-        :data:`~explicit_audit._core.keys.KEY_COLUMNS`): the rows of the
+        :data:`~explicit_audit._core.key_table.KEY_COLUMNS`): the rows of the
         check ``record_keys``.
     """
 
@@ -171,7 +171,8 @@ class Audit:
         )
 
     def accounting(self) -> Audit:
-        """This audit with its accounting in memory: ``rejected``, ``sources``, rows per table.
+        """This audit with its accounting in memory: ``rejected``, ``sources``, ``keys``,
+        rows per table.
 
         The record tables stay as they are. For Dask tables the accounting is
         computed in one pass (:func:`~explicit_audit.verify_all` computes it
@@ -185,13 +186,22 @@ class Audit:
         if self.engine != "dask" or self.rows_known is not None:
             return self
         names = list(self.tables)
-        *lengths, rejected, sources = computed(
-            *[self.tables[name].shape[0] for name in names], self.rejected, self.sources
+        *lengths, rejected, sources, keys = computed(
+            *[self.tables[name].shape[0] for name in names],
+            self.rejected,
+            self.sources,
+            self.keys,
         )
-        return self.with_accounting(rejected, sources, dict(zip(names, lengths, strict=True)))
+        rows = dict(zip(names, lengths, strict=True))
+        return self.with_accounting(rejected, sources, rows, keys=keys)
 
     def with_accounting(
-        self, rejected: pd.DataFrame, sources: pd.DataFrame, rows: dict[str, int]
+        self,
+        rejected: pd.DataFrame,
+        sources: pd.DataFrame,
+        rows: dict[str, int],
+        *,
+        keys: pd.DataFrame | None = None,
     ) -> Audit:
         """This (Dask) audit with its accounting computed elsewhere: a new audit.
 
@@ -201,6 +211,8 @@ class Audit:
             ``self.rejected`` and ``self.sources``, computed.
         rows : dict
             Rows per record table, computed.
+        keys : DataFrame, optional
+            ``self.keys``, computed; left as it is when not given.
         """
         return Audit(
             tables=self.tables,
@@ -208,7 +220,7 @@ class Audit:
             rejected=rejected,
             files=list(self.files),
             sources=sources,
-            keys=self.keys,
+            keys=self.keys if keys is None else keys,
             rows_known={**rows, "rejected": len(rejected)},
         )
 

@@ -430,6 +430,11 @@ def _summary(args: argparse.Namespace) -> int:
             f"\n{len(audit.rejected)} value(s) could not be loaded; "
             f"`explicit-audit verify {_shown(args.data)}` lists them."
         )
+    if len(audit.keys):
+        print(
+            f"\n{len(audit.keys)} key(s) not as declared (unknown keys, fields left to a "
+            f"default); `explicit-audit verify {args.data}` counts them per key."
+        )
     return EXIT_OK
 
 

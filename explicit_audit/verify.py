@@ -39,7 +39,7 @@ import pandas as pd
 from ._core import engine, registry
 from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
-from ._core.keys import key_counts
+from ._core.key_check import key_counts
 from ._core.records import Checker
 from ._core.sources import CANNOT_LIST, CANNOT_READ
 from .audit import Audit

@@ -18,7 +18,8 @@ import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
 from .content import BytesReader, FileDigest, FileReader, HeldFile, hold_file
-from .keys import settle, shape_of
+from .key_table import settle
+from .keys import shape_of
 from .limits import Limits
 from .pipeline import PieceReader
 from .records import KindTables, RecordKind, Rejection, blame_cut
@@ -345,7 +346,7 @@ def build_kind(kind: RecordKind, segments: list[tuple], *, strict_keys: bool = F
     """Build one kind's tables from its segments, with the notes of its records' keys.
 
     Every value's keys are read against the kind's shapes
-    (:func:`explicit_audit._core.keys.settle`): the notes of the values
+    (:func:`explicit_audit._core.key_table.settle`): the notes of the values
     loaded are in ``notes``; a rejection lists every problem of its value;
     under ``strict_keys`` a value holding an unknown key is rejected.
     """

@@ -92,7 +92,26 @@ def typed_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFram
 
     The dtypes are those of :func:`extra_columns`.
     """
-    return pd.DataFrame(
-        {name: text_safe_series(values, _dtype(values), index) for name, values in columns.items()},
-        index=index,
-    )
+    safe: dict[str, pd.Series] = {}
+    for name, values in columns.items():
+        safe[_column_name(name, safe)] = text_safe_series(values, _dtype(values), index)
+    return pd.DataFrame(safe, index=index)
+
+
+def _column_name(name: str, taken: dict[str, Any]) -> str:
+    """A key as a column name: one holding a lone surrogate (a JSON escape) as its escape.
+
+    Arrow cannot store a lone surrogate; written as ``\\ud800`` it may meet a
+    key written that way, so a name already taken gets a ``#2``, ``#3``, ... suffix.
+    """
+    try:
+        name.encode("utf-8")
+        if name not in taken:
+            return name
+    except UnicodeEncodeError:
+        name = name.encode("utf-8", errors="backslashreplace").decode("utf-8")
+    found, number = name, 1
+    while found in taken:
+        number += 1
+        found = f"{name}#{number}"
+    return found

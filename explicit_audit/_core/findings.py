@@ -21,7 +21,8 @@ kind          category  record kind of the record at fault (``receipts``, ``plan
 source_file   str       file of the record at fault
 source_line   Int64     1-based line where its value starts; 0 for a file as a whole
 row           Int64     index label of the record in its table; <NA> for a rejected input,
-                        which is in no table
+                        which is in no table, and for a note about a record's keys
+                        (``record_keys``: file, line and ``record`` name the record)
 record        str       the record's id where it has one (``run_id``, ``base_id (model)``,
                         ``decision_id``, a logger's ``request_id``); <NA> otherwise
 rule          category  the rule broken; categories are the rules of the check(s) that made
@@ -84,7 +85,11 @@ _COLUMNS = (
     ("kind", "category", "record kind of the record at fault (of a rejected input: its kind)"),
     ("source_file", "str", "file of the record at fault"),
     ("source_line", "Int64", "1-based line where its value starts; 0 for a file as a whole"),
-    ("row", "Int64", "index label of the record in its table; <NA> for a rejected input"),
+    (
+        "row",
+        "Int64",
+        "index label of the record in its table; <NA> for a rejected input or a key note",
+    ),
     ("record", "str", "the record's id where it has one; <NA> otherwise"),
     ("rule", "category", "the rule broken"),
     ("severity", pd.CategoricalDtype(SEVERITIES), "error, or notice where the producer allows it"),

@@ -1,7 +1,7 @@
-"""Every key of a record accounted for, against its kind's declared shapes.
+"""A record's keys read against its kind's declared shapes: what is unknown, what defaulted.
 
 Kind-agnostic: what a kind declares once (:mod:`explicit_audit._core.shape`)
-is all this module reads. For each value a kind claims it finds
+is all this module reads. For a value a kind claims, :func:`key_notes` finds
 
 - ``unknown_key``: a key the value's shape does not declare, at any level of
   the objects the shape declares (an ``open`` object and an ``any`` value
@@ -9,23 +9,19 @@ is all this module reads. For each value a kind claims it finds
   (``timestamp``, ``request_id``, ``host``): those stay extra columns and are
   not noted, but for a key so close to a declared one that it is most likely
   a typo of it (``relevanceTreshold``, ``relevance_threshold`` for
-  ``relevanceThreshold``);
+  ``relevanceThreshold``, :func:`likely_typo`);
 - ``defaulted_field``: a declared field that is absent and that the
   producer fills in with its default (named in the note); the kind's replay
   still uses that default, as the producer does.
 
 A note names the key's dotted path (``inputs.confidance``; an item of an
 array as ``exposedResults[].scroe``) and, for an unknown key, the closest
-declared key when one is near. :func:`settle` joins the notes of a value
-that was rejected anyway into its rejection, with every other problem the
-shape finds in it (:func:`shape_problems`), so that a rejection lists every
-problem of the record, not only the first its builder met; under
-``strict_keys`` an unknown key is itself a reason to reject the value.
-
-The notes become ``Audit.keys`` (:data:`KEY_COLUMNS`), and
-:data:`KEYS_CHECKER` turns them into ``notice`` findings of the check
-``record_keys`` for every kind that declares shapes, with no code of its own.
-:func:`key_counts` counts them per key, for the verdict.
+declared key when one is near (:func:`closest_key`). :func:`shape_of` tells
+which of a kind's shapes a value has; :func:`columnar_fits` keeps a piece
+parsed in bulk off the columnar path when a key in it is not accounted for,
+so that it is read value by value and noted. The notes become ``Audit.keys``
+(:mod:`explicit_audit._core.key_table`) and the findings of the check
+``record_keys`` (:mod:`explicit_audit._core.key_check`).
 """
 
 from __future__ import annotations
@@ -38,75 +34,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import pandas as pd
 import pyarrow as pa
 
-from .findings import NOTICE, Rule, RuleTable, _typed
-from .records import Check, Checker, KindTables, RawValue, Rejection, excerpt
 from .shape import Field, Shape
 
 __all__ = [
-    "KEYS_CHECKER",
-    "KEY_COLUMNS",
-    "KEY_COUNT_COLUMNS",
-    "KEY_RULES",
+    "DEFAULTED_FIELD",
+    "UNKNOWN_KEY",
     "KeyNote",
     "closest_key",
     "columnar_fits",
-    "concat_keys",
-    "key_counts",
-    "key_findings",
     "key_notes",
-    "keys_frame",
     "likely_typo",
     "nearest_shape",
-    "settle",
     "shape_of",
-    "shape_problems",
 ]
 
 UNKNOWN_KEY = "unknown_key"
 DEFAULTED_FIELD = "defaulted_field"
-
-#: Columns of ``Audit.keys``: one row per key a record holds that its shape
-#: does not declare, or per declared field it leaves to the producer's default.
-KEY_COLUMNS = {
-    "source_file": "file of the record",
-    "source_line": "1-based line where the record starts",
-    "kind": "the record kind",
-    "record": "the record's id where it has one",
-    "note": "unknown_key or defaulted_field",
-    "key": "the key's dotted path (an array's items as `name[]`)",
-    "suggestion": "for an unknown key, the closest declared key when one is near",
-    "default": "for a defaulted field, the producer's default as JSON",
-    "detail": "the note in words, as its finding says it",
-}
-
-#: Columns of :func:`key_counts`.
-KEY_COUNT_COLUMNS = ("key", "kind", "note", "count", "files", "suggestion")
-
-#: The rules of the check ``record_keys``; each finding names its own kind.
-KEY_RULES = RuleTable(
-    [
-        Rule(
-            UNKNOWN_KEY,
-            "Every key of a record is one its kind declares, at every level of the objects "
-            "it declares; a logger's own keys at the top level of a line are extra columns, "
-            "but one within a small edit distance of a declared key is a likely typo.",
-            check="record_keys",
-            kind="",
-            severity=NOTICE,
-        ),
-        Rule(
-            DEFAULTED_FIELD,
-            "A declared field the record leaves out takes the producer's default, which the "
-            "kit uses as the producer does; the record does not say what it held.",
-            check="record_keys",
-            kind="",
-            severity=NOTICE,
-        ),
-    ]
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,16 +205,6 @@ def nearest_shape(shapes: Iterable[Shape], value: dict) -> str | None:
     return f"{shape.kind} ({shape.name}), which needs {', '.join(needs)}"
 
 
-def _record_id(shape: Shape, value: dict) -> str | None:
-    for path in (*shape.record, "request_id"):
-        found: Any = value
-        for part in path.split("."):
-            found = found.get(part) if isinstance(found, dict) else None
-        if isinstance(found, str | int) and not isinstance(found, bool):
-            return str(found)
-    return None
-
-
 def _checked_object(field: Field) -> bool:
     return field.type == "object" and not field.open
 
@@ -361,303 +296,6 @@ def key_notes(shape: Shape, value: dict) -> list[KeyNote]:
     _walk_keys(_level(shape.fields), value, "", "", True, notes)
     # Level by level: its unknown keys in key order, its defaulted fields, then below.
     return notes
-
-
-# -- every problem a shape finds in a value -----------------------------------------------
-
-
-def _type_problem(field: Field, value: Any) -> str | None:
-    kind = field.type
-    whole = isinstance(value, int) and not isinstance(value, bool)
-    number = whole or isinstance(value, float)
-    if kind == "string" and not isinstance(value, str):
-        return "must be a string"
-    if kind == "integer" and not whole:
-        return "must be a whole number"
-    if kind == "count" and not (whole and 0 <= value <= 2**63 - 1):
-        return "must be a whole number from 0 to 2**63-1"
-    if kind == "number" and not number:
-        return "must be a number"
-    if kind == "probability" and not (number and 0 <= value <= 1):
-        return "must be a number from 0 to 1"
-    if kind == "boolean" and not isinstance(value, bool):
-        return "must be true or false"
-    if kind == "strings" and not (
-        isinstance(value, list) and all(isinstance(item, str) for item in value)
-    ):
-        return "must be an array of strings"
-    if kind == "object" and not isinstance(value, dict):
-        return "must be an object"
-    if kind == "array" and not isinstance(value, list):
-        return "must be an array"
-    return None
-
-
-def _quoted(value: Any) -> str:
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
-def _problems(fields: Sequence[Field], value: dict, prefix: str, out: list[str]) -> None:
-    for field in fields:
-        path = f"{prefix}{field.name}"
-        if field.name not in value:
-            if field.required:
-                out.append(f"{path}: missing")
-            continue
-        item = value[field.name]
-        if item is None:
-            if not field.nullable:
-                out.append(f"{path}: must not be null")
-            continue
-        problem = _type_problem(field, item)
-        if problem is None and field.values and item not in field.values:
-            problem = "must be " + " or ".join(_quoted(v) for v in field.values)
-        if problem is not None:
-            out.append(f"{path}: {problem}, got {_quoted(item)}")
-            continue
-        if _checked_object(field):
-            _problems(field.fields, item, path + ".", out)
-        elif field.type == "array" and field.items is not None and _checked_object(field.items):
-            for index, element in enumerate(item):
-                if not isinstance(element, dict):
-                    out.append(f"{path}[{index}]: must be an object, got {_quoted(element)}")
-                else:
-                    _problems(field.items.fields, element, f"{path}[{index}].", out)
-
-
-def shape_problems(shape: Shape, value: dict) -> list[str]:
-    """Every field of ``value`` that does not fit ``shape`` (missing, null, type, values)."""
-    out: list[str] = []
-    _problems(shape.fields, value, "", out)
-    return out
-
-
-# -- the notes of built values --------------------------------------------------------------
-
-
-def _values(segments: Sequence[tuple[str, Any]]) -> list[RawValue]:
-    return [item for what, items in segments if what == "values" for item in items]
-
-
-def settle(
-    kind_name: str,
-    shapes: Sequence[Shape],
-    shape_for: Any,
-    segments: list[tuple[str, Any]],
-    build: Any,
-    *,
-    strict_keys: bool,
-) -> KindTables:
-    """Build a kind's tables from its segments, its key notes kept beside them.
-
-    Parameters
-    ----------
-    kind_name : str
-    shapes : sequence of Shape
-        The kind's declared shapes; with none, the kind is built as it is.
-    shape_for : callable
-        ``shape_for(value) -> Shape | None``: the shape a value is read as
-        (None: a value no shape declares, such as a receipt's presentation).
-    segments : list
-        The kind's segments (``RecordKind.build``'s argument).
-    build : callable
-        The kind's builder.
-    strict_keys : bool
-        Reject a value holding an unknown key, naming every key.
-
-    Returns
-    -------
-    KindTables
-        With ``notes``: ``(RawValue, Shape, [KeyNote, ...])`` of every value
-        loaded that has one. A value the builder rejected has its notes and
-        every problem its shape finds joined into its rejection's reason.
-    """
-    if not shapes:
-        return build(segments)
-    # A .json array may hold several values on one line: each place keeps a list.
-    found: dict[tuple[str, int], list[tuple[RawValue, Shape, list[KeyNote]]]] = {}
-    refused: list[Rejection] = []
-    kept_segments: list[tuple[str, Any]] = []
-    for what, items in segments:
-        if what != "values":
-            kept_segments.append((what, items))
-            continue
-        kept = []
-        for item in items:
-            shape = shape_for(item.value)
-            notes = key_notes(shape, item.value) if shape is not None else []
-            unknown = [note for note in notes if note.note == UNKNOWN_KEY]
-            if strict_keys and unknown:
-                reasons = [note.text() for note in notes]
-                reasons += shape_problems(shape, item.value)
-                refused.append(
-                    Rejection(
-                        item.source_file,
-                        item.source_line,
-                        kind_name,
-                        "strict_keys: " + "; ".join(reasons),
-                        excerpt(item.text),
-                    )
-                )
-                continue
-            kept.append(item)
-            if shape is not None:
-                entry = (item, shape, notes)
-                found.setdefault((item.source_file, item.source_line), []).append(entry)
-        kept_segments.append((what, kept))
-    built = build(kept_segments)
-    rejected = []
-    for rejection in built.rejected:
-        entries = found.get((rejection.source_file, rejection.source_line))
-        if not entries:
-            rejected.append(rejection)
-            continue
-        item, shape, notes = entries.pop(0)
-        # The builder's own message first; then what else the shape finds, but
-        # for the field the builder already named.
-        problems = shape_problems(shape, item.value)
-        more = [p for p in problems if p.split(":")[0] not in rejection.reason]
-        more += [note.text() for note in notes]
-        reason = rejection.reason + "".join(f"; also {problem}" for problem in more)
-        where = (rejection.source_file, rejection.source_line, rejection.kind)
-        rejected.append(Rejection(*where, reason, rejection.raw))
-    built.rejected = [*rejected, *refused]
-    built.notes = sorted(
-        (entry for entries in found.values() for entry in entries if entry[2]),
-        key=lambda entry: (entry[0].source_file, entry[0].source_line),
-    )
-    return built
-
-
-def keys_frame(
-    kind_notes: Iterable[tuple[str, Sequence[tuple[RawValue, Shape, list[KeyNote]]]]],
-    files: Sequence[str] = (),
-) -> pd.DataFrame:
-    """``Audit.keys``: one row per note (:data:`KEY_COLUMNS`), given ``(kind, notes)`` pairs.
-
-    Rows in file order (``files``, then any other file by name), then line order.
-    """
-    rows: list[tuple] = []
-    for kind_name, entries in kind_notes:
-        for item, shape, notes in entries:
-            record = _record_id(shape, item.value) if isinstance(item.value, dict) else None
-            for note in notes:
-                rows.append(
-                    (item.source_file, item.source_line, kind_name, record, note.note,
-                     note.key, note.suggestion, note.default, note.text())
-                )  # fmt: skip
-    names = list(KEY_COLUMNS)
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(names)
-    rank = {name: index for index, name in enumerate(files)}
-    order = sorted(
-        range(len(rows)),
-        key=lambda i: (rank.get(rows[i][0], len(rank)), rows[i][0], rows[i][1]),
-    )
-    columns = [[values[i] for i in order] for values in columns]
-    return pd.DataFrame(
-        {
-            name: pd.Series(values, dtype="int64" if name == "source_line" else "str")
-            for name, values in zip(names, columns, strict=True)
-        }
-    )
-
-
-def concat_keys(frames: Sequence[pd.DataFrame], files: Sequence[str]) -> pd.DataFrame:
-    """Several ``Audit.keys`` frames (one per partition) as one, in file then line order."""
-    frames = [frame for frame in frames if len(frame)]
-    if not frames:
-        return keys_frame([])
-    frame = pd.concat(frames, ignore_index=True)
-    rank = {name: index for index, name in enumerate(files)}
-    order = frame["source_file"].map(lambda name: rank.get(name, len(rank)))
-    frame = frame.assign(_rank=order).sort_values(
-        ["_rank", "source_file", "source_line"], kind="stable"
-    )
-    return frame.drop(columns="_rank").reset_index(drop=True)
-
-
-def key_findings(keys: pd.DataFrame) -> pd.DataFrame:
-    """One ``notice`` finding per row of ``Audit.keys`` (the check ``record_keys``)."""
-    n = len(keys)
-    kinds = keys["kind"].astype("str").tolist()
-    notes = keys["note"].astype("str").tolist()
-    columns = {
-        "check": ["record_keys"] * n,
-        "kind": kinds,
-        "source_file": keys["source_file"].tolist(),
-        "source_line": keys["source_line"].tolist(),
-        "row": [pd.NA] * n,
-        "record": keys["record"].tolist(),
-        "rule": notes,
-        "severity": [NOTICE] * n,
-        "field": keys["key"].tolist(),
-        "detail": keys["detail"].tolist(),
-    }
-    return _typed(columns, KEY_RULES.dtypes(kinds=sorted(set(kinds))))
-
-
-#: The check of every record's keys against its kind's shapes; every kind that
-#: declares shapes has it, with no code of its own.
-KEYS_CHECKER = Checker(
-    run=key_findings,
-    reads=("keys",),
-    checks=(
-        Check(
-            "record_keys",
-            "keys the record kinds declare: unknown keys, fields left to a default",
-            examines=None,
-        ),
-    ),
-    rules=KEY_RULES,
-    order=1,
-)
-
-
-_SUGGESTION = re.compile(r"did you mean `([^`]*)`\?$")
-
-
-def key_counts(findings: pd.DataFrame) -> pd.DataFrame:
-    """The ``record_keys`` findings counted per key, so that schema drift shows at a glance.
-
-    Parameters
-    ----------
-    findings : DataFrame
-        Findings in the kit's shape (``Verification.findings``); those of
-        other checks are left aside.
-
-    Returns
-    -------
-    DataFrame
-        One row per key, kind and note (:data:`KEY_COUNT_COLUMNS`): ``key``
-        (its dotted path), ``kind``, ``note`` (``unknown_key`` or
-        ``defaulted_field``), ``count`` (records), ``files`` (the files it is
-        in, comma-separated, in verdict order) and ``suggestion`` (the
-        closest declared key, or None). The most frequent first, then by
-        kind and key.
-    """
-    found = findings.loc[findings["check"].astype("str") == "record_keys"]
-    rows = []
-    if len(found):
-        frame = found.astype({"kind": "str", "rule": "str", "field": "str", "source_file": "str"})
-        for (kind, note, key), group in frame.groupby(["kind", "rule", "field"], sort=False):
-            suggestions = group["detail"].astype("str").str.extract(_SUGGESTION)[0].dropna()
-            rows.append(
-                (key, kind, note, len(group), ", ".join(dict.fromkeys(group["source_file"])),
-                 suggestions.iloc[0] if len(suggestions) else None)
-            )  # fmt: skip
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(KEY_COUNT_COLUMNS)
-    table = pd.DataFrame(
-        {
-            name: pd.Series(list(values), dtype="int64" if name == "count" else "str")
-            for name, values in zip(KEY_COUNT_COLUMNS, columns, strict=True)
-        }
-    )
-    table = table.sort_values(["count", "kind", "key"], ascending=[False, True, True])
-    return table.reset_index(drop=True)
 
 
 # -- the columnar path: whole pieces whose keys are all accounted for ---------------------

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import AuditError
 from .findings import REJECTED_RULES, RuleTable, rejected_findings
-from .keys import KEYS_CHECKER
+from .key_check import KEYS_CHECKER
 from .records import Check, Checker, Documents, RecordKind, Table
 
 __all__ = [

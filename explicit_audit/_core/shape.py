@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import pyarrow as pa
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "defaults",
     "json_schema",
     "markdown_table",
+    "shape_problems",
     "walk",
 ]
 
@@ -272,3 +274,77 @@ def markdown_table(shape: Shape) -> str:
         doc = field.doc.replace("|", "\\|")
         lines.append(f"| `{path}` | {_type_text(field)} | {_presence(field)} | {doc} |")
     return "\n".join(lines) + "\n"
+
+
+def _type_problem(field: Field, value: Any) -> str | None:
+    kind = field.type
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    number = whole or isinstance(value, float)
+    if kind == "string" and not isinstance(value, str):
+        return "must be a string"
+    if kind == "integer" and not whole:
+        return "must be a whole number"
+    if kind == "count" and not (whole and 0 <= value <= 2**63 - 1):
+        return "must be a whole number from 0 to 2**63-1"
+    if kind == "number" and not number:
+        return "must be a number"
+    if kind == "probability" and not (number and 0 <= value <= 1):
+        return "must be a number from 0 to 1"
+    if kind == "boolean" and not isinstance(value, bool):
+        return "must be true or false"
+    if kind == "strings" and not (
+        isinstance(value, list) and all(isinstance(item, str) for item in value)
+    ):
+        return "must be an array of strings"
+    if kind == "object" and not isinstance(value, dict):
+        return "must be an object"
+    if kind == "array" and not isinstance(value, list):
+        return "must be an array"
+    return None
+
+
+def _quoted(value: Any) -> str:
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _closed_object(field: Field) -> bool:
+    return field.type == "object" and not field.open
+
+
+def _problems(fields: Iterable[Field], value: dict, prefix: str, out: list[str]) -> None:
+    for field in fields:
+        path = f"{prefix}{field.name}"
+        if field.name not in value:
+            if field.required:
+                out.append(f"{path}: missing")
+            continue
+        item = value[field.name]
+        if item is None:
+            if not field.nullable:
+                out.append(f"{path}: must not be null")
+            continue
+        problem = _type_problem(field, item)
+        if problem is None and field.values and item not in field.values:
+            problem = "must be " + " or ".join(_quoted(v) for v in field.values)
+        if problem is not None:
+            out.append(f"{path}: {problem}, got {_quoted(item)}")
+            continue
+        if _closed_object(field):
+            _problems(field.fields, item, path + ".", out)
+        elif field.type == "array" and field.items is not None and _closed_object(field.items):
+            for index, element in enumerate(item):
+                if not isinstance(element, dict):
+                    out.append(f"{path}[{index}]: must be an object, got {_quoted(element)}")
+                else:
+                    _problems(field.items.fields, element, f"{path}[{index}].", out)
+
+
+def shape_problems(shape: Shape, value: dict) -> list[str]:
+    """Every field of ``value`` that does not fit ``shape`` (missing, null, type, values)."""
+    out: list[str] = []
+    _problems(shape.fields, value, "", out)
+    return out

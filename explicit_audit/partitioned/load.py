@@ -46,7 +46,7 @@ from .._core.collect import (
 )
 from .._core.content import file_digest
 from .._core.gc_pause import cyclic_gc_paused
-from .._core.keys import concat_keys, keys_frame
+from .._core.key_table import concat_keys, keys_frame
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
 from .._core.sources import CANNOT_READ

@@ -84,8 +84,11 @@ def verdict_text(verdict: Verdict, *, max_findings: int = 20) -> str:
     if len(keys):
         # Per key, not per record: a producer's schema drift reads as one line.
         lines.append("\nkeys not as declared (record_keys, per key)")
-        shown_keys = keys.assign(suggestion=keys["suggestion"].fillna(""))
-        lines.append(shown_keys.to_string(index=False))
+        shown_keys = keys.head(limit).assign(suggestion=keys["suggestion"].fillna(""))
+        if len(shown_keys):
+            lines.append(shown_keys.to_string(index=False))
+        if len(keys) > limit:
+            lines.append(f"  ... and {len(keys) - limit} more key(s) (--json lists all)")
     if verdict.window is not None:
         lines.append("")
         lines.extend(verdict.window.lines())
