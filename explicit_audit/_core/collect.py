@@ -9,7 +9,6 @@ file, loaded + rejected == values read.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning
+from .caller import warn
 from .content import BytesReader, FileReader
 from .limits import Limits
 from .pipeline import PieceReader
@@ -308,12 +308,11 @@ def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
         raise InputError(first.source_file, first.source_line or None, first.reason)
     files = sorted({r.source_file for r in rejections})
     where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-    warnings.warn(
+    warn(
         f"{len(rejections)} input value(s) could not be loaded, in {where} "
         f"(first: {first.source_file}:{first.source_line}: {first.reason}). "
         "They are kept in `audit.rejected` (ea.load(...).rejected).",
         RejectedRowsWarning,
-        stacklevel=3,
     )
 
 
