@@ -44,6 +44,7 @@ from .decisions import (
 )
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
 from .loading import load, load_bytes
+from .parquet import read_parquet
 from .partitioned.results import collect
 from .partitioned.scheduler import use_scheduler
 from .plans import (
@@ -120,6 +121,7 @@ __all__ = [
     "plan_hash",
     "plan_verdicts",
     "provenance",
+    "read_parquet",
     "replay",
     "request_hash",
     "route",

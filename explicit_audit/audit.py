@@ -11,8 +11,10 @@ up in ``Audit.rejected``; for every file, loaded + rejected == values read.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -157,6 +159,37 @@ class Audit:
             files=list(self.files),
             sources=sources,
         )
+
+    def to_parquet(self, directory: str | os.PathLike) -> Path:
+        """Write every table to ``directory``, one Parquet file each, to read back whole.
+
+        The record tables, ``rejected`` and ``sources`` are written as
+        ``<table>.parquet``, the files read and the documents (the routing
+        policies) in ``audit.json``; :func:`~explicit_audit.read_parquet`
+        gives the audit back, and its checks the same findings. The values
+        hashes are rebuilt from are written as their JSON text (see
+        :mod:`explicit_audit.parquet`). pandas, polars and DuckDB read every
+        file.
+
+        Parameters
+        ----------
+        directory : str or path-like
+            Created when missing; files of the same names are replaced.
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+
+        Examples
+        --------
+        >>> audit.to_parquet("audit-2025-03/")  # doctest: +SKIP
+        PosixPath('audit-2025-03')
+        """
+        # The Parquet layer imports this module: imported when used.
+        from .parquet import write_parquet
+
+        return write_parquet(self, directory)
 
     def accounting(self) -> Audit:
         """This audit with its accounting in memory: ``rejected``, ``sources``, rows per table.

@@ -8,7 +8,7 @@ PUBLIC = {
     # loading
     "Audit", "Limits", "LoadOptions", "load", "load_receipts", "load_receipts_and_exposed",
     "load_plans", "load_requests", "load_decisions", "load_policy", "load_policies",
-    "load_bytes",
+    "load_bytes", "read_parquet",
     # errors and warnings
     "AuditError", "InputError", "PolicyError", "RejectedRowsWarning",
     # receipts
