@@ -43,8 +43,7 @@ from .decisions import (
     verify_decisions,
 )
 from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
-from .loading import load, load_bytes
-from .parquet import read_parquet
+from .loading import load, load_bytes, read_parquet
 from .partitioned.results import collect
 from .partitioned.scheduler import use_scheduler
 from .plans import (

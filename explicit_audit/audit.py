@@ -32,6 +32,7 @@ from ._core.collect import (
 )
 from ._core.engine import computed, engine_of, persisted
 from ._core.records import Documents, RecordKind, Rejection
+from .parquet import write_parquet
 
 __all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn"]  # noqa: F822
 
@@ -186,10 +187,15 @@ class Audit:
         >>> audit.to_parquet("audit-2025-03/")  # doctest: +SKIP
         PosixPath('audit-2025-03')
         """
-        # The Parquet layer imports this module: imported when used.
-        from .parquet import write_parquet
-
-        return write_parquet(self, directory)
+        audit = self.compute()
+        return write_parquet(
+            audit.tables,
+            rejected=audit.rejected,
+            sources=audit.sources,
+            files=audit.files,
+            documents=audit.documents,
+            directory=directory,
+        )
 
     def accounting(self) -> Audit:
         """This audit with its accounting in memory: ``rejected``, ``sources``, rows per table.

@@ -10,6 +10,7 @@ in :class:`~explicit_audit.LoadOptions`; every per-kind loader
 
 from __future__ import annotations
 
+import os
 from typing import Unpack
 
 from ._core import registry
@@ -18,8 +19,9 @@ from ._core.limits import Limits, limits_from
 from ._core.options import ENGINES, LoadOptions, resolved
 from ._core.records import RecordKind
 from .audit import Audit, audit_of_reading
+from .parquet import read_parquet as _read_parquet
 
-__all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables"]
+__all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
 
 
 def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
@@ -176,3 +178,31 @@ def load_bytes(
         limits=limits_from(limits),
     )
     return audit_of_reading(reading, kinds, strict=strict)
+
+
+def read_parquet(directory: str | os.PathLike) -> Audit:
+    """The audit ``Audit.to_parquet`` wrote to ``directory``.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        A folder written by :meth:`Audit.to_parquet <explicit_audit.Audit.to_parquet>`.
+
+    Returns
+    -------
+    Audit
+        The same tables (columns, dtypes, index labels and values), rejected
+        rows, sources, files and documents (the routing policies); its checks
+        give the same findings as the audit written.
+
+    Raises
+    ------
+    AuditError
+        When the folder holds no audit written by the kit, or a file of it
+        is missing or unreadable.
+
+    Examples
+    --------
+    >>> audit = ea.read_parquet("audit-2025-03/")  # doctest: +SKIP
+    """
+    return Audit(**_read_parquet(directory))

@@ -1,12 +1,12 @@
-"""An audit written to a folder of Parquet files, and read back whole.
+"""An audit's tables written to a folder of Parquet files, and read back whole.
 
 :func:`write_parquet` (``Audit.to_parquet(DIR)``) writes every table of an
 audit to ``DIR/<table>.parquet`` (the record tables, ``rejected`` and
 ``sources``) and the rest of the audit (the files read, the documents such
 as the routing policies, the kit's version) to ``DIR/audit.json``, written
 last: a folder without it holds no audit. :func:`read_parquet` reads them
-back into an :class:`~explicit_audit.Audit` whose checks give the same
-findings.
+back (``ea.read_parquet(DIR)`` makes them an :class:`~explicit_audit.Audit`
+whose checks give the same findings).
 
 Values the kit rebuilds hashes from (a plan as written, a request's payload,
 a rendered view's record) are held in ``object`` columns of parsed JSON
@@ -36,7 +36,6 @@ import pyarrow.parquet as pq
 
 from ._core import registry
 from ._version import __version__
-from .audit import Audit
 from .errors import AuditError
 
 __all__ = ["FORMAT", "MANIFEST", "read_parquet", "write_parquet"]
@@ -108,13 +107,26 @@ def _write_table(frame: pd.DataFrame, path: Path) -> None:
     os.replace(partial, path)
 
 
-def write_parquet(audit: Audit, directory: str | os.PathLike) -> Path:
-    """Write every table of ``audit`` to ``directory``, one Parquet file per table.
+def write_parquet(
+    tables: dict[str, pd.DataFrame],
+    *,
+    rejected: pd.DataFrame,
+    sources: pd.DataFrame,
+    files: list[str],
+    documents: dict[str, Any],
+    directory: str | os.PathLike,
+) -> Path:
+    """Write an audit's tables to ``directory``, one Parquet file per table.
 
     Parameters
     ----------
-    audit : Audit
-        An in-memory audit (a Dask audit is computed first).
+    tables : dict of str to DataFrame
+        The record tables, in memory.
+    rejected, sources : DataFrame
+    files : list of str
+    documents : dict
+        The documents by name (``policies``); those whose kind can dump them
+        are written.
     directory : str or path-like
         Created when missing. Files of the same names are replaced; other
         files are left alone.
@@ -123,30 +135,22 @@ def write_parquet(audit: Audit, directory: str | os.PathLike) -> Path:
     -------
     pathlib.Path
         The folder.
-
-    Examples
-    --------
-    >>> folder = audit.to_parquet(tmp / "audit")  # doctest: +SKIP
-    >>> ea.read_parquet(folder).summary().equals(audit.summary())  # doctest: +SKIP
-    True
     """
-    audit = audit.compute()
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    names = [*audit.tables, "rejected", "sources"]
-    frames = {**audit.tables, "rejected": audit.rejected, "sources": audit.sources}
-    for name in names:
-        _write_table(frames[name], folder / f"{name}.parquet")
-    documents = {}
+    frames = {**tables, "rejected": rejected, "sources": sources}
+    for name, frame in frames.items():
+        _write_table(frame, folder / f"{name}.parquet")
+    dumped = {}
     for declared in registry.documents():
-        if declared.dump is not None:
-            documents[declared.name] = declared.dump(getattr(audit, declared.name))
+        if declared.dump is not None and declared.name in documents:
+            dumped[declared.name] = declared.dump(documents[declared.name])
     manifest = {
         "format": FORMAT,
         "version": __version__,
-        "tables": list(audit.tables),
-        "files": list(audit.files),
-        "documents": documents,
+        "tables": list(tables),
+        "files": list(files),
+        "documents": dumped,
     }
     partial = folder / (MANIFEST + ".partial")
     partial.write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -189,29 +193,24 @@ def _read_table(path: Path) -> pd.DataFrame:
     return frame
 
 
-def read_parquet(directory: str | os.PathLike) -> Audit:
-    """The audit :func:`write_parquet` wrote to ``directory``.
+def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
+    """What :func:`write_parquet` wrote to ``directory``: an audit's parts.
 
     Parameters
     ----------
     directory : str or path-like
-        A folder written by ``Audit.to_parquet``.
 
     Returns
     -------
-    Audit
-        The same tables (columns, dtypes, index labels and values), rejected
-        rows, sources, files and documents; its checks give the same findings.
+    dict
+        ``tables``, ``documents``, ``rejected``, ``files`` and ``sources``,
+        the keywords of :class:`~explicit_audit.Audit`.
 
     Raises
     ------
     AuditError
         When the folder holds no audit written by the kit, or a file of it
         is missing or unreadable.
-
-    Examples
-    --------
-    >>> audit = ea.read_parquet("audit-2025-03/")  # doctest: +SKIP
     """
     folder = Path(directory)
     try:
@@ -233,10 +232,10 @@ def read_parquet(directory: str | os.PathLike) -> Audit:
         dumped = manifest.get("documents", {}).get(declared.name)
         if dumped is not None and declared.restore is not None:
             documents[declared.name] = declared.restore(dumped)
-    return Audit(
-        tables=tables,
-        documents=documents,
-        rejected=_read_table(folder / "rejected.parquet"),
-        files=list(manifest["files"]),
-        sources=_read_table(folder / "sources.parquet"),
-    )
+    return {
+        "tables": tables,
+        "documents": documents,
+        "rejected": _read_table(folder / "rejected.parquet"),
+        "files": list(manifest["files"]),
+        "sources": _read_table(folder / "sources.parquet"),
+    }
