@@ -50,8 +50,9 @@ def test_engram_fixtures_load_with_nothing_rejected():
 def test_declared_dtypes():
     receipts = _load(FIXTURES).receipts
     assert receipts["source_line"].dtype == "int64"
-    for name in ("source_file", "shape", "outcome", "scope", "kind"):
+    for name in ("shape", "outcome", "scope", "kind"):
         assert isinstance(receipts[name].dtype, pd.CategoricalDtype), name
+    assert receipts["source_file"].dtype == "str"  # as in every table
     for name in ("withheld_count", "n_exposed", "n_records", "schema_version"):
         assert receipts[name].dtype == "Int64", name
     assert receipts["relevance_threshold"].dtype == "Float64"
