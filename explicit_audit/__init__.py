@@ -42,7 +42,13 @@ from .decisions import (
     sweep,
     verify_decisions,
 )
-from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
+from .errors import (
+    AuditError,
+    InputError,
+    PolicyError,
+    RejectedRowsWarning,
+    UnparsedTimeWarning,
+)
 from .loading import load, load_bytes, read_parquet
 from .partitioned.results import collect
 from .partitioned.scheduler import use_scheduler
@@ -95,6 +101,7 @@ __all__ = [
     "RiskFlag",
     "RoutingDecision",
     "SubjectDomain",
+    "UnparsedTimeWarning",
     "Verification",
     "__version__",
     "canonical_hash",

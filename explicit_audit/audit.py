@@ -29,6 +29,7 @@ from ._core.collect import (
     rejected_frame,
     sources_frame,
     warn_or_raise,
+    warn_unparsed_times,
 )
 from ._core.engine import computed, engine_of, persisted
 from ._core.records import Documents, RecordKind, Rejection
@@ -322,6 +323,7 @@ def audit_of_reading(
     # In file order, then line order: the first of them is what strict mode names.
     rejections = in_file_order(rejections, reading.files)
     raise_or_warn(rejections, strict, declared)
+    warn_unparsed_times(tables)
     rejected = rejected_frame(rejections)
     return Audit(
         tables=tables,

@@ -61,7 +61,7 @@ from ._core.extras import require
 from ._core.shape import json_schema
 from ._version import __version__
 from .audit import Audit
-from .errors import AuditError, RejectedRowsWarning
+from .errors import AuditError, RejectedRowsWarning, UnparsedTimeWarning
 from .loading import ENGINES, load
 from .partitioned.scheduler import use_scheduler
 from .report.bundled import copy_notebooks, notebooks_folder
@@ -306,8 +306,10 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
     :class:`~explicit_audit.InputError` naming the file (exit 2).
     """
     with warnings.catch_warnings():
-        # Every command reports rejected rows itself.
+        # Every command reports rejected rows itself, and --since/--until counts the
+        # records whose time is not one (unreadable).
         warnings.simplefilter("ignore", RejectedRowsWarning)
+        warnings.simplefilter("ignore", UnparsedTimeWarning)
         audit = load(data, progress=sys.stderr.isatty(), engine=engine)
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError, RejectedRowsWarning
+from ..errors import InputError, RejectedRowsWarning, UnparsedTimeWarning
 from .caller import warn
 from .content import BytesReader, FileReader
 from .limits import Limits
 from .pipeline import PieceReader
 from .records import KindTables, RecordKind, Rejection, blame_cut
 from .sources import POLICY_SUFFIXES, display_name, find_sources
+from .times import typed_times, unparsed_counts
 
 __all__ = [
     "REJECTED_COLUMNS",
@@ -32,12 +33,15 @@ __all__ = [
     "in_file_order",
     "list_sources",
     "loaded_counts",
+    "progress_over",
     "read_all",
     "read_bytes",
     "read_file",
+    "read_with",
     "rejected_frame",
     "sources_frame",
     "warn_or_raise",
+    "warn_unparsed_times",
 ]
 
 Source = str | os.PathLike | Iterable[str | os.PathLike]
@@ -76,7 +80,8 @@ def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
     return frame
 
 
-def _progress(items: list, enabled: bool, what: str):
+def progress_over(items: list, enabled: bool, what: str):
+    """``items``, with a progress bar over them when ``enabled`` and there are several."""
     if not enabled or len(items) < 2:
         return items
     from tqdm.auto import tqdm
@@ -147,7 +152,7 @@ class Reading:
         ]
 
 
-def _read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
+def read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
     name = reader.name
     pieces = PieceReader(
         name, reader.jsonl, kinds, keep, reading.limits, reading.emit, reading.reject
@@ -239,8 +244,8 @@ def read_all(
     reading = Reading(listing.names, listing.policy_files, limits or Limits())
     for problem in listing.problems:
         reading.reject(problem)
-    for path in _progress(listing.data_files, progress, "reading"):
-        _read_with(reading, FileReader(path, reading.limits), kinds, keep)
+    for path in progress_over(listing.data_files, progress, "reading"):
+        read_with(reading, FileReader(path, reading.limits), kinds, keep)
     reading.count_policy_files()
     return reading
 
@@ -260,7 +265,7 @@ def read_file(
     """
     shown = name or display_name(path)
     reading = Reading([shown], [], limits or Limits())
-    _read_with(reading, FileReader(path, reading.limits, name=shown), kinds, keep)
+    read_with(reading, FileReader(path, reading.limits, name=shown), kinds, keep)
     return reading
 
 
@@ -290,13 +295,14 @@ def read_bytes(
         strip_bom=file_start,
     )
     reader.data = data
-    _read_with(reading, reader, kinds, keep)
+    read_with(reading, reader, kinds, keep)
     return reading
 
 
 def build_kind(kind: RecordKind, segments: list[tuple]) -> KindTables:
-    """Build one kind's tables from its segments."""
-    return kind.build(segments)
+    """Build one kind's tables from its segments, time columns typed (:mod:`.times`)."""
+    built = kind.build(segments)
+    return KindTables({name: typed_times(t) for name, t in built.tables.items()}, built.rejected)
 
 
 def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
@@ -314,6 +320,22 @@ def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
         "They are kept in `audit.rejected` (ea.load(...).rejected).",
         RejectedRowsWarning,
     )
+
+
+def warn_unparsed_times(tables: dict[str, pd.DataFrame]) -> None:
+    """Warn once about every time column holding text that is not a time."""
+    found = [
+        f"{name}.{column} ({count})"
+        for name, frame in tables.items()
+        for column, count in unparsed_counts(frame).items()
+    ]
+    if found:
+        warn(
+            f"time columns hold values that are not ISO 8601 times: {', '.join(found)}; "
+            "they are missing (NaT) there, and the text as written is kept in "
+            "<column>_unparsed",
+            UnparsedTimeWarning,
+        )
 
 
 def loaded_counts(frames: Iterable[pd.DataFrame]) -> dict[str, int]:

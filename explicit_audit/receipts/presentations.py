@@ -42,7 +42,8 @@ pack_id              str                 ``receipt.pack.id``
 pack_version         str                 ``receipt.pack.version``
 model                category            ``receipt.model``
 recommendation_ids   list<string>        ``receipt.recommendationIds``
-generated_at         str                 ``receipt.generatedAt``, as written
+generated_at         datetime64[ns, UTC] ``receipt.generatedAt`` as a UTC time
+generated_at_unparsed str                the text where it is not an ISO 8601 time
 content              str                 the rendered text; <NA> when failed
 retained             boolean             the line carries ``retained`` (files written)
 error_codes          list<string>        ``errors[].code``; empty when presented
@@ -51,6 +52,8 @@ record               object              the line exactly as written (parsed), f
 ===================  ==================  ================================================
 
 The receipt fields are <NA> on a failed line, which carries none of them.
+``generated_at`` is typed by the loader, as every time column is
+(:mod:`explicit_audit._core.times`); ``record`` keeps the text as written.
 A line is rejected, naming the field, when a field the table holds is missing
 or of another type (a version that is not an integer, a source reference
 without ``sourceUri``), or when its retrieval receipt is (see
