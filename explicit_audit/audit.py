@@ -86,6 +86,9 @@ class Audit:
     sources: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Rows per table, known once computed (the accounting of a Dask audit).
     rows_known: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    #: Per file read as a stream (a URL, a file object, stdin): (bytes, SHA-256) of what was
+    #: read, for the provenance of what cannot be read again.
+    digests: dict[str, tuple[int, str]] = field(default_factory=dict, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         tables = self.__dict__.get("tables", {})
@@ -196,6 +199,7 @@ class Audit:
             files=audit.files,
             documents=audit.documents,
             directory=directory,
+            digests=audit.digests,
         )
 
     def accounting(self) -> Audit:
@@ -331,4 +335,5 @@ def audit_of_reading(
         rejected=rejected,
         files=reading.files,
         sources=sources_frame(reading, loaded_counts(main_tables), loaded_files, rejected),
+        digests=dict(reading.digests),
     )

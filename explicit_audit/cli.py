@@ -58,6 +58,7 @@ import pandas as pd
 
 from ._core import registry
 from ._core.extras import require
+from ._core.remote import has_remote
 from ._core.shape import json_schema
 from ._version import __version__
 from .audit import Audit
@@ -415,6 +416,12 @@ def _report(args: argparse.Namespace) -> int:
     require("report", "explicit-audit report")
     from .report.writer import NotebookError, write_reports
 
+    if has_remote(args.data):
+        # The pages come from a copy of the files taken first: the copy is of local files.
+        raise AuditError(
+            f"{args.data}: report reads local files (it copies them before the notebooks run); "
+            "copy the logs into a folder first, or use explicit-audit verify on the URL or stdin"
+        )
     parameters = _parameters(args.parameter)
     notebooks = Path(args.notebooks) if args.notebooks else notebooks_folder()
     if not notebooks.exists():
@@ -511,7 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("", None, exc, type(exc).__name__, output=_asked_format(argv))
     output = _asked_format(argv) if args.command == "verify" else "text"
     data = getattr(args, "data", None)
-    if data is not None and not Path(data).exists() and not any(ch in data for ch in "*?["):
+    local = data is not None and not has_remote(data)  # not "-" (stdin) nor a URL
+    if local and not Path(data).exists() and not any(ch in data for ch in "*?["):
         missing = AuditError(f"{data}: no such file or folder")
         missing.source_file = data
         return _fail(args.command, data, missing, "InputError", output=output)

@@ -14,10 +14,11 @@ import os
 from typing import Unpack
 
 from ._core import registry
-from ._core.collect import Source, read_all, read_bytes
+from ._core.collect import Reading, Source, read_all, read_bytes
 from ._core.limits import Limits, limits_from
 from ._core.options import ENGINES, LoadOptions, resolved
 from ._core.records import RecordKind
+from ._core.remote import has_remote, local_source, read_remote
 from .audit import Audit, audit_of_reading
 from .parquet import read_parquet as _read_parquet
 
@@ -65,8 +66,16 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
             sources=planned.sources,
         )
     limits = limits_from(found["limits"])
-    reading = read_all(source, kinds, progress=found["progress"], limits=limits)
+    reading = _read(source, kinds, progress=found["progress"], limits=limits)
     return audit_of_reading(reading, kinds, strict=found["strict"])
+
+
+def _read(source: Source, kinds, **options) -> Reading:
+    """Every file of ``source`` read: local paths, or URLs, file objects and ``-`` among them."""
+    source = local_source(source)
+    if has_remote(source):
+        return read_remote(source, kinds, **options)
+    return read_all(source, kinds, **options)
 
 
 def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
@@ -107,7 +116,7 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
     found = resolved(options, what=f"load_{kind.name}")
     if found["engine"] == "dask":
         return _partitioned(source, registry.kinds(), {kind.name}, found).tables
-    reading = read_all(
+    reading = _read(
         source,
         registry.kinds(),
         progress=found["progress"],

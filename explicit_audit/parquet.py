@@ -115,6 +115,7 @@ def write_parquet(
     files: list[str],
     documents: dict[str, Any],
     directory: str | os.PathLike,
+    digests: dict[str, tuple[int, str]] | None = None,
 ) -> Path:
     """Write an audit's tables to ``directory``, one Parquet file per table.
 
@@ -130,6 +131,8 @@ def write_parquet(
     directory : str or path-like
         Created when missing. Files of the same names are replaced; other
         files are left alone.
+    digests : dict, optional
+        Size and SHA-256 of the files read as streams (``Audit.digests``).
 
     Returns
     -------
@@ -151,6 +154,7 @@ def write_parquet(
         "tables": list(tables),
         "files": list(files),
         "documents": dumped,
+        "digests": {name: list(found) for name, found in (digests or {}).items()},
     }
     partial = folder / (MANIFEST + ".partial")
     partial.write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -203,7 +207,7 @@ def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``tables``, ``documents``, ``rejected``, ``files`` and ``sources``,
+        ``tables``, ``documents``, ``rejected``, ``files``, ``sources`` and ``digests``,
         the keywords of :class:`~explicit_audit.Audit`.
 
     Raises
@@ -238,4 +242,5 @@ def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
         "rejected": _read_table(folder / "rejected.parquet"),
         "files": list(manifest["files"]),
         "sources": _read_table(folder / "sources.parquet"),
+        "digests": {name: tuple(found) for name, found in manifest.get("digests", {}).items()},
     }

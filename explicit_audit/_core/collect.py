@@ -115,6 +115,8 @@ class Reading:
     rejections: list[Rejection] = field(default_factory=list)
     values_read: dict[str, int] = field(default_factory=dict)
     overflow: dict[str, list[int]] = field(default_factory=dict)
+    #: Per file read as a stream (a URL, a file object, stdin): (bytes, SHA-256) of it.
+    digests: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def emit(self, kind: str, segment: tuple) -> None:
         """Add a kind's segment (a columnar part or values)."""

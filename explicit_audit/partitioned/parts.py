@@ -19,6 +19,7 @@ from .._core.byte_ranges import nominal_ranges, read_range
 from .._core.collect import Reading, read_bytes, read_file
 from .._core.limits import Limits
 from .._core.records import RecordKind, Rejection
+from .._core.remote import RemoteFile, read_url
 from .._core.sources import display_name, is_gzip_name, is_jsonl_name
 
 __all__ = [
@@ -48,10 +49,12 @@ class Part:
     is the path as the caller gave it, as the tables show it.
     """
 
-    path: Path
+    path: Path | None
     name: str
     start: int | None = None
     stop: int | None = None
+    #: A file read by URL (fsspec): the worker opens the URL, as the caller named it.
+    url: str | None = None
 
     @property
     def whole(self) -> bool:
@@ -77,6 +80,10 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
         raise ValueError(f"blocksize must be at least 1 byte, not {blocksize}")
     parts: list[Part] = []
     for given in files:
+        if isinstance(given, RemoteFile):
+            # Read whole by every worker from its URL: no byte ranges over a network.
+            parts.append(Part(None, given.name, url=given.url))
+            continue
         name = display_name(given)
         path = Path(given).absolute()
         try:
@@ -101,6 +108,8 @@ def read_part(
     limits: Limits,
 ) -> Reading:
     """Read one partition as the pipeline reads a file, its lines numbered from ``first_line``."""
+    if part.url is not None:
+        return read_url(part.url, part.name, kinds, keep=keep, limits=limits)
     if part.whole:
         return read_file(part.path, kinds, keep=keep, limits=limits, name=part.name)
     try:

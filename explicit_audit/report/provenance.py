@@ -29,6 +29,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from .._core.jsonable import json_rows
+from .._core.remote import is_url, url_digest
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
 from ..errors import UnreadableFileError
@@ -114,6 +115,11 @@ def file_digest(path: str | Path, *, chunk_size: int = 1 << 20) -> FileDigest:
     >>> file_digest("data/policies/baseline.yaml")  # doctest: +SKIP
     FileDigest(bytes=1288, sha256='3b1f...')
     """
+    if is_url(path):
+        try:
+            return FileDigest(*url_digest(str(path)))
+        except OSError as exc:
+            raise unreadable(path, exc) from None
     digest = hashlib.sha256()
     size = 0
     try:
@@ -302,7 +308,9 @@ def provenance(
     >>> facts.files[["source_file", "sha256"]]  # doctest: +SKIP
     """
     sources = audit.sources
-    known = {} if digests is None else dict(digests)
+    # A file read as a stream (a URL, stdin) was hashed as read: it may not be readable again.
+    known = {name: FileDigest(*found) for name, found in getattr(audit, "digests", {}).items()}
+    known.update({} if digests is None else dict(digests))
     if len(sources):
         files = sources[["source_file"]].copy()
         found = [known.get(name) or file_digest(name) for name in sources["source_file"]]
