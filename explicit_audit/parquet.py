@@ -38,7 +38,11 @@ from ._core import registry
 from ._version import __version__
 from .errors import AuditError
 
-__all__ = ["FORMAT", "MANIFEST", "read_parquet", "write_parquet"]
+__all__ = ["ARROW_SUFFIX", "FORMAT", "MANIFEST", "PARQUET_SUFFIX", "read_parquet", "write_parquet"]
+
+#: The suffix of the tables' files: Parquet, or Arrow's IPC file format (the cache's).
+PARQUET_SUFFIX = ".parquet"
+ARROW_SUFFIX = ".arrow"
 
 #: The name of the file that describes the folder, written last.
 MANIFEST = "audit.json"
@@ -101,9 +105,14 @@ def _write_table(frame: pd.DataFrame, path: Path) -> None:
     frame, encoded = _encoded(frame)
     table = _arrow_table(frame, encoded)
     partial = path.with_name(path.name + ".partial")
-    # Lists keep Arrow's item name ("item", not Parquet's "element"), so that the
-    # table reads back with the list dtype it was written with.
-    pq.write_table(table, partial, use_compliant_nested_type=False)
+    if path.suffix == ARROW_SUFFIX:
+        # The cache's files: Arrow's own format, uncompressed, read back without decoding.
+        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+            out.write_table(table)
+    else:
+        # Lists keep Arrow's item name ("item", not Parquet's "element"), so that the
+        # table reads back with the list dtype it was written with.
+        pq.write_table(table, partial, use_compliant_nested_type=False)
     os.replace(partial, path)
 
 
@@ -116,6 +125,7 @@ def write_parquet(
     documents: dict[str, Any],
     directory: str | os.PathLike,
     digests: dict[str, tuple[int, str]] | None = None,
+    suffix: str = PARQUET_SUFFIX,
 ) -> Path:
     """Write an audit's tables to ``directory``, one Parquet file per table.
 
@@ -133,6 +143,9 @@ def write_parquet(
         files are left alone.
     digests : dict, optional
         Size and SHA-256 of the files read as streams (``Audit.digests``).
+    suffix : {".parquet", ".arrow"}
+        Parquet, or Arrow's IPC file format (uncompressed, quicker to read
+        back: the load cache's).
 
     Returns
     -------
@@ -143,7 +156,7 @@ def write_parquet(
     folder.mkdir(parents=True, exist_ok=True)
     frames = {**tables, "rejected": rejected, "sources": sources}
     for name, frame in frames.items():
-        _write_table(frame, folder / f"{name}.parquet")
+        _write_table(frame, folder / f"{name}{suffix}")
     dumped = {}
     for declared in registry.documents():
         if declared.dump is not None and declared.name in documents:
@@ -152,6 +165,7 @@ def write_parquet(
         "format": FORMAT,
         "version": __version__,
         "tables": list(tables),
+        "suffix": suffix,
         "files": list(files),
         "documents": dumped,
         "digests": {name: list(found) for name, found in (digests or {}).items()},
@@ -176,9 +190,15 @@ def _decoded(value: Any) -> Any:
 
 def _read_table(path: Path) -> pd.DataFrame:
     try:
-        table = pq.read_table(path)
+        if path.suffix == ARROW_SUFFIX:
+            # Mapped, not copied: the cache's files are written once and never changed in
+            # place (a new entry is a new folder), and a mapping outlives the file's removal.
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_file(source).read_all()
+        else:
+            table = pq.read_table(path)
     except (OSError, pa.ArrowException) as exc:
-        raise AuditError(f"{path}: cannot read this Parquet file ({exc})") from exc
+        raise AuditError(f"{path}: cannot read this file ({exc})") from exc
     mine = json.loads((table.schema.metadata or {}).get(_METADATA_KEY, b"{}"))
     frame = table.to_pandas(types_mapper=_arrow_dtype)
     dtypes = mine.get("dtypes", {})
@@ -230,7 +250,10 @@ def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
             f"{manifest.get('format') if isinstance(manifest, dict) else None!r}, "
             f"expected {FORMAT!r})"
         )
-    tables = {name: _read_table(folder / f"{name}.parquet") for name in manifest["tables"]}
+    suffix = manifest.get("suffix", PARQUET_SUFFIX)
+    if suffix not in (PARQUET_SUFFIX, ARROW_SUFFIX):
+        raise AuditError(f"{folder / MANIFEST}: tables in {suffix!r} files, not a format read here")
+    tables = {name: _read_table(folder / f"{name}{suffix}") for name in manifest["tables"]}
     documents = {}
     for declared in registry.documents():
         dumped = manifest.get("documents", {}).get(declared.name)
@@ -239,8 +262,8 @@ def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
     return {
         "tables": tables,
         "documents": documents,
-        "rejected": _read_table(folder / "rejected.parquet"),
+        "rejected": _read_table(folder / f"rejected{suffix}"),
         "files": list(manifest["files"]),
-        "sources": _read_table(folder / "sources.parquet"),
+        "sources": _read_table(folder / f"sources{suffix}"),
         "digests": {name: tuple(found) for name, found in manifest.get("digests", {}).items()},
     }

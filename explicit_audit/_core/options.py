@@ -7,6 +7,7 @@ default.
 
 from __future__ import annotations
 
+import os
 from typing import Any, TypedDict
 
 from ..errors import AuditError
@@ -44,6 +45,11 @@ class LoadOptions(TypedDict, total=False):
     sample_bytes : int, optional
         With ``engine="dask"``: bytes of each file's head read at once to
         learn the tables' columns (default 1 MiB).
+    cache : str or path-like, optional
+        A folder where the tables of this load are kept, keyed by the kit's
+        version and every file's SHA-256: a later load of unchanged files
+        reads them back instead of parsing (:mod:`explicit_audit.cache`).
+        The pandas engine, local files only.
     """
 
     strict: bool
@@ -52,6 +58,7 @@ class LoadOptions(TypedDict, total=False):
     engine: str
     blocksize: int | None
     sample_bytes: int | None
+    cache: str | os.PathLike | None
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -61,6 +68,7 @@ _DEFAULTS: dict[str, Any] = {
     "engine": "pandas",
     "blocksize": None,
     "sample_bytes": None,
+    "cache": None,
 }
 
 
@@ -81,5 +89,10 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
     if found["engine"] not in ENGINES:
         raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
     if found["engine"] == "dask":
+        if found["cache"] is not None:
+            raise AuditError(
+                'cache= keeps in-memory tables: use it with engine="pandas" (a Dask load '
+                "reads its partitions when computed)"
+            )
         require("dask", 'engine="dask"')
     return found
