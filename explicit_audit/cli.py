@@ -58,6 +58,8 @@ import pandas as pd
 
 from ._core import registry
 from ._core.extras import require
+from ._core.progress import ENV as PROGRESS_ENV
+from ._core.progress import choosing
 from ._core.remote import has_remote
 from ._core.shape import json_schema
 from ._version import __version__
@@ -277,6 +279,14 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
         help="with --engine dask: where the partitions run; a distributed scheduler's "
         "address (tcp://host:8786), or processes or threads on this machine (default threads)",
     )
+    command.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on standard error over the bytes read (and the Dask computes); "
+        f"by default on in a terminal, off under CI or in a pipe ({PROGRESS_ENV}=0/1 decides "
+        "when neither is given)",
+    )
 
 
 @contextlib.contextmanager
@@ -311,7 +321,7 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
         # records whose time is not one (unreadable).
         warnings.simplefilter("ignore", RejectedRowsWarning)
         warnings.simplefilter("ignore", UnparsedTimeWarning)
-        audit = load(data, progress=sys.stderr.isatty(), engine=engine)
+        audit = load(data, engine=engine)  # progress: as --progress/--no-progress chose
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -524,7 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing.source_file = data
         return _fail(args.command, data, missing, "InputError", output=output)
     try:
-        with _engine(args):
+        with _engine(args), choosing(getattr(args, "progress", None)):
             return _COMMANDS[args.command](args)
     except AuditError as exc:
         return _fail(args.command, data, exc, type(exc).__name__, output=output)

@@ -20,6 +20,7 @@ from .caller import warn
 from .content import BytesReader, FileReader
 from .limits import Limits
 from .pipeline import PieceReader
+from .progress import byte_progress
 from .records import KindTables, RecordKind, Rejection, blame_cut
 from .sources import POLICY_SUFFIXES, display_name, find_sources
 from .times import typed_times, unparsed_counts
@@ -33,7 +34,6 @@ __all__ = [
     "in_file_order",
     "list_sources",
     "loaded_counts",
-    "progress_over",
     "read_all",
     "read_bytes",
     "read_file",
@@ -78,15 +78,6 @@ def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
         }
     )
     return frame
-
-
-def progress_over(items: list, enabled: bool, what: str):
-    """``items``, with a progress bar over them when ``enabled`` and there are several."""
-    if not enabled or len(items) < 2:
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=what, unit="file", leave=False)
 
 
 @dataclass
@@ -231,7 +222,7 @@ def read_all(
     kinds : sequence of RecordKind
         Every kind a value may belong to, in matching order.
     progress : bool
-        Show a progress bar over files.
+        Show a progress bar over the bytes of the files (:mod:`.progress`).
     keep : set of str, optional
         The kinds whose values are kept (all by default). A value of another
         kind is recognised, so not rejected, but not kept or built.
@@ -246,8 +237,9 @@ def read_all(
     reading = Reading(listing.names, listing.policy_files, limits or Limits())
     for problem in listing.problems:
         reading.reject(problem)
-    for path in progress_over(listing.data_files, progress, "reading"):
-        read_with(reading, FileReader(path, reading.limits), kinds, keep)
+    with byte_progress(listing.data_files, progress) as advance:
+        for path in listing.data_files:
+            read_with(reading, FileReader(path, reading.limits, on_bytes=advance), kinds, keep)
     reading.count_policy_files()
     return reading
 

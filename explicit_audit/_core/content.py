@@ -21,7 +21,7 @@ read before it is still handed over.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +78,8 @@ class FileReader:
     cut: bool = False
     first_line: int = 1
     strip_bom: bool = True
+    #: Called with the number of bytes each read took from the file (the progress bar).
+    on_bytes: Callable[[int], None] | None = None
     _carried: int = 0
 
     def __post_init__(self) -> None:
@@ -229,6 +231,8 @@ class FileReader:
                     return
                 if not chunk:
                     return
+                if self.on_bytes is not None:
+                    self.on_bytes(len(chunk))
                 yield chunk
         finally:
             handle.close()
@@ -253,6 +257,8 @@ class FileReader:
                     return
                 if not pending:
                     break
+                if self.on_bytes is not None:
+                    self.on_bytes(len(pending))
             if decompressor is None:
                 if not pending.strip(b"\0"):  # gzip tools allow zero padding at the end
                     pending = b""

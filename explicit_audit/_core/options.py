@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 from ..errors import AuditError
 from .extras import require
 from .limits import Limits
+from .progress import wanted
 
 __all__ = ["ENGINES", "LoadOptions", "resolved"]
 
@@ -30,8 +31,11 @@ class LoadOptions(TypedDict, total=False):
         first input that cannot be loaded (for a bad policy file, a
         :class:`~explicit_audit.PolicyError`), instead of collecting it in
         ``Audit.rejected``.
-    progress : bool, default True
-        Show a progress bar over files (tqdm) for long loads.
+    progress : bool, optional
+        Show a progress bar over the bytes read (tqdm), after half a second.
+        By default on in a terminal and in Jupyter, off under CI or when
+        standard error is not a terminal; ``EXPLICIT_AUDIT_PROGRESS=0/1``
+        decides where the call does not (:mod:`explicit_audit._core.progress`).
     limits : Limits or dict, optional
         Reading limits (nesting depth, value size, decompressed size, rejected
         rows kept); a dict overrides the defaults of
@@ -53,7 +57,7 @@ class LoadOptions(TypedDict, total=False):
     """
 
     strict: bool
-    progress: bool
+    progress: bool | None
     limits: Limits | dict | None
     engine: str
     blocksize: int | None
@@ -63,7 +67,7 @@ class LoadOptions(TypedDict, total=False):
 
 _DEFAULTS: dict[str, Any] = {
     "strict": False,
-    "progress": True,
+    "progress": None,
     "limits": None,
     "engine": "pandas",
     "blocksize": None,
@@ -86,6 +90,7 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
     if unknown:
         raise TypeError(f"{what}() got an unexpected keyword argument {unknown[0]!r}")
     found = {**_DEFAULTS, **options}
+    found["progress"] = wanted(found["progress"])
     if found["engine"] not in ENGINES:
         raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
     if found["engine"] == "dask":

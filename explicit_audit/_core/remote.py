@@ -37,10 +37,11 @@ from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
 from ..errors import AuditError
-from .collect import Listing, Reading, progress_over, read_with
+from .collect import Listing, Reading, read_with
 from .content import FileReader
 from .extras import require
 from .limits import Limits
+from .progress import byte_progress
 from .records import Rejection
 from .sources import (
     POLICY_SUFFIXES,
@@ -261,10 +262,11 @@ def expand_remote(items: list) -> list[RemoteFile | str | os.PathLike]:
 class _Hashing:
     """A file object's bytes, the first of them already read, hashed and counted as read."""
 
-    def __init__(self, head: bytes, handle, digest) -> None:
+    def __init__(self, head: bytes, handle, digest, on_bytes=None) -> None:
         self._head = head
         self._handle = handle
         self._digest = digest
+        self._on_bytes = on_bytes
         self.bytes = len(head)
 
     def read(self, size: int = -1) -> bytes:
@@ -275,6 +277,8 @@ class _Hashing:
         if data:
             self._digest.update(data)
             self.bytes += len(data)
+            if self._on_bytes is not None:
+                self._on_bytes(len(data))
         return data
 
     def drain(self) -> None:
@@ -323,7 +327,9 @@ class StreamReader(FileReader):
             self.sha256 = digest.hexdigest()
             return self
         digest.update(head)
-        self._source = (_Hashing(head, handle, digest), handle, digest)
+        if self.on_bytes is not None:
+            self.on_bytes(len(head))
+        self._source = (_Hashing(head, handle, digest, self.on_bytes), handle, digest)
         if suffix_of(self.remote.name):
             self.jsonl = is_jsonl_name(self.remote.name)
         else:
@@ -390,18 +396,22 @@ def read_remote(source: Any, kinds, *, progress: bool, keep=None, limits=None):
     reading = Reading(names + [p.source_file for p in problems], [], limits or Limits())
     for problem in problems:
         reading.reject(problem)
-    for entry in progress_over(entries, progress, "reading"):
-        if isinstance(entry, RemoteFile):
-            if entry.is_policy:
-                reading.reject(_policy_problem(entry))
-                continue
-            reader = StreamReader(None, reading.limits, name=entry.name, remote=entry).start()
-            read_with(reading, reader, kinds, keep)
-            reading.digests[entry.name] = (reader.bytes_read, reader.sha256)
-        elif entry.name.lower().endswith(POLICY_SUFFIXES):
-            reading.policy_files.append(entry)
-        else:
-            read_with(reading, FileReader(entry, reading.limits), kinds, keep)
+    data = [e for e in entries if not e.name.lower().endswith(POLICY_SUFFIXES)]
+    with byte_progress(data, progress) as advance:
+        for entry in entries:
+            if isinstance(entry, RemoteFile):
+                if entry.is_policy:
+                    reading.reject(_policy_problem(entry))
+                    continue
+                reader = StreamReader(
+                    None, reading.limits, name=entry.name, remote=entry, on_bytes=advance
+                )
+                read_with(reading, reader.start(), kinds, keep)
+                reading.digests[entry.name] = (reader.bytes_read, reader.sha256)
+            elif entry.name.lower().endswith(POLICY_SUFFIXES):
+                reading.policy_files.append(entry)
+            else:
+                read_with(reading, FileReader(entry, reading.limits, on_bytes=advance), kinds, keep)
     reading.count_policy_files()
     return reading
 
