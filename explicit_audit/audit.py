@@ -32,6 +32,7 @@ from ._core.collect import (
     warn_unparsed_times,
 )
 from ._core.engine import computed, engine_of, persisted
+from ._core.keys import keys_frame
 from ._core.records import Documents, RecordKind, Rejection
 from .parquet import write_parquet
 
@@ -77,6 +78,11 @@ class Audit:
         problem such as a truncated gzip stream is in ``rejected`` with line 0
         and is not counted here). For every file, loaded + rejected ==
         values_read.
+    keys : DataFrame
+        One row per key a loaded record holds that its kind does not declare,
+        or per declared field it leaves to the producer's default (see
+        :data:`~explicit_audit._core.keys.KEY_COLUMNS`): the rows of the
+        check ``record_keys``.
     """
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -84,6 +90,7 @@ class Audit:
     rejected: pd.DataFrame = field(default_factory=lambda: rejected_frame([]))
     files: list[str] = field(default_factory=list)
     sources: pd.DataFrame = field(default_factory=pd.DataFrame)
+    keys: pd.DataFrame = field(default_factory=lambda: keys_frame([]))
     #: Rows per table, known once computed (the accounting of a Dask audit).
     rows_known: dict[str, int] | None = field(default=None, repr=False, compare=False)
     #: Per file read as a stream (a URL, a file object, stdin): (bytes, SHA-256) of what was
@@ -154,8 +161,8 @@ class Audit:
     def _every_table(self, step) -> Audit:
         """The audit of ``step(*tables, rejected, sources)``, ``dask.compute`` or ``persist``."""
         names = list(self.tables)
-        *tables, rejected, sources = step(
-            *[self.tables[n] for n in names], self.rejected, self.sources
+        *tables, rejected, sources, keys = step(
+            *[self.tables[n] for n in names], self.rejected, self.sources, self.keys
         )
         return Audit(
             tables=dict(zip(names, tables, strict=True)),
@@ -163,6 +170,7 @@ class Audit:
             rejected=rejected,
             files=list(self.files),
             sources=sources,
+            keys=keys,
         )
 
     def to_parquet(self, directory: str | os.PathLike) -> Path:
@@ -200,6 +208,7 @@ class Audit:
             documents=audit.documents,
             directory=directory,
             digests=audit.digests,
+            keys=audit.keys,
         )
 
     def accounting(self) -> Audit:
@@ -240,6 +249,7 @@ class Audit:
             rejected=rejected,
             files=list(self.files),
             sources=sources,
+            keys=self.keys,
             rows_known={**rows, "rejected": len(rejected)},
         )
 
@@ -302,14 +312,21 @@ def raise_or_warn(
 
 
 def audit_of_reading(
-    reading: Reading, kinds: Sequence[RecordKind], *, strict: bool, documents: bool = True
+    reading: Reading,
+    kinds: Sequence[RecordKind],
+    *,
+    strict: bool,
+    documents: bool = True,
+    strict_keys: bool = False,
 ) -> Audit:
     """Every kind's tables, the documents and the rejected rows of one reading, in memory."""
     rejections = reading.rejections
     tables: dict[str, pd.DataFrame] = {}
     main_tables = []
+    notes = []
     for kind in kinds:
-        built = build_kind(kind, reading.segments.get(kind.name, []))
+        built = build_kind(kind, reading.segments.get(kind.name, []), strict_keys=strict_keys)
+        notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main_tables.append(kind.loaded_rows(built))
         rejections.extend(built.rejected)
@@ -336,4 +353,5 @@ def audit_of_reading(
         files=reading.files,
         sources=sources_frame(reading, loaded_counts(main_tables), loaded_files, rejected),
         digests=dict(reading.digests),
+        keys=keys_frame(notes, reading.files),
     )

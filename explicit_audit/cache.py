@@ -167,6 +167,7 @@ def store(directory: str | os.PathLike, key: str, parts: dict[str, Any]) -> None
             directory=partial,
             digests=parts.get("digests"),
             suffix=ARROW_SUFFIX,
+            keys=parts.get("keys"),
         )
         os.replace(partial, entry)
     except OSError:

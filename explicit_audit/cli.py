@@ -7,8 +7,9 @@
     explicit-audit verify DATA [--json | --format text|json|junit|sarif] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
                                [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
-                               [--undated check|skip] [--engine dask]
-    explicit-audit summary DATA [--engine dask]
+                               [--undated check|skip] [--strict-keys]
+                               [--engine dask [--sample-bytes N]]
+    explicit-audit summary DATA [--strict-keys] [--engine dask [--sample-bytes N]]
     explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
@@ -214,6 +215,8 @@ def _parser() -> argparse.ArgumentParser:
         "the default) or left out (skip); either way they are counted",
     )
     _engine_options(verify)
+    _sample_option(verify)
+    _strict_keys_option(verify)
     verify.add_argument(
         "--expect",
         metavar="KINDS",
@@ -233,6 +236,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
     _engine_options(summary)
+    _sample_option(summary)
+    _strict_keys_option(summary)
 
     notebooks = commands.add_parser(
         "notebooks",
@@ -264,6 +269,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _strict_keys_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--strict-keys",
+        action="store_true",
+        help="reject a record holding a key its kind does not declare (a rejected row naming "
+        "file, line and key, so exit 1), instead of an unknown_key notice",
+    )
+
+
 def _engine_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--engine",
@@ -289,6 +303,27 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} bytes: give at least 1")
+    return value
+
+
+def _sample_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--sample-bytes",
+        type=_positive_bytes,
+        default=None,
+        metavar="N",
+        help="with --engine dask: the bytes of each file's head read to learn the tables' "
+        "columns (default 1 MiB); more when a key first appears later in a file",
+    )
+
+
 @contextlib.contextmanager
 def _engine(args: argparse.Namespace):
     """Run the command's computing on the scheduler ``--scheduler`` names.
@@ -306,7 +341,13 @@ def _version() -> str:
     return __version__
 
 
-def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
+def _load(
+    data: str,
+    engine: str = "pandas",
+    *,
+    strict_keys: bool = False,
+    sample_bytes: int | None = None,
+) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance; every file is read once more to hash it.
 
     For Dask tables the provenance is None: it is gathered after the checks,
@@ -321,7 +362,9 @@ def _load(data: str, engine: str = "pandas") -> tuple[Audit, Provenance | None]:
         # records whose time is not one (unreadable).
         warnings.simplefilter("ignore", RejectedRowsWarning)
         warnings.simplefilter("ignore", UnparsedTimeWarning)
-        audit = load(data, engine=engine)  # progress: as --progress/--no-progress chose
+        options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
+        # progress: as --progress/--no-progress chose (the command runs within that choice).
+        audit = load(data, engine=engine, strict_keys=strict_keys, **options)
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -333,7 +376,9 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    audit, facts = _load(args.data, args.engine)
+    audit, facts = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     audit = audit.accounting()
     if facts is None:
         provenance(audit, args.data)  # hashing names a file that cannot be read (exit 2)
@@ -394,7 +439,9 @@ def _verify(args: argparse.Namespace) -> int:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
-    audit, facts = _load(args.data, args.engine)
+    audit, facts = _load(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
     result = verify_all(audit, expect=args.expect)
     if facts is None:
         facts = provenance(result.accounting, args.data)

@@ -38,6 +38,9 @@ class InputError(AuditError):
         What was wrong, naming the field where one is at fault.
     field : str, optional
         The dotted path of the offending field.
+    advice : str, optional
+        What to do about it; by default, to fix the input or load with
+        ``strict=False``.
     """
 
     def __init__(
@@ -46,16 +49,20 @@ class InputError(AuditError):
         source_line: int | None,
         reason: str,
         field: str | None = None,
+        *,
+        advice: str | None = None,
     ) -> None:
         self.source_file = source_file
         self.source_line = source_line
         self.reason = reason
         self.field = field
         where = source_file if source_line is None else f"{source_file}:{source_line}"
-        super().__init__(
-            f"{where}: {reason}. Fix or remove that input, or load with strict=False "
-            "to collect such rows in `audit.rejected`."
-        )
+        if advice is None:
+            advice = (
+                "Fix or remove that input, or load with strict=False to collect such rows "
+                "in `audit.rejected`."
+            )
+        super().__init__(f"{where}: {reason}. {advice}")
 
 
 class RecordError(AuditError):

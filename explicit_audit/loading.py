@@ -46,7 +46,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     source : str, path-like, or iterable of them
         A file, a folder (read recursively), a glob, or a list of them.
     **options
-        ``strict``, ``progress``, ``limits``, ``engine``, ``blocksize``,
+        ``strict``, ``strict_keys``, ``progress``, ``limits``, ``engine``, ``blocksize``,
         ``sample_bytes``: see :class:`~explicit_audit.LoadOptions`.
 
     Returns
@@ -74,6 +74,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
             rejected=planned.rejected,
             files=planned.files,
             sources=planned.sources,
+            keys=planned.keys,
         )
     return _in_memory(source, found, None)
 
@@ -95,13 +96,21 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
             limits=limits,
         )
         if keep is None:
-            return audit_of_reading(reading, kinds, strict=found["strict"])
+            return audit_of_reading(
+                reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
+            )
         # One kind's loader: values of other kinds are recognised, so only what no kind
         # claims (or a file-level problem) is its rejection; the policies are not its own.
         reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
         reading.policy_files = []
         kind = registry.kind(keep)
-        return audit_of_reading(reading, [kind], strict=found["strict"], documents=False)
+        return audit_of_reading(
+            reading,
+            [kind],
+            strict=found["strict"],
+            documents=False,
+            strict_keys=found["strict_keys"],
+        )
 
     if found["cache"] is None:
         return parsed()
@@ -123,6 +132,7 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
         "keep": keep,
         "kinds": [kind.name for kind in registry.kinds()],
         "limits": dataclasses.asdict(limits),
+        "strict_keys": found["strict_keys"],
         "problems": [[p.source_file, p.reason] for p in listing.problems],
     }
     key = cache_key(digests, asked)
@@ -149,6 +159,7 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
             "files": audit.files,
             "sources": audit.sources,
             "digests": audit.digests,
+            "keys": audit.keys,
         },
     )
     audit.digests.update(digests)
@@ -172,6 +183,7 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
         kinds,
         keep=keep,
         strict=found["strict"],
+        strict_keys=found["strict_keys"],
         limits=limits_from(found["limits"]),
         blocksize=found["blocksize"],
         sample_bytes=found["sample_bytes"],
@@ -215,6 +227,7 @@ def load_bytes(
     lines: bool = True,
     strict: bool = False,
     limits: Limits | dict | None = None,
+    strict_keys: bool = False,
 ) -> Audit:
     """Load the records held in bytes, as if read from ``source_file``.
 
@@ -239,6 +252,8 @@ def load_bytes(
         Raise :class:`~explicit_audit.InputError` at the first rejection.
     limits : Limits or dict, optional
         Reading limits, as for :func:`load`.
+    strict_keys : bool, default False
+        Reject a record holding a key its kind does not declare, as for :func:`load`.
 
     Returns
     -------
@@ -262,7 +277,7 @@ def load_bytes(
         first_line=first_line,
         limits=limits_from(limits),
     )
-    return audit_of_reading(reading, kinds, strict=strict)
+    return audit_of_reading(reading, kinds, strict=strict, strict_keys=strict_keys)
 
 
 def read_parquet(directory: str | os.PathLike) -> Audit:

@@ -126,6 +126,7 @@ def write_parquet(
     directory: str | os.PathLike,
     digests: dict[str, tuple[int, str]] | None = None,
     suffix: str = PARQUET_SUFFIX,
+    keys: pd.DataFrame | None = None,
 ) -> Path:
     """Write an audit's tables to ``directory``, one Parquet file per table.
 
@@ -143,6 +144,9 @@ def write_parquet(
         files are left alone.
     digests : dict, optional
         Size and SHA-256 of the files read as streams (``Audit.digests``).
+    keys : DataFrame, optional
+        ``Audit.keys``: the notes of the records' keys, written as ``keys`` beside
+        ``rejected``.
     suffix : {".parquet", ".arrow"}
         Parquet, or Arrow's IPC file format (uncompressed, quicker to read
         back: the load cache's).
@@ -155,6 +159,8 @@ def write_parquet(
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     frames = {**tables, "rejected": rejected, "sources": sources}
+    if keys is not None:
+        frames["keys"] = keys
     for name, frame in frames.items():
         _write_table(frame, folder / f"{name}{suffix}")
     dumped = {}
@@ -166,6 +172,7 @@ def write_parquet(
         "version": __version__,
         "tables": list(tables),
         "suffix": suffix,
+        "keys": keys is not None,
         "files": list(files),
         "documents": dumped,
         "digests": {name: list(found) for name, found in (digests or {}).items()},
@@ -227,7 +234,8 @@ def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``tables``, ``documents``, ``rejected``, ``files``, ``sources`` and ``digests``,
+        ``tables``, ``documents``, ``rejected``, ``files``, ``sources``, ``digests``
+        and ``keys`` (where written),
         the keywords of :class:`~explicit_audit.Audit`.
 
     Raises
@@ -265,5 +273,6 @@ def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
         "rejected": _read_table(folder / f"rejected{suffix}"),
         "files": list(manifest["files"]),
         "sources": _read_table(folder / f"sources{suffix}"),
+        **({"keys": _read_table(folder / f"keys{suffix}")} if manifest.get("keys") else {}),
         "digests": {name: tuple(found) for name, found in manifest.get("digests", {}).items()},
     }

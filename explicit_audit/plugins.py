@@ -5,11 +5,14 @@ into tables (:class:`KindTables`, values that do not fit rejected by raising
 :class:`~explicit_audit.errors.RecordError` through :func:`sort_out`), its
 tables (:class:`Table`), its checks (:class:`Checker`, reporting
 :class:`Check` verdicts with :class:`Rule` findings built by
-:class:`FindingsBuilder`). :func:`register` makes every layer of the kit
-read and check it: ``ea.load`` on both engines, ``ea.verify_all``, and the
-``explicit-audit`` commands. README ("Adding a record kind") walks through
-one; a module that registers a kind is found through the entry point group
-``explicit_audit.kinds`` or the environment variable ``EXPLICIT_AUDIT_KINDS``
+:class:`FindingsBuilder`), and the shapes of its records (:class:`Shape` of
+:class:`Field`, from which it gets its JSON Schema and the check
+``record_keys`` of every key, with no code of its own). :func:`register`
+makes every layer of the kit read and check it: ``ea.load`` on both
+engines, ``ea.verify_all``, and the ``explicit-audit`` commands. README
+("Adding a record kind") walks through one; a module that registers a kind
+is found through the entry point group ``explicit_audit.kinds`` or the
+environment variable ``EXPLICIT_AUDIT_KINDS``
 (:mod:`explicit_audit._core.registry`).
 """
 
@@ -35,6 +38,7 @@ from ._core.registry import (
     register,
     unregister,
 )
+from ._core.shape import Field, Shape
 from .errors import RecordError
 
 __all__ = [
@@ -45,6 +49,7 @@ __all__ = [
     "Check",
     "Checker",
     "Documents",
+    "Field",
     "FindingsBuilder",
     "KindTables",
     "RawValue",
@@ -53,6 +58,7 @@ __all__ = [
     "Rejection",
     "Rule",
     "RuleTable",
+    "Shape",
     "Table",
     "kinds",
     "register",

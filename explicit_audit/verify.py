@@ -39,6 +39,7 @@ import pandas as pd
 from ._core import engine, registry
 from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
+from ._core.keys import key_counts
 from ._core.records import Checker
 from .audit import Audit
 from .errors import AuditError
@@ -186,6 +187,25 @@ class Verification:
             }
         )
 
+    def key_counts(self) -> pd.DataFrame:
+        """The ``record_keys`` notices counted per key: schema drift at a glance.
+
+        Returns
+        -------
+        DataFrame
+            One row per key, kind and note: ``key`` (its dotted path,
+            ``inputs.confidance``), ``kind``, ``note`` (``unknown_key`` or
+            ``defaulted_field``), ``count`` (records), ``files`` (where,
+            comma-separated) and ``suggestion`` (the closest declared key,
+            or None); the most frequent first.
+
+        Examples
+        --------
+        >>> int(ea.verify_all(ea.load("data/", progress=False)).key_counts()["count"].sum())
+        0
+        """
+        return key_counts(self.findings)
+
     def to_dict(self) -> dict:
         """The result as plain JSON-ready values.
 
@@ -195,7 +215,8 @@ class Verification:
             ``clean`` (bool), ``state`` (:data:`STATES`), ``expected`` (records
             per expected kind) and ``missing`` (the expected kinds absent or
             empty), ``summary`` (one object per check, its ``status`` included)
-            and ``findings`` (one object per finding, keys of
+            , ``keys`` (:meth:`key_counts`, one object per key) and
+            ``findings`` (one object per finding, keys of
             :data:`FINDING_COLUMNS`, a missing value as null).
 
         Examples
@@ -210,6 +231,7 @@ class Verification:
             "expected": dict(self.expected),
             "missing": self.missing,
             "summary": json_rows(self.summary()),
+            "keys": json_rows(self.key_counts()),
             "findings": json_rows(self.findings),
         }
 

@@ -202,9 +202,9 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    """Every notebook's report on the marked-up data, and Chromium's DOM and screenshot of it."""
-    chromium = _chromium()
+def report_folder(tmp_path_factory):
+    """The committed notebooks' reports on the marked-up data: (root, data, pages written)."""
+    _chromium()
     assert NOTEBOOKS, "no committed notebook in notebooks/"
     root = tmp_path_factory.mktemp("browser")
     data = root / "data"
@@ -214,7 +214,14 @@ def rendered(tmp_path_factory):
     broken = '{"schemaVersion": 0, "query": "' + ALERT + '", "scope": '
     lines = [json.dumps(make_receipt(query=ALERT)), json.dumps(marked), broken]
     (data / "receipts" / "marked_up.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    reports = write_reports(data, root / "reports", NOTEBOOKS)
+    return root, data, write_reports(data, root / "reports", NOTEBOOKS)
+
+
+@pytest.fixture(scope="module")
+def rendered(report_folder):
+    """Every notebook's report on the marked-up data, and Chromium's DOM and screenshot of it."""
+    chromium = _chromium()
+    root, _, reports = report_folder
     pages = {}
     for report in reports:
         profile = root / f"profile-{report.stem}"
@@ -272,11 +279,16 @@ def test_pages_show_their_plots(rendered):
             assert width > 100 and height > 50, name
 
 
-def test_pages_fetch_nothing(rendered):
+def test_pages_fetch_nothing(rendered, report_folder):
+    folder = report_folder[0] / "reports"
     for name, page in rendered.items():
         assert not page["page"].scripts, name
-        external = [link for link in page["page"].links if not link.startswith(("data:", "#"))]
-        assert not external, f"{name}: {external}"
+        links = [link for link in page["page"].links if not link.startswith(("data:", "#"))]
+        # A link to another page of the report (the index) is to a file beside it.
+        beside = [link for link in links if re.fullmatch(r"[\w.-]+\.html(#[\w-]+)?", link)]
+        assert not set(links) - set(beside), f"{name}: {links}"
+        for link in beside:
+            assert (folder / link.split("#")[0]).is_file(), f"{name}: {link}"
 
 
 def test_markup_in_the_data_is_shown_as_text(rendered):
@@ -342,3 +354,109 @@ def test_missing_chromium_skips_only_outside_ci(monkeypatch, ci, outcome):
     monkeypatch.setenv("CI", ci)
     with pytest.raises(outcome, match="chromium is not installed"):
         _chromium()
+
+
+# --- reports/index.html ---------------------------------------------------------------
+
+# What the measuring copy of the index reports: every element of main that reaches past
+# the window's width outside a box that scrolls sideways, and any text cut with an ellipsis.
+MEASURE_ALL = """
+<script>
+(function () {
+  const width = document.documentElement.clientWidth;
+  const result = {width: width, scrollWidth: document.documentElement.scrollWidth,
+                  overflowing: [], ellipsis: [], tiles: 0};
+  for (const node of document.querySelectorAll("main *")) {
+    const box = node.getBoundingClientRect();
+    if (box.width === 0) continue;
+    if (node.matches("ul.ea-tiles > li")) result.tiles += 1;
+    let scroller = null;
+    for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
+      const overflow = getComputedStyle(up).overflowX;
+      if (overflow === "auto" || overflow === "scroll") { scroller = up; break; }
+    }
+    const right = scroller === null ? box.right : scroller.getBoundingClientRect().right;
+    if (right > width + 1) result.overflowing.push(node.outerHTML.slice(0, 100));
+    if (getComputedStyle(node).textOverflow === "ellipsis"
+        && node.scrollWidth > node.clientWidth) result.ellipsis.push(node.textContent);
+  }
+  const out = document.createElement("pre");
+  out.id = "ea-measure";
+  out.textContent = JSON.stringify(result);
+  document.body.appendChild(out);
+})();
+</script>
+"""
+
+
+class _Tiles(HTMLParser):
+    """The index's tiles: each check's name, status text and link; the pages' links."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tiles: list[dict] = []
+        self.pages: list[str] = []
+        self._field: str | None = None
+        self._in_pages = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        css = attrs.get("class") or ""
+        if tag == "ul":
+            self._in_pages = "ea-pages" in css
+        if tag == "li" and css.startswith("ea-") and not self._in_pages:
+            self.tiles.append({"class": css, "check": "", "status": "", "href": None})
+        elif tag == "span" and css in {"ea-check", "ea-status"} and self.tiles:
+            self._field = css.removeprefix("ea-")
+        elif tag == "a" and self._in_pages:
+            self.pages.append(attrs["href"])
+        elif tag == "a" and self.tiles and self.tiles[-1]["href"] is None:
+            self.tiles[-1]["href"] = attrs["href"]
+
+    def handle_endtag(self, tag):
+        if tag == "span":
+            self._field = None
+
+    def handle_data(self, data):
+        if self._field:
+            self.tiles[-1][self._field] += data
+
+
+def test_the_index_has_one_tile_per_check_with_the_counts_verify_gives(report_folder):
+    import explicit_audit as ea
+
+    root, data, reports = report_folder
+    index = root / "reports" / "index.html"
+    page = index.read_text(encoding="utf-8")
+    assert "<script" not in page.lower()
+    parsed = _Tiles()
+    parsed.feed(page)
+    with pytest.warns(ea.RejectedRowsWarning):
+        summary = ea.verify_all(ea.load(data, progress=False)).summary()
+    assert [tile["check"] for tile in parsed.tiles] == list(summary["check"])
+    for tile, row in zip(parsed.tiles, summary.to_dict("records"), strict=True):
+        assert tile["class"] == f"ea-{row['status'].replace(' ', '-')}", tile
+        if row["status"] == "findings":
+            assert tile["status"].startswith(f"{row['findings']:,} finding"), tile
+        assert f"{row['checked']:,} record" in tile["status"] or row["status"] == "not run"
+        # Each tile links to a page of this folder, at an anchor that page holds.
+        target, anchor = tile["href"].split("#")
+        assert f'id="{anchor}"' in (root / "reports" / target).read_text(encoding="utf-8")
+    assert parsed.pages == [report.name for report in reports]
+
+
+@pytest.mark.parametrize("window", ["1366,900", "390,844"])
+def test_the_index_fits_a_laptop_and_a_phone(report_folder, window, tmp_path):
+    root, _, _ = report_folder
+    page = (root / "reports" / "index.html").read_text(encoding="utf-8")
+    page = re.sub(r'<meta[^>]*http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    copy = tmp_path / "measure-index.html"
+    copy.write_text(page.replace("</body>", MEASURE_ALL + "</body>"), encoding="utf-8")
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    flags = [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
+    measured = _measure(flags, copy, window)
+    assert measured["tiles"] >= 9, measured
+    assert measured["scrollWidth"] <= measured["width"], measured
+    assert not measured["overflowing"], measured["overflowing"][:5]
+    assert not measured["ellipsis"], measured["ellipsis"][:5]

@@ -47,6 +47,7 @@ def test_a_second_load_of_unchanged_files_equals_the_first(logs, tmp_path):
             pd.testing.assert_frame_equal(audit.tables[name], frame, obj=name)
         pd.testing.assert_frame_equal(audit.rejected, plain.rejected)
         pd.testing.assert_frame_equal(audit.sources, plain.sources)
+        pd.testing.assert_frame_equal(audit.keys, plain.keys)
         assert audit.policies == plain.policies and audit.files == plain.files
     pd.testing.assert_frame_equal(ea.verify_all(second).findings, ea.verify_all(plain).findings)
     assert len(_entries(cache)) == 1

@@ -55,7 +55,7 @@ def test_verify_dirty_exits_1_and_names_file_and_line(dirty, capsys):
     more = dirty / "more.jsonl"
     assert f"{more}:2: rejected_row: invalid JSON" in out
     assert f"{more}:3: space_query" in out
-    assert "2 finding(s) in 2 of 9 checks" in out
+    assert "2 finding(s) in 2 of 10 checks" in out
 
 
 def test_verify_text_lists_at_most_max_findings(dirty, capsys):
@@ -121,9 +121,10 @@ def test_summary(dirty, capsys):
 def test_sample_data_is_not_clean(capsys):
     assert main(["verify", str(SAMPLE), "--json"]) == 1
     document = json.loads(capsys.readouterr().out)
-    assert all(
-        row["findings"] > 0 for row in document["summary"] if row["check"] != "request_consistency"
-    )
+    # Every check finds what the sample data plants; its records' keys are all as declared.
+    quiet = {"request_consistency", "record_keys"}
+    assert all(row["findings"] > 0 for row in document["summary"] if row["check"] not in quiet)
+    assert document["keys"] == []
 
 
 def _notebook(*cells) -> nbformat.NotebookNode:
@@ -149,8 +150,9 @@ def test_report_writes_one_page_per_notebook(clean, tmp_path, capsys):
     nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "a_files.ipynb")
     out = tmp_path / "reports"
     assert main(["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["a_files.html", "b_rows.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["a_files.html", "b_rows.html", "index.html"]
     printed = capsys.readouterr().out
+    assert f"wrote {out / 'index.html'}" in printed
     assert f"wrote {out / 'a_files.html'}" in printed and "2 report(s)" in printed
     assert "<td>receipts</td>" in (out / "b_rows.html").read_text(encoding="utf-8")
 
@@ -350,7 +352,7 @@ def _verify(*args: str) -> tuple[int, str, dict | None]:
 def test_verify_says_which_checks_were_not_run(clean):
     status, text, _ = _verify(str(clean))
     assert status == 0
-    assert "clean on what was checked (2 of 9 checks run, no error; 7 not run" in text
+    assert "clean on what was checked (3 of 10 checks run, no error; 7 not run" in text
     assert "plan_hashes        0 not run (no records)" in text
     status, _, document = _verify(str(clean), "--json")
     assert (status, document["exit_status"], document["state"]) == (0, 0, "clean")

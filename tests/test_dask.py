@@ -296,10 +296,13 @@ def test_a_key_the_sample_did_not_show_is_an_error_naming_file_and_key(tmp_path)
     lines.append(json.dumps({"late_key": 1, **make_receipt()}))
     (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
     lazy = ea.load(tmp_path, engine="dask", blocksize=4096, sample_bytes=4096)
-    with dask.config.set(scheduler="synchronous"), pytest.raises(ea.AuditError) as error:
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ea.InputError) as error:
         lazy.receipts.compute()
     assert "late_key" in str(error.value) and "log.jsonl" in str(error.value)
     assert "sample_bytes" in str(error.value)
+    # The file, the line of the first record holding the key, and the key.
+    assert error.value.source_file.endswith("log.jsonl")
+    assert (error.value.source_line, error.value.field) == (201, "late_key")
     whole = ea.load(tmp_path, engine="dask", blocksize=4096)  # the default sample sees it
     with dask.config.set(scheduler="synchronous"):
         assert_same_table(_quiet_load(tmp_path).receipts, whole.receipts)
@@ -423,3 +426,75 @@ def test_a_table_computes_without_the_accounting_and_the_accounting_without_the_
         assert calls == {"fold": 0, "fitted": parts}
         assert lazy.rejected.compute().empty
         assert calls == {"fold": parts, "fitted": parts}
+
+
+def test_the_command_line_names_the_file_and_takes_sample_bytes(tmp_path, capsys):
+    lines = [json.dumps(make_receipt()) for _ in range(3000)]
+    lines.append(json.dumps({"late_key": 1, **make_receipt()}))
+    data = tmp_path / "log.jsonl"
+    data.write_text("\n".join(lines) + "\n", "utf-8")
+    size = data.stat().st_size
+    argv = ["verify", str(data), "--json", "--engine", "dask", "--scheduler", "synchronous"]
+    assert main([*argv, "--sample-bytes", "4096"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["file"], error["line"], error["field"]) == (str(data), 3001, "late_key")
+    assert "--sample-bytes" in error["message"]
+    # A sample that covers the key: the run checks every record, as the pandas engine does.
+    assert main([*argv, "--sample-bytes", str(size)]) == main(argv[:3]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--sample-bytes", "0"]) == 2
+    assert "give at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("truncated", "its size went from"),
+        ("emptied", "its size went from"),
+        ("appended", "its size went from"),
+        ("replaced", "it was replaced by another file"),
+        ("removed", "it is gone"),
+    ],
+)
+def test_a_file_changed_after_the_load_is_planned_loads_nothing_and_says_so(tmp_path, change, said):
+    receipts = [json.dumps(make_receipt(query=f"q{i}")) for i in range(40)]
+    data = tmp_path / "log.jsonl"
+    data.write_text("\n".join(receipts) + "\n", "utf-8")
+    other = tmp_path / "other.jsonl"
+    other.write_text(receipts[0] + "\n", "utf-8")
+    lazy = ea.load(tmp_path, engine="dask", blocksize=1024)
+    assert lazy.receipts.npartitions > 2
+    if change == "truncated":
+        data.write_text("\n".join(receipts[:10]) + "\n", "utf-8")
+    elif change == "emptied":
+        data.write_bytes(b"")
+    elif change == "appended":
+        with open(data, "a", encoding="utf-8") as stream:
+            stream.write(receipts[0] + "\n")
+    elif change == "replaced":
+        replacement = tmp_path / "new.tmp"
+        replacement.write_text("\n".join(receipts) + "\n", "utf-8")  # the same bytes
+        replacement.replace(data)
+    else:
+        data.unlink()
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        shown = lazy.receipts.compute()
+        rejected = lazy.rejected.compute()
+    # No row of the changed file; the unchanged file's row is kept.
+    assert set(shown["source_file"]) == {str(other)}
+    assert len(rejected) == lazy.receipts.npartitions - 1  # one per partition of the file
+    assert set(rejected["source_file"]) == {str(data)}
+    assert rejected["reason"].str.contains("changed after the load was planned").all()
+    assert rejected["reason"].str.contains(said).all()
+
+
+def test_an_unchanged_file_reads_as_planned(tmp_path):
+    receipts = [json.dumps(make_receipt(query=f"q{i}")) for i in range(40)]
+    (tmp_path / "log.jsonl").write_text("\n".join(receipts) + "\n", "utf-8")
+    lazy = ea.load(tmp_path, engine="dask", blocksize=1024)
+    with dask.config.set(scheduler="synchronous"):
+        assert len(lazy.receipts.compute()) == 40
+        assert len(lazy.rejected.compute()) == 0
+        # Computed twice, the same: looking at the file changes nothing.
+        assert len(lazy.receipts.compute()) == 40

@@ -344,6 +344,15 @@ def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit):
     from_first = ea.within_time_window(receipts, days[0], None)
     notebook.wait_for_text(notebook.output(0), rf"\b{len(from_first):,}\b")
     assert int(notebook.table()["(all)"]["receipts"]) == len(from_first)
+
+    # The end handle dragged fully left, onto the open start: an empty window, no receipt,
+    # and the readout says so (it used to read "open → open" and show every receipt).
+    _drag(page, upper, -4000)
+    notebook.wait_for_text(readout, r"an empty window, no receipt in it")
+    deadline = time.monotonic() + 30
+    while int(notebook.table()["(all)"]["receipts"]) != 0 and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert int(notebook.table()["(all)"]["receipts"]) == 0
     notebook.assert_clean()
 
 

@@ -41,6 +41,7 @@ def test_every_table_round_trips_exactly(bundled, tmp_path):
     assert list(back.tables) == list(bundled.tables)
     for name, frame in _every_table(bundled).items():
         pd.testing.assert_frame_equal(_every_table(back)[name], frame, check_exact=True)
+    pd.testing.assert_frame_equal(back.keys, bundled.keys, check_exact=True)
     assert back.files == bundled.files
     assert back.policies == bundled.policies
     assert [p.source_file for p in back.policies.values()] == [

@@ -120,8 +120,9 @@ def test_logger_keys_are_kept_as_columns(tmp_path):
         for i in range(3)
     ]
     receipts = _load(_write_lines(tmp_path / "log.jsonl", lines)).receipts
-    # Kept as written: not turned into timestamps.
-    assert receipts["timestamp"].tolist() == ["2026-10-01T10:00:00Z"] * 3
+    # A time as a UTC time; the text would be kept beside it had it not been one.
+    assert receipts["timestamp"].tolist() == [pd.Timestamp("2026-10-01T10:00:00Z")] * 3
+    assert receipts["timestamp_unparsed"].isna().all()
     assert receipts["request_id"].tolist() == ["r0", "r1", "r2"]
 
 

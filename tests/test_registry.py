@@ -11,6 +11,7 @@ entry point group ``explicit_audit.kinds``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -25,12 +26,14 @@ import explicit_audit as ea
 from explicit_audit.plugins import (
     Check,
     Checker,
+    Field,
     FindingsBuilder,
     KindTables,
     RecordError,
     RecordKind,
     Rule,
     RuleTable,
+    Shape,
     Table,
     register,
     segment_values,
@@ -185,6 +188,36 @@ def test_the_dask_engine_loads_and_checks_it(registered, badges):
     on_dask, expected = ea.verify_all(lazy), ea.verify_all(in_memory)
     pd.testing.assert_frame_equal(on_dask.findings, expected.findings)
     assert on_dask.checked == expected.checked
+
+
+def test_a_kind_that_declares_its_shape_gets_its_keys_checked(badges):
+    shape = Shape(
+        NAME,
+        "badge",
+        "a badge",
+        (
+            Field("badge_id", "string", "the badge"),
+            Field("holder", "string", "who holds it", required=False),
+            Field("level", "integer", "its level"),
+        ),
+        record=("badge_id",),
+    )
+    with (badges / "badges.jsonl").open("a") as lines:
+        lines.write(json.dumps({"badge_id": "b5", "level": 2, "Holder": "di", "at": 1}) + "\n")
+    register(dataclasses.replace(KIND, shapes=(shape,)))  # no other code
+    try:
+        for engine in ("pandas", "dask"):
+            result = ea.verify_all(_load(badges, engine=engine))
+            found = result.findings.query("check == 'record_keys'")
+            assert found[["source_line", "record", "rule", "field"]].values.tolist() == [
+                [5, "b5", "unknown_key", "Holder"]
+            ], engine
+            assert found["detail"].iloc[0].endswith("did you mean `holder`?")
+        rejected = _load(badges, strict_keys=True).rejected
+        assert rejected[["source_line", "kind"]].values.tolist() == [[3, NAME], [5, NAME]]
+        assert "strict_keys: unknown key `Holder`" in rejected["reason"].iloc[1]
+    finally:
+        unregister(NAME)
 
 
 def _command(*args: str, env: dict) -> subprocess.CompletedProcess:

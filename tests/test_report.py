@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html.parser
 import json
 import os
 import re
@@ -17,9 +18,11 @@ from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 import explicit_audit as ea
-from explicit_audit.report._html import clean_html
+from explicit_audit.report._header import TOC_PLACEHOLDER, header_html, insert_contents
+from explicit_audit.report._html import clean_html, provenance_html
 from explicit_audit.report.provenance import LIBRARIES, file_sha256, hash_dialects, provenance
 from explicit_audit.report.writer import (
+    PANEL_NOTE,
     NotebookError,
     ReportError,
     data_parameter,
@@ -243,6 +246,47 @@ def test_page_shows_markup_in_data_as_text(small_report):
     assert page.count(escaped) >= 3
 
 
+def test_a_panel_that_only_runs_live_leaves_a_note_in_its_place():
+    widget = {"model_id": "abc", "version_major": 2, "version_minor": 0}
+    cell = new_code_cell("widgets.withheld_panel(audit)")
+    cell.outputs = [
+        new_output("display_data", {WIDGET_VIEW: widget, "text/plain": "VBox(children=...)"})
+    ]
+    plain = new_code_cell("print(1)")
+    plain.outputs = []
+    nb = static_outputs(_notebook("DATA = 'x'", cell, plain))
+    (note,) = nb.cells[2].outputs
+    assert note.data["text/html"] == PANEL_NOTE
+    assert "explicit-audit notebooks DIR" in clean_html(PANEL_NOTE)
+    assert nb.cells[3].outputs == []  # a cell that showed nothing still shows nothing
+
+
+def test_contents_number_sections_and_list_subsections_under_them():
+    page = (
+        f"<header>{TOC_PLACEHOLDER}</header>"
+        '<h3 id="lead">Before any section</h3>'
+        '<h2 id="one">One</h2><h3 id="one-a">One a</h3><h3 id="one-b">One b</h3>'
+        '<h2 id="two">Two &amp; <em>more</em></h2>'
+        '<h2 id="three">Three</h2><h3 id="three-a">Three a</h3>'
+    )
+    nav = insert_contents(page)
+    nav = nav[nav.index("<nav") : nav.index("</nav>")]
+    top = nav[nav.index("<ol>") + 4 : nav.rindex("</ol>")]
+    # The numbered list holds the sections and the appendix only: 1, 2, 3, 4.
+    depth, numbered = 0, []
+    for tag in re.findall(r"<(/?)(ul|li)\b", top):
+        closing, name = tag
+        if name == "ul":
+            depth += -1 if closing else 1
+        elif not closing and depth == 0:
+            numbered.append(tag)
+    assert len(numbered) == 5  # the lead-in (no section above it), One, Two, Three, appendix
+    assert nav.count('class="ea-sub"') == 3 and nav.count("<ul>") == 2
+    assert '<a href="#two">Two &amp; more</a>' in nav
+    assert nav.index('href="#one-b"') < nav.index('href="#two"') < nav.index('href="#three-a"')
+    assert '<li><a href="#lead">Before any section</a></li>' in nav
+
+
 def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small_report):
     page = small_report["pages"][0]
     main = page.index("<main>")
@@ -255,7 +299,7 @@ def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small
     assert page.count("<h1") == 1  # the notebook's own title is not written twice
     assert page.rindex("</details>") > provenance_at > page.rindex("Show code")
     # the one rejected line makes the data unclean: verify would exit 1
-    assert "<strong>1 finding</strong> in 1 of 9 checks" in page
+    assert "<strong>1 finding</strong> in 1 of 10 checks" in page
     assert "exits 1" in page and "<code>rejected_rows</code>" in page
     data = small_report["data"]
     digest = file_sha256(data / "receipts.jsonl")
@@ -283,7 +327,9 @@ def test_failing_notebook_is_named(tmp_path):
     nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "fine.ipynb")
     with pytest.raises(NotebookError, match=r"broken\.ipynb(.|\n)*ZeroDivisionError"):
         write_reports(data, tmp_path / "out", notebooks)
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["fine.html"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fine.html", "index.html"]
+    index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'href="fine.html"' in index and "broken" not in index  # only the pages written
 
 
 def test_no_notebook(tmp_path):
@@ -478,7 +524,7 @@ def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch)
     monkeypatch.setattr(writer_module, "write_atomically", write_on_a_full_disk)
     with pytest.raises(OSError, match="No space left"):
         write_reports(data, out, notebooks)
-    assert [p.name for p in out.iterdir()] == ["one.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "one.html"]
     assert page.read_bytes() == previous
 
 
@@ -497,6 +543,7 @@ def test_stale_reports_are_removed_and_nothing_else(tmp_path):
     written = write_reports(data, out, notebooks, progress=lines.append)
     assert sorted(p.name for p in written) == ["kept.html", "new_name.html"]
     assert sorted(p.name for p in out.iterdir()) == [
+        "index.html",
         "kept.html",
         "new_name.html",
         "notes.html",
@@ -555,3 +602,94 @@ def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, execute
             assert '<section aria-label="verdict"' in page
             if path.stem in missing:
                 assert missing[path.stem] in page.replace("<code>", "`").replace("</code>", "`")
+
+
+# --- the page's blocks, written by Jinja2 templates with autoescape --------------------
+
+
+class _Elements(html.parser.HTMLParser):
+    """The tags of a page and its text, as a browser's parser sees them."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parsed(markup: str) -> _Elements:
+    elements = _Elements()
+    elements.feed(markup)
+    return elements
+
+
+def test_every_value_in_the_header_contents_and_provenance_is_text(tmp_path):
+    hostile = tmp_path / "<i>a & 'b'"
+    hostile.mkdir()
+    receipt = json.dumps(make_receipt(query=ALERT))
+    (hostile / "<b>r.jsonl").write_text(f"{receipt}\n<em>not json</em>\n", encoding="utf-8")
+    with pytest.warns(ea.RejectedRowsWarning):
+        audit = ea.load(hostile, progress=False)
+    verification = ea.verify_all(audit)
+    data = f"{hostile}<script>"
+    header = header_html(f"Title {ALERT}", verification, data)
+    page = insert_contents(header + '<h2 id="x&amp;y">A <em>b</em> &lt;i&gt;</h2>')
+    appendix = provenance_html(
+        provenance(audit, str(hostile)), notebook="<u>n</u>.ipynb", notebook_sha256="<s>"
+    )
+    for block in (page, appendix):
+        tags = set(_parsed(block).tags)
+        assert not tags & {"script", "i", "b", "u", "s"}, tags
+    text = "".join(_parsed(page).text)
+    assert f"Title {ALERT}" in text and f"explicit-audit verify {data}" in text
+    assert "A b <i>" in text  # the contents entry: the heading's text, its markup dropped
+    text = "".join(_parsed(appendix).text)
+    assert "<u>n</u>.ipynb" in text and "<b>r.jsonl" in text and "<em>not json</em>" in text
+    assert _parsed(appendix).tags.count("details") == 4  # the appendix and its 3 folds
+
+
+def test_each_page_banner_is_its_own_checks_with_the_whole_verdict_below(tmp_path):
+    # Plans with a tampered hash (a finding of plan_hashes); receipts clean but for a
+    # broken line (rejected_rows, a check of every kind); no decisions at all.
+    data = tmp_path / "data"
+    data.mkdir()
+    plans = (ROOT / "data" / "plans" / "arborist_runs.jsonl").read_text("utf-8").splitlines()
+    (data / "plans.jsonl").write_text("\n".join(plans[:40]) + "\n", encoding="utf-8")
+    (data / "receipts.jsonl").write_text(
+        json.dumps(make_receipt()) + "\n{broken\n", encoding="utf-8"
+    )
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name, tables in [
+        ("plans_page", [["plans"]]),
+        ("routing_page", [["decisions", "policies"]]),
+    ]:
+        notebook = _notebook("DATA = 'x'", new_code_cell("DATA"))
+        notebook.metadata["explicit_audit"] = {"tables": tables}
+        nbformat.write(notebook, notebooks / f"{name}.ipynb")
+    with pytest.warns(ea.RejectedRowsWarning):
+        summary = ea.verify_all(ea.load(data, progress=False)).summary().set_index("check")
+    found = int(summary.loc["plan_hashes", "findings"])
+    assert found and summary.loc["rejected_rows", "findings"] == 1
+    write_reports(data, tmp_path / "out", notebooks)
+
+    def banner(name: str) -> tuple[str, str]:
+        page = (tmp_path / "out" / f"{name}.html").read_text(encoding="utf-8")
+        start = page.index('id="verdict"')
+        lines = re.findall(r"<p class=\"ea-verdict-[^\"]*\">(.*?)</p>", page[start:])
+        return lines[0], lines[1]
+
+    own, whole = banner("plans_page")
+    assert own.startswith("This page's checks (plans): ")
+    assert f"<strong>{found:,} finding" in own and "in 1 of 1 checks" in own
+    total = int(summary["findings"].sum())
+    assert whole.startswith(f"Over all the data: <strong>{total:,} findings</strong>")
+    assert "exits 1" in whole and '<a href="index.html">every check</a>' in whole
+    own, whole = banner("routing_page")
+    assert own.startswith("This page's checks (decisions): <strong>Nothing to check</strong>")
+    assert whole.startswith(f"Over all the data: <strong>{total:,} findings</strong>")

@@ -24,7 +24,16 @@ PLAN = {
     "shard_ids": ["s1", "s2"],
 }
 PAYLOAD = {"question": "Which bar is tallest?", "choices": ["A", "B"], "base_id": "c2/0001"}
-INPUTS = {"subject_domain": "legal", "content_chars": 5400, "confidence": 0.9}
+# Every input written, as the producer logs them (a field left out is a defaulted_field notice).
+INPUTS = {
+    "subject_domain": "legal",
+    "content_chars": 5400,
+    "deterministic_keyword_hits": [],
+    "self_declared_high_impact": False,
+    "self_declared_risk_flags": [],
+    "confidence": 0.9,
+    "evidence_doc_count": 0,
+}
 
 
 def _jsonl(path: Path, records: list[dict]) -> Path:
@@ -267,7 +276,13 @@ def test_every_check_function_returns_the_one_findings_shape(clean_data):
 def test_the_rule_table_is_the_one_source_of_severity():
     assert set(RULES.checks) == set(CHECKS)
     # what the producer allows, and what engram's unstable presentation schema may add
-    assert NOTICES == {"forbidden_key_nested", "receipt_keys", "error_code_unknown"}
+    assert NOTICES == {
+        "forbidden_key_nested",
+        "receipt_keys",
+        "error_code_unknown",
+        "unknown_key",
+        "defaulted_field",
+    }
     table = RULES.frame()
     assert table["rule"].is_unique and len(table) == len(RULES)
     assert set(table["severity"]) == {"error", "notice"}

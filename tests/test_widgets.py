@@ -23,7 +23,9 @@ from explicit_audit.views import (
     plan_view,
     sweep_view,
     time_range,
+    window_is_empty,
     window_readout,
+    withheld_view,
 )
 
 SAMPLE = Path(__file__).parent.parent / "data"
@@ -187,6 +189,45 @@ def test_withheld_panel_window_moves_each_handle_to_every_option(audit):
     window.index = (last - 2, last - 1)
     assert panel.result.loc["(all)", "receipts"] == len(
         ea.within_time_window(receipts, days[-2], days[-1])
+    )
+
+
+@pytest.mark.parametrize(
+    ("handles", "readout"),
+    [
+        ("end onto the open start", "open → before the first day: an empty window"),
+        ("start onto the open end", "after the last day → open: an empty window"),
+        ("both on one day", ": an empty window, no receipt in it"),
+    ],
+)
+def test_withheld_panel_window_narrowed_to_nothing_keeps_nothing(audit, handles, readout):
+    panel = widgets.withheld_panel(audit)
+    window = panel.controls["window"]
+    last = len(window.options) - 1
+    index = {"end onto the open start": (0, 0), "start onto the open end": (last, last)}
+    window.index = index.get(handles, (2, 2))
+    assert window_is_empty(window.value)
+    # Narrowing the window to nothing shows nothing, never every receipt.
+    assert panel.result.loc["(all)", "receipts"] == 0
+    assert panel.result.loc["(all)", "records_withheld"] == 0
+    label = panel.labels["window"].value
+    assert "an empty window, no receipt in it" in label
+    assert readout in label
+    # Widened again, every receipt is back.
+    window.index = (0, last)
+    assert panel.result.loc["(all)", "receipts"] == len(audit.receipts)
+
+
+def test_an_empty_window_on_the_dask_engine_keeps_nothing_either(audit):
+    days = time_range(audit.receipts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        lazy = ea.load(SAMPLE, engine="dask", progress=False)
+    for window in [(OPEN_START, OPEN_START), (OPEN_END, OPEN_END), (days[1], days[1])]:
+        shown = withheld_view(lazy, window=window)
+        assert shown.loc["(all)", "receipts"] == 0, window
+    assert withheld_view(lazy, window=(days[0], OPEN_END)).loc["(all)", "receipts"] == len(
+        ea.within_time_window(audit.receipts, days[0], None)
     )
 
 

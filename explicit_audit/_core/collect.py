@@ -18,6 +18,7 @@ import pandas as pd
 from ..errors import InputError, RejectedRowsWarning, UnparsedTimeWarning
 from .caller import warn
 from .content import BytesReader, FileReader
+from .keys import settle, shape_of
 from .limits import Limits
 from .pipeline import PieceReader
 from .progress import byte_progress
@@ -293,10 +294,25 @@ def read_bytes(
     return reading
 
 
-def build_kind(kind: RecordKind, segments: list[tuple]) -> KindTables:
-    """Build one kind's tables from its segments, time columns typed (:mod:`.times`)."""
-    built = kind.build(segments)
-    return KindTables({name: typed_times(t) for name, t in built.tables.items()}, built.rejected)
+def build_kind(kind: RecordKind, segments: list[tuple], *, strict_keys: bool = False) -> KindTables:
+    """Build one kind's tables from its segments, with the notes of its records' keys.
+
+    Every value's keys are read against the kind's shapes
+    (:func:`explicit_audit._core.keys.settle`): the notes of the values
+    loaded are in ``notes``; a rejection lists every problem of its value;
+    under ``strict_keys`` a value holding an unknown key is rejected. Time
+    columns are typed (:mod:`.times`).
+    """
+
+    def shape_for(value):
+        if kind.shape_of is not None:
+            return kind.shape_of(value)
+        return shape_of(kind.shapes, value)
+
+    built = settle(kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys)
+    # Time columns typed as UTC times, on both engines alike (:mod:`.times`).
+    built.tables = {name: typed_times(table) for name, table in built.tables.items()}
+    return built
 
 
 def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:

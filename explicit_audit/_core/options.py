@@ -31,6 +31,12 @@ class LoadOptions(TypedDict, total=False):
         first input that cannot be loaded (for a bad policy file, a
         :class:`~explicit_audit.PolicyError`), instead of collecting it in
         ``Audit.rejected``.
+    strict_keys : bool, default False
+        Reject a record holding a key its kind does not declare (at any level
+        of the objects it declares; at the top level of a line, a likely typo
+        of a declared key): a rejected row naming file, line and every such
+        key, instead of an ``unknown_key`` notice of the check
+        ``record_keys``.
     progress : bool, optional
         Show a progress bar over the bytes read (tqdm), after half a second.
         By default on in a terminal and in Jupyter, off under CI or when
@@ -57,6 +63,7 @@ class LoadOptions(TypedDict, total=False):
     """
 
     strict: bool
+    strict_keys: bool
     progress: bool | None
     limits: Limits | dict | None
     engine: str
@@ -67,6 +74,7 @@ class LoadOptions(TypedDict, total=False):
 
 _DEFAULTS: dict[str, Any] = {
     "strict": False,
+    "strict_keys": False,
     "progress": None,
     "limits": None,
     "engine": "pandas",

@@ -23,6 +23,7 @@ import orjson
 from .columnar import NotClean, parse_piece
 from .describe import FORMATS_DOC, json_type
 from .exact import iter_region, parse_line, too_deep_reason
+from .keys import columnar_fits, nearest_shape
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
 from .spans import Spans, split_piece
@@ -50,11 +51,14 @@ def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Reje
         if kind.matches(value):
             return kind
     keys = ", ".join(list(value)[:8])
+    nearest = nearest_shape((shape for kind in kinds for shape in kind.shapes), value)
+    near = f"; the nearest shape is {nearest}" if nearest else ""
     return Rejection(
         item.source_file,
         item.source_line,
         "unknown",
-        f"not a record of any known kind (keys: {keys}); see {FORMATS_DOC} for the record shapes",
+        f"not a record of any known kind (keys: {keys}){near}; see {FORMATS_DOC} for the "
+        "record shapes",
         excerpt(item.text),
     )
 
@@ -305,6 +309,9 @@ class PieceReader:
             first_value,
             multiline=not self.jsonl,
         )
+        if not columnar_fits(kind.shapes, piece.table):
+            # A key the shapes do not account for is noted value by value.
+            raise NotClean
         part = convert(piece)
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)

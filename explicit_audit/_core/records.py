@@ -118,6 +118,9 @@ class KindTables:
 
     tables: dict[str, pd.DataFrame]
     rejected: list[Rejection] = field(default_factory=list)
+    #: ``(RawValue, Shape, [KeyNote, ...])`` of the values loaded whose keys the
+    #: shape does not account for as written; filled by the reading core.
+    notes: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -287,8 +290,17 @@ class RecordKind:
         breaks ties.
     shapes : tuple of Shape, optional
         The record shapes its producer writes, declared once
-        (:mod:`explicit_audit._core.shape`): the kind's JSON Schema and its
-        field tables in ``docs/formats.md`` come from them.
+        (:mod:`explicit_audit._core.shape`): the kind's JSON Schema, its
+        field tables in ``docs/formats.md`` and the check ``record_keys``
+        (every unknown key and every field left to its default, see
+        :mod:`explicit_audit._core.keys`) come from them. A columnar path
+        must refuse a piece where a field with a default is absent, so that
+        the value-by-value path notes it.
+    shape_of : callable, optional
+        ``shape_of(value) -> Shape | None``: the shape a claimed value is read
+        as, for its keys; None for a value no shape declares (its keys are
+        then not noted). By default the shape that fits best
+        (:func:`explicit_audit._core.keys.shape_of`).
     """
 
     name: str
@@ -302,6 +314,7 @@ class RecordKind:
     loaded: Callable[[KindTables], pd.DataFrame] | None = None
     order: int = 1000
     shapes: tuple[Any, ...] = ()
+    shape_of: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         tables = tuple(Table(t) if isinstance(t, str) else t for t in self.tables)

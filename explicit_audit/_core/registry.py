@@ -37,6 +37,7 @@ from typing import Any
 
 from ..errors import AuditError
 from .findings import REJECTED_RULES, RuleTable, rejected_findings
+from .keys import KEYS_CHECKER
 from .records import Check, Checker, Documents, RecordKind, Table
 
 __all__ = [
@@ -100,9 +101,9 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
         raise AuditError(f"a record kind named {kind.name!r} is already registered")
     others = [other for name, other in _KINDS.items() if name != kind.name]
     taken_tables = {table.name for other in others for table in other.tables}
-    taken_tables |= {"rejected", "sources"}
+    taken_tables |= {"rejected", "sources", "keys"}
     taken_checks = {check.name for other in others for c in other.checks for check in c.checks}
-    taken_checks |= {check.name for check in REJECTED_CHECKER.checks}
+    taken_checks |= {check.name for c in (REJECTED_CHECKER, KEYS_CHECKER) for check in c.checks}
     for table in kind.tables:
         if table.name in taken_tables:
             raise AuditError(f"record kind {kind.name!r}: the table {table.name!r} is taken")
@@ -184,10 +185,13 @@ def references() -> dict[tuple[str, str], str]:
 
 
 def checkers(among: Sequence[RecordKind] | None = None) -> list[Checker]:
-    """Every checker, in verdict order: the rejected rows first, then each kind's."""
-    found = [checker for kind_ in among or kinds() for checker in kind_.checks]
+    """Every checker, in verdict order: the rejected rows first, then the records' keys
+    (where any kind declares its shapes), then each kind's."""
+    among = among or kinds()
+    found = [checker for kind_ in among for checker in kind_.checks]
     ranked = sorted(enumerate(found), key=lambda pair: (pair[1].order, pair[0]))
-    return [REJECTED_CHECKER, *(checker for _, checker in ranked)]
+    keys = [KEYS_CHECKER] if any(kind_.shapes for kind_ in among) else []
+    return [REJECTED_CHECKER, *keys, *(checker for _, checker in ranked)]
 
 
 def checks() -> dict[str, Check]:

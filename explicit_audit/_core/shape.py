@@ -79,6 +79,11 @@ class _NoDefault:
     def __repr__(self) -> str:
         return "NO_DEFAULT"
 
+    def __reduce__(self) -> str:
+        # Unpickled (a Dask worker process) as the one module-level object, so
+        # that ``is NO_DEFAULT`` holds there too.
+        return "NO_DEFAULT"
+
 
 #: A field the producer gives no default: absent, it is missing.
 NO_DEFAULT: Any = _NoDefault()
@@ -150,12 +155,16 @@ class Shape:
         How it is recognised, in a few words.
     fields : tuple of Field
         The top-level fields.
+    record : tuple of str, optional
+        The dotted paths of the record's id, the first present one used
+        (``("decision_id",)``), for the findings about its keys.
     """
 
     kind: str
     name: str
     doc: str
     fields: tuple[Field, ...]
+    record: tuple[str, ...] = ()
 
     def field(self, path: str) -> Field:
         """The field at the dotted ``path`` (``"inputs.confidence"``)."""

@@ -64,12 +64,14 @@ SHAPES = (
             Field("inputs", "object", "the inputs of decide_routing", fields=INPUT_FIELDS),
             Field("decision", "object", "the RoutingDecision returned", fields=OUTPUT_FIELDS),
         ),
+        record=("decision_id",),
     ),
     Shape(
         "decisions",
         "flat",
         "recognised by `subject_domain` and `escalate_to_26b` at the top level",
         (*_IDS, *INPUT_FIELDS, *OUTPUT_FIELDS),
+        record=("decision_id",),
     ),
 )
 

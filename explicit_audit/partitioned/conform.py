@@ -18,13 +18,37 @@ another table (a kind's :class:`~explicit_audit._core.records.Table` declares th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ..errors import AuditError
+from ..errors import InputError
 
-__all__ = ["conform", "empty_meta"]
+__all__ = ["SAMPLE_ADVICE", "Where", "conform", "empty_meta"]
+
+#: What to do when a partition holds what the sampled heads of the files did not show.
+SAMPLE_ADVICE = (
+    "Load with a larger sample_bytes= (explicit-audit --sample-bytes N: the bytes of each "
+    "file read to learn the columns), or with engine='pandas'"
+)
+
+
+class Where(NamedTuple):
+    """A partition, for an error: in words, and its file and first line."""
+
+    text: str
+    source_file: str
+    source_line: int | None = None
+
+
+def _first_line(table: pd.DataFrame, column: object, where: Where) -> int | None:
+    """The line of the first row holding a value in ``column``; else the partition's first."""
+    if "source_line" in table.columns and column in table.columns:
+        held = table[column].notna().to_numpy()
+        if held.any():
+            return int(table["source_line"].to_numpy()[held.argmax()])
+    return where.source_line
 
 
 def empty_meta(table: pd.DataFrame, declared: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -77,7 +101,9 @@ def _same_dtype(left, right) -> bool:
     return left == right
 
 
-def _widened(column: pd.Series, dtype, name: str, where: str) -> pd.Series:
+def _widened(
+    column: pd.Series, dtype, name: str, where: Where, line: int | None = None
+) -> pd.Series:
     """``column`` as the in-memory engine would type it, were ``dtype`` its type over all rows."""
     present = column.notna()
     if not present.any():
@@ -90,11 +116,13 @@ def _widened(column: pd.Series, dtype, name: str, where: str) -> pd.Series:
         return values.where(present, None)
     if str(dtype) == "Float64" and str(source) == "Int64":
         return column.astype("Float64")
-    raise AuditError(
-        f"{where}: the key {name!r} holds values of type {source} here, but the head of the "
-        f"files read to learn the columns gave it type {dtype}; load with a larger "
-        "sample_bytes= (the bytes of each file read to learn the columns), or with "
-        "engine='pandas'"
+    raise InputError(
+        where.source_file,
+        line if line is not None else where.source_line,
+        f"{where.text}: the key {name!r} holds values of type {source} here, but the head of "
+        f"the files read to learn the columns gave it type {dtype}",
+        field=name,
+        advice=SAMPLE_ADVICE,
     )
 
 
@@ -113,7 +141,7 @@ def conform(
     *,
     name: str,
     offsets: Mapping[str, int],
-    where: str,
+    where: Where,
     references: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """``table`` (one partition's, rows labelled from 0) with ``meta``'s columns and global labels.
@@ -128,8 +156,9 @@ def conform(
         The table's name (``"exposed"``).
     offsets : mapping
         Per table: rows in the partitions before this one.
-    where : str
-        The partition (file and lines), for an error message.
+    where : Where
+        The partition (file and lines), for an error: an :class:`~explicit_audit.InputError`
+        naming the file and the line of the first row that does not fit the meta.
     references : mapping, optional
         ``{column: table}``: the table's columns holding a row label of another table.
     """
@@ -150,15 +179,17 @@ def conform(
     return result
 
 
-def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: str) -> pd.DataFrame:
+def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: Where) -> pd.DataFrame:
     """``table``'s columns fitted to ``meta``'s, its row labels unchanged."""
     unknown = [column for column in table.columns if column not in meta.columns]
     if unknown:
-        raise AuditError(
-            f"{where}: the {name} table has the key(s) {unknown} beside its records, which the "
-            "head of the files read to learn the columns did not show; load with a larger "
-            "sample_bytes= (the bytes of each file read to learn the columns), or with "
-            "engine='pandas'"
+        raise InputError(
+            where.source_file,
+            _first_line(table, unknown[0], where),
+            f"{where.text}: the {name} table has the key(s) {unknown} beside its records, which "
+            "the head of the files read to learn the columns did not show",
+            field=str(unknown[0]),
+            advice=SAMPLE_ADVICE,
         )
     columns = {}
     for column in meta.columns:
@@ -175,5 +206,6 @@ def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: str
             if isinstance(dtype, pd.CategoricalDtype):
                 columns[column] = _categories_as_text(table[column])
         else:
-            columns[column] = _widened(table[column], dtype, column, where)
+            line = _first_line(table, column, where)
+            columns[column] = _widened(table[column], dtype, column, where, line)
     return pd.DataFrame(columns, index=table.index)

@@ -44,12 +44,13 @@ from .._core.collect import (
     rejected_frame,
     sources_frame,
 )
+from .._core.keys import concat_keys, keys_frame
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
 from .._core.remote import has_remote, list_remote, local_source, read_url
 from ..errors import InputError
 from .accounting import RejectionTally
-from .conform import conform, empty_meta
+from .conform import Where, conform, empty_meta
 from .parts import (
     DEFAULT_BLOCKSIZE,
     DEFAULT_SAMPLE_BYTES,
@@ -71,6 +72,7 @@ class PartitionedLoad:
     sources: object
     files: list[str]
     documents: dict
+    keys: object = None
 
 
 @dataclass
@@ -81,25 +83,40 @@ class _Built:
     reading: Reading
     built_rejections: list[Rejection] = field(default_factory=list)
     loaded: dict[str, int] = field(default_factory=dict)
+    keys: pd.DataFrame = field(default_factory=lambda: keys_frame([]))
 
 
-def _where(part: Part, first_line: int) -> str:
+def _where(part: Part, first_line: int | None) -> str:
     if part.whole:
         return part.name
-    return f"{part.name} (the lines from {first_line} in bytes {part.start}-{part.stop})"
+    lines = "the lines" if first_line is None else f"the lines from {first_line}"
+    return f"{part.name} ({lines} in bytes {part.start}-{part.stop})"
+
+
+def _counted(part: Part) -> int | None:
+    """The newlines of a byte range; None when the file cannot be read (its read says why)."""
+    try:
+        return count_lines(part.path, part.start, part.stop)
+    except OSError:
+        return None
+
+
+def _next_line(line: int | None, count: int | None) -> int | None:
+    """The first line of the next range; None when a range before could not be counted."""
+    return None if line is None or count is None else line + count
 
 
 #: Per process: each kind's tables built from no values (most partitions hold few kinds).
 _NO_VALUES: dict[str, KindTables] = {}
 
 
-def _built(kind: RecordKind, segments: list[tuple]) -> KindTables:
+def _built(kind: RecordKind, segments: list[tuple], strict_keys: bool = False) -> KindTables:
     """``build_kind``, but for no values: then the kind's empty tables, built once per process.
 
     Nothing changes a built table in place (copy-on-write), so they are shared.
     """
     if segments:
-        return build_kind(kind, segments)
+        return build_kind(kind, segments, strict_keys=strict_keys)
     built = _NO_VALUES.get(kind.name)
     if built is None:
         built = _NO_VALUES[kind.name] = build_kind(kind, [])
@@ -108,20 +125,23 @@ def _built(kind: RecordKind, segments: list[tuple]) -> KindTables:
 
 def _build(
     part: Part,
-    first_line: int,
+    first_line: int | None,
     kinds: Sequence[RecordKind],
     keep: set[str] | None,
     limits: Limits,
     strict: bool,
+    strict_keys: bool = False,
 ) -> _Built:
     reading = read_part(part, first_line, kinds, keep=keep, limits=limits)
     tables: dict[str, pd.DataFrame] = {}
     rejections: list[Rejection] = []
     main = []
+    notes = []
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = _built(kind, reading.segments.pop(kind.name, []))
+        built = _built(kind, reading.segments.pop(kind.name, []), strict_keys)
+        notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main.append(kind.loaded_rows(built))
         rejections.extend(built.rejected)
@@ -131,7 +151,7 @@ def _build(
         if found:
             first = found[0]
             raise InputError(first.source_file, first.source_line or None, first.reason)
-    return _Built(tables, reading, rejections, loaded_counts(main))
+    return _Built(tables, reading, rejections, loaded_counts(main), keys_frame(notes))
 
 
 def _lengths(built: _Built) -> dict[str, int]:
@@ -150,10 +170,10 @@ def _fitted(
     offsets: dict[str, int],
     metas: dict,
     part: Part,
-    first_line: int,
+    first_line: int | None,
     references: dict[str, dict[str, str]],
 ) -> dict[str, pd.DataFrame]:
-    where = _where(part, first_line)
+    where = Where(_where(part, first_line), part.name, first_line)
     return {
         name: conform(
             built.tables[name],
@@ -169,7 +189,7 @@ def _fitted(
 
 def _accounting(built: _Built) -> _Built:
     """The partition's accounting alone (no tables), to fold."""
-    return _Built({}, built.reading, built.built_rejections, built.loaded)
+    return _Built({}, built.reading, built.built_rejections, built.loaded, built.keys)
 
 
 @dataclass
@@ -178,12 +198,14 @@ class _Tally(RejectionTally):
 
     built: list[Rejection] = field(default_factory=list)
     loaded: dict[str, int] = field(default_factory=dict)
+    keys: list[pd.DataFrame] = field(default_factory=list)
 
 
 def _fold(tally: _Tally, part: _Built) -> _Tally:
     """Fold one more partition's accounting in (the chain runs in file order)."""
     tally.add(part.reading)
     tally.built.extend(part.built_rejections)
+    tally.keys.append(part.keys)
     for name, count in part.loaded.items():
         tally.loaded[name] = tally.loaded.get(name, 0) + count
     return tally
@@ -202,14 +224,15 @@ def _finish(
     policy_files: list[Path],
     loaded_files: list[str],
     policy_rejections: list[Rejection],
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     reading = tally.reading
     rejections = [*reading.rejections, *tally.built, *policy_rejections, *reading.overflow_rows()]
     rejected = rejected_frame(in_file_order(rejections, files))
     reading.files = list(files)
     reading.policy_files = list(policy_files)
     reading.count_policy_files()
-    return rejected, sources_frame(reading, tally.loaded, loaded_files, rejected)
+    sources = sources_frame(reading, tally.loaded, loaded_files, rejected)
+    return rejected, sources, concat_keys(tally.keys, files)
 
 
 def _metas(
@@ -294,6 +317,7 @@ class _Graph:
         metas: dict[str, pd.DataFrame],
         problems: list[Rejection],
         finish: tuple,
+        strict_keys: bool = False,
     ) -> None:
         from dask.task_spec import Task, TaskRef
 
@@ -313,13 +337,13 @@ class _Graph:
                 line = 1
             else:
                 first = key("first-line", i)
-                reads[first] = Task(first, operator.add, line, TaskRef(key("count", i - 1)))
+                reads[first] = Task(first, _next_line, line, TaskRef(key("count", i - 1)))
                 line = TaskRef(first)
             if not part.whole:
                 count = key("count", i)
-                reads[count] = Task(count, count_lines, part.path, part.start, part.stop)
+                reads[count] = Task(count, _counted, part)
             build = key("build", i)
-            reads[build] = Task(build, _build, part, line, kinds, keep, limits, strict)
+            reads[build] = Task(build, _build, part, line, kinds, keep, limits, strict, strict_keys)
             fitted, lengths = key("fitted", i), key("lengths", i)
             fits[fitted] = Task(
                 fitted, _fitted, TaskRef(build), offsets, metas, part, line, references
@@ -350,10 +374,10 @@ class _Graph:
         return _Layer(layer, f"{name}-{self.token}"), keys
 
     def accounts(self, index: int) -> tuple[Mapping, list]:
-        """The layer of ``rejected`` (``index`` 0) or ``sources`` (1), and its one key."""
+        """The layer of ``rejected`` (``index`` 0), ``sources`` (1) or ``keys`` (2), and its key."""
         from dask.task_spec import Task, TaskRef
 
-        piece = self._key(("rejected", "sources")[index], 0)
+        piece = self._key(("rejected", "sources", "keys")[index], 0)
         task = Task(piece, operator.getitem, TaskRef(self._key("accounts")), index)
         return _Layer({**self.reads, **self.accounting, piece: task}, piece[0]), [piece]
 
@@ -383,6 +407,7 @@ def load_partitioned(
     *,
     keep: set[str] | None = None,
     strict: bool = False,
+    strict_keys: bool = False,
     limits: Limits,
     blocksize: int | None = None,
     sample_bytes: int | None = None,
@@ -400,6 +425,8 @@ def load_partitioned(
         Raise :class:`~explicit_audit.InputError` for a partition's first
         rejection when that partition is computed; for a file that is not
         regular or a bad policy file, at once.
+    strict_keys : bool
+        Reject a record holding a key its kind does not declare.
     limits : Limits
     blocksize : int, optional
         Bytes per partition of a large plain JSON Lines file
@@ -429,7 +456,7 @@ def load_partitioned(
     parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
     finish = (listing.names, policy_files, loaded_files, policy_rejections)
-    graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish)
+    graph = _Graph(parts, kinds, keep, limits, strict, metas, problems, finish, strict_keys)
 
     def table(layer: Mapping, keys: list, meta: pd.DataFrame, name: str):
         if not keys:
@@ -444,4 +471,5 @@ def load_partitioned(
     rejected = table(*graph.accounts(0), empty_meta(rejected_meta), "rejected")
     sources_meta = sources_frame(Reading([], []), {}, [], rejected_meta)
     sources = table(*graph.accounts(1), sources_meta, "sources")
-    return PartitionedLoad(tables, rejected, sources, listing.names, documents)
+    keys = table(*graph.accounts(2), empty_meta(keys_frame([])), "keys")
+    return PartitionedLoad(tables, rejected, sources, listing.names, documents, keys)

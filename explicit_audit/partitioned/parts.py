@@ -6,6 +6,12 @@ files (values one after another may span lines) and files past
 ``max_file_bytes`` are one partition each, read exactly as the in-memory
 engine reads them. Every partition is read by the same pipeline as a whole
 file, so it loads the same rows with the same line numbers.
+
+A partition is pinned to the file as it was planned: its size, modification
+time and inode (:class:`Stamp`). A file truncated, emptied, appended to or
+replaced before the partition is computed is not read as it is then: the
+partition is a file-level rejection naming the file and what changed, and
+loads no row.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = [
     "DEFAULT_BLOCKSIZE",
     "DEFAULT_SAMPLE_BYTES",
     "Part",
+    "Stamp",
     "plan_parts",
     "read_part",
     "sample_limits",
@@ -41,18 +48,51 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
+class Stamp:
+    """What identifies a file's content when a load is planned: size, mtime and inode."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: Path) -> Stamp | None:
+        """The file's stamp now; None when it cannot be looked at."""
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        return cls(found.st_size, found.st_mtime_ns, found.st_ino)
+
+    def changes(self, now: Stamp | None) -> str | None:
+        """How the file changed since this stamp, in words; None when it did not."""
+        if now is None:
+            return "it is gone or can no longer be looked at"
+        if now.inode != self.inode:
+            return "it was replaced by another file"
+        if now.size != self.size:
+            return f"its size went from {self.size:,} to {now.size:,} bytes"
+        if now.mtime_ns != self.mtime_ns:
+            return "it was modified (same size, a later modification time)"
+        return None
+
+
+@dataclass(frozen=True)
 class Part:
     """One partition: a whole file (``start is None``) or a nominal byte range of it.
 
     ``path`` is absolute, so that a worker whose working folder is not the
     caller's (a cluster's, a notebook kernel's) reads the same file; ``name``
-    is the path as the caller gave it, as the tables show it.
+    is the path as the caller gave it, as the tables show it. ``stamp`` is
+    the file as the load was planned (None when it could not be looked at:
+    then reading it says why).
     """
 
     path: Path | None
     name: str
     start: int | None = None
     stop: int | None = None
+    stamp: Stamp | None = None
     #: A file read by URL (fsspec): the worker opens the URL, as the caller named it.
     url: str | None = None
 
@@ -86,49 +126,95 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
             continue
         name = display_name(given)
         path = Path(given).absolute()
-        try:
-            size = os.stat(path).st_size
-        except OSError:
-            size = 0
+        stamp = Stamp.of(path)
+        size = stamp.size if stamp is not None else 0
         if not _splittable(path, size, blocksize, limits):
-            parts.append(Part(path, name))
+            parts.append(Part(path, name, stamp=stamp))
             continue
         parts.extend(
-            Part(path, name, start, stop) for start, stop in nominal_ranges(size, blocksize)
+            Part(path, name, start, stop, stamp) for start, stop in nominal_ranges(size, blocksize)
         )
     return parts
 
 
 def read_part(
     part: Part,
-    first_line: int,
+    first_line: int | None,
     kinds: Sequence[RecordKind],
     *,
     keep: set[str] | None,
     limits: Limits,
 ) -> Reading:
-    """Read one partition as the pipeline reads a file, its lines numbered from ``first_line``."""
+    """Read one partition as the pipeline reads a file, its lines numbered from ``first_line``.
+
+    The file is looked at before and after it is read: when it is no longer
+    the file the load was planned on (:class:`Stamp`), nothing of it is kept
+    and the partition is one file-level rejection that says what changed.
+    ``first_line`` is None when a range of the file before this one could
+    not be read: no line number is guessed, and the range is rejected.
+    """
     if part.url is not None:
+        # A file at a URL: read whole, by the worker, from the URL.
         return read_url(part.url, part.name, kinds, keep=keep, limits=limits)
-    if part.whole:
-        return read_file(part.path, kinds, keep=keep, limits=limits, name=part.name)
-    try:
-        data = read_range(part.path, part.start, part.stop)
-    except OSError as exc:
-        # As the whole-file reader says it: the file cannot be read.
-        reading = read_bytes(b"", part.name, kinds, jsonl=True, keep=keep, limits=limits)
-        reading.reject(Rejection(part.name, 0, "file", f"cannot read: {exc.strerror or exc}", ""))
-        return reading
-    return read_bytes(
-        data,
-        part.name,
+    changed = _changed(part)
+    if changed is None and first_line is None and not part.whole:
+        return _rejected(
+            part,
+            kinds,
+            keep,
+            limits,
+            f"bytes {part.start}-{part.stop}: the lines before them could not be counted (a "
+            "range of the file before this one could not be read), so no line number would "
+            "be right; nothing of them was loaded",
+        )
+    if changed is None:
+        if part.whole:
+            reading = read_file(part.path, kinds, keep=keep, limits=limits, name=part.name)
+        else:
+            try:
+                data = read_range(part.path, part.start, part.stop)
+            except OSError as exc:
+                # As the whole-file reader says it: the file cannot be read.
+                return _rejected(part, kinds, keep, limits, f"cannot read: {exc.strerror or exc}")
+            reading = read_bytes(
+                data,
+                part.name,
+                kinds,
+                jsonl=True,
+                first_line=first_line,
+                keep=keep,
+                limits=limits,
+                file_start=part.start == 0,
+            )
+        changed = _changed(part)  # while it was read
+        if changed is None:
+            return reading
+    bytes_read = "" if part.whole else f" (bytes {part.start}-{part.stop})"
+    return _rejected(
+        part,
         kinds,
-        jsonl=True,
-        first_line=first_line,
-        keep=keep,
-        limits=limits,
-        file_start=part.start == 0,
+        keep,
+        limits,
+        f"changed after the load was planned{bytes_read}: {changed}; nothing of it was "
+        "loaded, so that no row is read from a file other than the one listed. Load it "
+        "again once it no longer changes, or load a copy",
     )
+
+
+def _changed(part: Part) -> str | None:
+    """How the partition's file changed since it was planned; None when it did not."""
+    if part.stamp is None:
+        return None  # it could not be looked at when planned: reading it says why
+    return part.stamp.changes(Stamp.of(part.path))
+
+
+def _rejected(
+    part: Part, kinds: Sequence[RecordKind], keep: set[str] | None, limits: Limits, reason: str
+) -> Reading:
+    """A partition that loads nothing: one file-level rejection."""
+    reading = read_bytes(b"", part.name, kinds, jsonl=True, keep=keep, limits=limits)
+    reading.reject(Rejection(part.name, 0, "file", reason, ""))
+    return reading
 
 
 def sample_limits(limits: Limits, sample_bytes: int) -> Limits:

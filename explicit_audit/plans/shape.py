@@ -44,6 +44,7 @@ SHAPES = (
             )),
             _RECORD[1],
         ),
+        record=("run_id",),
     ),
     Shape(
         "plans",
@@ -59,5 +60,6 @@ SHAPES = (
             )),
             _RECORD[1],
         ),
+        record=("run_id",),
     ),
 )  # fmt: skip

@@ -6,10 +6,11 @@ presentation line; one kind reads them all into three tables.
 
 from __future__ import annotations
 
+from .._core.keys import shape_of
 from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
 from ._arrow import columnar, layout
-from ._values import matches
+from ._values import is_presentation, matches
 from .checks import RULES, receipt_findings
 from .loader import NAME, build_tables, loaded_rows
 from .presentation_checks import RULES as PRESENTATION_RULE_TABLE
@@ -17,6 +18,13 @@ from .presentation_checks import presentation_findings
 from .shape import SHAPES
 
 __all__ = ["KIND"]
+
+
+def _shape_of(value: dict):
+    # A presentation line's keys are checked with the presentations
+    # (presentation_rules), against engram's own list of them.
+    return None if is_presentation(value) else shape_of(SHAPES, value)
+
 
 KIND = register(
     RecordKind(
@@ -37,6 +45,7 @@ KIND = register(
         ),
         matches=matches,
         shapes=SHAPES,
+        shape_of=_shape_of,
         build=build_tables,
         layout=layout,
         columnar=columnar,

@@ -10,11 +10,24 @@ title), whether anything was found (the verdict, with the exit status
 from __future__ import annotations
 
 import re
-from html import escape, unescape
+from collections.abc import Collection
+from html import unescape
 
+import pandas as pd
+from markupsafe import Markup
+
+from .._core import registry
 from ..verify import Verification
+from ._templates import render
 
-__all__ = ["TOC_PLACEHOLDER", "header_html", "insert_contents", "verdict_html"]
+__all__ = [
+    "TOC_PLACEHOLDER",
+    "check_kinds",
+    "header_html",
+    "insert_contents",
+    "page_kinds",
+    "verdict_html",
+]
 
 #: Where the contents go in a page; filled once the page's headings are known.
 TOC_PLACEHOLDER = "<!-- explicit_audit: contents -->"
@@ -23,12 +36,56 @@ _HEADING = re.compile(r'<h([23])\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.DOTA
 _TAG = re.compile(r"<[^>]+>")
 
 
-def _count(n: int, one: str, many: str | None = None) -> str:
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+def check_kinds() -> dict[str, str | None]:
+    """Each registered check's record kind (None for the rejected rows, of every kind)."""
+    kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
+    return {
+        name: kind_of.get(check.examines, check.examines)
+        for name, check in registry.checks().items()
+    }
 
 
-def verdict_html(verification: Verification, data: str) -> str:
+def page_kinds(tables: Collection[str]) -> set[str]:
+    """The record kinds of the tables a notebook reads (``policies`` and the like: none)."""
+    kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
+    return {kind_of[name] for name in tables if name in kind_of}
+
+
+def _counts(summary: pd.DataFrame) -> dict:
+    """What a verdict line says of some checks: their state and their counts."""
+    findings = summary["findings"].astype("int64")
+    statuses = set(summary["status"])
+    not_run = int((summary["status"] == "not run").sum())
+    if "findings" in statuses:
+        state = "findings"
+    elif not len(summary) or statuses == {"not run"}:
+        state = "nothing to check"
+    else:
+        state = "clean"
+    return {
+        "state": state,
+        "checks": len(summary),
+        "ran": len(summary) - not_run,
+        "not_run": not_run,
+        "found": int(findings.sum()),
+        "checks_found": int((findings > 0).sum()),
+        "notices": int(summary["notices"].sum()) if "notices" in summary else 0,
+    }
+
+
+def verdict_html(
+    verification: Verification,
+    data: str,
+    *,
+    appendix: str = "#provenance",
+    per_check: bool = True,
+    kinds: Collection[str] | None = None,
+    index: str | None = None,
+) -> str:
     """The verdict banner: clean, or how many findings each check has, and the exit status.
+
+    Below it, the keys the records hold that their kinds do not declare, or
+    leave to a default, counted per key (``Verification.key_counts()``).
 
     Parameters
     ----------
@@ -36,87 +93,99 @@ def verdict_html(verification: Verification, data: str) -> str:
         :func:`~explicit_audit.verify_all` of the audit the page shows.
     data : str
         The data path, as given.
+    appendix : str, default "#provenance"
+        Where the provenance appendix is: this page's, or a page's from the index.
+    per_check : bool, default True
+        With the table of the checks that found something (the index shows
+        one tile per check instead).
+    kinds : collection of str, optional
+        The record kinds a page is about: its banner's first line, its table
+        and its keys are its own checks' (the verdict over all the data one
+        line below). By default, every check.
+    index : str, optional
+        The index page's address, linked from the line over all the data.
 
     Returns
     -------
     str
-        A ``<section class="ea-verdict">`` element.
+        A ``<section class="ea-verdict">`` element (``templates/verdict.html.j2``).
     """
     summary = verification.summary()
-    findings = summary["findings"].astype("int64")
-    notices = int((verification.findings["severity"] == "notice").sum())
-    status = verification.exit_status
-    command = f"<code>explicit-audit verify {escape(data)}</code> exits {status}"
-    notice_note = f", and {_count(notices, 'notice')} that do not count" if notices else ""
-    not_run = int((summary["status"] == "not run").sum())
-    ran = len(summary) - not_run
-    not_run_note = f"; {not_run} not run (no records)" if not_run else ""
-    if verification.state == "nothing to check":
-        line = (
-            f"<strong>Nothing to check</strong>: none of the {len(summary)} checks looked at "
-            f"a record. {command}."
-        )
-        css = "ea-verdict ea-found"
-    elif verification.state == "clean":
-        line = (
-            f"<strong>Clean on what was checked</strong>: none of the {ran} checks that looked "
-            f"at records found an error{notice_note}{not_run_note}. {command}."
-        )
-        css = "ea-verdict ea-clean"
-    else:
-        found = int(findings.sum())
-        checks = int((findings > 0).sum())
-        line = (
-            f"<strong>{_count(found, 'finding')}</strong> in {checks} of {len(summary)} "
-            f"checks{notice_note}{not_run_note}. {command}."
-        )
-        css = "ea-verdict ea-found"
+    everything = {**_counts(summary), "state": verification.state}
+    shown = summary
+    keys = verification.key_counts()
+    if kinds is not None:
+        kinds = set(kinds)
+        of = check_kinds()
+        shown = summary[[of.get(check) in kinds for check in summary["check"]]]
+        keys = keys[keys["kind"].isin(kinds)]
+    has_notices = "notices" in shown
+    labels = ["check", "findings", *(["notices"] if has_notices else [])]
     rows = []
-    has_notices = "notices" in summary
-    for row in summary.itertuples(index=False):
+    for row in shown.itertuples(index=False):
         row_notices = int(row.notices) if has_notices else 0
         if row.findings == 0 and row_notices == 0:
             continue
-        cells = f"<td><code>{escape(str(row.check))}</code></td><td>{int(row.findings):,}</td>"
-        if has_notices:
-            cells += f"<td>{row_notices:,}</td>"
-        rows.append(f"<tr>{cells}</tr>")
-    table = ""
-    if rows:
-        head = "<th>check</th><th>findings</th>" + ("<th>notices</th>" if has_notices else "")
-        table = (
-            f'<div class="ea-scroll"><table class="ea-verdict-table"><thead><tr>{head}</tr>'
-            f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
-        )
-    return (
-        f'<section class="{css}" id="verdict" aria-label="verdict">'
-        f'<p class="ea-verdict-line">{line} Every check runs over all the data; '
-        f'<a href="#provenance">what was read</a> is in the appendix.</p>{table}</section>'
+        rows.append([str(row.check), int(row.findings), *([row_notices] if has_notices else [])])
+    return render(
+        "verdict.html.j2",
+        data=data,
+        status=verification.exit_status,
+        page=_counts(shown) if kinds is not None else None,
+        scope=sorted(kinds) if kinds is not None else None,
+        whole=everything,
+        rows=rows if per_check else [],
+        labels=labels,
+        appendix=appendix,
+        index=index,
+        keys=[
+            [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
+            for row in keys.itertuples(index=False)
+        ],
     )
 
 
-def header_html(title: str, verification: Verification, data: str) -> str:
+def header_html(
+    title: str,
+    verification: Verification | None,
+    data: str,
+    *,
+    kinds: Collection[str] | None = None,
+    index: str | None = None,
+) -> str:
     """The top of a page: the title, then the verdict, then a place for the contents.
 
     Parameters
     ----------
     title : str
-    verification : Verification
+    verification : Verification or None
+        None for a page with no verdict (its title only).
     data : str
+    kinds : collection of str, optional
+        The record kinds the page is about: its verdict's first line is its
+        own checks' (see :func:`verdict_html`).
+    index : str, optional
+        The index page's address.
 
     Returns
     -------
     str
-        A ``<header class="ea-header">`` element holding :data:`TOC_PLACEHOLDER`.
+        A ``<header class="ea-header">`` element holding :data:`TOC_PLACEHOLDER`
+        when it has a verdict (``templates/header.html.j2``).
     """
-    return (
-        f'<header class="ea-header"><h1 class="ea-title">{escape(title)}</h1>\n'
-        f"{verdict_html(verification, data)}\n{TOC_PLACEHOLDER}</header>"
+    verdict = None
+    if verification is not None:
+        verdict = Markup(verdict_html(verification, data, kinds=kinds, index=index))
+    return render(
+        "header.html.j2", title=title, verdict=verdict, placeholder=Markup(TOC_PLACEHOLDER)
     )
 
 
 def insert_contents(page: str) -> str:
     """Fill a page's contents with links to its second- and third-level headings.
+
+    The sections (``<h2>``) are numbered; each one's subsections (``<h3>``)
+    are listed under it, unnumbered, so the numbers count sections only.
 
     Parameters
     ----------
@@ -130,17 +199,15 @@ def insert_contents(page: str) -> str:
         when the page has no heading).
     """
     body = page.split(TOC_PLACEHOLDER, 1)[1] if TOC_PLACEHOLDER in page else page
-    items = []
+    sections: list[dict] = []
     for level, anchor, inner in _HEADING.findall(body):
         text = " ".join(unescape(_TAG.sub("", inner)).split())
-        if text:
-            css = ' class="ea-sub"' if level == "3" else ""
-            items.append(f'<li{css}><a href="#{anchor}">{escape(text)}</a></li>')
-    nav = (
-        '<nav class="ea-contents" aria-label="contents"><h2>Contents</h2><ol>'
-        + "".join(items)
-        + '<li><a href="#provenance">Appendix: provenance</a></li></ol></nav>'
-        if items
-        else ""
-    )
+        if not text:
+            continue
+        # The anchor as the page holds it (already escaped there).
+        if level == "2" or not sections:  # a subsection before any section counts as one
+            sections.append({"anchor": Markup(anchor), "text": text, "subs": []})
+        else:  # under its section, unnumbered, so the numbers count sections: 1, 2, 3 ...
+            sections[-1]["subs"].append((Markup(anchor), text))
+    nav = render("contents.html.j2", sections=sections) if sections else ""
     return page.replace(TOC_PLACEHOLDER, nav, 1)

@@ -48,13 +48,13 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from pathlib import Path
 
 import nbformat
 from jinja2 import DictLoader
 from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
+from nbformat.v4 import new_output
 
 from .._version import __version__
 from ..errors import RejectedRowsWarning
@@ -63,8 +63,8 @@ from ..partitioned.scheduler import use_scheduler
 from ..verify import Verification, verify_all
 from ._empty import has_records, no_records_notebook, notebook_tables
 from ._files import remove_stale_reports, write_atomically
-from ._header import header_html, insert_contents
-from ._html import PAGE_TEMPLATE, clean_html, provenance_html
+from ._header import header_html, insert_contents, page_kinds
+from ._html import PAGE_TEMPLATE, VERDICT_CSS, clean_html, provenance_html
 from ._notebook_run import (
     DATA_PARAMETER_NAMES,
     NotebookError,
@@ -74,12 +74,14 @@ from ._notebook_run import (
     inject_parameters,
     parameter_names,
 )
+from .index import INDEX_NAME, Page, index_html
 from .parameters import chosen_parameters
 from .provenance import Provenance, provenance
 from .snapshot import take_snapshot
 
 __all__ = [
     "DATA_PARAMETER_NAMES",
+    "PANEL_NOTE",
     "NotebookError",
     "ReportError",
     "data_parameter",
@@ -94,6 +96,15 @@ __all__ = [
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _DROPPED_DATA = (_WIDGET_VIEW, "application/javascript")
+
+
+#: What a page shows in place of an interactive panel, which needs a running kernel.
+PANEL_NOTE = (
+    '<p class="ea-note ea-panel-note">An interactive panel runs here in Jupyter, where its '
+    "controls redraw the views above: <code>explicit-audit notebooks DIR</code> copies this "
+    "notebook out to open it on your data. A page shows the views with their defaults, "
+    "computed once.</p>"
+)
 
 
 def static_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -120,33 +131,56 @@ def static_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type != "code":
             continue
         kept = []
+        panels = 0
         for output in cell.get("outputs", []):
             data = output.get("data")
             if data is None:
                 kept.append(output)
                 continue
             had_widget = _WIDGET_VIEW in data
+            panels += had_widget
             for key in _DROPPED_DATA:
                 data.pop(key, None)
             if not data or (had_widget and set(data) <= {"text/plain"}):
                 continue
             kept.append(output)
+        if panels and not kept:
+            # A page never ends a sentence with nothing: the panel's place says where it runs.
+            kept.append(new_output("display_data", data={"text/html": PANEL_NOTE}))
         cell.outputs = kept
     notebook.metadata.pop("widgets", None)
     return notebook
 
 
-def _take_title(notebook: nbformat.NotebookNode, fallback: str) -> str:
-    """The notebook's ``# title``, taken out of its cell: the page writes it above the verdict."""
-    for cell in notebook.cells:
+def _title_line(notebook: nbformat.NotebookNode) -> tuple[int, int] | None:
+    """Where the notebook's ``# title`` is: its cell's index and its line's, or None."""
+    for at, cell in enumerate(notebook.cells):
         if cell.cell_type != "markdown":
             continue
-        lines = cell.source.splitlines()
-        for index, line in enumerate(lines):
+        for index, line in enumerate(cell.source.splitlines()):
             if line.startswith("# "):
-                cell.source = "\n".join(lines[:index] + lines[index + 1 :]).strip("\n")
-                return line[2:].strip()
-    return fallback
+                return at, index
+    return None
+
+
+def notebook_title(notebook: nbformat.NotebookNode, fallback: str) -> str:
+    """The notebook's ``# title`` (its first markdown heading of level 1), or ``fallback``."""
+    found = _title_line(notebook)
+    if found is None:
+        return fallback
+    at, index = found
+    return notebook.cells[at].source.splitlines()[index][2:].strip()
+
+
+def _take_title(notebook: nbformat.NotebookNode, fallback: str) -> str:
+    """The notebook's ``# title``, taken out of its cell: the page writes it above the verdict."""
+    title = notebook_title(notebook, fallback)
+    found = _title_line(notebook)
+    if found is not None:
+        at, index = found
+        lines = notebook.cells[at].source.splitlines()
+        notebook.cells[at].source = "\n".join(lines[:index] + lines[index + 1 :]).strip("\n")
+    return title
 
 
 _KERNEL_CELL_FILE = re.compile(r"\S*ipykernel_\d+[/\\]\d+\.py")
@@ -167,6 +201,7 @@ def notebook_html(
     name: str,
     notebook_sha256: str | None = None,
     verification: Verification | None = None,
+    index: str | None = None,
 ) -> str:
     """Write an executed notebook as one self-contained HTML page.
 
@@ -182,7 +217,12 @@ def notebook_html(
         SHA-256 of the notebook file, shown next to its name.
     verification : Verification, optional
         :func:`~explicit_audit.verify_all` of the audit the page shows, for the
-        verdict under the title; without it the page has no verdict.
+        verdict under the title; without it the page has no verdict. When
+        the notebook names the tables it reads (``metadata.explicit_audit.tables``),
+        the verdict's first line is about those tables' checks, the verdict
+        over all the data one line below.
+    index : str, optional
+        The index page's address, linked from the verdict over all the data.
 
     Returns
     -------
@@ -200,7 +240,14 @@ def notebook_html(
     node.metadata["title"] = title
     exporter = HTMLExporter(
         template_name="lab",
-        extra_loaders=[DictLoader({"explicit_audit.html.j2": PAGE_TEMPLATE})],
+        extra_loaders=[
+            DictLoader(
+                {
+                    "explicit_audit.html.j2": PAGE_TEMPLATE,
+                    "explicit_audit_verdict.css": VERDICT_CSS,
+                }
+            )
+        ],
         template_file="explicit_audit.html.j2",
         exclude_input_prompt=True,
         exclude_output_prompt=True,
@@ -218,10 +265,9 @@ def notebook_html(
         ),
         enabled=True,
     )
-    if verification is None:
-        header = f'<header class="ea-header"><h1 class="ea-title">{escape(title)}</h1></header>'
-    else:
-        header = header_html(title, verification, facts.source)
+    tables = [name for alternative in notebook_tables(notebook) for name in alternative]
+    kinds = page_kinds(tables) if tables else None
+    header = header_html(title, verification, facts.source, kinds=kinds, index=index)
     resources = {
         "metadata": {"name": Path(name).stem},
         "explicit_audit": {
@@ -365,6 +411,7 @@ def _write_reports(
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    listed: list[Page] = []
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="explicit-audit-report-") as folder:
         snapshot = take_snapshot(data, folder)
@@ -384,7 +431,8 @@ def _write_reports(
             start = time.perf_counter()
             source = path.read_bytes()
             notebook = nbformat.reads(source.decode("utf-8"), as_version=4)
-            if has_records(audit, notebook_tables(notebook)):
+            ran = has_records(audit, notebook_tables(notebook))
+            if ran:
                 try:
                     executed = execute_notebook(
                         notebook,
@@ -399,19 +447,32 @@ def _write_reports(
                     continue
             else:
                 executed = no_records_notebook(notebook, data, audit)
+            listed.append(
+                Page(
+                    file=f"{path.stem}.html",
+                    title=notebook_title(notebook, path.stem),
+                    tables=tuple(t for tables in notebook_tables(notebook) for t in tables),
+                    ran=ran,
+                )
+            )
             page = notebook_html(
                 executed,
                 facts,
                 name=path.name,
                 notebook_sha256=hashlib.sha256(source).hexdigest(),
                 verification=verification,
+                index=INDEX_NAME,
             )
             target = out_dir / f"{path.stem}.html"
             write_atomically(target, page)
             written.append(target)
             if progress is not None:
                 progress(f"wrote {target} ({time.perf_counter() - start:.1f} s)")
-    for stale in remove_stale_reports(out_dir, written):
+    index = out_dir / INDEX_NAME
+    write_atomically(index, index_html(verification, listed, os.fspath(data)))
+    if progress is not None:
+        progress(f"wrote {index}: the verdict, one tile per check, the pages")
+    for stale in remove_stale_reports(out_dir, [*written, index]):
         if progress is not None:
             progress(f"removed {stale}: no notebook of that name was reported on")
     if failures:

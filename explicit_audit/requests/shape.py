@@ -28,5 +28,6 @@ SHAPES = (
             Field("payload", "object", "what the model was sent, hashed as written",
                   open=True),
         ),
+        record=("base_id",),
     ),
 )  # fmt: skip

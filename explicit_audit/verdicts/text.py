@@ -3,6 +3,8 @@
 The first line says the verdict's state (clean on what was checked, findings,
 or nothing to check) and how many checks were not run; each check's status
 (``not run (no records)`` for one that looked at no record) is a column.
+The keys the records hold that their kinds do not declare, or leave to a
+default, follow, counted per key (``Verification.key_counts()``).
 
 With a window, what it kept and left out follows the checks; with a
 baseline, the new and the resolved findings close the output, and the
@@ -45,6 +47,12 @@ def verdict_text(verdict: Verdict, *, max_findings: int = 20) -> str:
     shown = summary.assign(status=summary["status"].astype(str).replace(_NOT_RUN, _NOT_RUN_TEXT))
     columns = ["check", "checked", "status", "findings", "notices", "covers"]
     lines.append(shown[columns].to_string(index=False))
+    keys = verdict.verification.key_counts()
+    if len(keys):
+        # Per key, not per record: a producer's schema drift reads as one line.
+        lines.append("\nkeys not as declared (record_keys, per key)")
+        shown_keys = keys.assign(suggestion=keys["suggestion"].fillna(""))
+        lines.append(shown_keys.to_string(index=False))
     if verdict.window is not None:
         lines.append("")
         lines.extend(verdict.window.lines())

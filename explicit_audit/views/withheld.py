@@ -5,6 +5,12 @@ open: None, or one of the two distinct sentinels :data:`OPEN_START` and
 :data:`OPEN_END` that a slider's option list holds at its two ends. They are
 distinct objects on purpose: a selection control finds an option's index by
 its value, and two equal "open" values would send both handles to the first.
+
+A sentinel at its own side leaves that side open; at the other side it
+closes the window: a start moved onto :data:`OPEN_END` begins after the last
+day, an end moved onto :data:`OPEN_START` ends before the first, and a start
+at or after the end keeps no day. Such a window is *empty*: it keeps no
+receipt, and says so, rather than falling back to every receipt.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ __all__ = [
     "OPEN_START",
     "OpenEnd",
     "time_range",
+    "window_is_empty",
     "window_options",
     "window_readout",
     "withheld_view",
@@ -68,6 +75,37 @@ def _receipts(data: Any) -> pd.DataFrame:
 
 def _bound(value: Any) -> Any:
     return None if value is None or isinstance(value, OpenEnd) else value
+
+
+def window_is_empty(window: tuple[Any, Any] | None) -> bool:
+    """Whether a day window keeps no day at all.
+
+    Parameters
+    ----------
+    window : (start, end) or None
+        Bounds as :func:`withheld_view` takes them.
+
+    Returns
+    -------
+    bool
+        True when the start is :data:`OPEN_END`, the end is :data:`OPEN_START`,
+        or both are days and the start is not before the end.
+
+    Examples
+    --------
+    >>> from explicit_audit.views import OPEN_END, OPEN_START, window_is_empty
+    >>> window_is_empty((OPEN_START, OPEN_START)), window_is_empty((OPEN_START, OPEN_END))
+    (True, False)
+    >>> window_is_empty(("2025-03-04", "2025-03-04"))
+    True
+    """
+    if window is None:
+        return False
+    start, end = window
+    if start is OPEN_END or end is OPEN_START:
+        return True
+    start, end = _bound(start), _bound(end)
+    return start is not None and end is not None and pd.Timestamp(start) >= pd.Timestamp(end)
 
 
 def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] | None:
@@ -183,12 +221,21 @@ def window_readout(window: tuple[Any, Any] | None) -> str:
     '2025-03-04 → open (receipts from 2025-03-04 00:00 UTC on)'
     >>> window_readout(None)
     'open → open (every receipt, with or without a timestamp)'
+    >>> window_readout((OPEN_END, OPEN_END))
+    'after the last day → open: an empty window, no receipt in it'
     """
-    start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
 
     def day(value: Any) -> str:
         return f"{pd.Timestamp(value):%Y-%m-%d}"
 
+    if window_is_empty(window):
+        start, end = window
+        shown = [
+            "after the last day" if start is OPEN_END else _shown_bound(start, day),
+            "before the first day" if end is OPEN_START else _shown_bound(end, day),
+        ]
+        return f"{shown[0]} → {shown[1]}: an empty window, no receipt in it"
+    start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
     text = f"{'open' if start is None else day(start)} → {'open' if end is None else day(end)}"
     if start is None and end is None:
         return f"{text} (every receipt, with or without a timestamp)"
@@ -197,6 +244,10 @@ def window_readout(window: tuple[Any, Any] | None) -> str:
     if start is None:
         return f"{text} (receipts before {day(end)} 00:00 UTC)"
     return f"{text} (receipts from {day(start)} 00:00 to {day(end)} 00:00 UTC, end excluded)"
+
+
+def _shown_bound(value: Any, day) -> str:
+    return "open" if _bound(value) is None else day(value)
 
 
 def withheld_view(
@@ -222,10 +273,11 @@ def withheld_view(
     by : str or list of str, default "scope"
         Grouping passed to :func:`~explicit_audit.withheld_summary`.
     window : (start, end), optional
-        Keep receipts whose ``timestamp`` is in ``[start, end)``; a bound that
-        is None, :data:`OPEN_START` or :data:`OPEN_END` is open. With any
-        bound set, receipts without a timestamp are left out; both open keeps
-        every receipt.
+        Keep receipts whose ``timestamp`` is in ``[start, end)``; None, or a
+        sentinel at its own side (:data:`OPEN_START` as the start,
+        :data:`OPEN_END` as the end), is open. With any bound set, receipts
+        without a timestamp are left out; both open keeps every receipt. An
+        empty window (:func:`window_is_empty`) keeps none.
     digits : int, default 3
         Rates are rounded to this many decimals.
 
@@ -244,10 +296,18 @@ def withheld_view(
     """
     receipts = _receipts(data)
     selected = engine.each_row(_selected, receipts, audience=audience, space=space)
-    start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
-    if start is not None or end is not None:
-        selected = within_time_window(selected, start, end)
+    if window_is_empty(window):
+        selected = engine.each_row(_no_rows, selected)
+    else:
+        start, end = (None, None) if window is None else (_bound(window[0]), _bound(window[1]))
+        if start is not None or end is not None:
+            selected = within_time_window(selected, start, end)
     return rounded(withheld_summary(selected, by=by, overall=True), digits)
+
+
+def _no_rows(receipts: pd.DataFrame) -> pd.DataFrame:
+    """None of the rows: what an empty window keeps."""
+    return receipts.iloc[:0]
 
 
 def _selected(receipts: pd.DataFrame, *, audience: str, space: str) -> pd.DataFrame:

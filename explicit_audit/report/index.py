@@ -1,0 +1,130 @@
+"""The report's index page: the verdict of every check, one tile each, and the pages.
+
+``explicit-audit report`` writes ``index.html`` beside the pages. A reviewer
+reads the verdict first (the same banner as every page, with the exit status
+``explicit-audit verify`` gives on the same data), then one tile per check:
+clean, findings or not run, with the records it looked at, linking to the
+page that shows its findings. The page a check belongs to is the one whose
+notebook reads the table the check examines
+(``metadata.explicit_audit.tables``); a check of no table (the rejected
+rows) links to the provenance appendix, where every page lists them; the
+keys not as declared are in every page's verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from .._core import registry
+from .._version import __version__
+from ..verify import Verification
+from ._header import check_kinds, verdict_html
+from ._templates import render
+
+__all__ = ["INDEX_NAME", "Page", "index_html", "tiles"]
+
+#: The index page's file name, beside the pages.
+INDEX_NAME = "index.html"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One report page, as the index lists it.
+
+    Parameters
+    ----------
+    file : str
+        Its file name, beside the index (``plan_hashes.html``).
+    title : str
+        The notebook's title.
+    tables : tuple of str
+        Every table its notebook reads.
+    ran : bool
+        False when the data held no records of its kind (the page says so).
+    """
+
+    file: str
+    title: str
+    tables: tuple[str, ...]
+    ran: bool = True
+
+
+def tiles(verification: Verification, pages: Sequence[Page]) -> list[dict]:
+    """One tile per check: its status and counts, and the page that shows its findings.
+
+    Parameters
+    ----------
+    verification : Verification
+    pages : sequence of Page
+
+    Returns
+    -------
+    list of dict
+        ``check``, ``covers``, ``status`` (clean, findings, not run),
+        ``findings``, ``notices``, ``checked``, ``page`` (a title or None),
+        ``href`` and ``link`` (the link's words), in the verdict's order.
+    """
+    of = check_kinds()
+    kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
+    rejected = {check.name for check in registry.REJECTED_CHECKER.checks}
+    summary = verification.summary()
+    found = []
+    for row in summary.to_dict("records"):
+        kind = of.get(row["check"])
+        page = next((p for p in pages if kind in {kind_of.get(t, t) for t in p.tables}), None)
+        href = f"{page.file}#verdict" if page is not None else None
+        link = "its findings" if row["status"] == "findings" else "its page"
+        if kind is None and pages:
+            # A check of every kind: the rejected rows are listed in every page's
+            # appendix; the others (the keys) in every page's verdict.
+            page = pages[0]
+            if row["check"] in rejected:
+                href, link = f"{page.file}#provenance", "listed in the appendix"
+            else:
+                href, link = f"{page.file}#verdict", "listed in each page's verdict"
+        found.append(
+            {
+                "check": row["check"],
+                "covers": row["covers"],
+                "status": row["status"],
+                "findings": int(row["findings"]),
+                "notices": int(row.get("notices", 0) or 0),
+                "checked": int(row["checked"]),
+                "page": page.title if page is not None else None,
+                "href": href,
+                "link": link,
+            }
+        )
+    return found
+
+
+def index_html(verification: Verification, pages: Sequence[Page], data: str) -> str:
+    """The index page of a report folder.
+
+    Parameters
+    ----------
+    verification : Verification
+        :func:`~explicit_audit.verify_all` of the data every page shows.
+    pages : sequence of Page
+        The pages written, in notebook order.
+    data : str
+        The data path, as given.
+
+    Returns
+    -------
+    str
+        A self-contained HTML page (``templates/index.html.j2``): no script,
+        nothing fetched, no time of day.
+    """
+    appendix = f"{pages[0].file}#provenance" if pages else "#"
+    return render(
+        "index.html.j2",
+        title=f"Audit of {data}",
+        version=__version__,
+        verdict=Markup(verdict_html(verification, data, appendix=appendix, per_check=False)),
+        tiles=tiles(verification, pages),
+        pages=list(pages),
+    )

@@ -1,0 +1,544 @@
+"""Every key accounted for: unknown keys, defaulted fields, strict_keys, the counts per key.
+
+Records are written to real files and read by ``ea.load`` on both engines,
+``verify_all`` and the ``explicit-audit`` command; the records mutated are
+the bundled data's own clean ones, as their producers wrote them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from functools import cache
+from pathlib import Path
+
+import dask
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_reading_properties import SETTINGS
+
+import explicit_audit as ea
+from explicit_audit._core import registry
+from explicit_audit._core.keys import likely_typo, shape_of
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+ENGRAM = ROOT / "tests" / "data" / "engram"  # engram's real outputs
+
+
+def _line(path: Path, number: int = 1) -> dict:
+    return json.loads(path.read_text(encoding="utf-8").splitlines()[number - 1])
+
+
+def _write(folder: Path, name: str, records: list[dict], *, policies: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    if policies and not (folder / "policies").exists():
+        shutil.copytree(DATA / "policies", folder / "policies")
+    path = folder / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _verify(
+    folder: Path, engine: str = "pandas", scheduler="synchronous", **options
+) -> ea.Verification:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        audit = ea.load(folder, progress=False, engine=engine, **options)
+    if engine == "dask":
+        with dask.config.set(scheduler=scheduler):
+            return ea.verify_all(audit)
+    return ea.verify_all(audit)
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    command = [sys.executable, "-m", "explicit_audit.cli", *args]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return finished.returncode, finished.stdout
+
+
+def _decision() -> dict:
+    return _line(DATA / "decisions" / "2026-01_baseline.jsonl")
+
+
+def _receipt() -> dict:
+    return _line(DATA / "receipts" / "operator_receipts.jsonl")
+
+
+# -- each case, on real files --------------------------------------------------------------
+
+
+def test_a_typo_inside_a_decision_is_an_unknown_key_and_its_field_a_defaulted_one(tmp_path):
+    record = _decision()
+    record["inputs"]["confidance"] = record["inputs"].pop("confidence")
+    _write(tmp_path, "dec.jsonl", [_decision(), record], policies=True)
+    result = _verify(tmp_path)
+    found = result.findings.loc[result.findings["check"] == "record_keys"]
+    rows = found[["source_file", "source_line", "record", "rule", "severity", "field"]]
+    assert rows.astype(str).values.tolist() == [
+        [str(tmp_path / "dec.jsonl"), "2", "d-01-0001", "unknown_key", "notice",
+         "inputs.confidance"],
+        [str(tmp_path / "dec.jsonl"), "2", "d-01-0001", "defaulted_field", "notice",
+         "inputs.confidence"],
+    ]  # fmt: skip
+    details = found["detail"].tolist()
+    assert details[0].endswith("did you mean `inputs.confidence`?")
+    assert "the producer's default 1.0 is used" in details[1]
+    # The replay uses decide_routing's default, as the producer would.
+    audit = ea.load(tmp_path, progress=False)
+    assert audit.decisions["confidence"].tolist() == [0.429, 1.0]
+
+
+def test_a_field_left_out_is_a_defaulted_field_in_text_and_json(tmp_path):
+    record = _decision()
+    del record["inputs"]["confidence"]
+    path = _write(tmp_path, "dec.jsonl", [_decision(), _decision(), record], policies=True)
+    status, output = _cli("verify", str(tmp_path), "--json")
+    document = json.loads(output)
+    (finding,) = [f for f in document["findings"] if f["check"] == "record_keys"]
+    assert (finding["source_file"], finding["source_line"], finding["record"]) == (
+        str(path),
+        3,
+        "d-01-0001",
+    )
+    assert (finding["rule"], finding["severity"], finding["field"]) == (
+        "defaulted_field",
+        "notice",
+        "inputs.confidence",
+    )
+    assert "default 1.0 is used" in finding["detail"]
+    # The replay at 1.0 escalates less than the recorded decision (made at 0.429).
+    policy = [f for f in document["findings"] if f["check"] == "decision_policy"]
+    assert [f["source_line"] for f in policy] == [3] * len(policy) and policy
+    assert status == document["exit_status"] == 1 and document["state"] == "findings"
+    status, text = _cli("verify", str(tmp_path))
+    assert status == 1
+    assert f"{path}:3: defaulted_field (notice) [d-01-0001]: `inputs.confidence` is absent" in text
+
+
+def test_notices_leave_the_verdict_clean_in_text_and_json(tmp_path):
+    record = _decision()
+    del record["inputs"]["evidence_doc_count"]
+    record["inputs"]["evidence_doc_count"] = 0  # the default, written: no note
+    typo = _decision()
+    typo["inputs"]["Evidence_Docs"] = 1
+    _write(tmp_path, "dec.jsonl", [record, typo], policies=True)
+    status, text = _cli("verify", str(tmp_path))
+    assert status == 0
+    assert "clean on what was checked" in text and "1 notice(s)" in text
+    assert f"{tmp_path / 'dec.jsonl'}:2: unknown_key (notice) [d-01-0001]" in text
+    assert "inputs.Evidence_Docs" in text
+    status, output = _cli("verify", str(tmp_path), "--json")
+    document = json.loads(output)
+    assert (status, document["exit_status"], document["state"]) == (0, 0, "clean")
+    assert document["keys"] == [
+        {
+            "key": "inputs.Evidence_Docs",
+            "kind": "decisions",
+            "note": "unknown_key",
+            "count": 1,
+            "files": str(tmp_path / "dec.jsonl"),
+            "suggestion": "inputs.evidence_doc_count",
+        }
+    ]
+
+
+def test_a_receipt_key_of_another_case_is_noted_not_dropped(tmp_path):
+    record = _receipt()
+    record["withheld"]["audienceID"] = record["withheld"].pop("audienceId")
+    path = _write(tmp_path, "rec.jsonl", [record])
+    result = _verify(tmp_path)
+    keys = result.findings.loc[result.findings["check"] == "record_keys"]
+    assert keys[["source_line", "rule", "field"]].values.tolist() == [
+        [1, "unknown_key", "withheld.audienceID"]
+    ]
+    assert keys["record"].tolist() == [record["request_id"]]
+    assert keys["detail"].iloc[0].endswith("did you mean `withheld.audienceId`?")
+    # The audience is null as read, which the receipt rules flag: exit 1, in both modes.
+    assert result.exit_status == 1
+    status, output = _cli("verify", str(path), "--json")
+    assert status == json.loads(output)["exit_status"] == 1
+    status, text = _cli("verify", str(path))
+    assert status == 1 and "withheld.audienceID" in text
+
+
+def test_logger_keys_stay_columns_but_a_near_miss_of_a_declared_key_is_flagged(tmp_path):
+    record = _receipt()
+    record["relevanceTreshold"] = record["relevanceThreshold"]
+    record["hostname"] = "gw-1"
+    snake = _receipt()
+    snake["relevance_threshold"] = 0.5
+    _write(tmp_path, "rec.jsonl", [_receipt(), record, snake])
+    result = _verify(tmp_path)
+    keys = result.findings.loc[result.findings["check"] == "record_keys"]
+    assert keys[["source_line", "rule", "field"]].values.tolist() == [
+        [2, "unknown_key", "relevanceTreshold"],
+        [3, "unknown_key", "relevance_threshold"],
+    ]
+    assert all(d.endswith("did you mean `relevanceThreshold`?") for d in keys["detail"])
+    assert result.state == "clean"
+    status, output = _cli("verify", str(tmp_path), "--json")
+    document = json.loads(output)
+    assert (status, document["exit_status"], document["state"]) == (0, 0, "clean")
+    assert [(k["key"], k["count"]) for k in document["keys"]] == [
+        ("relevanceTreshold", 1),
+        ("relevance_threshold", 1),
+    ]
+    status, text = _cli("verify", str(tmp_path))
+    assert status == 0 and f"{tmp_path / 'rec.jsonl'}:2: unknown_key (notice)" in text
+    receipts = ea.load(tmp_path, progress=False).receipts
+    # timestamp, request_id and host (and the typo itself) are extra columns, as ever.
+    assert {"timestamp", "request_id", "host", "hostname", "relevanceTreshold"} <= set(receipts)
+
+
+@pytest.mark.parametrize(
+    ("key", "declared", "expected"),
+    [
+        ("relevanceTreshold", ["relevanceThreshold", "query"], "relevanceThreshold"),
+        ("relevance_threshold", ["relevanceThreshold"], "relevanceThreshold"),
+        ("audienceID", ["audienceId", "count"], "audienceId"),
+        ("confidnece", ["confidence"], "confidence"),
+        ("timestamp", ["subject_domain", "content_chars", "decision_id"], None),
+        ("request_id", ["decision_id", "policy_id", "base_id", "run_id"], None),
+        ("host", ["kind", "scope", "query"], None),
+        ("ts", ["id"], None),
+    ],
+)
+def test_likely_typo(key, declared, expected):
+    assert likely_typo(key, declared) == expected
+
+
+def test_a_rejection_lists_every_problem_of_the_record(tmp_path):
+    record = _decision()
+    record["inputs"]["content_chars"] = "many"
+    record["inputs"]["confidence"] = 7
+    record["decision"]["risk_flagz"] = record["decision"].pop("risk_flags")
+    path = _write(tmp_path, "dec.jsonl", [record], policies=True)
+    result = _verify(tmp_path)
+    assert result.findings["rule"].astype(str).tolist() == ["rejected_row"]
+    (detail,) = result.findings["detail"]
+    for named in ("inputs.content_chars", "inputs.confidence: must be a number from 0 to 1",
+                  "decision.risk_flags: missing", "unknown key `decision.risk_flagz`"):  # fmt: skip
+        assert named in detail
+    status, output = _cli("verify", str(path), "--json")
+    (finding,) = json.loads(output)["findings"]
+    assert status == 1 and finding["source_line"] == 1 and finding["detail"] == detail
+
+
+def test_strict_keys_rejects_the_record_naming_file_line_and_key(tmp_path):
+    record = _decision()
+    record["inputs"]["confidance"] = record["inputs"].pop("confidence")
+    path = _write(tmp_path, "dec.jsonl", [_decision(), record], policies=True)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        audit = ea.load(tmp_path, progress=False, strict_keys=True)
+    assert len(audit.decisions) == 1
+    rejected = audit.rejected[["source_file", "source_line", "kind"]].values.tolist()
+    assert rejected == [[str(path), 2, "decisions"]]
+    assert "unknown key `inputs.confidance`" in audit.rejected["reason"].iloc[0]
+    assert audit.keys.empty  # the record's notes are in its rejection
+    sources = audit.sources.set_index("source_file").loc[str(path)]
+    assert sources[["values_read", "loaded", "rejected"]].tolist() == [2, 1, 1]
+    with pytest.raises(ea.InputError, match=r"dec\.jsonl.*2.*inputs\.confidance"):
+        ea.load(tmp_path, progress=False, strict_keys=True, strict=True)
+    # Without strict_keys, the same record loads, with its notes.
+    assert len(ea.load(tmp_path, progress=False).keys) == 2
+    status, output = _cli("verify", str(tmp_path), "--strict-keys", "--json")
+    document = json.loads(output)
+    assert status == document["exit_status"] == 1
+    (finding,) = [f for f in document["findings"] if f["rule"] == "rejected_row"]
+    assert (finding["source_file"], finding["source_line"]) == (str(path), 2)
+    assert "strict_keys: unknown key `inputs.confidance`" in finding["detail"]
+    status, text = _cli("verify", str(tmp_path), "--strict-keys")
+    assert status == 1 and f"{path}:2: rejected_row" in text
+
+
+def test_strict_keys_passes_a_record_with_only_logger_keys(tmp_path):
+    _write(tmp_path, "rec.jsonl", [_receipt()])
+    result = _verify(tmp_path, strict_keys=True)
+    assert result.clean and result.findings.empty
+
+
+def test_the_columnar_path_hands_an_undeclared_key_to_the_exact_path(tmp_path):
+    # Lines that all parse in bulk, one of them with a key no shape declares.
+    lines = (DATA / "decisions" / "2026-01_baseline.jsonl").read_text().splitlines()[:200]
+    records = [json.loads(line) for line in lines]
+    records[150]["decision"]["escalate_to_26B"] = records[150]["decision"]["escalate_to_26b"]
+    _write(tmp_path, "dec.jsonl", records, policies=True)
+    result = _verify(tmp_path)
+    keys = result.findings.loc[result.findings["check"] == "record_keys"]
+    assert keys[["source_line", "field"]].values.tolist() == [[151, "decision.escalate_to_26B"]]
+    assert keys["detail"].iloc[0].endswith("did you mean `decision.escalate_to_26b`?")
+    # The replays are those of the lines as they were.
+    _write(tmp_path / "before", "dec.jsonl", [json.loads(line) for line in lines], policies=True)
+    before = _verify(tmp_path / "before").findings
+    policy = result.findings.loc[result.findings["check"] == "decision_policy"]
+    assert policy["detail"].tolist() == before["detail"].tolist()
+    assert policy["source_line"].tolist() == before["source_line"].tolist()
+
+
+def test_both_engines_find_the_same_keys(tmp_path, cluster):
+    decisions = [_decision() for _ in range(3)]
+    decisions[0]["inputs"]["confidance"] = decisions[0]["inputs"].pop("confidence")
+    del decisions[2]["decision"]["used_fallback"]
+    receipt = _receipt()
+    receipt["withheld"]["audienceID"] = receipt["withheld"].pop("audienceId")
+    _write(tmp_path, "dec.jsonl", decisions, policies=True)
+    _write(tmp_path / "more", "rec.jsonl", [_receipt(), receipt])
+    memory = _verify(tmp_path)
+    assert len(memory.findings.query("check == 'record_keys'")) == 4
+    # In this process, and in worker processes (the shapes pickled to them).
+    for scheduler in ("synchronous", cluster.get):
+        lazy = _verify(tmp_path, engine="dask", scheduler=scheduler)
+        assert lazy.findings.astype(str).equals(memory.findings.astype(str))
+        assert lazy.key_counts().equals(memory.key_counts())
+    strict_memory = _verify(tmp_path, strict_keys=True)
+    strict_lazy = _verify(tmp_path, engine="dask", strict_keys=True)
+    assert strict_lazy.findings.astype(str).equals(strict_memory.findings.astype(str))
+    assert strict_memory.findings["rule"].astype(str).tolist().count("rejected_row") == 2
+
+
+def test_the_key_counts_per_key_and_in_the_report_banner(tmp_path):
+    from explicit_audit.report._header import verdict_html
+
+    records = [_decision() for _ in range(3)]
+    for record in records[:2]:
+        record["inputs"]["confidance"] = record["inputs"].pop("confidence")
+    _write(tmp_path, "a.jsonl", records[:1], policies=True)
+    _write(tmp_path, "b.jsonl", records[1:])
+    result = _verify(tmp_path)
+    counts = result.key_counts()
+    assert counts.astype(object).where(counts.notna(), None).to_dict("records") == [
+        {
+            "key": "inputs.confidance",
+            "kind": "decisions",
+            "note": "unknown_key",
+            "count": 2,
+            "files": f"{tmp_path / 'a.jsonl'}, {tmp_path / 'b.jsonl'}",
+            "suggestion": "inputs.confidence",
+        },
+        {
+            "key": "inputs.confidence",
+            "kind": "decisions",
+            "note": "defaulted_field",
+            "count": 2,
+            "files": f"{tmp_path / 'a.jsonl'}, {tmp_path / 'b.jsonl'}",
+            "suggestion": None,
+        },
+    ]
+    banner = verdict_html(result, str(tmp_path))
+    assert "Keys not as declared" in banner
+    assert "<td><code>inputs.confidance</code></td><td>decisions</td><td>unknown_key</td>" in banner
+    assert "<code>inputs.confidence</code></td></tr>" in banner  # the suggestion
+    assert "Keys not as declared" not in verdict_html(_verify(DATA / "plans"), "data/plans")
+
+
+def test_a_report_shows_the_keys_in_its_verdict_banner(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    record = _receipt()
+    record["withheld"]["audienceID"] = record["withheld"].pop("audienceId")
+    data = tmp_path / "data"
+    _write(data, "rec.jsonl", [_receipt(), record])
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    notebook = new_notebook(
+        cells=[
+            new_markdown_cell("# Receipts"),
+            new_code_cell('DATA = "../data"', metadata={"tags": ["parameters"]}),
+            new_code_cell("import explicit_audit as ea\naudit = ea.load(DATA, progress=False)"),
+            new_code_cell("len(audit.receipts)"),
+        ]
+    )
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}  # fmt: skip
+    nbformat.write(notebook, notebooks / "receipts.ipynb")
+    out = tmp_path / "out"
+    status, _ = _cli("report", str(data), "--out", str(out), "--notebooks", str(notebooks))
+    assert status == 1  # as verify: the null audience the typo leaves is a finding
+    page = (out / "receipts.html").read_text(encoding="utf-8")
+    start = page.index('id="verdict"')
+    banner = page[start : page.index("</section>", start)]
+    assert "Keys not as declared" in banner
+    row = "<td><code>withheld.audienceID</code></td><td>receipts</td><td>unknown_key</td>"
+    assert row in banner
+    assert "<code>withheld.audienceId</code>" in banner
+
+
+def test_the_engram_fixtures_and_the_bundled_data_have_every_key_declared():
+    for source in (ENGRAM, DATA):
+        for engine in ("pandas", "dask"):
+            result = _verify(source, engine=engine)
+            assert result.findings.query("check == 'record_keys'").empty, (source, engine)
+            assert result.key_counts().empty
+    engram = _verify(ENGRAM)
+    assert engram.clean and engram.findings.empty and engram.accounting.rejected.empty
+
+
+# -- the property: one key changed, one note ------------------------------------------------
+
+_POOL_FILES = {
+    "decisions": ["decisions/2026-01_baseline.jsonl", "decisions/2026-03_cost_saver.jsonl"],
+    "plans": ["plans/arborist_runs.jsonl", "plans/arborist_runs_flat.jsonl"],
+    "receipts": ["receipts/operator_receipts.jsonl", "receipts/recall_cli.jsonl"],
+    "requests": ["requests/compile_requests.jsonl"],
+}
+
+
+@cache
+def _pool(kind: str) -> tuple[str, ...]:
+    """Lines of the bundled data of ``kind`` that load and verify with no finding at all."""
+    found = []
+    for name in _POOL_FILES[kind]:
+        path = DATA / name
+        result = _verify(path if kind != "decisions" else [path, DATA / "policies"])
+        flagged = set(result.findings["source_line"].dropna().astype(int))
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found += [line for number, line in enumerate(lines, 1) if number not in flagged][:25]
+    return tuple(found)
+
+
+def _objects(fields, value: dict, prefix: str = ""):
+    """``(path prefix, fields, object)`` of every declared, closed object present in ``value``."""
+    yield prefix, fields, value
+    for field in fields:
+        item = value.get(field.name)
+        if field.type == "object" and not field.open and isinstance(item, dict):
+            yield from _objects(field.fields, item, f"{prefix}{field.name}.")
+
+
+def _variant(name: str, taken: set[str]) -> str:
+    """A spelling of ``name`` a logger might write by mistake (another case convention)."""
+    if "_" in name:
+        head, *rest = name.split("_")
+        candidate = head + "".join(part.title() for part in rest)
+    elif name.lower() != name:
+        candidate = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    else:
+        candidate = name.upper()
+    return candidate if candidate not in taken else name.upper()
+
+
+LOGGER_KEYS = ["timestamp", "request_id", "host", "hostname", "level", "trace_id", "ts", "pid"]
+
+
+@st.composite
+def mutations(draw):
+    kind = draw(st.sampled_from(sorted(_POOL_FILES)))
+    record = json.loads(draw(st.sampled_from(_pool(kind))))
+    shape = shape_of(registry.kind(kind).shapes, record)
+    places = list(_objects(shape.fields, record))
+    prefix, fields, target = draw(st.sampled_from(places))
+    declared = {field.name for field in fields}
+    # A field may go when the record cannot load without it, or when it holds the default.
+    removable = [
+        field
+        for field in fields
+        if field.name in target
+        and (field.required or (field.has_default and target[field.name] == field.default))
+    ]
+    action = draw(st.sampled_from(["add", "log", *(["remove", "rename"] if removable else [])]))
+    if action == "log":
+        # A logger's own key at the top level: an extra column, not a finding.
+        new = draw(st.sampled_from(LOGGER_KEYS))
+        record[new] = draw(st.integers(0, 9) | st.text(max_size=5))
+        return kind, record, action, "", None, None
+    if action == "add":
+        if prefix:
+            new = draw(st.from_regex(r"[a-z][a-z_]{2,10}[a-z]", fullmatch=True))
+            new = new if new not in declared else new + "_x"
+        else:
+            new = _variant(draw(st.sampled_from(sorted(declared))), set(target) | declared)
+        target[new] = draw(st.none() | st.integers(-5, 5) | st.text(max_size=5))
+        return kind, record, action, prefix, None, new
+    field = draw(st.sampled_from(removable))
+    value = target.pop(field.name)
+    new = None
+    if action == "rename":
+        new = _variant(field.name, set(target) | declared)
+        target[new] = value
+    return kind, record, action, prefix, field, new
+
+
+@settings(SETTINGS, max_examples=80)
+@given(mutation=mutations())
+def test_one_key_changed_is_one_note_or_one_rejection(tmp_path_factory, mutation):
+    kind, record, action, prefix, field, new = mutation
+    folder = tmp_path_factory.mktemp("mutated")
+    _write(folder, "records.jsonl", [record], policies=kind == "decisions")
+    result = _verify(folder)
+    found = sorted(zip(result.findings["rule"].astype(str), result.findings["field"], strict=True))
+    details = result.findings["detail"].tolist()
+    old = None if field is None else prefix + field.name
+    added = None if new is None else prefix + new
+    if found == [("rejected_row", None)] or (found and found[0][0] == "rejected_row"):
+        # A required field gone, or a key the kind's builder refuses: one rejection naming it.
+        assert len(found) == 1, found
+        assert field is None or field.required or action == "rename", found
+        for path in filter(None, (old, added)):
+            assert path in details[0], (path, details[0])
+        return
+    expected = []
+    if added is not None:
+        expected.append(("unknown_key", added))
+    if field is not None:
+        assert not field.required, (field, found)
+        expected.append(("defaulted_field", old))
+    assert found == sorted(expected), (action, found, details)
+    if added is not None:
+        (detail,) = result.findings.loc[result.findings["rule"] == "unknown_key", "detail"]
+        if action == "rename" or not prefix:
+            assert "did you mean" in detail
+
+
+# -- a field left to its default is replayed with it --------------------------------------
+
+KNOWN = json.loads((ROOT / "tests" / "data" / "routing_known_answers.json").read_text("utf-8"))
+INPUT_DEFAULTS = {
+    "deterministic_keyword_hits": [],
+    "self_declared_high_impact": False,
+    "self_declared_risk_flags": [],
+    "confidence": 1.0,
+    "evidence_doc_count": 0,
+}
+
+
+@pytest.mark.parametrize("shape", ["nested", "flat"])
+def test_a_field_left_out_is_replayed_with_decide_routings_default(tmp_path, shape):
+    # The known answers are the reference decide_routing's; an input equal to its
+    # default may be left out of the record, and the same answer must come back.
+    records, omitted = [], []
+    for number, case in enumerate(KNOWN["cases"], 1):
+        inputs = dict(case["inputs"])
+        decision = dict(case["expected"])
+        left_out = [name for name, default in INPUT_DEFAULTS.items() if inputs[name] == default]
+        for name in left_out:
+            del inputs[name]
+        if decision["used_fallback"] is False:
+            del decision["used_fallback"]
+            left_out.append("used_fallback")
+        ids = {"decision_id": case["name"], "policy_id": case["policy_id"]}
+        if shape == "flat":
+            records.append(ids | inputs | decision)
+            omitted += [(number, name) for name in left_out]
+        else:
+            records.append(ids | {"inputs": inputs, "decision": decision})
+            omitted += [
+                (number, ("decision." if name == "used_fallback" else "inputs.") + name)
+                for name in left_out
+            ]
+    _write(tmp_path, "known.jsonl", records)
+    audit = ea.load(tmp_path, progress=False)
+    policies = ea.PolicySet(ea.Policy.from_dict(spec) for spec in KNOWN["policies"].values())
+    assert len(audit.decisions) == len(KNOWN["cases"]) and audit.rejected.empty
+    assert ea.check_decisions(audit.decisions, policies).empty
+    keys = audit.keys
+    assert (keys["note"] == "defaulted_field").all()
+    assert sorted(zip(keys["source_line"], keys["key"], strict=True)) == sorted(omitted)
+    assert len(omitted) > len(KNOWN["cases"])
