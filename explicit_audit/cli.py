@@ -61,7 +61,7 @@ from ._core import registry
 from ._core.extras import require
 from ._core.progress import ENV as PROGRESS_ENV
 from ._core.progress import choosing
-from ._core.remote import has_remote
+from ._core.remote import has_remote, is_url
 from ._core.shape import json_schema
 from ._version import __version__
 from .audit import Audit
@@ -576,7 +576,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     output = _asked_format(argv) if args.command == "verify" else "text"
     data = getattr(args, "data", None)
     local = data is not None and not has_remote(data)  # not "-" (stdin) nor a URL
-    if local and not Path(data).exists() and not any(ch in data for ch in "*?["):
+    if local and not is_url(data) and not Path(data).exists() and not any(c in data for c in "*?["):
         missing = AuditError(f"{data}: no such file or folder")
         missing.source_file = data
         return _fail(args.command, data, missing, "InputError", output=output)

@@ -215,6 +215,12 @@ def test_standard_input_in_python():
     assert finished.stdout.decode().split() == [str(len(_load(PLANS).plans)), "<stdin>"]
 
 
+def test_a_file_url_in_the_command_line():
+    finished = _cli("summary", PLANS.as_uri(), stdin=b"")
+    assert finished.returncode == 0, finished.stderr
+    assert str(PLANS).encode() in finished.stdout
+
+
 def test_report_names_what_it_cannot_copy(tmp_path):
     finished = _cli("report", "-", "--out", str(tmp_path / "pages"), stdin=b"")
     assert finished.returncode == 2
