@@ -61,7 +61,7 @@ from ._core import registry
 from ._core.extras import require
 from ._core.progress import ENV as PROGRESS_ENV
 from ._core.progress import choosing
-from ._core.remote import has_remote, is_url
+from ._core.remote import has_remote, is_url, local_source
 from ._core.shape import json_schema
 from ._version import __version__
 from .audit import Audit
@@ -479,6 +479,8 @@ def _report(args: argparse.Namespace) -> int:
             f"{args.data}: report reads local files (it copies them before the notebooks run); "
             "copy the logs into a folder first, or use explicit-audit verify on the URL or stdin"
         )
+    data = local_source(args.data)  # a file:// URL: the local path it names
+    data = data[0] if isinstance(data, list) else data
     parameters = _parameters(args.parameter)
     notebooks = Path(args.notebooks) if args.notebooks else notebooks_folder()
     if not notebooks.exists():
@@ -491,7 +493,7 @@ def _report(args: argparse.Namespace) -> int:
     verifications = []
     try:
         written = write_reports(
-            args.data,
+            data,
             args.out,
             notebooks,
             timeout=args.timeout,

@@ -221,6 +221,16 @@ def test_a_file_url_in_the_command_line():
     assert str(PLANS).encode() in finished.stdout
 
 
+def test_report_takes_a_file_url(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(PLANS, logs / PLANS.name)
+    pages = tmp_path / "pages"
+    finished = _cli("report", logs.as_uri(), "--out", str(pages), stdin=b"", cwd=tmp_path)
+    assert finished.returncode == 1, finished.stderr  # the plans hold tampered hashes
+    assert (pages / "plan_hashes.html").is_file()
+
+
 def test_report_names_what_it_cannot_copy(tmp_path):
     finished = _cli("report", "-", "--out", str(tmp_path / "pages"), stdin=b"")
     assert finished.returncode == 2
