@@ -32,9 +32,16 @@ def is_rate(name: object) -> bool:
 
     Examples
     --------
+    A column under a group (a tuple of labels, as a table with two levels of
+    columns names it) is a rate when its own, last, label is:
+
     >>> is_rate("escalation_rate"), is_rate("withheld_share"), is_rate("records")
     (True, True, False)
+    >>> is_rate(("sliders at 0.7", "escalation_rate")), is_rate(("rate_share", "count"))
+    (True, False)
     """
+    if isinstance(name, tuple) and name:
+        name = name[-1]
     return isinstance(name, str) and name.endswith(_RATE_SUFFIXES)
 
 
