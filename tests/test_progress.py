@@ -43,7 +43,10 @@ def large(tmp_path_factory) -> Path:
 
 
 def _env(**changes) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "EXPLICIT_AUDIT_PROGRESS")}
+    """The environment of a case; the bar shows at once (the delay has its own test)."""
+    unset = ("CI", "EXPLICIT_AUDIT_PROGRESS", "EXPLICIT_AUDIT_PROGRESS_DELAY")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env["EXPLICIT_AUDIT_PROGRESS_DELAY"] = "0"
     env.update(changes)
     return env
 
@@ -130,9 +133,14 @@ def test_a_bar_where_it_is_asked_for(large, tty, options, env):
 def test_a_quick_load_prints_nothing():
     small = ROOT / "data" / "plans" / "arborist_runs.jsonl"
     script = "import explicit_audit as ea, sys\nprint(len(ea.load(sys.argv[1]).plans))\n"
-    status, stdout, stderr = _run([sys.executable, "-c", script, str(small)], tty=True, env=_env())
+    env = _env()
+    del env["EXPLICIT_AUDIT_PROGRESS_DELAY"]  # the default half second
+    status, stdout, stderr = _run([sys.executable, "-c", script, str(small)], tty=True, env=env)
     assert status == 0 and stdout.strip() != "0"
     assert stderr == ""
+    # Without the delay the same load draws its bar: the delay is what keeps it quiet.
+    status, _, stderr = _run([sys.executable, "-c", script, str(small)], tty=True, env=_env())
+    assert status == 0 and f"/{_size_shown(small)}" in stderr
 
 
 @pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])

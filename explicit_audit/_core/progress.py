@@ -12,7 +12,8 @@ Whether progress is shown, first match wins:
 A load's bar counts the bytes of its files as they are read (a gzip file's
 compressed bytes; a stream of unknown size leaves the total open), so one
 large file moves the bar as much as many small ones; it appears only once the
-load has run :data:`DELAY_SECONDS`, so a quick load prints nothing. Dask
+load has run :data:`DELAY_SECONDS` (``EXPLICIT_AUDIT_PROGRESS_DELAY=SECONDS``
+sets another), so a quick load prints nothing. Dask
 computes on a local scheduler show Dask's own bar under the same rule (a
 distributed cluster has its dashboard).
 """
@@ -28,11 +29,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 __all__ = [
+    "DELAY_ENV",
     "DELAY_SECONDS",
     "ENV",
     "byte_progress",
     "choosing",
     "compute_progress",
+    "delay",
     "in_jupyter",
     "wanted",
 ]
@@ -41,6 +44,8 @@ __all__ = [
 ENV = "EXPLICIT_AUDIT_PROGRESS"
 #: A bar appears only after this long: a quick load prints nothing.
 DELAY_SECONDS = 0.5
+#: The environment variable that sets another delay, in seconds.
+DELAY_ENV = "EXPLICIT_AUDIT_PROGRESS_DELAY"
 _REFRESH_SECONDS = 0.25
 
 _CHOSEN: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
@@ -101,6 +106,16 @@ def choosing(asked: bool | None) -> Iterator[None]:
         _CHOSEN.reset(token)
 
 
+def delay() -> float:
+    """Seconds a load or compute runs before its bar shows: ``$EXPLICIT_AUDIT_PROGRESS_DELAY``,
+    else :data:`DELAY_SECONDS` (a value that is not a number of seconds is ignored)."""
+    try:
+        seconds = float(os.environ.get(DELAY_ENV, DELAY_SECONDS))
+    except ValueError:
+        return DELAY_SECONDS
+    return seconds if seconds >= 0 else DELAY_SECONDS
+
+
 def _interval(seconds: float) -> str:
     minutes, seconds = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
@@ -116,7 +131,7 @@ def _size(item: Any) -> int | None:
 
 def _sizeof(count: float) -> str:
     """Bytes in three significant digits, powers of 1024 (as tqdm writes them: ``62.4M``)."""
-    for unit in ("", "K", "M", "G", "T"):
+    for unit in ("", "k", "M", "G", "T"):
         if abs(count) < 999.5:
             if abs(count) < 99.95:
                 return f"{count:1.2f}{unit}" if abs(count) < 9.995 else f"{count:2.1f}{unit}"
@@ -141,6 +156,7 @@ class _Bytes:
         self.shown_at = 0.0
         self.widget = None
         self.drawn = False
+        self.delay = delay()
 
     def advance(self, n: int) -> None:
         self.count += n
@@ -148,7 +164,7 @@ class _Bytes:
             self.widget.update(n)
             return
         now = time.monotonic()
-        if now - self.start < DELAY_SECONDS or now - self.shown_at < _REFRESH_SECONDS:
+        if now - self.start < self.delay or now - self.shown_at < _REFRESH_SECONDS:
             return
         self.shown_at = now
         if in_jupyter():
@@ -218,4 +234,4 @@ def compute_progress() -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
     from dask.diagnostics import ProgressBar
 
-    return ProgressBar(minimum=DELAY_SECONDS, out=sys.stderr)
+    return ProgressBar(minimum=delay(), out=sys.stderr)
