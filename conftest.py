@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
@@ -27,3 +28,5 @@ def _doctest_namespace(request, doctest_namespace, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", explicit_audit.RejectedRowsWarning)
         yield
+    if "matplotlib.pyplot" in sys.modules:  # an example that drew: its figure goes
+        sys.modules["matplotlib.pyplot"].close("all")

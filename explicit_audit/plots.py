@@ -91,7 +91,9 @@ def plot_hash_verification(
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.plots import plot_hash_verification
-    >>> plot_hash_verification(ea.verify_plans(ea.load("data/").plans))  # doctest: +SKIP
+    >>> ax = plot_hash_verification(ea.plan_verdicts(ea.load("data/", progress=False).plans))
+    >>> ax.get_title(), ax.get_xlabel()
+    ('Recorded hashes rebuilt', 'recorded hashes (count, log scale)')
     """
     require(checked, [by], "plot_hash_verification")
     ax = current_axes(ax)
@@ -142,8 +144,9 @@ def plot_finding_counts(
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.plots import plot_finding_counts
-    >>> audit = ea.load("data/")  # doctest: +SKIP
-    >>> plot_finding_counts(ea.check_receipts(audit))  # doctest: +SKIP
+    >>> audit = ea.load("data/", progress=False)
+    >>> plot_finding_counts(ea.check_receipts(audit)).get_title()
+    'Findings per rule'
     """
     require(findings, [by], "plot_finding_counts")
     ax = current_axes(ax)
@@ -200,8 +203,9 @@ def plot_withheld_by(
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.plots import plot_withheld_by
-    >>> receipts = ea.load("data/").receipts  # doctest: +SKIP
-    >>> plot_withheld_by(ea.withheld_summary(receipts, by="active_space"))  # doctest: +SKIP
+    >>> receipts = ea.load("data/", progress=False).receipts
+    >>> plot_withheld_by(ea.withheld_summary(receipts, by="active_space")).get_title()
+    'Records withheld by active_space'
     """
     require(summary, [column], "plot_withheld_by")
     ax = current_axes(ax)
@@ -255,7 +259,9 @@ def plot_withheld_oracle(
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.plots import plot_withheld_oracle
-    >>> plot_withheld_oracle(ea.withheld_oracle(ea.load("data/").receipts))  # doctest: +SKIP
+    >>> ax = plot_withheld_oracle(ea.withheld_oracle(ea.load("data/", progress=False).receipts))
+    >>> ax.get_xlabel()
+    'distinct queries asked (count)'
     """
     require(oracle, ["queries", "queries_withheld", "query_share"], "plot_withheld_oracle")
     ax = current_axes(ax)
@@ -324,10 +330,11 @@ def plot_escalation_curve(
     >>> import numpy as np
     >>> import explicit_audit as ea
     >>> from explicit_audit.plots import plot_escalation_curve
-    >>> audit = ea.load("data/")  # doctest: +SKIP
+    >>> audit = ea.load("data/", progress=False)
     >>> swept = ea.sweep(audit.decisions, audit.policies,
-    ...                  {"confidence_threshold": np.linspace(0, 1, 21)})  # doctest: +SKIP
-    >>> plot_escalation_curve(swept, threshold="confidence_threshold")  # doctest: +SKIP
+    ...                  {"confidence_threshold": np.linspace(0, 1, 21)})
+    >>> plot_escalation_curve(swept, threshold="confidence_threshold").get_title()
+    'Escalation rate across the confidence threshold'
     """
     axes_names = ("context_char_cap_4b", "escalate_on_multi_doc_count", "confidence_threshold")
     require(sweep, ["policy_id", threshold, metric], "plot_escalation_curve")
@@ -397,8 +404,9 @@ def plot_reason_mix(
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.plots import plot_reason_mix
-    >>> audit = ea.load("data/")  # doctest: +SKIP
-    >>> plot_reason_mix(ea.sweep(audit.decisions, audit.policies, {}))  # doctest: +SKIP
+    >>> audit = ea.load("data/", progress=False)
+    >>> plot_reason_mix(ea.sweep(audit.decisions, audit.policies, {})).get_title()
+    'Escalation reasons per policy'
     """
     reasons = [c for c in sweep.columns if c.startswith("reason_")]
     require(sweep, [label], "plot_reason_mix")
@@ -461,8 +469,9 @@ def plot_escalation_at(
     >>> import explicit_audit as ea
     >>> from explicit_audit.plots import plot_escalation_at
     >>> from explicit_audit.views import escalation_curve_view
-    >>> chosen = escalation_curve_view(ea.load("data/"), confidence_threshold=0.7)  # doctest: +SKIP
-    >>> plot_escalation_at(chosen.curve, chosen.markers)  # doctest: +SKIP
+    >>> chosen = escalation_curve_view(ea.load("data/", progress=False), confidence_threshold=0.7)
+    >>> plot_escalation_at(chosen.curve, chosen.markers).get_title()
+    'Escalation rate across the confidence threshold (marker at 0.7)'
     """
     require(markers, [threshold, "escalation_rate"], "plot_escalation_at")
     ax = current_axes(ax)

@@ -302,6 +302,18 @@ def test_markup_in_the_data_is_shown_as_text(rendered):
     assert shown_in_tables, "no report shows the receipt query in a table of its own"
 
 
+def test_every_plot_is_described_in_words(rendered):
+    default = "No description has been provided for this image"
+    for name, page in rendered.items():
+        alts = re.findall(r'<img\b[^>]*\balt="([^"]*)"', page["source"])
+        images = re.findall(r"<img\b", page["source"])
+        assert images and len(alts) == len(images), name
+        for alt in alts:
+            assert alt.strip() and alt != default, f"{name}: {alt!r}"
+            # Its title and axes (a figure), or what it counts (a panel's chart).
+            assert len(alt.split()) >= 5 and alt.endswith("."), f"{name}: {alt!r}"
+
+
 def test_screenshots_were_taken(rendered):
     for name, page in rendered.items():
         width, height = _png_size(page["screenshot"].read_bytes())

@@ -242,8 +242,10 @@ def check_decisions(decisions: pd.DataFrame, policies: Any = None) -> pd.DataFra
     Examples
     --------
     >>> import explicit_audit as ea
-    >>> audit = ea.load("data/")  # doctest: +SKIP
-    >>> ea.check_decisions(audit.decisions, audit.policies).rule.value_counts()  # doctest: +SKIP
+    >>> audit = ea.load("data/", progress=False)
+    >>> findings = ea.check_decisions(audit.decisions, audit.policies)
+    >>> len(findings), int((findings.rule == "replay").sum())
+    (13, 6)
     """
     decisions, policies = _policies_of(decisions, policies)
     return engine.findings(decision_findings, decisions, what="check_decisions", policies=policies)

@@ -84,8 +84,10 @@ class Policy:
     Examples
     --------
     >>> import explicit_audit as ea
-    >>> policy = ea.load_policy("data/policies/baseline.yaml")  # doctest: +SKIP
-    >>> cheaper = policy.with_escalation(context_char_cap_4b=12000)  # doctest: +SKIP
+    >>> policy = ea.load_policy("data/policies/baseline.yaml")
+    >>> cheaper = policy.with_escalation(context_char_cap_4b=12000)
+    >>> cheaper.policy_id, cheaper.escalation.context_char_cap_4b
+    ('baseline[cap=12000]', 12000)
     """
 
     policy_id: str
@@ -212,9 +214,11 @@ class Policy:
 
         Examples
         --------
-        >>> flags = dict(policy.risk_flags)  # doctest: +SKIP
-        >>> flags["numeric_claims"] = ea.RiskFlag(requires_26b=True)  # doctest: +SKIP
-        >>> policy.replace(risk_flags=flags)  # doctest: +SKIP
+        >>> policy = ea.load_policy("data/policies/baseline.yaml")
+        >>> flags = dict(policy.risk_flags)
+        >>> flags["numeric_claims"] = ea.RiskFlag(requires_26b=True)
+        >>> policy.replace(risk_flags=flags).policy_id
+        'baseline~8c53a734'
         """
         data = self.to_dict()
         data.update({key: _plain(value) for key, value in changes.items()})
@@ -247,7 +251,8 @@ class Policy:
 
         Examples
         --------
-        >>> policy.with_escalation(confidence_threshold=0.5).policy_id  # doctest: +SKIP
+        >>> policy = ea.load_policy("data/policies/baseline.yaml")
+        >>> policy.with_escalation(confidence_threshold=0.5).policy_id
         'baseline[conf=0.5]'
         """
         given = {

@@ -159,7 +159,8 @@ def flips_view(
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.views import flips_view
-    >>> flips_view(ea.load("data/"), variant="strict", limit=5)  # doctest: +SKIP
+    >>> flips_view(ea.load("data/", progress=False), variant="strict", limit=5).shape
+    (5, 10)
     """
     decisions = data.decisions
     point = _point(
@@ -242,7 +243,7 @@ def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.views import threshold_spans
-    >>> threshold_spans(ea.load("data/"))["confidence_threshold"]  # doctest: +SKIP
+    >>> threshold_spans(ea.load("data/", progress=False))["confidence_threshold"]
     (0.0, 1.0, 0.01)
     """
     decisions = data.decisions
@@ -378,8 +379,8 @@ def escalation_curve_view(
     --------
     >>> import explicit_audit as ea
     >>> from explicit_audit.views import escalation_curve_view
-    >>> audit = ea.load("data/")  # doctest: +SKIP
-    >>> escalation_curve_view(audit, confidence_threshold=0.7).at  # doctest: +SKIP
+    >>> audit = ea.load("data/", progress=False)
+    >>> escalation_curve_view(audit, confidence_threshold=0.7).at
     {'baseline': 0.7, 'cost_saver': 0.7, 'strict': 0.7}
     """
     if axis not in GRID_AXES:

@@ -16,6 +16,7 @@ import pandas as pd
 
 import explicit_audit as ea
 from explicit_audit import plots, widgets
+from explicit_audit.report.figures import use_report_figures
 from explicit_audit.report.tables import Percentages, use_report_tables
 
 # A finding's detail whole: a rebuilt hash or a payload's digest is never cut short.
@@ -24,6 +25,8 @@ pd.set_option("display.width", 200)
 pd.set_option("display.max_rows", 60)
 # Tables as a report shows them: "—" for a missing value, 12,345, rates as 12.5%.
 use_report_tables()
+# Each figure's image with its title and axes as alternative text, for a screen reader.
+use_report_figures()
 if ENGINE == "dask":
     ea.use_scheduler(SCHEDULER)
 with warnings.catch_warnings():
