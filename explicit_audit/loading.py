@@ -23,6 +23,7 @@ from ._core.collect import (
     read_bytes,
     warn_unparsed_times,
 )
+from ._core.gc_pause import cyclic_gc_paused
 from ._core.limits import Limits, limits_from
 from ._core.options import ENGINES, LoadOptions, resolved
 from ._core.records import RecordKind, Rejection
@@ -88,6 +89,11 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
     limits = limits_from(found["limits"])
 
     def parsed() -> Audit:
+        # No cyclic garbage collection while the values are read and built (see gc_pause).
+        with cyclic_gc_paused():
+            return _parsed()
+
+    def _parsed() -> Audit:
         reading = _read(
             source,
             kinds,
@@ -269,15 +275,16 @@ def load_bytes(
     [{'source_file': 'log.jsonl', 'source_line': 41, 'kind': 'unknown'}]
     """
     kinds = registry.kinds()
-    reading = read_bytes(
-        data,
-        source_file,
-        kinds,
-        jsonl=lines,
-        first_line=first_line,
-        limits=limits_from(limits),
-    )
-    return audit_of_reading(reading, kinds, strict=strict, strict_keys=strict_keys)
+    with cyclic_gc_paused():
+        reading = read_bytes(
+            data,
+            source_file,
+            kinds,
+            jsonl=lines,
+            first_line=first_line,
+            limits=limits_from(limits),
+        )
+        return audit_of_reading(reading, kinds, strict=strict, strict_keys=strict_keys)
 
 
 def read_parquet(directory: str | os.PathLike) -> Audit:

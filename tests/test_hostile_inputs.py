@@ -211,7 +211,9 @@ def test_a_gzip_bomb_is_one_rejected_value_not_memory(tmp_path):
     code = (
         "import warnings, explicit_audit as ea\n"
         "warnings.simplefilter('ignore')\n"
-        f"a = ea.load({str(path)!r}, progress=False, limits={{'max_value_bytes': 1 << 20}})\n"
+        # The ratio limit would stop reading at the zeros; this is about the value limit.
+        f"limits = {{'max_value_bytes': 1 << 20, 'max_gzip_ratio': 10_000}}\n"
+        f"a = ea.load({str(path)!r}, progress=False, limits=limits)\n"
         # VmHWM is this process's own peak: ru_maxrss would also count the forking
         # test process's size, which exec carries over on Linux.
         "status = open('/proc/self/status').read()\n"

@@ -6,21 +6,29 @@ import hashlib
 import json
 import random
 import unicodedata
+import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 import explicit_audit as ea
+from explicit_audit._core.keys import shape_of as general_shape_of
 from explicit_audit._core.records import RawValue
 from explicit_audit.plans import KIND
 from explicit_audit.plans._canonical import (
+    PlanError,
     _fast_text,
     _seed_dumps,
     dataclass_fields,
     digests,
     seed_canonical,
 )
+from explicit_audit.plans.loader import _producer_row, _row, _seed_row
+from explicit_audit.plans.shape import SHAPES
+from explicit_audit.plans.shape import shape_of as plan_shape_of
 from scripts.sample_data import plans as sample_plans
 
 DATA = Path(__file__).parent / "data"
@@ -506,3 +514,143 @@ def test_verify_plans_is_a_deprecated_alias_of_plan_verdicts():
     with pytest.warns(DeprecationWarning, match="plan_verdicts"):
         old = ea.verify_plans(plans)
     pd.testing.assert_frame_equal(old, ea.plan_verdicts(plans))
+
+
+# --- written lines, read from disk, against the seed ---------------------------------------
+LINE_VECTORS = json.loads((DATA / "plan_line_vectors.json").read_text("utf-8"))["vectors"]
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "pretty"])
+def test_written_plans_load_and_hash_as_the_seed_hashes_them(tmp_path, layout):
+    """2,500 plans as written (escapes, surrogates, duplicate keys, coercions, numbers
+    beyond 64 bits), one per record: each loads with the seed's hash rebuilt and
+    matching, or is rejected on its own line where the seed raises."""
+    lines, where = [], []
+    for index, vector in enumerate(LINE_VECTORS):
+        recorded = json.dumps(vector.get("seed", "0" * 64))
+        head = f'{{"run_id": "v{index}", "retrieval_plan": '
+        if layout == "jsonl":
+            where.append(len(lines) + 1)
+            lines.append(f'{head}{vector["plan"]}, "retrieval_plan_hash": {recorded}}}')
+        else:  # a pretty log: each record over three lines, the plan as written
+            where.append(len(lines) + 1)
+            lines += [head, f"  {vector['plan']},", f'  "retrieval_plan_hash": {recorded}}}']
+    path = tmp_path / ("plans.jsonl" if layout == "jsonl" else "plans.json")
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    with warnings.catch_warnings(action="ignore"):
+        audit = ea.load(path, progress=False)
+    verdicts = ea.plan_verdicts(audit.plans)
+    by_run = dict(zip(verdicts.run_id, verdicts.itertuples(), strict=True))
+    rejected = dict(zip(audit.rejected.source_line, audit.rejected.itertuples(), strict=True))
+    for index, vector in enumerate(LINE_VECTORS):
+        if "seed" in vector:
+            row = by_run[f"v{index}"]
+            assert (row.rebuilt_hash, row.status, row.source_line) == (
+                vector["seed"],
+                "match",
+                where[index],
+            ), vector["plan"]
+        else:
+            assert f"v{index}" not in by_run, vector["plan"]
+            assert rejected[where[index]].kind == "plans", vector["plan"]
+    assert len(verdicts) + len(audit.rejected) == len(LINE_VECTORS)
+
+
+# --- the producer route of the loader against the seed's route ------------------------------
+_TEXTS = st.text(max_size=6) | st.sampled_from(["", "서울", "😀", "a\ud800", "é"])
+_ODD = st.sampled_from(
+    [
+        None,
+        True,
+        False,
+        0,
+        -0.0,
+        8.9,
+        1e16,
+        "8",
+        " 8 ",
+        "8.0",
+        2**63 - 1,
+        2**63,
+        -(2**63),
+        -(2**63) - 1,
+        [],
+        {},
+    ]
+)
+_COUNTS = st.integers(min_value=-(2**64), max_value=2**64) | _ODD
+_SHARDS = st.lists(_TEXTS, max_size=3) | st.lists(_TEXTS | _ODD, max_size=3) | _TEXTS | _ODD
+
+
+@st.composite
+def plan_records(draw) -> dict:
+    odd = draw(st.booleans())
+    plan = {
+        "retrieval_keywords": draw(_TEXTS | _ODD if odd else _TEXTS),
+        "top_k": draw(_COUNTS if odd else st.integers(0, 100)),
+        "over_fetch": draw(_COUNTS if odd else st.integers(0, 5)),
+        "max_context_chars": draw(_COUNTS if odd else st.integers(0, 10**6)),
+        "shard_ids": draw(_SHARDS if odd else st.lists(_TEXTS, max_size=3)),
+    }
+    mt_values = _TEXTS | _ODD if odd else _TEXTS
+    shape = draw(st.sampled_from(["none", "mt", "flat", "both"] if odd else ["none", "mt", "flat"]))
+    mt_keys = ["engine", "manifest_hash", "source_lang"]
+    flat_keys = ["mt_engine", "mt_manifest_hash", "source_lang"]
+    if shape in ("mt", "both"):
+        keys = draw(st.lists(st.sampled_from([*mt_keys, "x"]))) if odd else mt_keys
+        plan["mt"] = {key: draw(mt_values) for key in keys}
+    if shape in ("flat", "both"):
+        for key in draw(st.lists(st.sampled_from(flat_keys))) if odd else flat_keys:
+            plan[key] = draw(mt_values)
+    for key in draw(st.lists(st.sampled_from([*plan, "extra"]), max_size=2 if odd else 0)):
+        if key == "extra":
+            plan[key] = 1
+        else:
+            plan.pop(key, None)
+    recorded = draw(st.sampled_from(["ab" * 32, 5] if odd else ["ab" * 32]))
+    record = {"retrieval_plan": plan, "retrieval_plan_hash": recorded}
+    run_id = draw(st.sampled_from(["r-1", None, "absent", 7] if odd else ["r-1", None, "absent"]))
+    if run_id != "absent":
+        record["run_id"] = run_id
+    return record
+
+
+def _row_or_error(route, record):
+    try:
+        return route(record)
+    except PlanError as exc:
+        return f"PlanError: {exc}"
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(record=plan_records())
+def test_the_producer_route_gives_the_seed_routes_row(record):
+    """Generated records, odd and plain: the loader's row is the seed route's row, and
+    the producer route answers for every record in a shape producers write."""
+    assert _row_or_error(_row, record) == _row_or_error(_seed_row, record)
+    fast = _producer_row(record)
+    if fast is not None:
+        assert fast == _seed_row(record)
+        assert fast["seed_coercions"] is pd.NA
+        event("producer route")
+
+
+def test_the_producer_route_takes_what_producers_write():
+    canonical = dict(BASE)
+    with_mt = dict(BASE, mt={"engine": "nllb", "manifest_hash": "ab", "source_lang": "ko"})
+    flat = dict(BASE, mt_engine="", mt_manifest_hash="", source_lang="")
+    for plan in (canonical, with_mt, flat, dict(BASE, top_k=2**63 - 1)):
+        assert _producer_row(_record(plan, "ab" * 32)) == _seed_row(_record(plan, "ab" * 32))
+    for plan in (dict(BASE, top_k=2**63), dict(BASE, top_k=True), dict(BASE, top_k=8.0)):
+        assert _producer_row(_record(plan, "ab" * 32)) is None
+    assert _producer_row(_record(dict(with_mt, mt={"engine": "nllb"}), "ab" * 32)) is None
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(record=plan_records())
+def test_the_plans_shape_for_keys_is_the_general_rules(record):
+    """The plans kind names the shape a record's keys are read as without walking both
+    shapes: the same shape the kit's general rule finds, on odd and plain records."""
+    assert plan_shape_of(record) is general_shape_of(SHAPES, record)
+    record["retrieval_plan"] = dict(record["retrieval_plan"], mt_engine="x", mt={"engine": "x"})
+    assert plan_shape_of(record) is general_shape_of(SHAPES, record)

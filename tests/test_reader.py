@@ -7,10 +7,13 @@ import json
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from conftest import make_receipt
+from conftest import make_receipt, without_columnar
 
 import explicit_audit as ea
+from explicit_audit._core import registry
+from explicit_audit._core.content import PIECE_BYTES
 from explicit_audit._core.reader import read_exactly, resolve_sources
 from explicit_audit._core.records import RawValue, Rejection
 
@@ -280,3 +283,35 @@ def test_a_broken_element_does_not_take_the_rest_of_an_array(tmp_path):
     audit = _load(path)
     assert len(audit.receipts) == 2
     assert "expected ','" in audit.rejected["reason"].iloc[0]
+
+
+@pytest.mark.parametrize("values", [1500, 22000])
+def test_a_file_of_interleaved_shapes_loads_as_value_by_value(tmp_path, values):
+    """Every engram shape interleaved in one file (in one piece, and in several: a first
+    key found to start several shapes is regrouped at once in the next pieces): the
+    tables equal those of the exact path, value by value."""
+    outcomes = [json.loads(line) for line in (FIXTURES / "outcomes.jsonl").read_text().splitlines()]
+    presentations = [
+        json.loads(line) for line in (FIXTURES / "presentations.jsonl").read_text().splitlines()
+    ]
+    shapes = [*outcomes, *(outcome["receipt"] for outcome in outcomes), *presentations]
+    shapes.append({"retrieval_plan": {"top_k": 8}, "retrieval_plan_hash": "0" * 64})
+    lines = [_line(shapes[(index * 7) % len(shapes)]) for index in range(values)]
+    lines[700] = lines[700][:40]  # one damaged line among them
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    assert (path.stat().st_size > 2 * PIECE_BYTES) == (values > 1500)
+    loaded = _load(path)
+    kinds = tuple(without_columnar(kind) for kind in registry.kinds())
+    with registry.replaced(kinds):
+        exactly = _load(path)
+    for name in loaded.tables:
+        pd.testing.assert_frame_equal(loaded.tables[name], exactly.tables[name], obj=name)
+    pd.testing.assert_frame_equal(loaded.rejected, exactly.rejected)
+    assert loaded.rejected.source_line.tolist() == [701]
+    assert (
+        len(loaded.receipts) > values * 2 // 3
+        and len(loaded.presentations) > 50
+        and len(loaded.plans)
+    )
+    _accounted(loaded)

@@ -29,12 +29,15 @@ from .limits import Limits
 from .records import Rejection, excerpt
 from .sources import display_name, is_gzip_name, is_jsonl_name
 
-__all__ = ["PIECE_BYTES", "BytesReader", "FileReader", "Piece"]
+__all__ = ["GZIP_RATIO_FLOOR", "PIECE_BYTES", "BytesReader", "FileReader", "Piece"]
 
 PIECE_BYTES = 1 << 24
 _READ_BYTES = 1 << 20
 _GZIP_INPUT = 1 << 16
 _BOM = b"\xef\xbb\xbf"
+#: Decompressed bytes a gzip stream may produce before max_gzip_ratio is checked:
+#: a small file that expands a lot costs little, a bomb is stopped early.
+GZIP_RATIO_FLOOR = 64 << 20
 _WHITESPACE = b" \t\r\n"
 
 
@@ -81,6 +84,8 @@ class FileReader:
     #: Called with the number of bytes each read took from the file (the progress bar).
     on_bytes: Callable[[int], None] | None = None
     _carried: int = 0
+    #: Inside a top-level array read element by element: its elements' indent.
+    _array_indent: int | None = None
 
     def __post_init__(self) -> None:
         self.name = self.name or display_name(self.path)
@@ -98,6 +103,8 @@ class FileReader:
             data = carry + data if carry else data
             carry = b""
             self._carried = 0
+            if self._array_indent is not None:
+                data = self._unarray(data)
             if skipping:
                 cut = self._first_cut(data)
                 if cut is None:
@@ -108,6 +115,14 @@ class FileReader:
                 data = data[cut:]
                 skipping = False
             cut = self._last_cut(data)
+            if cut is None and len(data) > limit and not self.jsonl:
+                # An array larger than a value may be: max_value_bytes applies to
+                # each of its elements, read as values one after another.
+                indent = _array_head(data)
+                if indent is not None:
+                    self._array_indent = indent
+                    data = self._unarray(data, opening=True)
+                    cut = self._last_cut(data)
             if cut is None:
                 if len(data) > limit:
                     self._oversized(line, data)
@@ -128,6 +143,38 @@ class FileReader:
             self._oversized(line, carry)
             return
         yield Piece(carry, line)
+
+    def _unarray(self, data: bytes, opening: bool = False) -> bytes:
+        """``data`` of a top-level array with its elements made values one after another.
+
+        The same bytes but for white space: the array's ``[`` (with
+        ``opening``), each comma that ends a line before an element, and the
+        ``]`` that closes the array at column 0 become spaces, and each
+        element's ``{`` moves to column 0 in place of its indent; the lines
+        stay where they are. Applied again to bytes already rewritten, it
+        changes nothing. The array ends at its ``]``: what follows is read as
+        written.
+        """
+        indent = self._array_indent or 0
+        buffer = bytearray(data)
+        if opening:
+            buffer[len(data) - len(data.lstrip(_WHITESPACE))] = 32
+        closing = _closing_bracket(data)
+        end = len(data) if closing is None else closing
+        for separator in (b",\n", b",\r\n"):
+            element = separator + b" " * indent + b"{"
+            position = data.find(element, 0, end)
+            while position != -1:
+                buffer[position] = 32
+                brace = position + len(separator) + indent
+                if indent:
+                    buffer[brace - indent] = 123
+                    buffer[brace] = 32
+                position = data.find(element, position + 1, end)
+        if closing is not None:
+            buffer[closing] = 32
+            self._array_indent = None
+        return bytes(buffer)
 
     def _gathered(self) -> Iterator[bytes]:
         """The content in runs of about :data:`PIECE_BYTES` (with what is carried over)."""
@@ -165,29 +212,39 @@ class FileReader:
         if self.jsonl:
             cut = data.rfind(b"\n") + 1
             return cut or None
-        end = len(data)
+        # Each kind of line start is searched for once from where its last one
+        # was found: searching both from each candidate anew is quadratic when
+        # one of them is rare (``[\n{...},\n{...}`` has one "\n[").
+        brace, bracket = data.rfind(b"\n{"), data.rfind(b"\n[")
         while True:
-            cut = max(data.rfind(b"\n{", 0, end), data.rfind(b"\n[", 0, end))
+            cut = max(brace, bracket)
             if cut == -1:
                 return None
             if _ends_a_value(data, cut):
                 return cut + 1
-            end = cut
+            if cut == brace:
+                brace = data.rfind(b"\n{", 0, cut)
+            else:
+                bracket = data.rfind(b"\n[", 0, cut)
 
     def _first_cut(self, data: bytes) -> int | None:
         """Where the first value boundary of ``data`` is, or None."""
         if self.jsonl:
             cut = data.find(b"\n") + 1
             return cut or None
-        start = 0
+        # As in _last_cut, each kind of line start is searched for once onwards.
+        brace, bracket = data.find(b"\n{"), data.find(b"\n[")
         while True:
-            found = [i for i in (data.find(b"\n{", start), data.find(b"\n[", start)) if i != -1]
+            found = [i for i in (brace, bracket) if i != -1]
             if not found:
                 return None
             cut = min(found)
             if _ends_a_value(data, cut):
                 return cut + 1
-            start = cut + 1
+            if cut == brace:
+                brace = data.find(b"\n{", cut + 1)
+            else:
+                bracket = data.find(b"\n[", cut + 1)
 
     def _chunks(self) -> Iterator[bytes]:
         """The file's decompressed bytes, chunk by chunk, up to ``max_file_bytes``."""
@@ -246,8 +303,9 @@ class FileReader:
         """Every gzip member, decompressed as read; damage keeps all output before it."""
         decompressor = None
         members = 0
-        total = member_output = 0
+        total = member_output = compressed = 0
         pending = b""
+        ratio = self.limits.max_gzip_ratio
         while True:
             if not pending:
                 try:
@@ -257,6 +315,7 @@ class FileReader:
                     return
                 if not pending:
                     break
+                compressed += len(pending)
                 if self.on_bytes is not None:
                     self.on_bytes(len(pending))
             if decompressor is None:
@@ -288,6 +347,19 @@ class FileReader:
                 total += len(output)
                 member_output += len(output)
                 yield output
+                if total > GZIP_RATIO_FLOOR and total > ratio * compressed:
+                    self.problems.append(
+                        Rejection(
+                            self.name,
+                            0,
+                            "file",
+                            f"the gzip stream expands {total // compressed} times (to {total} "
+                            f"bytes from {compressed}), more than max_gzip_ratio ({ratio}): "
+                            "the rest is not read",
+                            "",
+                        )
+                    )
+                    return
             pending = decompressor.unconsumed_tail
             if decompressor.eof:
                 pending = decompressor.unused_data + pending
@@ -336,6 +408,33 @@ class BytesReader(FileReader):
         view = memoryview(self.data)
         for start in range(0, len(self.data), _READ_BYTES):
             yield bytes(view[start : start + _READ_BYTES])
+
+
+def _array_head(data: bytes) -> int | None:
+    """The indent of an array's elements when ``data`` opens one with ``[`` alone on its line.
+
+    None unless the first element starts the next line with ``{``.
+    """
+    head = len(data) - len(data.lstrip(_WHITESPACE))
+    if data[head : head + 1] != b"[":
+        return None
+    newline = data.find(b"\n", head)
+    if newline == -1 or data[head + 1 : newline].strip(_WHITESPACE):
+        return None
+    first = data.find(b"{", newline)
+    if first == -1 or data[newline + 1 : first].strip(b" ") or first - newline - 1 > 64:
+        return None
+    return first - newline - 1
+
+
+def _closing_bracket(data: bytes) -> int | None:
+    """Where a ``]`` at column 0 after a line ending with ``}`` closes the array, if in ``data``."""
+    position = data.find(b"\n]")
+    while position != -1:
+        if _ends_a_value(data, position):
+            return position + 1
+        position = data.find(b"\n]", position + 1)
+    return None
 
 
 def _ends_a_value(data: bytes, end: int) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 
 import orjson
@@ -26,6 +27,7 @@ __all__ = [
     "has_long_integer",
     "iter_region",
     "loads_exact",
+    "long_digit_reason",
     "nesting_depth",
     "parse_line",
     "too_deep_reason",
@@ -77,13 +79,19 @@ def _parse_error(exc: Exception, first_line: int | None = None) -> str:
     """
     if not isinstance(exc, json.JSONDecodeError):
         return str(exc)
+    if exc.msg == long_digit_reason():
+        return exc.msg
     if first_line is None:
         return f"{exc.msg} (column {exc.colno})"
     return f"{exc.msg} (line {first_line + exc.lineno - 1}, column {exc.colno})"
 
 
+class _NotJsonNumber(ValueError):
+    """NaN or Infinity: the standard library reads them, JSON does not allow them."""
+
+
 def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
+    raise _NotJsonNumber(f"{name} is not a JSON number")
 
 
 _LONG_DIGITS = re.compile(rb"(?<![\d.])\d{19,}")
@@ -97,7 +105,43 @@ def has_long_integer(text: bytes | memoryview) -> bool:
     library, which keeps every integer exact. A digit run inside a string
     may answer True too; that only costs speed.
     """
-    return any(int(run.group()) > INT64_MAX for run in _LONG_DIGITS.finditer(text))
+    for run in _LONG_DIGITS.finditer(text):
+        # Compared as text: int() refuses a run longer than Python's integer-string
+        # limit (4,300 digits), and such a run may be anywhere, a string included.
+        digits = bytes(run.group()).lstrip(b"0")
+        if len(digits) > len(_INT64_MAX_DIGITS) or (
+            len(digits) == len(_INT64_MAX_DIGITS) and digits > _INT64_MAX_DIGITS
+        ):
+            return True
+    return False
+
+
+_INT64_MAX_DIGITS = str(INT64_MAX).encode()
+
+
+def long_digit_reason() -> str:
+    """Why a value holding an integer longer than Python reads is refused.
+
+    The standard library's JSON reader refuses an integer of more digits than
+    ``sys.get_int_max_str_digits()`` (4,300 by default) with a ``ValueError``.
+    No JSON producer writes one (JavaScript writes at most 21 digits, and
+    Python's own writer has the same limit), so the value is rejected, on
+    every reading path alike.
+    """
+    return (
+        f"an integer of more than {sys.get_int_max_str_digits()} digits, "
+        "longer than any JSON writer produces"
+    )
+
+
+def _masked_long_runs(text: str) -> str:
+    """``text`` with each digit run too long for ``int()`` written as ``0`` and spaces.
+
+    Same length and same lines: decoding it finds where the value that holds
+    the run ends, without converting the run.
+    """
+    limit = sys.get_int_max_str_digits()
+    return re.sub(rf"\d{{{limit + 1},}}", lambda run: "0" + " " * (len(run.group()) - 1), text)
 
 
 def _loads_text(text: bytes) -> object:
@@ -130,8 +174,11 @@ def _loads_text(text: bytes) -> object:
         raise first or json.JSONDecodeError("nested too deeply", decoded, 0) from None
     except json.JSONDecodeError as exc:
         raise first or exc from None
-    except ValueError as exc:
+    except _NotJsonNumber as exc:
         raise first or json.JSONDecodeError(str(exc), decoded, 0) from None
+    except ValueError:
+        # Any other ValueError is an integer beyond Python's integer-string limit.
+        raise first or json.JSONDecodeError(long_digit_reason(), decoded, 0) from None
 
 
 def _skip_whitespace(text: str, position: int) -> int:
@@ -145,10 +192,43 @@ def _resync(text: str, position: int) -> int:
     """Where to resume after a value that cannot be parsed.
 
     Pretty-printed values appended to a log start at column 0 with ``{`` or
-    ``[``; resuming at the next such line keeps every later value.
+    ``[``; resuming at the next such line keeps every later value. A writer
+    killed mid-value may be followed at once by the next pretty output, whose
+    ``{`` then ends the line the cut value left unfinished: such an output
+    is resumed at too (see :func:`_cut_then_pretty`).
     """
-    match = _COLUMN0_VALUE_START.search(text, text.find("\n", position) + 1 or len(text))
-    return match.start() if match and text.find("\n", position) != -1 else len(text)
+    newline = text.find("\n", position)
+    match = _COLUMN0_VALUE_START.search(text, newline + 1 or len(text))
+    end = match.start() if match and newline != -1 else len(text)
+    return _cut_then_pretty(text, position, end)
+
+
+#: An opening brace that ends a line it does not start: maybe a pretty output
+#: written straight after a value cut short.
+_LINE_ENDING_BRACE = re.compile(r"(?<=[^\n])\{[ \t]*\r?\n")
+#: How many such braces are tried within one rejected stretch.
+_PRETTY_TRIES = 64
+
+
+def _cut_then_pretty(text: str, position: int, end: int) -> int:
+    """The start of a whole pretty output inside ``text[position:end]``, or ``end``.
+
+    A candidate is a ``{`` that ends a line after other text; it is taken when
+    it opens one value that closes with ``}`` at column 0, as a pretty output
+    closes, ending at ``end`` (white space aside). An object nested in the cut
+    value closes indented, so it is never taken for a value of its own.
+    """
+    for tries, match in enumerate(_LINE_ENDING_BRACE.finditer(text, position + 1, end)):
+        if tries >= _PRETTY_TRIES:
+            break
+        start = match.start()
+        try:
+            _, stop = _STDLIB_DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if stop <= end and text[stop - 2 : stop] == "\n}" and not text[stop:end].strip():
+            return start
+    return end
 
 
 def _element_resync(indent: int):
@@ -190,7 +270,31 @@ def _decode_one(
                 excerpt(text[position:end]),
             ),
         )
+    except ValueError:
+        # json.JSONDecodeError is a ValueError too, caught above: this is an
+        # integer longer than Python's integer-string limit. The value ends
+        # where it would end without the run; only it is rejected.
+        try:
+            _, end = _STDLIB_DECODER.raw_decode(_masked_long_runs(text), position)
+        except (ValueError, RecursionError):
+            end = resync(text, position)
+        return end, Rejection(
+            path,
+            line,
+            "unknown",
+            f"invalid JSON: {long_digit_reason()}",
+            excerpt(text[position:end]),
+        )
     raw = text[position:end]
+    if _larger_than(raw, limits.max_value_bytes):
+        return end, Rejection(
+            path,
+            line,
+            "unknown",
+            f"the value is larger than max_value_bytes ({limits.max_value_bytes} bytes) "
+            "and is not read",
+            excerpt(raw[: 4 * limits.excerpt_chars], limits.excerpt_chars),
+        )
     too_deep = too_deep_reason(raw, limits)
     if too_deep:
         return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
@@ -204,6 +308,15 @@ def _decode_one(
             path, line, "unknown", f"invalid JSON: {_parse_error(exc, line)}", excerpt(raw)
         )
     return end, RawValue(path, line, value, raw.encode("utf-8"))
+
+
+def _larger_than(raw: str, limit: int) -> bool:
+    """Whether a value's UTF-8 text is longer than ``limit`` bytes (a character is 1-4)."""
+    if len(raw) > limit:
+        return True
+    if 4 * len(raw) <= limit:
+        return False
+    return len(raw.encode("utf-8", errors="surrogateescape")) > limit
 
 
 def _iter_array(path: str, text: str, position: int, line: int, base: int, limits: Limits):

@@ -10,13 +10,20 @@ limit                       default      what happens past it
 ==========================  ===========  ===================================================
 ``max_depth``               512          a value nested deeper is rejected; checked on the
                                          bytes before any C parser sees them
-``max_value_bytes``         64 MiB       a single value larger than this is rejected
+``max_value_bytes``         64 MiB       a single value larger than this is rejected; an
+                                         array's elements are values each (an array
+                                         larger than this, its elements each starting a
+                                         line, is read element by element)
 ``max_file_bytes``          16 GiB       a file (after gzip decompression) is read up to
                                          this size; the rest is a file-level rejection
 ``max_rejected_rows``       100,000      rejected rows kept with their excerpt, per load;
                                          past it, each file's further rejections are
                                          counted in one summary row per file
 ``excerpt_chars``           300          characters of raw text kept per rejected row
+``max_gzip_ratio``          200          a gzip stream that has expanded more than this many
+                                         times its compressed size, past its first 64 MiB,
+                                         is read no further; the rest is a file-level
+                                         rejection naming the ratio
 ==========================  ===========  ===================================================
 
 Only regular files are read from a folder (a FIFO, a socket or a device is
@@ -53,6 +60,7 @@ class Limits:
     max_file_bytes: int = 16 << 30
     max_rejected_rows: int = 100_000
     excerpt_chars: int = 300
+    max_gzip_ratio: int = 200
 
     def __post_init__(self) -> None:
         for item in fields(self):

@@ -107,11 +107,14 @@ class PieceReader:
         self.reject = reject
         self.values_read = 0
         self.last_item: RawValue | Rejection | None = None
+        self._mixed_keys: set[bytes] = set()
 
     # -- one piece -------------------------------------------------------------------
 
     def read(self, data: bytes, first_line: int) -> None:
         """Read one piece that starts on file line ``first_line``."""
+        if not self.jsonl and self._read_array(data, first_line):
+            return
         spans = split_piece(data, first_line, self.jsonl, self.limits)
         if not len(spans):
             return
@@ -121,31 +124,96 @@ class PieceReader:
         known: dict[int, RecordKind] = {}
         if len(clean):
             leftovers = self._columnar(data, spans, clean)
-            long_digits = _long_digit_spans(data, spans) if leftovers else None
-            for index, value, kind in leftovers:
-                if long_digits is not None and long_digits[index]:
-                    value = _UNPARSED  # orjson reads an integer beyond 64 bits as a float
-                items = self._exact_span(data, spans, index, value)
-                if kind is not None and value is not _UNPARSED:
-                    known[id(items[0])] = kind
-                exact.extend(items)
-        exact.sort(key=lambda item: item.source_line)
+            if leftovers:
+                self._leftovers(data, spans, leftovers, exact, known)
+        exact.sort(key=_line_of)
         # The value a cut gzip stream ends in is the piece's last span, read exactly.
         last = exact[-1] if exact else None
         self.last_item = last if last is not None and last.source_line >= spans.lines[-1] else None
         values: dict[str, list[RawValue]] = {}
+        kept: dict[str, bool] = {}
         for item in exact:
-            self._count(item)
             if isinstance(item, Rejection):
+                self._count(item)
                 self.reject(item)
                 continue
+            self.values_read += 1
             kind = known.get(id(item)) or sort_value(item, self.kinds)
             if isinstance(kind, Rejection):
                 self.reject(kind)
-            elif self._kept(kind):
-                values.setdefault(kind.name, []).append(item)
+                continue
+            name = kind.name
+            if name not in kept:
+                kept[name] = self._kept(kind)
+                values[name] = []
+            if kept[name]:
+                values[name].append(item)
         for kind_name, items in values.items():
+            if not items:
+                continue
             self.emit(kind_name, ("values", items))
+
+    def _read_array(self, data: bytes, first_line: int) -> bool:
+        """Whether a piece that is one array of objects, each starting a line, was read in bulk.
+
+        ``[\n{...},\n{...}\n]`` (elements at column 0 or all at one indent, each
+        starting a line) is read as the objects one after another: the outer
+        brackets and the commas between elements are made white space (same
+        length, same lines) and the columnar path takes the whole piece. This
+        holds only when every element is then a clean span and the columnar
+        path takes every one of them, one object per span: a comma made white
+        space inside an element would leave two values without a separator,
+        which no parser takes. Anything else is read as written.
+        """
+        objects = _array_as_objects(data)
+        if objects is None:
+            return False
+        spans = split_piece(objects, first_line, False, self.limits)
+        if not len(spans) or not spans.clean.all():
+            return False
+        # The columnar path's parts wait until it has taken every span: one it
+        # refuses sends the whole piece back to be read as written.
+        parts: list[tuple[str, tuple]] = []
+        emit, values_read = self.emit, self.values_read
+        self.emit = lambda kind, segment: parts.append((kind, segment))
+        try:
+            leftovers = self._columnar(objects, spans, np.arange(len(spans)))
+        finally:
+            self.emit = emit
+        if leftovers:
+            self.values_read = values_read
+            return False
+        for kind, segment in parts:
+            self.emit(kind, segment)
+        self.last_item = None  # every value was read: none is cut short
+        return True
+
+    def _unclaimed(
+        self, data: bytes, spans: Spans, index: int, value: Any, verdicts: dict
+    ) -> Rejection | None:
+        """The rejection of a clean span no columnar kind took, or None when a kind claims it.
+
+        ``verdicts`` holds the verdict of each distinct text seen in this piece
+        (a rejection made at line 0, or None); the rejection is the one the
+        exact path gives the value (see :meth:`_exact_span` and :func:`sort_value`).
+        """
+        start, end = int(spans.starts[index]), int(spans.ends[index])
+        text = data[start:end].rstrip(b" \t\r\n")
+        if text in verdicts:
+            verdict = verdicts[text]
+        else:
+            too_deep = too_deep_reason(text, self.limits)
+            if too_deep:
+                verdict = Rejection(self.name, 0, "unknown", too_deep, excerpt(text))
+            else:
+                kind = sort_value(RawValue(self.name, 0, value, text), self.kinds)
+                verdict = kind if isinstance(kind, Rejection) else None
+            verdicts[text] = verdict
+        if verdict is None:
+            return None
+        return Rejection(
+            self.name, int(spans.lines[index]), verdict.kind, verdict.reason, verdict.raw
+        )
 
     def _count(self, item: RawValue | Rejection) -> None:
         # A file-level problem (line 0) is not a value that was read.
@@ -188,6 +256,44 @@ class PieceReader:
             )
         return parse_line(self.name, data[start:end], number, self.limits)
 
+    def _leftovers(self, data: bytes, spans: Spans, leftovers: list, out: list, known: dict):
+        """The clean spans the columnar path refused, as values (``known``: their kinds).
+
+        Their values were parsed already (orjson) and are kept as they are,
+        but where a span may hold an integer beyond 64 bits, which orjson
+        reads as a float: such a span, and one nested deeper than the limit,
+        goes through :meth:`_exact_span`.
+        """
+        long_digits = _long_digit_spans(data, spans).tolist()
+        starts, ends, lines = spans.starts.tolist(), spans.ends.tolist(), spans.lines.tolist()
+        name, max_depth = self.name, self.limits.max_depth
+        unclaimed: dict[bytes, Rejection | None] = {}
+        for index, value, kind in leftovers:
+            start, end = starts[index], ends[index]
+            if kind is None and value is not _UNPARSED and not long_digits[index]:
+                # A value no kind claims: judged once per distinct text, so that
+                # millions of one junk line cost a dict look-up each.
+                rejected = self._unclaimed(data, spans, index, value, unclaimed)
+                if rejected is not None:
+                    out.append(rejected)
+                    continue
+                value = _parse_span(data, spans, index)  # its own copy, for its kind
+            if (
+                value is _UNPARSED
+                or long_digits[index]  # orjson reads an integer beyond 64 bits as a float
+                or data.count(b"{", start, end) + data.count(b"[", start, end) > max_depth
+            ):
+                value = _UNPARSED if long_digits[index] else value
+                items = self._exact_span(data, spans, index, value)
+                if kind is not None and value is not _UNPARSED:
+                    known[id(items[0])] = kind
+                out.extend(items)
+                continue
+            item = RawValue(name, lines[index], value, data[start:end].rstrip(b" \t\r\n"))
+            if kind is not None:
+                known[id(item)] = kind
+            out.append(item)
+
     def _exact_span(self, data: bytes, spans: Spans, index: int, value: Any) -> list:
         """A clean span the columnar path refused: its value, parsed exactly."""
         start, end = int(spans.starts[index]), int(spans.ends[index])
@@ -207,23 +313,23 @@ class PieceReader:
     def _columnar(self, data: bytes, spans: Spans, clean: np.ndarray) -> list[tuple]:
         """Read the clean spans in bulk; return those left for the exact path.
 
-        First all clean spans as the kind and layout of the first; then, if
-        that is refused, the spans grouped by their first key (lines of one
-        shape start alike), each group as the kind and layout of its first;
-        a group refused again is parsed span by span and regrouped exactly.
+        The spans are grouped by their first key before any is parsed (lines
+        of one shape start alike), so that a piece of several shapes is not
+        parsed whole only to be refused: each group is parsed in bulk as the
+        kind and layout of its first span; a group refused is parsed span by
+        span and regrouped exactly. A first key whose spans held several
+        kinds or layouts in an earlier piece (``"schema_version"`` starts
+        both engram's CLI outcomes and its presentations) is regrouped at
+        once, without a bulk parse bound to be refused.
 
         Returns
         -------
-        list of (span index, parsed value or _UNPARSED, kind or None)
+        list of (span index, parsed value or _UNPARSED, the kind that claims it or None)
         """
-        if self._bulk(data, spans, clean):
-            return []
-        groups = _by_first_key(data, spans, clean)
         leftovers: list[tuple] = []
-        for members in groups:
-            if len(groups) > 1 and self._bulk(data, spans, members):
-                continue
-            leftovers.extend(self._classified(data, spans, members))
+        for key, members in _by_first_key(data, spans, clean):
+            if key in self._mixed_keys or not self._bulk(data, spans, members):
+                leftovers.extend(self._classified(data, spans, members, key))
         return leftovers
 
     def _bulk(self, data: bytes, spans: Spans, members: np.ndarray) -> bool:
@@ -241,19 +347,43 @@ class PieceReader:
             return False
         return True
 
-    def _classified(self, data: bytes, spans: Spans, members: np.ndarray) -> list[tuple]:
-        """Spans parsed one by one, grouped by kind and layout, each group in bulk."""
-        parsed = [(int(index), _parse_span(data, spans, int(index))) for index in members]
+    def _classified(
+        self, data: bytes, spans: Spans, members: np.ndarray, key: bytes
+    ) -> list[tuple]:
+        """Spans parsed one by one, grouped by kind and layout, each group in bulk.
+
+        ``key`` is their first key, remembered when they hold several groups.
+        """
+        starts, ends = spans.starts.tolist(), spans.ends.tolist()
+        # Each distinct text is parsed and claimed once: a file of millions of one
+        # line costs a dict look-up per line. A value a kind claims is parsed again
+        # for each line that repeats it, so that no two rows share one.
+        seen: dict[bytes, tuple[Any, RecordKind | None]] = {}
+        values: dict[int, Any] = {}
         groups: dict[tuple[str, str], list[int]] = {}
         leftovers: list[tuple] = []
         by_name = {kind.name: kind for kind in self.kinds}
-        for index, value in parsed:
-            kind = self._columnar_kind(value)
-            if kind is None:
-                leftovers.append((index, value, None))
+        for index in members.tolist():
+            text = data[starts[index] : ends[index]]
+            known = seen.get(text)
+            if known is None:
+                try:  # as _parse_span, without its lookups per span
+                    value = orjson.loads(text)
+                except orjson.JSONDecodeError:
+                    value = _UNPARSED
+                # The kind that claims it is kept for the exact path too, so that
+                # it is not matched against every kind a second time there.
+                known = seen[text] = (value, self._claimant(value))
+            elif known[1] is not None:
+                known = (orjson.loads(text), known[1])
+            value, kind = known
+            if kind is None or kind.columnar is None or not self._kept(kind):
+                leftovers.append((index, value, kind))
                 continue
+            values[index] = value
             groups.setdefault((kind.name, kind.layout(value)), []).append(index)
-        values = dict(parsed)
+        if len(groups) > 1:
+            self._mixed_keys.add(key)
         budget = [_BISECT_BUDGET * len(members)]
         for (kind_name, layout), group in groups.items():
             kind = by_name[kind_name]
@@ -266,16 +396,21 @@ class PieceReader:
             leftovers.extend((int(index), values[int(index)], kind) for index in refused)
         return leftovers
 
-    def _columnar_kind(self, value: Any) -> RecordKind | None:
-        """The kind whose columnar path may take a parsed value, if any."""
+    def _claimant(self, value: Any) -> RecordKind | None:
+        """The kind that claims a parsed value (as :func:`sort_value` finds it), if any."""
         if value is _UNPARSED or not isinstance(value, dict):
             return None
         for kind in self.kinds:
             if kind.matches(value):
-                if kind.columnar is None or not self._kept(kind):
-                    return None
                 return kind
         return None
+
+    def _columnar_kind(self, value: Any) -> RecordKind | None:
+        """The kind whose columnar path may take a parsed value, if any."""
+        kind = self._claimant(value)
+        if kind is None or kind.columnar is None or not self._kept(kind):
+            return None
+        return kind
 
     def _bisect(self, kind, reader, data, spans, members: np.ndarray, budget: list) -> list:
         """Parse a group in bulk, halving it where refused; return the refused spans."""
@@ -325,6 +460,10 @@ class _Unparsed:
 _UNPARSED = _Unparsed()
 
 
+def _line_of(item: RawValue | Rejection) -> int:
+    return item.source_line
+
+
 def _span_bytes(data: bytes, spans: Spans, index: int) -> bytes:
     return data[int(spans.starts[index]) : int(spans.ends[index])]
 
@@ -342,16 +481,21 @@ def _parse_span(data: bytes, spans: Spans, index: int) -> Any:
         return _UNPARSED
 
 
-def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[np.ndarray]:
-    """Spans grouped by the first key they hold (a guess at their shape, checked later)."""
+def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[tuple[bytes, np.ndarray]]:
+    """Spans grouped by the first key they hold (a guess at their shape, checked later).
+
+    ``(key, spans)`` in the order of their first span, each in file order. (A loop
+    of two ``bytes.find`` per span: as fast here as looking at windows of
+    bytes of many spans at once with numpy, and plainer.)
+    """
     groups: dict[bytes, list[int]] = {}
-    for index in members:
+    for index in members.tolist():
         start = int(spans.starts[index])
         opening = data.find(b'"', start, start + 256)
         closing = data.find(b'"', opening + 1, start + 256) if opening != -1 else -1
         key = data[opening + 1 : closing] if closing != -1 else b""
-        groups.setdefault(key, []).append(int(index))
-    return [np.asarray(group, dtype=np.int64) for group in groups.values()]
+        groups.setdefault(key, []).append(index)
+    return [(key, np.asarray(group, dtype=np.int64)) for key, group in groups.items()]
 
 
 def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:
@@ -375,3 +519,52 @@ def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:
         inside = (owner >= 0) & (long_runs < spans.ends[np.maximum(owner, 0)])
         flagged[owner[inside]] = True
     return flagged
+
+
+def _array_as_objects(data: bytes) -> bytes | None:
+    """An array whose elements each start a line, as its elements one after another, or None.
+
+    The brackets and each comma that ends a line before the next element's
+    line become spaces, and each element's opening ``{`` moves to column 0 in
+    place of its indent (``"  {"`` becomes ``"{  "``): same length, same lines.
+    None when the piece is not one array whose first element starts the line
+    after ``[`` (see :meth:`PieceReader._read_array` for what is checked after).
+    """
+    head = len(data) - len(data.lstrip(_WHITESPACE))
+    tail = len(data.rstrip(_WHITESPACE))
+    if head >= tail or data[head : head + 1] != b"[" or data[tail - 1 : tail] != b"]":
+        return None
+    newline = data.find(b"\n", head)
+    if newline == -1 or data[head + 1 : newline].strip(_WHITESPACE):
+        return None
+    first = data.find(b"{", newline)
+    indent = first - newline - 1
+    if first == -1 or data[newline + 1 : first].strip(b" ") or indent > 64:
+        return None
+    opening = b"\n" + b" " * indent + b"{"
+    buffer = bytearray(data)
+    buffer[head] = buffer[tail - 1] = 32
+    starts = np.array(_find_all(data, opening, newline), dtype=np.int64)
+    view = np.frombuffer(buffer, dtype=np.uint8)
+    before = starts - 1  # the byte before each element line's newline: the comma, or "\r"
+    before[view[before] == 13] -= 1
+    separated = view[before[1:]] == 44
+    if not separated.all():
+        return None
+    view[before[1:]] = 32
+    if indent:
+        view[starts + 1] = 123
+        view[starts + 1 + indent] = 32
+    return bytes(buffer)
+
+
+def _find_all(data: bytes, needle: bytes, start: int) -> list[int]:
+    found = []
+    position = data.find(needle, start)
+    while position != -1:
+        found.append(position)
+        position = data.find(needle, position + 1)
+    return found
+
+
+_WHITESPACE = b" \t\r\n"

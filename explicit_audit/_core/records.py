@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import RecordError
@@ -344,10 +345,15 @@ def segment_values(segments: Sequence[tuple[str, Any]]) -> list[RawValue]:
 
 
 def _in_file_order(values: list[RawValue]) -> list[RawValue]:
-    rank: dict[str, int] = {}
-    for item in values:
-        rank.setdefault(item.source_file, len(rank))
-    return sorted(values, key=lambda item: (rank[item.source_file], item.source_line))
+    """Files in the order first seen, lines in order; a stable sort, skipped when in order."""
+    if len(values) < 2:
+        return list(values)
+    files, _ = pd.factorize(pd.Series([item.source_file for item in values], dtype=object))
+    lines = np.fromiter((item.source_line for item in values), dtype=np.int64, count=len(values))
+    if (np.diff(files) >= 0).all() and (np.diff(lines)[np.diff(files) == 0] >= 0).all():
+        return list(values)
+    order = np.lexsort((lines, files))  # stable: values on one line keep their order
+    return [values[index] for index in order.tolist()]
 
 
 def excerpt(text: bytes | str, limit: int = 300) -> str:

@@ -179,8 +179,13 @@ def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
     row_spec = spec_of_domain[encoded.domain_codes]
     spec_high_impact = np.array([spec.high_impact for spec in specs], dtype=bool)
     applied_names = [*names, policy.fallback_domain.name]
-    used_names = list(dict.fromkeys(applied_names))
-    spec_to_used = np.array([used_names.index(name) for name in applied_names], dtype=np.int64)
+    # Each name's first position, looked up in a dict: list.index per name is
+    # quadratic in the number of domains (a policy may name 200,000).
+    used_index: dict[str, int] = {}
+    for name in applied_names:
+        used_index.setdefault(name, len(used_index))
+    used_names = list(used_index)
+    spec_to_used = np.array([used_index[name] for name in applied_names], dtype=np.int64)
     flag_table, requires_table, directive_table = [], [], []
     for domain_code, own_flags in zip(encoded.combo_domain, encoded.combo_flags, strict=True):
         base = set(specs[spec_of_domain[domain_code]].default_risk_flags) | own_flags

@@ -10,6 +10,7 @@ such an error.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ import yaml
 
 from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
+from .._core.records import lone_surrogate
 from ..errors import PolicyError
 from .policy_sections import (
     Escalation,
@@ -28,7 +30,7 @@ from .policy_sections import (
     section_keys,
 )
 
-__all__ = ["check_policy", "read_policy_yaml"]
+__all__ = ["MAX_ALIAS_NODES", "check_policy", "read_policy_yaml"]
 
 _TOP_KEYS = {
     "policy_id": False,
@@ -79,7 +81,7 @@ def _count(value: Any, where: str, key: str) -> int:
 def _threshold(value: Any, where: str, key: str) -> float:
     if type(value) not in (int, float):
         raise PolicyError.at(where, key, f"expected a number in [0, 1], got {yaml_type(value)}")
-    if not (math.isfinite(value) and 0 <= value <= 1):
+    if not (0 <= value <= 1 and math.isfinite(value)):  # a huge int: no float()
         raise PolicyError.at(where, key, f"must lie in [0, 1], got {value}")
     return float(value)
 
@@ -113,6 +115,21 @@ def _domain(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[str
     return out
 
 
+def _lone_surrogate(data: Any) -> str | None:
+    """Where the policy holds a lone surrogate, if anywhere.
+
+    Encoding the whole document as UTF-8 is one pass in C; only a document
+    that fails it is walked to name the key.
+    """
+    try:
+        json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return lone_surrogate(data)
+    except (TypeError, ValueError):  # keys JSON cannot write: walk the document
+        return lone_surrogate(data)
+    return None
+
+
 def check_policy(data: Any, where: str) -> dict[str, Any]:
     """Check a parsed policy and return it normalised.
 
@@ -135,6 +152,15 @@ def check_policy(data: Any, where: str) -> dict[str, Any]:
     """
     if data is None:
         raise PolicyError.at(where, None, "the file is empty; expected a policy mapping")
+    surrogate = _lone_surrogate(data)
+    if surrogate is not None:
+        # YAML's "\ud800" escape writes one; the policy's hash (its rules as
+        # UTF-8) and every table that names a domain or flag cannot hold it.
+        raise PolicyError.at(
+            where,
+            surrogate.encode("utf-8", "backslashreplace").decode("utf-8"),
+            "holds a lone surrogate (an unpaired \\uD800-\\uDFFF), which is not text",
+        )
     top = _mapping(data, where, "", _TOP_KEYS)
     out: dict[str, Any] = {}
     if "policy_id" in top:
@@ -201,6 +227,12 @@ def _key_line(node: yaml.Node | None, key: str | None) -> int | None:
     return line
 
 
+#: How many nodes aliases may add to a policy, counted as if each alias were a
+#: copy of what it names: past it, reading the document would take time and
+#: memory exponential in its size (nested merge keys, "billion laughs").
+MAX_ALIAS_NODES = 100_000
+
+
 class _StrictSafeLoader(yaml.SafeLoader):
     """Safe loading that also refuses a key written twice in one mapping.
 
@@ -222,11 +254,14 @@ def _refuse_duplicates(loader: _StrictSafeLoader, node: yaml.MappingNode) -> Non
     checked the same way, each on its own.
     """
     seen: set = set()
+    # A source merged in several places (an alias) is checked once.
+    checked = loader.__dict__.setdefault("_checked_sources", set())
     for key_node, value_node in node.value:
         if key_node.tag == _MERGE_TAG:
             merged = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
             for source in merged:
-                if isinstance(source, yaml.MappingNode):
+                if isinstance(source, yaml.MappingNode) and id(source) not in checked:
+                    checked.add(id(source))
                     _refuse_duplicates(loader, source)
             key = "<<"  # two merge keys in one mapping are a duplicate too
         else:
@@ -255,6 +290,75 @@ _StrictSafeLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
 )
 
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _FastStrictSafeLoader(yaml.CSafeLoader):
+        """:class:`_StrictSafeLoader` on libyaml's parser: many times faster on a large policy."""
+
+    _FastStrictSafeLoader.add_constructor(
+        yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
+    )
+    _FAST_LOADER: type = _FastStrictSafeLoader
+else:  # pragma: no cover - PyYAML built without libyaml
+    _FAST_LOADER = _StrictSafeLoader
+
+
+def _parse(text: str, where: str, loader_class: type) -> Any:
+    """The document of ``text``, composed first and built only when its aliases are bounded.
+
+    Composing is linear (an alias is a reference to a node already composed);
+    building is not, when aliases nest (see :func:`_bound_aliases`).
+    """
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "*" in text:  # no alias without a "*"
+            _bound_aliases(node, where)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _bound_aliases(root: yaml.Node, where: str) -> None:
+    """Refuse a document whose aliases expand it past :data:`MAX_ALIAS_NODES` nodes.
+
+    The expanded size is counted once per node (an alias is the node it names),
+    so the count is linear in the composed document, however large the
+    expansion it finds.
+
+    Raises
+    ------
+    PolicyError
+    """
+    expanded: dict[int, int] = {}
+    # Depth-first, children before their parent, without recursion.
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in expanded:
+            continue
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        if ready:
+            expanded[id(node)] = 1 + sum(expanded[id(child)] for child in children)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in expanded)
+    added = expanded[id(root)] - len(expanded)
+    if added > MAX_ALIAS_NODES:
+        raise PolicyError.at(
+            where,
+            None,
+            f"its aliases would expand it by {added} nodes, more than the "
+            f"{MAX_ALIAS_NODES} a policy may add that way (nested merge keys or aliases)",
+        )
+
 
 def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyError]]:
     """Parse a policy file with safe loading (duplicate keys refused).
@@ -281,8 +385,16 @@ def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyErr
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError.at(where, None, f"cannot read the file ({exc})") from None
     try:
-        # A subclass of SafeLoader: never builds Python objects.
-        data = yaml.load(text, Loader=_StrictSafeLoader)
+        # Safe loading: never builds Python objects.
+        try:
+            data = _parse(text, where, _FAST_LOADER)
+        except yaml.YAMLError:
+            if _FAST_LOADER is _StrictSafeLoader:
+                raise
+            # libyaml refuses some documents PyYAML reads (a "\ud800" escape,
+            # which the policy check then names by its key) and words its
+            # errors differently: PyYAML's parser judges a file libyaml refuses.
+            data = _parse(text, where, _StrictSafeLoader)
     except RecursionError:
         raise PolicyError.at(where, None, "is nested too deeply to be a policy") from None
     except yaml.YAMLError as exc:

@@ -141,7 +141,7 @@ def _field(name: str, value: Any, path: str) -> Any:
     if name in _PROBABILITIES:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise RecordError(path, f"expected a number in [0, 1], got {describe(value)}")
-        if not (math.isfinite(value) and 0 <= value <= 1):
+        if not (0 <= value <= 1 and math.isfinite(value)):  # a huge int: no float()
             raise RecordError(path, f"must be a number in [0, 1], got {value!r}")
         return float(value)
     if not isinstance(value, str):

@@ -74,7 +74,7 @@ def _axis(name: str, values: Any) -> np.ndarray:
             raise AuditError(f"grid axis {name!r}: {value!r} is not a number.")
         if name == "confidence_threshold":
             if not isinstance(value, int | float | np.integer | np.floating) or not (
-                math.isfinite(value) and 0 <= value <= 1
+                0 <= value <= 1 and math.isfinite(value)  # a huge int: no float()
             ):
                 raise AuditError(f"grid axis {name!r}: {value!r} is not a number in [0, 1].")
         elif not isinstance(value, int | np.integer) or not 0 <= value <= INT64_MAX:

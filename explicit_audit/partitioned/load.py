@@ -44,6 +44,7 @@ from .._core.collect import (
     rejected_frame,
     sources_frame,
 )
+from .._core.gc_pause import cyclic_gc_paused
 from .._core.keys import concat_keys, keys_frame
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
@@ -131,6 +132,19 @@ def _build(
     limits: Limits,
     strict: bool,
     strict_keys: bool = False,
+) -> _Built:
+    with cyclic_gc_paused():
+        return _build_paused(part, first_line, kinds, keep, limits, strict, strict_keys)
+
+
+def _build_paused(
+    part: Part,
+    first_line: int | None,
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    limits: Limits,
+    strict: bool,
+    strict_keys: bool,
 ) -> _Built:
     reading = read_part(part, first_line, kinds, keep=keep, limits=limits)
     tables: dict[str, pd.DataFrame] = {}

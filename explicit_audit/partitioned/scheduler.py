@@ -41,7 +41,9 @@ def use_scheduler(scheduler: str | None = None, *, timeout: str = "3s") -> Any:
     Raises
     ------
     AuditError
-        When the distributed scheduler cannot be reached, naming its address.
+        When the distributed scheduler cannot be reached, or ``scheduler`` is
+        neither a local scheduler's name nor an address a client can use,
+        naming it.
 
     Examples
     --------
@@ -60,4 +62,21 @@ def use_scheduler(scheduler: str | None = None, *, timeout: str = "3s") -> Any:
     try:
         return Client(chosen, timeout=timeout, set_as_default=True)
     except (OSError, TimeoutError) as exc:
-        raise AuditError(f"scheduler {chosen}: cannot reach the scheduler ({exc})") from exc
+        raise AuditError(
+            f"scheduler {chosen}: cannot reach the scheduler ({_first_line(exc)})"
+        ) from exc
+    except Exception as exc:
+        # What distributed raises for an address it cannot use depends on the
+        # scheme and the release (ValueError for a missing port or a bad IPv6
+        # address, TypeError for tls:// without a security context, ...).
+        raise AuditError(
+            f"scheduler {chosen!r}: neither one of Dask's schedulers on this machine "
+            f"({', '.join(LOCAL_SCHEDULERS)}) nor the address of a scheduler it can "
+            f"connect to, such as tcp://host:8786 ({_first_line(exc)})"
+        ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message on one line, for a one-line error."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

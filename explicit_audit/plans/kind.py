@@ -6,7 +6,7 @@ from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
 from .checks import RULES, plan_findings
 from .loader import NAME, build_tables, matches
-from .shape import SHAPES
+from .shape import SHAPES, shape_of
 
 __all__ = ["KIND"]
 
@@ -16,6 +16,7 @@ KIND = register(
         tables=(Table("plans", "one retrieval plan record (arborist); explicit_audit.plans"),),
         matches=matches,
         shapes=SHAPES,
+        shape_of=shape_of,
         build=build_tables,
         checks=(
             Checker(

@@ -66,6 +66,7 @@ __all__ = ["NAME", "build_tables", "load_plans", "matches"]
 NAME = "plans"
 
 _RECORD_KEYS = ("run_id", "retrieval_plan", "retrieval_plan_hash")
+_RECORD_KEY_SET = frozenset(_RECORD_KEYS)
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 _COLUMN_DTYPES = {
     "source_file": "str",
@@ -103,6 +104,82 @@ def _int64_or_na(number: int) -> Any:
 
 def _row(value: dict) -> dict[str, Any]:
     """One record's columns; raises PlanError naming the field that does not fit."""
+    row = _producer_row(value)
+    return row if row is not None else _seed_row(value)
+
+
+def _producer_row(value: dict) -> dict[str, Any] | None:
+    """The columns of a record as producers write it, or None for :func:`_seed_row` to decide.
+
+    Every field written, each of its exact type (text, whole numbers within
+    64 bits, a list of text, an ``mt`` object of three texts or the three flat
+    keys): then the seed's expressions change nothing and no default is taken,
+    and the row is the one :func:`_seed_row` builds (a test compares them on
+    generated records), without building the canonical dict and its notes.
+    """
+    plan = value.get("retrieval_plan")
+    recorded = value.get("retrieval_plan_hash")
+    run_id = value.get("run_id")
+    if type(plan) is not dict or type(recorded) is not str:
+        return None
+    if run_id is not None and type(run_id) is not str:
+        return None
+    keywords = plan.get("retrieval_keywords")
+    top_k, over_fetch = plan.get("top_k"), plan.get("over_fetch")
+    max_chars, shard_ids = plan.get("max_context_chars"), plan.get("shard_ids")
+    if (
+        type(keywords) is not str
+        or type(top_k) is not int
+        or type(over_fetch) is not int
+        or type(max_chars) is not int
+        or type(shard_ids) is not list
+        or not (fits_int64(top_k) and fits_int64(over_fetch) and fits_int64(max_chars))
+    ):
+        return None
+    for shard in shard_ids:
+        if type(shard) is not str:
+            return None
+    size = len(plan)
+    if size == 5:
+        engine = manifest = lang = ""
+        shape = "canonical"
+    elif size == 6:
+        block = plan.get("mt")
+        if type(block) is not dict or len(block) != 3:
+            return None
+        engine, manifest = block.get("engine"), block.get("manifest_hash")
+        lang = block.get("source_lang")
+        shape = "canonical"
+    elif size == 8:
+        engine, manifest = plan.get("mt_engine"), plan.get("mt_manifest_hash")
+        lang = plan.get("source_lang")
+        shape = "flat"
+    else:
+        return None
+    if type(engine) is not str or type(manifest) is not str or type(lang) is not str:
+        return None
+    has_mt = bool(engine or manifest or lang)
+    return {
+        "run_id": run_id if run_id is not None else pd.NA,
+        "retrieval_plan_hash": recorded,
+        "plan_shape": shape,
+        "retrieval_keywords": keywords,
+        "keywords_non_ascii": not keywords.isascii(),
+        "top_k": top_k,
+        "over_fetch": over_fetch,
+        "max_context_chars": max_chars,
+        "shard_ids": list(shard_ids),
+        "has_mt": has_mt,
+        "mt_engine": engine if has_mt else pd.NA,
+        "mt_manifest_hash": manifest if has_mt else pd.NA,
+        "source_lang": lang if has_mt else pd.NA,
+        "seed_coercions": pd.NA,
+        "plan": plan,
+    }
+
+
+def _seed_row(value: dict) -> dict[str, Any]:
+    """One record's columns through the seed's ``canonical()``, with notes on its coercions."""
     for key in ("retrieval_plan", "retrieval_plan_hash"):
         if value.get(key) is None:
             what = "is missing" if key not in value else "is null"
@@ -165,12 +242,18 @@ def _frame(
     return frame
 
 
+def _extra_keys(value: dict) -> dict:
+    return {k: v for k, v in value.items() if k not in _RECORD_KEYS}
+
+
 def build_tables(segments: Sequence[tuple]) -> KindTables:
     values = segment_values(segments)
     kept, rejected = sort_out(values, "plans", _row, PlanError)
     rows = [row for _, row in kept]
     where = [(item.source_file, item.source_line) for item, _ in kept]
-    extras = [{k: v for k, v in item.value.items() if k not in _RECORD_KEYS} for item, _ in kept]
+    extras = [
+        {} if item.value.keys() <= _RECORD_KEY_SET else _extra_keys(item.value) for item, _ in kept
+    ]
     return KindTables({"plans": _frame(rows, where, extras)}, rejected)
 
 

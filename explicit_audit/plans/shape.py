@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .._core.shape import Field, Shape
 
-__all__ = ["CORE_FIELDS", "SHAPES"]
+__all__ = ["CORE_FIELDS", "SHAPES", "shape_of"]
 
 #: The plan's fields in both shapes, with ``RetrievalPlan``'s defaults.
 CORE_FIELDS = (
@@ -63,3 +63,30 @@ SHAPES = (
         record=("run_id",),
     ),
 )  # fmt: skip
+
+
+_CANONICAL, _FLAT = SHAPES
+_FLAT_KEYS = ("mt_engine", "mt_manifest_hash", "source_lang")
+_MT_KEYS = frozenset(("engine", "manifest_hash", "source_lang"))
+
+
+def shape_of(value: object) -> Shape | None:
+    """The shape a plan record is read as, for its keys: what the kit's general rule
+    (:func:`explicit_audit._core.keys.shape_of`) finds, without walking both shapes.
+
+    Both shapes declare the same record keys, so the rule comes down to the fewest
+    unknown keys inside the plan: the canonical shape does not know the flat MT keys
+    (nor a key of ``mt`` other than its three), the flat shape does not know ``mt``;
+    a tie goes to the canonical shape, declared first.
+    """
+    if not isinstance(value, dict):
+        return None
+    plan = value.get("retrieval_plan")
+    if not isinstance(plan, dict):
+        return _CANONICAL
+    flat_keys = sum(1 for key in _FLAT_KEYS if key in plan)
+    if not flat_keys:
+        return _CANONICAL
+    block = plan.get("mt")
+    unknown_in_mt = sum(1 for key in block if key not in _MT_KEYS) if isinstance(block, dict) else 0
+    return _FLAT if ("mt" in plan) < flat_keys + unknown_in_mt else _CANONICAL

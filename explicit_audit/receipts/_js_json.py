@@ -19,6 +19,12 @@ from Python's ``json.dumps(sort_keys=True)``:
 Strings are written as ``json.dumps(..., ensure_ascii=False)`` does, which is
 ``JSON.stringify`` for every string without a lone surrogate (the kit rejects
 those when loading).
+
+A number JavaScript reads as an infinity (an integer of 310 digits or more,
+or ``1e400``: ``JSON.parse`` rounds it to ``Infinity``) is one that
+``canonicalJson`` refuses (it throws "cannot canonicalize a non-finite
+number"): no presentationId can come from an identity that holds one, and
+:func:`canonical_json` raises :class:`NonFiniteNumber` naming where it is.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["canonical_json", "js_number", "presentation_id"]
+__all__ = ["NonFiniteNumber", "canonical_json", "js_number", "presentation_id"]
 
 _COLLATABLE = re.compile(r"[A-Za-z0-9]+")
 #: The fields of ``presentationIdentity`` in ``presentation.ts``, all but
@@ -57,18 +63,45 @@ class _NotExact(Exception):
     pass
 
 
+class NonFiniteNumber(ValueError):
+    """A number JavaScript reads as an infinity, which engram's ``canonicalJson`` refuses.
+
+    Attributes
+    ----------
+    path : str
+        Where it is in the value given, dotted (``pack.version``).
+    """
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path or '(value)'} is a number JavaScript reads as an infinity")
+        self.path = path
+
+
+def _js_double(value: int | float) -> float:
+    """The double JavaScript's ``JSON.parse`` reads for a number: an infinity past the range."""
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond the largest double rounds to an infinity
+        return math.inf if value > 0 else -math.inf
+
+
 def js_number(value: int | float) -> str:
     """A number as JavaScript's ``JSON.stringify`` writes it.
 
     Parameters
     ----------
     value : int or float
-        A finite number as parsed from JSON. An integer is the double
-        JavaScript would parse it to.
+        A number as parsed from JSON. An integer is the double JavaScript
+        would parse it to.
 
     Returns
     -------
     str
+
+    Raises
+    ------
+    NonFiniteNumber
+        When JavaScript reads the number as an infinity.
 
     Examples
     --------
@@ -77,9 +110,9 @@ def js_number(value: int | float) -> str:
     """
     if isinstance(value, int) and abs(value) <= 2**53:
         return str(value)
-    number = float(value)
+    number = _js_double(value)
     if not math.isfinite(number):
-        raise ValueError(f"{value!r} is not a finite number")
+        raise NonFiniteNumber("")
     if number == 0:
         return "0"
     sign = "-" if number < 0 else ""
@@ -101,7 +134,7 @@ def js_number(value: int | float) -> str:
     return sign + digits[0] + "." + digits[1:] + "e" + exponent_text
 
 
-def _write(value: Any, out: list[str]) -> None:
+def _write(value: Any, out: list[str], path: str = "") -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -111,13 +144,16 @@ def _write(value: Any, out: list[str]) -> None:
     elif isinstance(value, str):
         out.append(json.dumps(value, ensure_ascii=False))
     elif isinstance(value, int | float):
-        out.append(js_number(value))
+        try:
+            out.append(js_number(value))
+        except NonFiniteNumber:
+            raise NonFiniteNumber(path) from None
     elif isinstance(value, list):
         out.append("[")
         for index, item in enumerate(value):
             if index:
                 out.append(",")
-            _write(item, out)
+            _write(item, out, f"{path}[{index}]")
         out.append("]")
     elif isinstance(value, dict):
         keys = list(value)
@@ -130,7 +166,7 @@ def _write(value: Any, out: list[str]) -> None:
                 out.append(",")
             out.append(json.dumps(key, ensure_ascii=False))
             out.append(":")
-            _write(value[key], out)
+            _write(value[key], out, f"{path}.{key}" if path else key)
         out.append("}")
     else:
         raise _NotExact
@@ -149,6 +185,12 @@ def canonical_json(value: Any) -> str | None:
     str or None
         None when an object's keys are ones whose ``localeCompare`` order this
         module cannot reproduce exactly (see the module docstring).
+
+    Raises
+    ------
+    NonFiniteNumber
+        When the value holds a number JavaScript reads as an infinity, which
+        ``canonicalJson`` refuses.
 
     Examples
     --------
@@ -182,6 +224,13 @@ def presentation_id(record: dict) -> str | None:
     -------
     str or None
         None when a field is missing or the identity cannot be written exactly.
+
+    Raises
+    ------
+    NonFiniteNumber
+        When the identity holds a number JavaScript reads as an infinity:
+        engram's ``canonicalJson`` throws on it, so no presentationId comes
+        from these fields. Its path names the field (``pack.size``).
     """
     receipt = record.get("receipt")
     if not isinstance(receipt, dict) or "content" not in record:

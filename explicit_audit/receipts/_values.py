@@ -98,8 +98,19 @@ def _integer(value: Any, field: str) -> int:
 def _number(value: Any, field: str, nullable: bool = False) -> float | None:
     if value is None and nullable:
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        # An integer past a double's range (310 digits or more) is an infinity
+        # to a JavaScript producer: math.isfinite and float() refuse it.
+        try:
+            return float(value)
+        except OverflowError:
+            raise _misfit(
+                field,
+                f"must be a finite number{' or null' if nullable else ''}, got an integer of "
+                f"{len(str(abs(value)))} digits, beyond a 64-bit float",
+            ) from None
     raise _misfit(
         field, f"must be a finite number{' or null' if nullable else ''}, got {describe(value)}"
     )

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .._core import engine
 from .._core.findings import ERROR, FINDING_COLUMNS, NOTICE, FindingsBuilder, Rule, RuleTable
-from ._js_json import presentation_id
+from ._js_json import NonFiniteNumber, presentation_id
 from ._presentation_failures import check_classes, check_failed
 from ._presentation_failures import quote as _q
 
@@ -266,9 +266,18 @@ def _presented(record: dict, say) -> None:
     pid = receipt.get("presentationId")
     if not (isinstance(pid, str) and _ID_FORMAT.fullmatch(pid)):
         say("presentation_id_format", f"presentationId is {_q(pid)}")
-    rebuilt = presentation_id(record)
-    if rebuilt is not None and rebuilt != pid:
-        say("presentation_id_hash", f"presentationId is {_q(pid)}, its fields give {rebuilt}")
+    try:
+        rebuilt = presentation_id(record)
+    except NonFiniteNumber as exc:
+        say(
+            "presentation_id_hash",
+            f"presentationId is {_q(pid)}, but {exc.path} is a number JavaScript reads as "
+            "an infinity, which engram's canonicalJson refuses: no presentationId comes "
+            "from these fields",
+        )
+    else:
+        if rebuilt is not None and rebuilt != pid:
+            say("presentation_id_hash", f"presentationId is {_q(pid)}, its fields give {rebuilt}")
     for column, key in _VERSIONS.items():
         version = receipt.get(key)
         if not (_is_int(version) and 0 <= version <= 2**53 - 1):

@@ -25,6 +25,7 @@ from ..receipts.withheld import withheld_summary, within_time_window
 from ._shared import ALL, NO_AUDIENCE, rounded
 
 __all__ = [
+    "MAX_DAYS",
     "OPEN_END",
     "OPEN_START",
     "OpenEnd",
@@ -123,7 +124,11 @@ def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] |
     list of Timestamp or None
         Midnight of each day from the first timestamp's day to the day after
         the last (so a window ``[first, last)`` holds every receipt); None
-        when the column is missing, empty, or not ISO 8601 times.
+        when the column is missing, empty, or not ISO 8601 times. The days
+        end at 9999-12-31, the last day a date can be written for: receipts
+        dated that day are in a window whose end is open. Over a span of more
+        than :data:`MAX_DAYS` days, every k-th day (k the span over
+        :data:`MAX_DAYS`, rounded up), with the first and the last.
 
     Examples
     --------
@@ -132,6 +137,10 @@ def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] |
     >>> days = time_range(pd.DataFrame({"timestamp": ["2025-03-03T08:00:00Z"]}))
     >>> [str(day.date()) for day in days]
     ['2025-03-03', '2025-03-04']
+    >>> stamps = ["2025-03-03T08:00:00Z", "9999-12-30T00:00:00Z"]
+    >>> far = time_range(pd.DataFrame({"timestamp": stamps}))
+    >>> len(far) <= MAX_DAYS + 1, str(far[0].date()), str(far[-1].date())
+    (True, '2025-03-03', '9999-12-31')
     """
     frame = _receipts(receipts)
     if column not in frame:
@@ -142,7 +151,26 @@ def time_range(receipts: Any, column: str = "timestamp") -> list[pd.Timestamp] |
     if bounds is None or bounds is _NOT_TIMES:
         return None
     first, last = bounds[0].floor("D"), bounds[1].floor("D") + pd.Timedelta(days=1)
-    return list(pd.date_range(first, last, freq="D"))
+    # A day past 9999-12-31 cannot be written as a date (strftime refuses year
+    # 10000); receipts of that last day are in a window with an open end.
+    last = min(last, _LAST_DAY)
+    # A control of millions of days (one receipt dated far off) would take minutes
+    # to build and could not be moved day by day anyway: past MAX_DAYS, a day
+    # every so many, the first and the last always among them.
+    step = max(1, -(-(last - first).days // MAX_DAYS))
+    days = list(pd.date_range(first, last, freq=f"{step}D"))
+    if days[-1] != last:
+        days.append(last)
+    return days
+
+
+#: At most this many days (and the last) in a window control; over a longer span,
+#: every k-th day (see :func:`time_range`).
+MAX_DAYS = 1000
+
+
+#: The last day a date can be written for (``datetime.max``), as a window bound.
+_LAST_DAY = pd.Timestamp("9999-12-31", tz="UTC")
 
 
 #: A partition whose column does not hold ISO 8601 times: no range at all.

@@ -1,0 +1,129 @@
+"""Benchmark: hostile shapes of the same records, against the same records as clean JSON Lines.
+
+Writes N receipts (deterministic, as ``bench_reading`` writes them) as clean
+JSON Lines (the baseline), then in each hostile shape the kit must read
+within a bound, and times ``ea.load`` on each in a fresh process, so that
+peak memory (VmHWM) is its own:
+
+- ``array_col0.json``: one array, each element on its own line at column 0
+  (``[\\n{...},\\n{...}\\n]``; its cut search was quadratic);
+- ``array_line.json``: one array on one line;
+- ``array_pretty.json``: one array written with ``indent=2``;
+- ``digits.jsonl``: the clean lines, every 1,000th holding an integer of
+  4,301 digits (one past Python's integer-string limit; rejected);
+- ``junk.jsonl``: each record followed by a line no kind claims (``{}``);
+- ``blank.jsonl.gz``: each record followed by 200 blank lines (``" \\n"``),
+  gzip-compressed.
+
+Goal (issue 23): each shape at most 3x the clean JSON Lines time.
+
+Usage::
+
+    python benchmarks/bench_hostile.py [--n 50000] [--repeat 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_receipts import _receipt
+
+GOAL = 3.0
+
+
+def write_inputs(folder: Path, n: int, seed: int = 7) -> dict[str, tuple[Path, int]]:
+    """Each shape's file and the records it must load."""
+    rng = random.Random(seed)
+    lines = [json.dumps(_receipt(rng, index), ensure_ascii=False) for index in range(n)]
+    paths: dict[str, tuple[Path, int]] = {}
+
+    def put(name: str, text: str, loaded: int, compress: bool = False) -> None:
+        path = folder / name
+        data = text.encode("utf-8")
+        path.write_bytes(gzip.compress(data, 6) if compress else data)
+        paths[name] = (path, loaded)
+
+    put("clean.jsonl", "\n".join(lines) + "\n", n)
+    put("array_col0.json", "[\n" + ",\n".join(lines) + "\n]\n", n)
+    put("array_line.json", "[" + ", ".join(lines) + "]", n)
+    put("array_pretty.json", json.dumps([json.loads(line) for line in lines], indent=2), n)
+    long_integer = '"relevanceThreshold": ' + "9" * 4_301
+    digits = [
+        line.replace('"relevanceThreshold": 0.5', long_integer, 1) if index % 1_000 == 999 else line
+        for index, line in enumerate(lines)
+    ]
+    put("digits.jsonl", "\n".join(digits) + "\n", sum(line in lines for line in digits))
+    put("junk.jsonl", "".join(line + "\n{}\n" for line in lines), n)
+    put("blank.jsonl.gz", "".join(line + "\n" + " \n" * 200 for line in lines), n, compress=True)
+    return paths
+
+
+CHILD = r"""
+import json, resource, sys, time, warnings
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+path = sys.argv[1]
+import explicit_audit as ea
+warnings.simplefilter("ignore")
+before = rss()
+start = time.perf_counter()
+audit = ea.load(path, progress=False)
+elapsed = time.perf_counter() - start
+sources = audit.sources
+accounted = bool((sources.loaded + sources.rejected == sources.values_read).all())
+with open("/proc/self/status") as f:
+    peak = int(f.read().split("VmHWM:")[1].split()[0]) * 1024
+print(json.dumps({"seconds": elapsed, "peak_delta": peak - before,
+                  "rows": len(audit.receipts), "accounted": accounted}))
+"""
+
+
+def _run(path: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path)], check=True, capture_output=True, text=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _best(path: Path, repeat: int) -> dict:
+    return min((_run(path) for _ in range(repeat)), key=lambda run: run["seconds"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=50_000, help="receipts to write")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each shape; best kept")
+    args = parser.parse_args()
+    missed = []
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_inputs(Path(folder), args.n)
+        print(f"{'shape':<19}{'MB':>7}{'seconds':>9}{'x clean':>9}{'peak MB':>9}  goal")
+        clean = None
+        for name, (path, loaded) in paths.items():
+            run = _best(path, args.repeat)
+            assert run["rows"] == loaded and run["accounted"], (name, run)
+            clean = clean or run["seconds"]
+            ratio = run["seconds"] / clean
+            ok = ratio <= GOAL
+            missed += [] if ok else [name]
+            print(
+                f"{name:<19}{path.stat().st_size / 1e6:>7.1f}{run['seconds']:>9.2f}"
+                f"{ratio:>8.1f}x{run['peak_delta'] / 1e6:>9.0f}  "
+                f"{'baseline' if name == 'clean.jsonl' else ('ok' if ok else 'MISSED')}"
+            )
+    print("all shapes within 3x" if not missed else "over 3x: " + ", ".join(missed))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

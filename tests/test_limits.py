@@ -1,0 +1,328 @@
+"""Limits that bound time as well as memory: each hostile shape on a real file.
+
+Shapes that once took minutes or hung (a long array read in quadratic time,
+a gzip of blank lines, a gzip bomb, nested YAML aliases, a policy of 200,000
+domains) are read here within a bound far below what the old paths took;
+the slow ones run in a child process with a timeout, so that a hang fails
+the test instead of stopping the suite.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+from conftest import make_receipt, rows_by_path
+
+import explicit_audit as ea
+from explicit_audit._core.content import GZIP_RATIO_FLOOR
+from explicit_audit._core.reader import read_exactly
+from explicit_audit._core.records import RawValue
+
+ROOT = Path(__file__).parent.parent
+DECISIONS = (ROOT / "data" / "decisions" / "2026-01_baseline.jsonl").read_text().splitlines()
+
+
+def _load(path, **kwargs) -> ea.Audit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(path, progress=False, **kwargs)
+
+
+def _accounted(audit: ea.Audit) -> None:
+    sources = audit.sources
+    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
+
+
+def _in_child(code: str, timeout: float) -> str:
+    """Run code in a fresh interpreter within ``timeout`` seconds; its output."""
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {timeout} s")
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout
+
+
+def _decisions(n: int) -> list[str]:
+    lines = []
+    for i in range(n):
+        value = json.loads(DECISIONS[i % len(DECISIONS)])
+        value["decision_id"] = f"d-{i}"
+        lines.append(json.dumps(value))
+    return lines
+
+
+def _seconds(path) -> float:
+    start = time.perf_counter()
+    _load(path)
+    return time.perf_counter() - start
+
+
+# -- the array reader is linear ------------------------------------------------------------------
+
+
+def test_an_array_with_elements_at_column_0_reads_in_linear_time(tmp_path):
+    lines = _decisions(8_000)
+    array = tmp_path / "array.json"
+    array.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    jsonl = tmp_path / "same.jsonl"
+    jsonl.write_text("\n".join(lines) + "\n")
+    audit = _load(array)
+    assert len(audit.decisions) == 8_000 and audit.rejected.empty
+    assert audit.decisions.source_line.tolist() == list(range(2, 8_002))
+    # The quadratic search took about 60 times the JSON Lines reading here.
+    ratio = min(_seconds(array) for _ in range(2)) / min(_seconds(jsonl) for _ in range(2))
+    assert ratio < 25, f"the array takes {ratio:.1f} times the JSON Lines file"
+
+
+def _exact_lines(path) -> list[int]:
+    return [item.source_line for item in read_exactly(path) if isinstance(item, RawValue)]
+
+
+@pytest.mark.parametrize("indent", [0, 2, 4])
+def test_an_array_with_one_element_per_line_start_is_read_in_bulk_with_its_lines(tmp_path, indent):
+    receipts = [make_receipt(query=f"q{i}") for i in range(50)]
+    path = tmp_path / "array.json"
+    if indent:
+        path.write_text(json.dumps(receipts, indent=indent) + "\n")
+    else:
+        path.write_text("[\n" + ",\n".join(json.dumps(r) for r in receipts) + "\n]\n")
+    audit = _load(path)
+    assert audit.rejected.empty
+    assert audit.receipts["query"].tolist() == [f"q{i}" for i in range(50)]
+    assert audit.receipts.source_line.tolist() == _exact_lines(path)
+    assert rows_by_path(path) == {"columnar": 50, "exact": 0}
+
+
+def test_a_nested_array_of_objects_at_column_0_is_not_split(tmp_path):
+    # An element's own array, its objects written at column 0 like the elements.
+    path = tmp_path / "nested.json"
+    first = json.dumps(make_receipt(query="a"))[:-1]
+    path.write_text(
+        "[\n" + first + ', "ctx": [\n{"x": 1},\n{"y": 2}\n]},\n'
+        + json.dumps(make_receipt(query="b")) + "\n]\n"
+    )  # fmt: skip
+    audit = _load(path)
+    assert audit.rejected.empty
+    assert audit.receipts["query"].tolist() == ["a", "b"]
+    assert audit.receipts.source_line.tolist() == _exact_lines(path) == [2, 6]
+
+
+def test_a_damaged_element_of_a_column_0_array_costs_only_itself(tmp_path):
+    lines = [json.dumps(make_receipt(query=f"q{i}")) for i in range(6)]
+    lines[3] = lines[3][:40]  # cut short
+    path = tmp_path / "array.json"
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == ["q0", "q1", "q2", "q4", "q5"]
+    assert audit.rejected.source_line.tolist() == [5]
+    _accounted(audit)
+
+
+def test_an_array_missing_a_comma_is_not_read_as_values(tmp_path):
+    lines = [json.dumps(make_receipt(query=f"q{i}")) for i in range(3)]
+    path = tmp_path / "array.json"
+    path.write_text("[\n" + lines[0] + ",\n" + lines[1] + "\n" + lines[2] + "\n]\n")
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == ["q0", "q1", "q2"]
+    # The missing comma is not made good: the array's damage is reported as before.
+    assert audit.rejected.source_line.tolist() == [1, 5]
+    assert "the array is never closed" in audit.rejected.reason.iloc[0]
+
+
+# -- blank lines ----------------------------------------------------------------------------------
+
+
+def test_a_gzip_of_blank_lines_reads_in_seconds(tmp_path):
+    path = tmp_path / "blank.jsonl.gz"
+    receipt = json.dumps(make_receipt()).encode()
+    # 20 million lines of " \n", with a record after each 5 million.
+    path.write_bytes(gzip.compress((b" \n" * 5_000_000 + receipt + b"\n") * 4, 9))
+    code = (
+        "import time, warnings, explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        "start = time.perf_counter()\n"
+        f"a = ea.load({str(path)!r}, progress=False, limits={{'max_gzip_ratio': 10_000}})\n"
+        "print(a.receipts.source_line.tolist(), len(a.rejected), time.perf_counter() - start)"
+    )
+    lines, rejected, seconds = _in_child(code, timeout=120).rsplit(" ", 2)
+    assert lines == "[5000001, 10000002, 15000003, 20000004]" and rejected == "0"
+    assert float(seconds) < 60  # the old path took about 40 s per million lines
+
+
+def test_blank_and_white_space_lines_between_records_keep_their_lines(tmp_path):
+    path = tmp_path / "spaced.jsonl"
+    receipt = json.dumps(make_receipt())
+    path.write_text(f"  \n{receipt}\n \t{receipt}\n\t \n\n{receipt}  \n \n")
+    audit = _load(path)
+    assert audit.receipts.source_line.tolist() == [2, 3, 6]
+    _accounted(audit)
+
+
+# -- values no kind claims ----------------------------------------------------------------------
+
+
+def test_a_million_lines_no_kind_claims_are_rejected_and_counted(tmp_path):
+    path = tmp_path / "junk.jsonl"
+    receipt = json.dumps(make_receipt())
+    path.write_text(f"{receipt}\n" + "{}\n" * 1_000_000 + '{"a": 1}\n' + f"{receipt}\n")
+    code = (
+        "import time, warnings, explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        "start = time.perf_counter()\n"
+        f"a = ea.load({str(path)!r}, progress=False)\n"
+        "s = a.sources.iloc[0]\n"
+        "print(a.receipts.source_line.tolist(), s.values_read, s.loaded, s.rejected,\n"
+        "      len(a.rejected), a.rejected.source_line.iloc[-1], time.perf_counter() - start)\n"
+        "print(a.rejected.reason.iloc[-1])"
+    )
+    first, summary = _in_child(code, timeout=180).strip().split("\n")
+    *counts, seconds = first.rsplit(" ", 6)
+    assert counts == ["[1, 1000003]", "1000003", "2", "1000001", "100001", "100002"]
+    assert "900001 more value(s) rejected between lines 100002 and 1000002" in summary
+    assert float(seconds) < 120  # each distinct line is judged once
+
+
+# -- gzip decompression ratio ---------------------------------------------------------------------
+
+
+def test_a_gzip_past_the_decompression_ratio_is_a_file_rejection_naming_it(tmp_path):
+    path = tmp_path / "bomb.jsonl.gz"
+    receipt = json.dumps(make_receipt()).encode() + b"\n"
+    path.write_bytes(gzip.compress(receipt * 3 + b" \n" * (40 << 20) + receipt, 9))
+    audit = _load(path)
+    assert audit.receipts.source_line.tolist() == [1, 2, 3]
+    file_rows = audit.rejected[audit.rejected.kind == "file"]
+    (reason,) = file_rows.reason
+    assert file_rows.source_file.tolist() == [str(path)]
+    assert "more than max_gzip_ratio (200)" in reason and "expands" in reason
+    ratio = int(reason.split("expands ")[1].split(" times")[0])
+    assert ratio > 200
+    _accounted(audit)
+
+
+def test_a_gzip_under_the_ratio_floor_is_read_whole(tmp_path):
+    path = tmp_path / "small.jsonl.gz"
+    receipt = json.dumps(make_receipt()).encode() + b"\n"
+    lines = (GZIP_RATIO_FLOOR // 2) // len(receipt)
+    path.write_bytes(gzip.compress(receipt * lines, 9))
+    audit = _load(path)
+    assert len(audit.receipts) == lines and audit.rejected.empty
+
+
+def test_the_ratio_limit_can_be_raised(tmp_path):
+    path = tmp_path / "blank.jsonl.gz"
+    receipt = json.dumps(make_receipt()).encode() + b"\n"
+    path.write_bytes(gzip.compress(b" \n" * (40 << 20) + receipt, 9))
+    assert _load(path).receipts.empty
+    audit = _load(path, limits={"max_gzip_ratio": 2_000})
+    assert audit.receipts.source_line.tolist() == [(40 << 20) + 1] and audit.rejected.empty
+
+
+# -- policy YAML --------------------------------------------------------------------------------
+
+_POLICY_HEAD = (
+    "escalation: {context_char_cap_4b: 1, escalate_on_multi_doc_count: 1, "
+    "confidence_threshold: 0.5}\n"
+    "fallback_domain: {name: general, high_impact: false}\n"
+    "risk_flags: {}\n"
+)
+
+
+def _nested_merge_keys() -> str:
+    inner = "{k: 1}"
+    for level in range(8):
+        copies = ", ".join([f"*a{level}"] * 8)
+        inner = f"{{<<: [&a{level} {inner}, {copies}]}}"
+    return "policy_id: merged\n" + _POLICY_HEAD + "subject_domains: {d: " + inner + "}\n"
+
+
+def _nested_aliases() -> str:
+    lines = ["policy_id: laughs", _POLICY_HEAD.rstrip("\n"), "a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, 9):
+        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\nsubject_domains: {}\n"
+
+
+@pytest.mark.parametrize("text", [_nested_merge_keys(), _nested_aliases()], ids=["merge", "alias"])
+def test_a_yaml_alias_bomb_is_a_policy_error_at_once(tmp_path, text):
+    assert len(text) < 800
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    (folder / "bomb.yaml").write_text(text)
+    (folder / "ok.yaml").write_text("policy_id: ok\n" + _POLICY_HEAD + "subject_domains: {}\n")
+    code = (
+        "import warnings, explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        f"a = ea.load({str(folder)!r}, progress=False)\n"
+        "print(list(a.policies), a.rejected.source_file.tolist(), a.rejected.reason.iloc[0])"
+    )
+    out = _in_child(code, timeout=60)
+    assert out.startswith(f"['ok'] ['{folder / 'bomb.yaml'}'] ")
+    assert "its aliases would expand it by" in out and "more than the 100000" in out
+
+
+def test_a_policy_with_200000_domains_replays_in_seconds(tmp_path):
+    decisions = tmp_path / "decisions.jsonl"
+    decisions.write_text("\n".join(DECISIONS[:50]) + "\n")
+    # Built in code: reading 200,000 domains from YAML is PyYAML's own time.
+    code = (
+        "import time, warnings, explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        "domains = {f'd{i}': {'high_impact': bool(i % 2)} for i in range(200_000)}\n"
+        "policy = ea.Policy.from_dict({'policy_id': 'baseline', 'escalation': {\n"
+        "    'context_char_cap_4b': 1, 'escalate_on_multi_doc_count': 1,\n"
+        "    'confidence_threshold': 0.5}, 'subject_domains': domains,\n"
+        "    'fallback_domain': {'name': 'general', 'high_impact': False}, 'risk_flags': {}})\n"
+        f"a = ea.load({str(decisions)!r}, progress=False)\n"
+        "start = time.perf_counter()\n"
+        "replayed = ea.replay(a.decisions, policy)\n"
+        "print(len(policy.subject_domains), len(replayed), time.perf_counter() - start)"
+    )
+    domains, rows, seconds = _in_child(code, timeout=300).split()
+    assert (domains, rows) == ("200000", "50")
+    assert float(seconds) < 30  # the list.index search took longer than 300 s
+
+
+# -- max_value_bytes applies to each element of an array ------------------------------------------
+
+
+@pytest.mark.parametrize("indent", [0, 2])
+def test_an_array_larger_than_max_value_bytes_loads_element_by_element(tmp_path, indent):
+    lines = _decisions(3_000)
+    path = tmp_path / "decisions.json"
+    if indent:
+        path.write_text(json.dumps([json.loads(line) for line in lines], indent=indent) + "\n")
+    else:
+        path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    whole = _load(path)
+    limited = _load(path, limits={"max_value_bytes": 64 << 10})
+    assert path.stat().st_size > 20 * (64 << 10)
+    assert limited.rejected.empty and len(limited.decisions) == 3_000
+    assert limited.decisions.source_line.tolist() == whole.decisions.source_line.tolist()
+    assert limited.decisions.decision_id.tolist() == [f"d-{i}" for i in range(3_000)]
+    _accounted(limited)
+
+
+def test_an_element_larger_than_max_value_bytes_is_rejected_alone(tmp_path):
+    lines = _decisions(2_000)
+    big = json.loads(lines[1_000])
+    big["padding"] = "x" * (80 << 10)
+    lines[1_000] = json.dumps(big)
+    path = tmp_path / "decisions.json"
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n" + lines[0] + "\n")
+    audit = _load(path, limits={"max_value_bytes": 64 << 10})
+    assert len(audit.decisions) == 2_000  # 1,999 elements and the value after the array
+    assert audit.rejected.source_line.tolist() == [1_002]
+    assert "larger than max_value_bytes" in audit.rejected.reason.iloc[0]
+    assert audit.decisions.source_line.tolist()[-1] == 2_003
+    _accounted(audit)
