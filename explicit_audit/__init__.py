@@ -42,8 +42,14 @@ from .decisions import (
     sweep,
     verify_decisions,
 )
-from .errors import AuditError, InputError, PolicyError, RejectedRowsWarning
-from .loading import load, load_bytes
+from .errors import (
+    AuditError,
+    InputError,
+    PolicyError,
+    RejectedRowsWarning,
+    UnparsedTimeWarning,
+)
+from .loading import load, load_bytes, read_parquet
 from .partitioned.results import collect
 from .partitioned.scheduler import use_scheduler
 from .plans import (
@@ -95,6 +101,7 @@ __all__ = [
     "RiskFlag",
     "RoutingDecision",
     "SubjectDomain",
+    "UnparsedTimeWarning",
     "Verification",
     "__version__",
     "canonical_hash",
@@ -120,6 +127,7 @@ __all__ = [
     "plan_hash",
     "plan_verdicts",
     "provenance",
+    "read_parquet",
     "replay",
     "request_hash",
     "route",

@@ -63,11 +63,14 @@ import pandas as pd
 
 from ._core import registry
 from ._core.extras import require
+from ._core.progress import ENV as PROGRESS_ENV
+from ._core.progress import choosing
+from ._core.remote import has_remote, is_url, local_source
 from ._core.shape import json_schema
 from ._core.sources import CANNOT_LIST, CANNOT_READ, display_name
 from ._version import __version__
 from .audit import Audit
-from .errors import AuditError, RejectedRowsWarning, UnreadableFileError
+from .errors import AuditError, RejectedRowsWarning, UnparsedTimeWarning, UnreadableFileError
 from .loading import ENGINES, load
 from .partitioned.scheduler import use_scheduler
 from .report.bundled import copy_notebooks, notebooks_folder
@@ -300,6 +303,14 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
         help="with --engine dask: where the partitions run; a distributed scheduler's "
         "address (tcp://host:8786), or processes or threads on this machine (default threads)",
     )
+    command.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on standard error over the bytes read (and the Dask computes); "
+        f"by default on in a terminal, off under CI or in a pipe ({PROGRESS_ENV}=0/1 decides "
+        "when neither is given)",
+    )
 
 
 def _positive_bytes(text: str) -> int:
@@ -356,16 +367,13 @@ def _load(
     raises an :class:`~explicit_audit.InputError` naming it (exit 2).
     """
     with warnings.catch_warnings():
-        # Every command reports rejected rows itself.
+        # Every command reports rejected rows itself, and --since/--until counts the
+        # records whose time is not one (unreadable).
         warnings.simplefilter("ignore", RejectedRowsWarning)
+        warnings.simplefilter("ignore", UnparsedTimeWarning)
         options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
-        audit = load(
-            data,
-            progress=sys.stderr.isatty(),
-            engine=engine,
-            strict_keys=strict_keys,
-            **options,
-        )
+        # progress: as --progress/--no-progress chose (the command runs within that choice).
+        audit = load(data, engine=engine, strict_keys=strict_keys, **options)
     if audit.engine == "dask":
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
@@ -543,6 +551,14 @@ def _report(args: argparse.Namespace) -> int:
 def _write_report(args: argparse.Namespace) -> int:
     from .report.writer import NotebookError, write_reports
 
+    if has_remote(args.data):
+        # The pages come from a copy of the files taken first: the copy is of local files.
+        raise AuditError(
+            f"{args.data}: report reads local files (it copies them before the notebooks run); "
+            "copy the logs into a folder first, or use explicit-audit verify on the URL or stdin"
+        )
+    data = local_source(args.data)  # a file:// URL: the local path it names
+    data = data[0] if isinstance(data, list) else data
     parameters = _parameters(args.parameter)
     notebooks = Path(args.notebooks) if args.notebooks else notebooks_folder()
     if not notebooks.exists():
@@ -553,7 +569,7 @@ def _write_report(args: argparse.Namespace) -> int:
     verifications = []
     try:
         written = write_reports(
-            args.data,
+            data,
             args.out,
             notebooks,
             timeout=args.timeout,
@@ -637,14 +653,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("", None, exc, type(exc).__name__, output=_asked_format(argv))
     output = _asked_format(argv) if args.command == "verify" else "text"
     data = getattr(args, "data", None)
-    why = None if data is None or any(ch in data for ch in "*?[") else _not_there(data)
+    local = data is not None and not has_remote(data)  # not "-" (stdin) nor a URL
+    checked = local and not is_url(data) and not any(ch in data for ch in "*?[")
+    why = _not_there(data) if checked else None
     if why is not None:
         missing = AuditError(f"{_shown(data)}: {why}")
         missing.source_file = _shown(data)
         return _fail(args.command, data, missing, "InputError", output=output)
     signalled: list[int] = []
     try:
-        with _engine(args), _signals(args.command, signalled):
+        with (
+            _engine(args),
+            choosing(getattr(args, "progress", None)),
+            _signals(args.command, signalled),
+        ):
             status = _COMMANDS[args.command](args)
     except BaseException as exc:
         # Whatever a signal surfaced as (a library cleaning up after it may

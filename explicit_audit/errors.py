@@ -18,6 +18,7 @@ __all__ = [
     "RecordError",
     "RejectedRowsWarning",
     "ReportError",
+    "UnparsedTimeWarning",
     "UnreadableFileError",
 ]
 
@@ -219,3 +220,7 @@ class MissingExtraError(AuditError, ModuleNotFoundError):
 
 class RejectedRowsWarning(UserWarning):
     """Some input could not be loaded; it is kept in ``Audit.rejected``."""
+
+
+class UnparsedTimeWarning(UserWarning):
+    """A time column held text that is not a time; the text is kept in ``<column>_unparsed``."""

@@ -10,17 +10,30 @@ in :class:`~explicit_audit.LoadOptions`; every per-kind loader
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from typing import Unpack
 
 from ._core import registry
-from ._core.collect import Source, read_all, read_bytes
+from ._core.collect import (
+    Reading,
+    Source,
+    list_sources,
+    read_all,
+    read_bytes,
+    warn_unparsed_times,
+)
 from ._core.gc_pause import cyclic_gc_paused
 from ._core.limits import Limits, limits_from
 from ._core.options import ENGINES, LoadOptions, resolved
-from ._core.records import RecordKind
-from .audit import Audit, audit_of_reading
+from ._core.records import RecordKind, Rejection
+from ._core.remote import has_remote, local_source, read_remote
+from .audit import Audit, audit_of_reading, raise_or_warn
+from .cache import cache_key, file_digests, lookup, store
+from .errors import AuditError
+from .parquet import read_parquet as _read_parquet
 
-__all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables"]
+__all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
 
 
 def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
@@ -64,12 +77,107 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
             sources=planned.sources,
             keys=planned.keys,
         )
+    return _in_memory(source, found, None)
+
+
+def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
+    """The pandas engine's load of every kind (``keep`` None) or of one kind's tables.
+
+    With ``cache=``, read back from the cache when every file hashes as it did.
+    """
+    kinds = registry.kinds()
     limits = limits_from(found["limits"])
-    with cyclic_gc_paused():
-        reading = read_all(source, kinds, progress=found["progress"], limits=limits)
-        return audit_of_reading(
-            reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
+
+    def parsed() -> Audit:
+        # No cyclic garbage collection while the values are read and built (see gc_pause).
+        with cyclic_gc_paused():
+            return _parsed()
+
+    def _parsed() -> Audit:
+        reading = _read(
+            source,
+            kinds,
+            progress=found["progress"],
+            keep=None if keep is None else {keep},
+            limits=limits,
         )
+        if keep is None:
+            return audit_of_reading(
+                reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
+            )
+        # One kind's loader: values of other kinds are recognised, so only what no kind
+        # claims (or a file-level problem) is its rejection; the policies are not its own.
+        reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
+        reading.policy_files = []
+        kind = registry.kind(keep)
+        return audit_of_reading(
+            reading,
+            [kind],
+            strict=found["strict"],
+            documents=False,
+            strict_keys=found["strict_keys"],
+        )
+
+    if found["cache"] is None:
+        return parsed()
+    return _cached(source, found, keep, limits, parsed)
+
+
+def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Audit:
+    source = local_source(source)
+    if has_remote(source):
+        raise AuditError(
+            "cache= keys each file by the SHA-256 of its bytes, read before it is parsed: it "
+            "works on local files, not on URLs, file objects or standard input"
+        )
+    listing = list_sources(source)
+    digests = file_digests([*listing.policy_files, *listing.data_files], found["cache"])
+    if digests is None:
+        return parsed()  # a file that cannot be read: the reading names it
+    asked = {
+        "keep": keep,
+        "kinds": [kind.name for kind in registry.kinds()],
+        "limits": dataclasses.asdict(limits),
+        "strict_keys": found["strict_keys"],
+        "problems": [[p.source_file, p.reason] for p in listing.problems],
+    }
+    key = cache_key(digests, asked)
+    parts = lookup(found["cache"], key)
+    if parts is not None:
+        audit = Audit(**{**parts, "digests": {**parts["digests"], **digests}})
+        rejections = [
+            Rejection(row.source_file, int(row.source_line), str(row.kind), row.reason, row.raw)
+            for row in audit.rejected.itertuples(index=False)
+        ]
+        # As when the files were parsed: the same warnings, or the same error under strict.
+        declared = registry.documents() if keep is None else []
+        raise_or_warn(rejections, found["strict"], declared)
+        warn_unparsed_times(audit.tables)
+        return audit
+    audit = parsed()
+    store(
+        found["cache"],
+        key,
+        {
+            "tables": audit.tables,
+            "documents": audit.documents,
+            "rejected": audit.rejected,
+            "files": audit.files,
+            "sources": audit.sources,
+            "digests": audit.digests,
+            "keys": audit.keys,
+        },
+    )
+    audit.digests.update(digests)
+    return audit
+
+
+def _read(source: Source, kinds, **options) -> Reading:
+    """Every file of ``source`` read: local paths, or URLs, file objects and ``-`` among them."""
+    source = local_source(source)
+    if has_remote(source):
+        return read_remote(source, kinds, **options)
+    return read_all(source, kinds, **options)
 
 
 def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
@@ -111,23 +219,7 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
     found = resolved(options, what=f"load_{kind.name}")
     if found["engine"] == "dask":
         return _partitioned(source, registry.kinds(), {kind.name}, found).tables
-    with cyclic_gc_paused():
-        reading = read_all(
-            source,
-            registry.kinds(),
-            progress=found["progress"],
-            keep={kind.name},
-            limits=limits_from(found["limits"]),
-        )
-        reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
-        reading.policy_files = []
-        return audit_of_reading(
-            reading,
-            [kind],
-            strict=found["strict"],
-            documents=False,
-            strict_keys=found["strict_keys"],
-        ).tables
+    return _in_memory(source, found, kind.name).tables
 
 
 registry.use_table_loader(load_tables)
@@ -193,3 +285,31 @@ def load_bytes(
             limits=limits_from(limits),
         )
         return audit_of_reading(reading, kinds, strict=strict, strict_keys=strict_keys)
+
+
+def read_parquet(directory: str | os.PathLike) -> Audit:
+    """The audit ``Audit.to_parquet`` wrote to ``directory``.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        A folder written by :meth:`Audit.to_parquet <explicit_audit.Audit.to_parquet>`.
+
+    Returns
+    -------
+    Audit
+        The same tables (columns, dtypes, index labels and values), rejected
+        rows, sources, files and documents (the routing policies); its checks
+        give the same findings as the audit written.
+
+    Raises
+    ------
+    AuditError
+        When the folder holds no audit written by the kit, or a file of it
+        is missing or unreadable.
+
+    Examples
+    --------
+    >>> audit = ea.read_parquet("audit-2025-03/")  # doctest: +SKIP
+    """
+    return Audit(**_read_parquet(directory))

@@ -8,9 +8,10 @@ PUBLIC = {
     # loading
     "Audit", "Limits", "LoadOptions", "load", "load_receipts", "load_receipts_and_exposed",
     "load_plans", "load_requests", "load_decisions", "load_policy", "load_policies",
-    "load_bytes",
+    "load_bytes", "read_parquet",
     # errors and warnings
     "AuditError", "InputError", "PolicyError", "RejectedRowsWarning",
+    "UnparsedTimeWarning",
     # receipts
     "RECEIPT_RULES", "check_receipts", "locator_safety", "safe_relative_markdown_path",
     "withheld_summary", "withheld_queries", "withheld_oracle", "within_time_window",

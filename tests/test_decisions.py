@@ -11,6 +11,7 @@ import pytest
 from conftest import rows_by_path
 
 import explicit_audit as ea
+from explicit_audit._core.collect import build_kind
 from explicit_audit._core.reader import read_exactly
 from explicit_audit._core.records import RawValue
 from explicit_audit.decisions import KIND
@@ -77,7 +78,7 @@ def test_defaults_and_extra_keys(tmp_path):
     assert list(row["deterministic_keyword_hits"]) == []
     assert not row["recorded_used_fallback"]
     assert pd.isna(row["decision_id"])
-    assert row["ts"] == "2026-01-01" and row["inputs.channel"] == "web"
+    assert row["ts"] == pd.Timestamp("2026-01-01", tz="UTC") and row["inputs.channel"] == "web"
     assert row["decision.note"] == "reviewed"
     assert audit.rejected["reason"].str.contains("confidence").any()
 
@@ -268,7 +269,7 @@ def test_invariants_on_recorded_outputs():
 def _exact(path: Path) -> pd.DataFrame:
     """The decisions of a file read value by value (the columnar path not asked)."""
     values = [v for v in read_exactly(path) if isinstance(v, RawValue)]
-    return KIND.build([("values", values)]).tables["decisions"]
+    return build_kind(KIND, [("values", values)]).tables["decisions"]
 
 
 def _all_columnar(path: Path) -> bool:

@@ -50,6 +50,8 @@ def _verify(
 ) -> ea.Verification:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        # A logger's key named as a time (``timestamp``) may be given any value here.
+        warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
         audit = ea.load(folder, progress=False, engine=engine, **options)
     if engine == "dask":
         with dask.config.set(scheduler=scheduler):

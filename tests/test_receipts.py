@@ -50,8 +50,9 @@ def test_engram_fixtures_load_with_nothing_rejected():
 def test_declared_dtypes():
     receipts = _load(FIXTURES).receipts
     assert receipts["source_line"].dtype == "int64"
-    for name in ("source_file", "shape", "outcome", "scope", "kind"):
+    for name in ("shape", "outcome", "scope", "kind"):
         assert isinstance(receipts[name].dtype, pd.CategoricalDtype), name
+    assert receipts["source_file"].dtype == "str"  # as in every table
     for name in ("withheld_count", "n_exposed", "n_records", "schema_version"):
         assert receipts[name].dtype == "Int64", name
     assert receipts["relevance_threshold"].dtype == "Float64"
@@ -119,8 +120,9 @@ def test_logger_keys_are_kept_as_columns(tmp_path):
         for i in range(3)
     ]
     receipts = _load(_write_lines(tmp_path / "log.jsonl", lines)).receipts
-    # Kept as written: not turned into timestamps.
-    assert receipts["timestamp"].tolist() == ["2026-10-01T10:00:00Z"] * 3
+    # A time as a UTC time; the text would be kept beside it had it not been one.
+    assert receipts["timestamp"].tolist() == [pd.Timestamp("2026-10-01T10:00:00Z")] * 3
+    assert receipts["timestamp_unparsed"].isna().all()
     assert receipts["request_id"].tolist() == ["r0", "r1", "r2"]
 
 

@@ -9,21 +9,23 @@ file, loaded + rejected == values read.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError, RejectedRowsWarning
+from ..errors import InputError, RejectedRowsWarning, UnparsedTimeWarning
+from .caller import warn
 from .content import BytesReader, FileDigest, FileReader, HeldFile, hold_file
 from .key_table import settle
 from .keys import shape_of
 from .limits import Limits
 from .pipeline import PieceReader
+from .progress import byte_progress
 from .records import KindTables, RecordKind, Rejection, blame_cut
 from .sources import CANNOT_READ, POLICY_SUFFIXES, display_name, scan_sources
+from .times import typed_times, unparsed_counts
 
 __all__ = [
     "REJECTED_COLUMNS",
@@ -37,9 +39,11 @@ __all__ = [
     "read_all",
     "read_bytes",
     "read_file",
+    "read_with",
     "rejected_frame",
     "sources_frame",
     "warn_or_raise",
+    "warn_unparsed_times",
 ]
 
 Source = str | os.PathLike | Iterable[str | os.PathLike]
@@ -78,14 +82,6 @@ def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
     return frame
 
 
-def _progress(items: list, enabled: bool, what: str):
-    if not enabled or len(items) < 2:
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=what, unit="file", leave=False)
-
-
 @dataclass
 class Reading:
     """What one pass over the files found, before the kinds build their tables.
@@ -119,6 +115,8 @@ class Reading:
     rejections: list[Rejection] = field(default_factory=list)
     values_read: dict[str, int] = field(default_factory=dict)
     overflow: dict[str, list[int]] = field(default_factory=dict)
+    #: Per file: the size and SHA-256 of the bytes read from it (a local file, a URL,
+    #: a file object, stdin), hashed as they were read.
     digests: dict[str, FileDigest] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     held_policies: list = field(default_factory=list)
@@ -182,7 +180,7 @@ class Reading:
         ]
 
 
-def _read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
+def read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
     name = reader.name
     pieces = PieceReader(
         name, reader.jsonl, kinds, keep, reading.limits, reading.emit, reading.reject
@@ -267,7 +265,7 @@ def read_all(
     kinds : sequence of RecordKind
         Every kind a value may belong to, in matching order.
     progress : bool
-        Show a progress bar over files.
+        Show a progress bar over the bytes of the files (:mod:`.progress`).
     keep : set of str, optional
         The kinds whose values are kept (all by default). A value of another
         kind is recognised, so not rejected, but not kept or built.
@@ -283,8 +281,9 @@ def read_all(
     reading.skipped = list(listing.skipped)
     for problem in listing.problems:
         reading.reject(problem)
-    for path in _progress(listing.data_files, progress, "reading"):
-        _read_with(reading, FileReader(path, reading.limits), kinds, keep)
+    with byte_progress(listing.data_files, progress) as advance:
+        for path in listing.data_files:
+            read_with(reading, FileReader(path, reading.limits, on_bytes=advance), kinds, keep)
     reading.count_policy_files()
     reading.held_policies = reading.hold_policy_files()
     return reading
@@ -308,7 +307,7 @@ def read_file(
     shown = name or display_name(path)
     reading = Reading([shown], [], limits or Limits())
     reader = FileReader(path, reading.limits, name=shown, hash_whole=hash_whole)
-    _read_with(reading, reader, kinds, keep)
+    read_with(reading, reader, kinds, keep)
     return reading
 
 
@@ -338,7 +337,7 @@ def read_bytes(
         strip_bom=file_start,
     )
     reader.data = data
-    _read_with(reading, reader, kinds, keep)
+    read_with(reading, reader, kinds, keep)
     return reading
 
 
@@ -348,7 +347,8 @@ def build_kind(kind: RecordKind, segments: list[tuple], *, strict_keys: bool = F
     Every value's keys are read against the kind's shapes
     (:func:`explicit_audit._core.key_table.settle`): the notes of the values
     loaded are in ``notes``; a rejection lists every problem of its value;
-    under ``strict_keys`` a value holding an unknown key is rejected.
+    under ``strict_keys`` a value holding an unknown key is rejected. Time
+    columns are typed (:mod:`.times`).
     """
 
     def shape_for(value):
@@ -356,7 +356,10 @@ def build_kind(kind: RecordKind, segments: list[tuple], *, strict_keys: bool = F
             return kind.shape_of(value)
         return shape_of(kind.shapes, value)
 
-    return settle(kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys)
+    built = settle(kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys)
+    # Time columns typed as UTC times, on both engines alike (:mod:`.times`).
+    built.tables = {name: typed_times(table) for name, table in built.tables.items()}
+    return built
 
 
 def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
@@ -368,13 +371,29 @@ def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
         raise InputError(first.source_file, first.source_line or None, first.reason)
     files = sorted({r.source_file for r in rejections})
     where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-    warnings.warn(
+    warn(
         f"{len(rejections)} input value(s) could not be loaded, in {where} "
         f"(first: {first.source_file}:{first.source_line}: {first.reason}). "
         "They are kept in `audit.rejected` (ea.load(...).rejected).",
         RejectedRowsWarning,
-        stacklevel=3,
     )
+
+
+def warn_unparsed_times(tables: dict[str, pd.DataFrame]) -> None:
+    """Warn once about every time column holding text that is not a time."""
+    found = [
+        f"{name}.{column} ({count})"
+        for name, frame in tables.items()
+        for column, count in unparsed_counts(frame).items()
+    ]
+    if found:
+        warn(
+            "time columns hold values that are not ISO 8601 times between 1677 and 2262: "
+            f"{', '.join(found)}; "
+            "they are missing (NaT) there, and the text as written is kept in "
+            "<column>_unparsed",
+            UnparsedTimeWarning,
+        )
 
 
 def loaded_counts(frames: Iterable[pd.DataFrame]) -> dict[str, int]:

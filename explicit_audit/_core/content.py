@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -87,8 +87,8 @@ class _Tap:
             self.limit = None
 
     def read(self, size: int) -> bytes:
-        if self.pushed:
-            data, self.pushed = self.pushed, b""
+        if self.pushed:  # at most ``size`` of it, as a read would give
+            data, self.pushed = self.pushed[:size], self.pushed[size:]
             return data
         if self.limit is not None:
             size = min(size, self.limit - self.size)
@@ -242,6 +242,8 @@ class FileReader:
     strip_bom: bool = True
     digest: FileDigest | None = None
     hash_whole: bool = True
+    #: Called with the number of bytes each read took from the file (the progress bar).
+    on_bytes: Callable[[int], None] | None = None
     _carried: int = 0
     _tap: _Tap | None = None
     #: Inside a top-level array read element by element: its elements' indent.
@@ -475,6 +477,8 @@ class FileReader:
                 return
             if not chunk:
                 return
+            if self.on_bytes is not None:
+                self.on_bytes(len(chunk))
             yield chunk
 
     def _cannot_read(self, exc: OSError) -> None:
@@ -499,6 +503,8 @@ class FileReader:
                 if not pending:
                     break
                 compressed += len(pending)
+                if self.on_bytes is not None:
+                    self.on_bytes(len(pending))
             if decompressor is None:
                 if not pending.strip(b"\0"):  # gzip tools allow zero padding at the end
                     pending = b""

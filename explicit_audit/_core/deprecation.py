@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any
+
+from .caller import warn
 
 __all__ = ["deprecated_alias"]
 
@@ -42,10 +43,9 @@ def deprecated_alias(old_name: str, replacement: Callable, *, use: str, changes:
 
     @functools.wraps(replacement)
     def alias(*args: Any, **kwargs: Any) -> Any:
-        warnings.warn(
+        warn(
             f"ea.{old_name} is deprecated and goes in the next release: use {use}",
             DeprecationWarning,
-            stacklevel=2,
         )
         return replacement(*args, **kwargs)
 

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import AuditError
+from .progress import compute_progress
 
 __all__ = [
     "Deferred",
@@ -97,7 +98,8 @@ def compute_together(*deferred: Deferred) -> list:
     import dask
 
     tasks = [list(item.tasks) for item in deferred]
-    computed = dask.compute(*tasks) if tasks else ()
+    with compute_progress():
+        computed = dask.compute(*tasks) if tasks else ()
     return [item.combine(list(values)) for item, values in zip(deferred, computed, strict=True)]
 
 
@@ -256,7 +258,8 @@ def computed(*values: Any) -> tuple:
         return values
     import dask
 
-    return dask.compute(*values)
+    with compute_progress():
+        return dask.compute(*values)
 
 
 def persisted(*values: Any) -> tuple:

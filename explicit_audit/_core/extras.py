@@ -12,6 +12,7 @@ extra           what it adds                                               neede
 ``notebooks``   ``report``, and JupyterLab to open the notebooks in        exploring
 ``dask``        Dask and distributed                                       ``engine="dask"``,
                                                                            ``--engine dask``
+``remote``      fsspec, and aiohttp for HTTP                               URL sources
 ==============  =========================================================  ==================
 
 Code that needs an extra says so where it starts (:func:`require`), or
@@ -35,6 +36,7 @@ EXTRAS = {
     "report": ("nbformat", "nbclient", "nbconvert", "ipykernel", "matplotlib", "ipywidgets"),
     "notebooks": ("nbformat", "ipykernel", "matplotlib", "ipywidgets", "jupyterlab"),
     "dask": ("dask", "dask.dataframe", "distributed"),
+    "remote": ("fsspec",),
 }
 
 

@@ -7,11 +7,13 @@ default.
 
 from __future__ import annotations
 
+import os
 from typing import Any, TypedDict
 
 from ..errors import AuditError
 from .extras import require
 from .limits import Limits
+from .progress import wanted
 
 __all__ = ["ENGINES", "LoadOptions", "resolved"]
 
@@ -35,8 +37,11 @@ class LoadOptions(TypedDict, total=False):
         of a declared key): a rejected row naming file, line and every such
         key, instead of an ``unknown_key`` notice of the check
         ``record_keys``.
-    progress : bool, default True
-        Show a progress bar over files (tqdm) for long loads.
+    progress : bool, optional
+        Show a progress bar over the bytes read (tqdm), after half a second.
+        By default on in a terminal and in Jupyter, off under CI or when
+        standard error is not a terminal; ``EXPLICIT_AUDIT_PROGRESS=0/1``
+        decides where the call does not (:mod:`explicit_audit._core.progress`).
     limits : Limits or dict, optional
         Reading limits (nesting depth, value size, decompressed size, rejected
         rows kept); a dict overrides the defaults of
@@ -50,25 +55,32 @@ class LoadOptions(TypedDict, total=False):
     sample_bytes : int, optional
         With ``engine="dask"``: bytes of each file's head read at once to
         learn the tables' columns (default 1 MiB).
+    cache : str or path-like, optional
+        A folder where the tables of this load are kept, keyed by the kit's
+        version and every file's SHA-256: a later load of unchanged files
+        reads them back instead of parsing (:mod:`explicit_audit.cache`).
+        The pandas engine, local files only.
     """
 
     strict: bool
     strict_keys: bool
-    progress: bool
+    progress: bool | None
     limits: Limits | dict | None
     engine: str
     blocksize: int | None
     sample_bytes: int | None
+    cache: str | os.PathLike | None
 
 
 _DEFAULTS: dict[str, Any] = {
     "strict": False,
     "strict_keys": False,
-    "progress": True,
+    "progress": None,
     "limits": None,
     "engine": "pandas",
     "blocksize": None,
     "sample_bytes": None,
+    "cache": None,
 }
 
 
@@ -86,8 +98,14 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
     if unknown:
         raise TypeError(f"{what}() got an unexpected keyword argument {unknown[0]!r}")
     found = {**_DEFAULTS, **options}
+    found["progress"] = wanted(found["progress"])
     if found["engine"] not in ENGINES:
         raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
     if found["engine"] == "dask":
+        if found["cache"] is not None:
+            raise AuditError(
+                'cache= keeps in-memory tables: use it with engine="pandas" (a Dask load '
+                "reads its partitions when computed)"
+            )
         require("dask", 'engine="dask"')
     return found

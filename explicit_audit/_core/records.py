@@ -228,6 +228,11 @@ class Documents:
     strict_error : callable
         ``strict_error(rejection) -> AuditError``: what ``strict=True`` raises
         for the first rejected file.
+    dump : callable, optional
+        ``dump(documents) -> list``: the documents as JSON values, for
+        ``Audit.to_parquet``; None where they are not written.
+    restore : callable, optional
+        ``restore(values) -> documents``: the inverse of ``dump``.
     """
 
     name: str
@@ -236,6 +241,8 @@ class Documents:
     empty: Callable[[], Any]
     files: Callable[[Any], list[str]]
     strict_error: Callable[[Rejection], Exception]
+    dump: Callable[[Any], list] | None = None
+    restore: Callable[[list], Any] | None = None
 
 
 @dataclass(frozen=True)

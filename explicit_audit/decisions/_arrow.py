@@ -187,12 +187,13 @@ def _column(column: pa.ChunkedArray, dtype) -> object:
 
 def frame_from_parts(parts: Sequence, dtypes: dict) -> pd.DataFrame:
     """The ``decisions`` DataFrame from parts, with the given column dtypes."""
-    table, extra = in_file_order(parts, retype=False)
+    # A logger's keys are typed as every other kind's (text as "str"), one dtype per
+    # column name across tables.
+    table, extra = in_file_order(parts)
     frame = pd.DataFrame(
         {name: _column(table.column(name), dtype) for name, dtype in dtypes.items()}
     )
     if len(extra.columns):
-        extra = extra.astype(object).where(extra.notna(), None)
         extra.columns = [f"extra.{c}" if c in frame.columns else c for c in extra.columns]
         frame = pd.concat([frame, extra], axis=1)
     return frame

@@ -9,6 +9,7 @@ from ._arrow import columnar, layout
 from .checks import RULES, decision_findings
 from .loader import NAME, build_tables, matches
 from .policies import PolicySet, load_policy_files
+from .policy import Policy
 from .shape import SHAPES
 
 __all__ = ["KIND"]
@@ -20,6 +21,19 @@ def _load_policies(paths) -> tuple[PolicySet, list[Rejection]]:
 
 def _policy_files(policies: PolicySet) -> list[str]:
     return [str(policy.source_file) for policy in policies.values() if policy.source_file]
+
+
+def _dump_policies(policies: PolicySet) -> list[dict]:
+    return [
+        {"source_file": policy.source_file, "policy": policy.to_dict()}
+        for policy in policies.values()
+    ]
+
+
+def _restore_policies(values: list[dict]) -> PolicySet:
+    return PolicySet(
+        Policy.from_dict(value["policy"], source=value["source_file"]) for value in values
+    )
 
 
 def _strict_error(first: Rejection) -> PolicyError:
@@ -47,6 +61,8 @@ KIND = register(
             empty=PolicySet,
             files=_policy_files,
             strict_error=_strict_error,
+            dump=_dump_policies,
+            restore=_restore_policies,
         ),
         checks=(
             Checker(

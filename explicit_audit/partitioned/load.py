@@ -49,6 +49,7 @@ from .._core.gc_pause import cyclic_gc_paused
 from .._core.key_table import concat_keys, keys_frame
 from .._core.limits import Limits
 from .._core.records import Documents, KindTables, RecordKind, Rejection
+from .._core.remote import has_remote, list_remote, local_source, read_url
 from .._core.sources import CANNOT_READ
 from ..errors import InputError
 from .accounting import RejectionTally
@@ -285,8 +286,11 @@ def _metas(
 ) -> dict[str, pd.DataFrame]:
     head = sample_limits(limits, sample_bytes)
     segments: dict[str, list] = {}
-    for path, name in dict.fromkeys((part.path, part.name) for part in parts):
-        sample = read_file(path, kinds, keep=keep, limits=head, name=name, hash_whole=False)
+    for path, name, url in dict.fromkeys((part.path, part.name, part.url) for part in parts):
+        if url is not None:
+            sample = read_url(url, name, kinds, keep=keep, limits=head, whole=False)
+        else:
+            sample = read_file(path, kinds, keep=keep, limits=head, name=name, hash_whole=False)
         for name, found in sample.segments.items():
             segments.setdefault(name, []).extend(found)
     metas: dict[str, pd.DataFrame] = {}
@@ -477,7 +481,8 @@ def load_partitioned(
     import dask.dataframe as dd
     from dask.task_spec import DataNode
 
-    listing = list_sources(source)
+    source = local_source(source)
+    listing = list_remote(source) if has_remote(source) else list_sources(source)
     problems, policy_files = listing.problems, listing.policy_files
     if strict and problems:
         first = problems[0]

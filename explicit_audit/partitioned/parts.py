@@ -25,6 +25,7 @@ from .._core.byte_ranges import nominal_ranges, read_range
 from .._core.collect import Reading, read_bytes, read_file
 from .._core.limits import Limits
 from .._core.records import RecordKind, Rejection
+from .._core.remote import RemoteFile, read_url
 from .._core.sources import display_name, is_gzip_name, is_jsonl_name
 
 __all__ = [
@@ -87,11 +88,13 @@ class Part:
     then reading it says why).
     """
 
-    path: Path
+    path: Path | None
     name: str
     start: int | None = None
     stop: int | None = None
     stamp: Stamp | None = None
+    #: A file read by URL (fsspec): the worker opens the URL, as the caller named it.
+    url: str | None = None
 
     @property
     def whole(self) -> bool:
@@ -117,6 +120,10 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
         raise ValueError(f"blocksize must be at least 1 byte, not {blocksize}")
     parts: list[Part] = []
     for given in files:
+        if isinstance(given, RemoteFile):
+            # Read whole by every worker from its URL: no byte ranges over a network.
+            parts.append(Part(None, given.name, url=given.url))
+            continue
         name = display_name(given)
         path = Path(given).absolute()
         stamp = Stamp.of(path)
@@ -146,6 +153,9 @@ def read_part(
     ``first_line`` is None when a range of the file before this one could
     not be read: no line number is guessed, and the range is rejected.
     """
+    if part.url is not None:
+        # A file at a URL: read whole, by the worker, from the URL.
+        return read_url(part.url, part.name, kinds, keep=keep, limits=limits)
     changed = _changed(part)
     if changed is None and first_line is None and not part.whole:
         return _rejected(

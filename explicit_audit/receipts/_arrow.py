@@ -303,9 +303,7 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
         column = table.column(field.name)
         if field.name == "exposed":
             continue
-        if field.name == "source_file":
-            data[field.name] = _category_column(column, None)
-        elif field.name == "source_line":
+        if field.name == "source_line":
             data[field.name] = column.to_numpy()
         elif field.name in _CATEGORIES:
             data[field.name] = _category_column(column, _CATEGORIES[field.name])
@@ -329,7 +327,8 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
     flat = pc.list_flatten(exposed_lists)
     exposed = pd.DataFrame(
         {
-            "receipt_row": np.repeat(np.arange(n, dtype=np.int64), lengths),
+            # Int64 as in presentations, where a view may have no receipt: one dtype per name.
+            "receipt_row": pd.array(np.repeat(np.arange(n, dtype=np.int64), lengths), "Int64"),
             "position": np.arange(len(flat), dtype=np.int64) - np.repeat(starts, lengths),
             "record_id": string_series(pc.struct_field(flat, "recordId")),
             "source_uri": string_series(pc.struct_field(flat, "sourceUri")),

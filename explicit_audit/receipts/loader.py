@@ -16,7 +16,7 @@ Keys a logger wrapped around a line are kept as columns of their own.
 =========================  ===================  ==========================================
 column                     dtype                meaning
 =========================  ===================  ==========================================
-source_file                category             file the value came from
+source_file                str                  file the value came from
 source_line                int64                1-based line where the value starts
 shape                      category             receipt / cli / outcome / presentation
 outcome                    category             hit / miss / failed, or presented / failed
@@ -48,7 +48,7 @@ anything else as objects; a key named like a column above is kept as
 ``exposed`` columns (one row per exposed result):
 
 ==============  ============  =================================================
-receipt_row     int64         index label of its receipt in ``receipts``
+receipt_row     Int64         index label of its receipt in ``receipts``
 position        int64         0-based position in ``exposedResults``
 record_id       str           ``recordId``
 source_uri      str           ``sourceUri`` (the locator)

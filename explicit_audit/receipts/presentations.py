@@ -22,7 +22,7 @@ row. Keys a logger wrapped around a line follow as columns, as in ``receipts``.
 ===================  ==================  ================================================
 column               dtype               meaning
 ===================  ==================  ================================================
-source_file          category            file the line came from
+source_file          str                 file the line came from
 source_line          int64               1-based line where the value starts
 receipt_row          Int64               index label of its retrieval receipt in
                                          ``receipts``; <NA> when the line carries none
@@ -40,9 +40,10 @@ source_references    list<struct>        ``receipt.sourceReferences`` (``recordI
                                          ``sourceUri``, ``relativePath``)
 pack_id              str                 ``receipt.pack.id``
 pack_version         str                 ``receipt.pack.version``
-model                str                 ``receipt.model``
+model                category            ``receipt.model``
 recommendation_ids   list<string>        ``receipt.recommendationIds``
-generated_at         str                 ``receipt.generatedAt``, as written
+generated_at         datetime64[ns, UTC] ``receipt.generatedAt`` as a UTC time
+generated_at_unparsed str                the text where it is not an ISO 8601 time
 content              str                 the rendered text; <NA> when failed
 retained             boolean             the line carries ``retained`` (files written)
 error_codes          list<string>        ``errors[].code``; empty when presented
@@ -51,6 +52,8 @@ record               object              the line exactly as written (parsed), f
 ===================  ==================  ================================================
 
 The receipt fields are <NA> on a failed line, which carries none of them.
+``generated_at`` is typed by the loader, as every time column is
+(:mod:`explicit_audit._core.times`); ``record`` keeps the text as written.
 A line is rejected, naming the field, when a field the table holds is missing
 or of another type (a version that is not an integer, a source reference
 without ``sourceUri``), or when its retrieval receipt is (see
@@ -91,7 +94,7 @@ _REFERENCE = pa.struct(
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 #: Columns of ``presentations`` and their dtypes (meanings in the module docstring).
 PRESENTATION_COLUMNS = {
-    "source_file": "category",
+    "source_file": "str",
     "source_line": "int64",
     "receipt_row": "Int64",
     "status": pd.CategoricalDtype(["presented", "failed"]),
@@ -107,7 +110,7 @@ PRESENTATION_COLUMNS = {
     "source_references": pd.ArrowDtype(pa.list_(_REFERENCE)),
     "pack_id": "str",
     "pack_version": "str",
-    "model": "str",
+    "model": "category",
     "recommendation_ids": _LIST_OF_STRINGS,
     "generated_at": "str",
     "content": "str",

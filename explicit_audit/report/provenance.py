@@ -34,6 +34,7 @@ import pandas as pd
 from .._core.content import FileDigest
 from .._core.content import file_digest as _digest_of
 from .._core.jsonable import json_rows
+from .._core.remote import is_url, url_digest
 from .._core.sources import display_name
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
@@ -113,6 +114,11 @@ def file_digest(path: str | Path, *, chunk_size: int = 1 << 20) -> FileDigest:
     >>> file_digest("data/policies/baseline.yaml")  # doctest: +SKIP
     FileDigest(bytes=1288, sha256='3b1f...')
     """
+    if is_url(path):
+        try:
+            return FileDigest(*url_digest(str(path)))
+        except OSError as exc:
+            raise unreadable(path, exc) from None
     try:
         return _digest_of(path)
     except OSError as exc:
@@ -303,7 +309,9 @@ def provenance(
     >>> facts.files[["source_file", "sha256"]]  # doctest: +SKIP
     """
     sources = audit.sources
-    known = {} if digests is None else dict(digests)
+    # A file read as a stream (a URL, stdin) was hashed as read: it may not be readable again.
+    known = {name: FileDigest(*found) for name, found in getattr(audit, "digests", {}).items()}
+    known.update({} if digests is None else dict(digests))
     skipped = sources["skipped"].notna() if "skipped" in sources else None
     if skipped is not None:
         passed = sources.loc[skipped, ["source_file", "skipped"]].rename(

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .._core import engine, registry
+from .._core.times import TIME_KEYS, UNPARSED_SUFFIX
 from ..audit import Audit
 from ..errors import AuditError
 from ..verify import Verification
@@ -52,17 +53,6 @@ __all__ = [
     "parse_time",
 ]
 
-#: Column names read as a record's time, the first a table has winning.
-TIME_KEYS = (
-    "timestamp",
-    "ts",
-    "time",
-    "started_at",
-    "sent_at",
-    "generated_at",
-    "created_at",
-    "logged_at",
-)
 
 #: What becomes of findings about records that have no time: kept, or left out.
 UNDATED_CHOICES = ("check", "skip")
@@ -326,6 +316,9 @@ def _places(frame: pd.DataFrame, column: str | None, since, until) -> np.ndarray
         return places
     values = frame[column]
     present = values.notna().to_numpy()
+    if column + UNPARSED_SUFFIX in frame.columns:
+        # A time the loader could not read is missing in the typed column: its text says so.
+        present = present | frame[column + UNPARSED_SUFFIX].notna().to_numpy()
     times = _times(values)
     readable = times.notna().to_numpy()
     places[present & ~readable] = _UNREADABLE

@@ -1,0 +1,106 @@
+"""A record's time as a time: the columns named for one, typed as UTC datetimes.
+
+Loggers add a time beside the records they wrap (``timestamp``, ``ts``), and
+a few producers write one of their own (engram's ``generatedAt``). Written as
+ISO 8601 text, such a column is typed ``datetime64[ns, UTC]`` whichever
+engine loads it: a time with a zone is converted to UTC, one without is read
+as UTC (as ``verify --since`` reads its bounds). A value that is not a time
+(``"yesterday"``, a date in another layout) is never turned into a missing
+value in silence: the column ``<name>_unparsed`` holds the text as written
+on those rows (missing on the rows that parsed), and the in-memory load
+warns with an :class:`~explicit_audit.UnparsedTimeWarning`. Columns of
+numbers (epoch times, whose unit the numbers do not tell) and of mixed JSON
+values are left as they are. Hashes never read these columns: they are
+rebuilt from the records as written.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+__all__ = ["TIME_KEYS", "UNPARSED_SUFFIX", "typed_times", "unparsed_counts"]
+
+#: Column names read as a record's time, the first a table has winning.
+TIME_KEYS = (
+    "timestamp",
+    "ts",
+    "time",
+    "started_at",
+    "sent_at",
+    "generated_at",
+    "created_at",
+    "logged_at",
+)
+
+#: ``<name><UNPARSED_SUFFIX>`` holds the text of a time column where it did not parse.
+UNPARSED_SUFFIX = "_unparsed"
+
+_UTC = pd.DatetimeTZDtype("ns", "UTC")
+#: The first and last times a ``datetime64[ns, UTC]`` column holds.
+_FIRST, _LAST = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
+
+
+def typed_times(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each text column named in :data:`TIME_KEYS` typed as UTC times.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A table as its kind built it.
+
+    Returns
+    -------
+    DataFrame
+        The same rows; a time column typed ``datetime64[ns, UTC]``, followed by
+        its ``<name>_unparsed`` column (``str``: the text where it is not a time).
+        ``frame`` itself when it has no text time column.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"timestamp": ["2025-03-04T09:00:00+09:00", "soon", None]})
+    >>> typed = typed_times(table)
+    >>> typed["timestamp"].tolist()[0]
+    Timestamp('2025-03-04 00:00:00+0000', tz='UTC')
+    >>> typed["timestamp_unparsed"].tolist()[1:]
+    ['soon', nan]
+    >>> typed_times(pd.DataFrame({"timestamp": ["9999-12-31T00:00:00Z"]}))["timestamp_unparsed"][0]
+    '9999-12-31T00:00:00Z'
+    """
+    names = [
+        name
+        for name in frame.columns
+        if name in TIME_KEYS
+        and name + UNPARSED_SUFFIX not in frame.columns
+        and pd.api.types.is_string_dtype(frame[name].dtype)
+        and frame[name].dtype != object
+    ]
+    if not names:
+        return frame
+    columns: dict = {}
+    for name in frame.columns:
+        values = frame[name]
+        if name not in names:
+            columns[name] = values
+            continue
+        times = pd.to_datetime(values, errors="coerce", utc=True, format="ISO8601")
+        # A time a nanosecond column cannot hold (before 1677, after 2262: a receipt
+        # dated 9999-12-31) is kept as written, as text that is not a time is.
+        held = times.isna() | ((times >= _FIRST) & (times <= _LAST))
+        times = times.where(held).astype(_UTC)
+        unparsed = values.where(values.notna() & times.isna())
+        columns[name] = times
+        columns[name + UNPARSED_SUFFIX] = unparsed.astype("str")
+    return pd.DataFrame(columns, index=frame.index)
+
+
+def unparsed_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Per time column of ``frame``: how many values did not parse (only those above 0)."""
+    counts = {}
+    for name in frame.columns:
+        if isinstance(name, str) and name.endswith(UNPARSED_SUFFIX):
+            time_name = name[: -len(UNPARSED_SUFFIX)]
+            if time_name in TIME_KEYS and time_name in frame.columns:
+                count = int(frame[name].notna().sum())
+                if count:
+                    counts[time_name] = count
+    return counts

@@ -1,0 +1,178 @@
+"""The opt-in load cache: ``ea.load(source, cache=DIR)``.
+
+A load's tables are kept in ``DIR`` (as ``Audit.to_parquet`` writes them,
+:mod:`explicit_audit.parquet`, in Arrow's uncompressed IPC format, which
+reads back at about the speed of the disk) under a key made of the kit's
+version, what was asked (the kinds kept, the limits) and every file of the
+source: its name as tables show it, its size and the SHA-256 of its bytes.
+A later load whose files hash the same reads the tables back instead of
+parsing the files; a file changed, added, removed or renamed, another
+version of the kit, or other limits make another key, and the files are
+parsed again (the entry of the old key stays: delete the folder to empty
+the cache, at any time).
+
+Hashing a file costs a read of it. ``DIR/digests.json`` remembers each
+file's digest with its size, inode, and modification and change times
+(``st_ctime`` changes on every write and cannot be set back): a file whose
+``stat`` is as it was is not hashed again, unless it was modified less than
+:data:`SETTLE_SECONDS` before it was hashed (a write within the clock's
+granularity could leave the times as they were: such a file is hashed
+again, as git treats a "racily clean" file).
+
+An entry is written to a temporary folder beside it and moved into place
+whole: a load interrupted while writing leaves no entry that could be read.
+An entry's files are never changed afterwards, and a cached load maps them
+into memory: delete the folder to empty the cache, never edit its files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ._core.sources import display_name
+from ._version import __version__
+from .parquet import ARROW_SUFFIX, read_parquet, write_parquet
+
+__all__ = ["SETTLE_SECONDS", "cache_key", "file_digests", "lookup", "store"]
+
+_CHUNK = 1 << 20
+_DIGESTS = "digests.json"
+#: A file modified less than this before it was hashed is hashed again at the next load.
+SETTLE_SECONDS = 2
+
+
+def _stat_key(stat: os.stat_result) -> list[int]:
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev]
+
+
+def _hash(path: Path) -> tuple[int, str]:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def _remembered(directory: Path) -> dict:
+    try:
+        found = json.loads((directory / _DIGESTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def file_digests(
+    paths: list[Path], directory: str | os.PathLike | None = None
+) -> dict[str, tuple[int, str]] | None:
+    """``{name: (bytes, SHA-256)}`` of every file, or None when one cannot be read.
+
+    An unreadable file is left to the reading, which names it; the load is
+    then not cached. With ``directory`` (the cache), a digest remembered for
+    a file whose ``stat`` is unchanged is used instead of hashing it again.
+    """
+    folder = None if directory is None else Path(directory)
+    remembered = {} if folder is None else _remembered(folder)
+    changed = False
+    found: dict[str, tuple[int, str]] = {}
+    for path in paths:
+        try:
+            stat = os.stat(path)
+            real = os.path.realpath(path)
+            known = remembered.get(real)
+            if known is not None and known["stat"] == _stat_key(stat):
+                found[display_name(path)] = (known["bytes"], known["sha256"])
+                continue
+            hashed_at = time.time_ns()
+            size, sha256 = _hash(path)
+        except OSError:
+            return None
+        found[display_name(path)] = (size, sha256)
+        after = os.stat(path)
+        settled = hashed_at - after.st_mtime_ns > SETTLE_SECONDS * 10**9
+        if folder is not None and settled and _stat_key(after) == _stat_key(stat):
+            remembered[real] = {"stat": _stat_key(stat), "bytes": size, "sha256": sha256}
+            changed = True
+    if changed:
+        _write_json(folder, _DIGESTS, remembered)
+    return found
+
+
+def _write_json(folder: Path, name: str, value: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{name}.{uuid.uuid4().hex}.partial"
+    try:
+        partial.write_text(json.dumps(value), encoding="utf-8")
+        os.replace(partial, folder / name)
+    except OSError:
+        # A cache that cannot remember a digest hashes the file again next time.
+        partial.unlink(missing_ok=True)
+
+
+def cache_key(digests: dict[str, tuple[int, str]], asked: dict[str, Any]) -> str:
+    """The entry's name: the SHA-256 of the kit's version, ``asked`` and every file's digest.
+
+    Parameters
+    ----------
+    digests : dict
+        ``{name: (bytes, SHA-256)}`` of every file, in the order read.
+    asked : dict
+        What else shapes the tables (kinds kept, limits, other entries found), as
+        JSON values.
+    """
+    described = {
+        "version": __version__,
+        "asked": asked,
+        "files": [[name, *found] for name, found in digests.items()],
+    }
+    text = json.dumps(described, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def lookup(directory: str | os.PathLike, key: str) -> dict[str, Any] | None:
+    """The parts of the audit cached under ``key``, or None when there is none."""
+    entry = Path(directory) / key
+    if not (entry / "audit.json").is_file():
+        return None
+    return read_parquet(entry)
+
+
+def store(directory: str | os.PathLike, key: str, parts: dict[str, Any]) -> None:
+    """Cache an audit's parts (the keywords of ``Audit``) under ``key``.
+
+    Written beside the entry and moved into place; when another load wrote
+    the same entry meanwhile, that one is kept.
+    """
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = folder / key
+    if entry.exists():
+        return
+    partial = folder / f".{key}.{uuid.uuid4().hex}.partial"
+    try:
+        write_parquet(
+            parts["tables"],
+            rejected=parts["rejected"],
+            sources=parts["sources"],
+            files=parts["files"],
+            documents=parts["documents"],
+            directory=partial,
+            digests=parts.get("digests"),
+            suffix=ARROW_SUFFIX,
+            keys=parts.get("keys"),
+        )
+        os.replace(partial, entry)
+    except OSError:
+        # Another load moved the same entry into place first: keep that one.
+        if not entry.exists():
+            raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)

@@ -1,0 +1,278 @@
+"""An audit's tables written to a folder of Parquet files, and read back whole.
+
+:func:`write_parquet` (``Audit.to_parquet(DIR)``) writes every table of an
+audit to ``DIR/<table>.parquet`` (the record tables, ``rejected`` and
+``sources``) and the rest of the audit (the files read, the documents such
+as the routing policies, the kit's version) to ``DIR/audit.json``, written
+last: a folder without it holds no audit. :func:`read_parquet` reads them
+back (``ea.read_parquet(DIR)`` makes them an :class:`~explicit_audit.Audit`
+whose checks give the same findings).
+
+Values the kit rebuilds hashes from (a plan as written, a request's payload,
+a rendered view's record) are held in ``object`` columns of parsed JSON
+values. Such a column is written as the JSON text of each value, beside the
+typed columns read from it: ``top_k`` written ``"5"`` in one plan and ``5``
+in another stays so in ``plan`` while the ``top_k`` column holds the
+integers. The text is written by the standard library's ``json``, which
+gives back every value the kit parses exactly (integers past 64 bits, the
+shortest float that reads back the same, key order); text that is not
+valid UTF-8 (a lone surrogate) is written with ``\\uXXXX`` escapes. An
+``object`` column holding only text is written as text. Arrow list and
+struct columns are kept, and the files carry pandas' metadata adjusted so
+that ``pandas.read_parquet`` reads them too (those columns as ``object``);
+polars and DuckDB read every file as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ._core import registry
+from ._version import __version__
+from .errors import AuditError
+
+__all__ = ["ARROW_SUFFIX", "FORMAT", "MANIFEST", "PARQUET_SUFFIX", "read_parquet", "write_parquet"]
+
+#: The suffix of the tables' files: Parquet, or Arrow's IPC file format (the cache's).
+PARQUET_SUFFIX = ".parquet"
+ARROW_SUFFIX = ".arrow"
+
+#: The name of the file that describes the folder, written last.
+MANIFEST = "audit.json"
+#: What ``audit.json`` says the folder holds; read only when it says this.
+FORMAT = "explicit_audit.parquet/1"
+# Schema metadata of each file: how each object column was written.
+_METADATA_KEY = b"explicit_audit"
+
+
+def _json_text(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (parsed from a \\udXXX escape) is not UTF-8: escape it.
+        text = json.dumps(value, ensure_ascii=True, allow_nan=False)
+    return text
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _encoded(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``frame`` with its object columns as text, and how each was written."""
+    encoded = {}
+    out = frame.copy(deep=False)
+    for name in frame.columns:
+        if frame[name].dtype != object:
+            continue
+        values = frame[name].tolist()
+        if all(_missing(v) or isinstance(v, str) for v in values):
+            how = "text"
+            texts = [None if _missing(v) else v for v in values]
+        else:
+            how = "json"
+            texts = [None if v is None else _json_text(v) for v in values]
+        out[name] = pd.Series(texts, index=frame.index, dtype=object)
+        encoded[str(name)] = how
+    return out, encoded
+
+
+def _arrow_table(frame: pd.DataFrame, encoded: dict[str, str]) -> pa.Table:
+    table = pa.Table.from_pandas(frame, preserve_index=None)
+    metadata = dict(table.schema.metadata or {})
+    pandas_meta = json.loads(metadata[b"pandas"])
+    for column in pandas_meta["columns"]:
+        # pandas cannot rebuild "list<item: string>[pyarrow]" from this string: let it
+        # read such a column as objects (read_parquet restores the Arrow dtype).
+        if str(column.get("numpy_type", "")).endswith("[pyarrow]"):
+            column["numpy_type"] = "object"
+            column["pandas_type"] = "object"
+    metadata[b"pandas"] = json.dumps(pandas_meta).encode()
+    dtypes = {str(name): str(dtype) for name, dtype in frame.dtypes.items()}
+    metadata[_METADATA_KEY] = json.dumps({"encoded": encoded, "dtypes": dtypes}).encode()
+    return table.replace_schema_metadata(metadata)
+
+
+def _write_table(frame: pd.DataFrame, path: Path) -> None:
+    frame, encoded = _encoded(frame)
+    table = _arrow_table(frame, encoded)
+    partial = path.with_name(path.name + ".partial")
+    if path.suffix == ARROW_SUFFIX:
+        # The cache's files: Arrow's own format, uncompressed, read back without decoding.
+        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+            out.write_table(table)
+    else:
+        # Lists keep Arrow's item name ("item", not Parquet's "element"), so that the
+        # table reads back with the list dtype it was written with.
+        pq.write_table(table, partial, use_compliant_nested_type=False)
+    os.replace(partial, path)
+
+
+def write_parquet(
+    tables: dict[str, pd.DataFrame],
+    *,
+    rejected: pd.DataFrame,
+    sources: pd.DataFrame,
+    files: list[str],
+    documents: dict[str, Any],
+    directory: str | os.PathLike,
+    digests: dict[str, tuple[int, str]] | None = None,
+    suffix: str = PARQUET_SUFFIX,
+    keys: pd.DataFrame | None = None,
+) -> Path:
+    """Write an audit's tables to ``directory``, one Parquet file per table.
+
+    Parameters
+    ----------
+    tables : dict of str to DataFrame
+        The record tables, in memory.
+    rejected, sources : DataFrame
+    files : list of str
+    documents : dict
+        The documents by name (``policies``); those whose kind can dump them
+        are written.
+    directory : str or path-like
+        Created when missing. Files of the same names are replaced; other
+        files are left alone.
+    digests : dict, optional
+        Size and SHA-256 of the files read as streams (``Audit.digests``).
+    keys : DataFrame, optional
+        ``Audit.keys``: the notes of the records' keys, written as ``keys`` beside
+        ``rejected``.
+    suffix : {".parquet", ".arrow"}
+        Parquet, or Arrow's IPC file format (uncompressed, quicker to read
+        back: the load cache's).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+    """
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    frames = {**tables, "rejected": rejected, "sources": sources}
+    if keys is not None:
+        frames["keys"] = keys
+    for name, frame in frames.items():
+        _write_table(frame, folder / f"{name}{suffix}")
+    dumped = {}
+    for declared in registry.documents():
+        if declared.dump is not None and declared.name in documents:
+            dumped[declared.name] = declared.dump(documents[declared.name])
+    manifest = {
+        "format": FORMAT,
+        "version": __version__,
+        "tables": list(tables),
+        "suffix": suffix,
+        "keys": keys is not None,
+        "files": list(files),
+        "documents": dumped,
+        "digests": {name: list(found) for name, found in (digests or {}).items()},
+    }
+    partial = folder / (MANIFEST + ".partial")
+    partial.write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(partial, folder / MANIFEST)
+    return folder
+
+
+def _arrow_dtype(arrow_type: pa.DataType) -> Any:
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return pd.ArrowDtype(arrow_type)
+    if pa.types.is_struct(arrow_type):
+        return pd.ArrowDtype(arrow_type)
+    return None
+
+
+def _decoded(value: Any) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    try:
+        if path.suffix == ARROW_SUFFIX:
+            # Mapped, not copied: the cache's files are written once and never changed in
+            # place (a new entry is a new folder), and a mapping outlives the file's removal.
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_file(source).read_all()
+        else:
+            table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise AuditError(f"{path}: cannot read this file ({exc})") from exc
+    mine = json.loads((table.schema.metadata or {}).get(_METADATA_KEY, b"{}"))
+    frame = table.to_pandas(types_mapper=_arrow_dtype)
+    dtypes = mine.get("dtypes", {})
+    for name, how in mine.get("encoded", {}).items():
+        values = frame[name].tolist()
+        if how == "json":
+            values = [_decoded(v) for v in values]
+        else:
+            values = [None if _missing(v) else v for v in values]
+        frame[name] = pd.Series(values, index=frame.index, dtype=object)
+    for name in frame.columns:
+        wanted = dtypes.get(str(name))
+        if wanted is not None and str(frame[name].dtype) != wanted and wanted != "object":
+            # Arrow gives back e.g. large strings where the table had "str": the written dtype.
+            frame[name] = frame[name].astype(wanted)
+    return frame
+
+
+def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
+    """What :func:`write_parquet` wrote to ``directory``: an audit's parts.
+
+    Parameters
+    ----------
+    directory : str or path-like
+
+    Returns
+    -------
+    dict
+        ``tables``, ``documents``, ``rejected``, ``files``, ``sources``, ``digests``
+        and ``keys`` (where written),
+        the keywords of :class:`~explicit_audit.Audit`.
+
+    Raises
+    ------
+    AuditError
+        When the folder holds no audit written by the kit, or a file of it
+        is missing or unreadable.
+    """
+    folder = Path(directory)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AuditError(
+            f"{folder}: no audit written by Audit.to_parquet here ({MANIFEST} cannot be read: "
+            f"{exc}); write one with audit.to_parquet(DIR)"
+        ) from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise AuditError(
+            f"{folder / MANIFEST}: not a folder this kit reads (format "
+            f"{manifest.get('format') if isinstance(manifest, dict) else None!r}, "
+            f"expected {FORMAT!r})"
+        )
+    suffix = manifest.get("suffix", PARQUET_SUFFIX)
+    if suffix not in (PARQUET_SUFFIX, ARROW_SUFFIX):
+        raise AuditError(f"{folder / MANIFEST}: tables in {suffix!r} files, not a format read here")
+    tables = {name: _read_table(folder / f"{name}{suffix}") for name in manifest["tables"]}
+    documents = {}
+    for declared in registry.documents():
+        dumped = manifest.get("documents", {}).get(declared.name)
+        if dumped is not None and declared.restore is not None:
+            documents[declared.name] = declared.restore(dumped)
+    return {
+        "tables": tables,
+        "documents": documents,
+        "rejected": _read_table(folder / f"rejected{suffix}"),
+        "files": list(manifest["files"]),
+        "sources": _read_table(folder / f"sources{suffix}"),
+        **({"keys": _read_table(folder / f"keys{suffix}")} if manifest.get("keys") else {}),
+        "digests": {name: tuple(found) for name, found in manifest.get("digests", {}).items()},
+    }

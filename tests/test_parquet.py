@@ -1,0 +1,129 @@
+"""Audit.to_parquet and ea.read_parquet: every table written and read back, by
+pandas, polars and DuckDB, with the values hashes are rebuilt from kept exactly."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+import explicit_audit as ea
+from explicit_audit.parquet import MANIFEST
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _load(source) -> ea.Audit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(source, progress=False)
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return _load(DATA)
+
+
+def _every_table(audit: ea.Audit) -> dict[str, pd.DataFrame]:
+    return {**audit.tables, "rejected": audit.rejected, "sources": audit.sources}
+
+
+def test_every_table_round_trips_exactly(bundled, tmp_path):
+    folder = bundled.to_parquet(tmp_path / "audit")
+    back = ea.read_parquet(folder)
+    assert list(back.tables) == list(bundled.tables)
+    for name, frame in _every_table(bundled).items():
+        pd.testing.assert_frame_equal(_every_table(back)[name], frame, check_exact=True)
+    pd.testing.assert_frame_equal(back.keys, bundled.keys, check_exact=True)
+    assert back.files == bundled.files
+    assert back.policies == bundled.policies
+    assert [p.source_file for p in back.policies.values()] == [
+        p.source_file for p in bundled.policies.values()
+    ]
+
+
+def test_a_read_back_audit_verifies_with_the_same_findings(bundled, tmp_path):
+    back = ea.read_parquet(bundled.to_parquet(tmp_path / "audit"))
+    before, after = ea.verify_all(bundled), ea.verify_all(back)
+    assert len(before.findings) > 0  # the bundled data is tampered with on purpose
+    pd.testing.assert_frame_equal(after.findings, before.findings)
+    pd.testing.assert_frame_equal(after.summary(), before.summary())
+
+
+def _plan(keywords, top_k, **more):
+    return {"retrieval_keywords": keywords, "top_k": top_k, **more}
+
+
+def test_values_hashes_are_rebuilt_from_are_kept_as_written(tmp_path):
+    plans = [
+        _plan("alpha", 5),
+        _plan("alpha", "5"),  # the same number written as text: another hash
+        _plan("big", 10**20),  # past 64 bits
+        _plan("float", 3, over_fetch=1e16, max_context_chars=-0.0),
+        _plan("lone \udc80 surrogate", 2),
+        _plan("서울 지하철", 8),
+    ]
+    lines = []
+    for number, plan in enumerate(plans):
+        recorded = ea.plan_hash(plan) if number % 2 == 0 else "0" * 64
+        lines.append(
+            json.dumps(
+                {"run_id": f"r-{number}", "retrieval_plan": plan, "retrieval_plan_hash": recorded}
+            )
+        )
+    source = tmp_path / "plans.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    audit = _load(source)
+    assert len(audit.plans) == len(plans)
+    back = ea.read_parquet(audit.to_parquet(tmp_path / "audit"))
+    written = back.plans["plan"].tolist()
+    assert written == plans
+    # Types as written, not as equal: "5" stays text, 5 an int, -0.0 a float with its sign.
+    assert [type(p["top_k"]) for p in written] == [type(p["top_k"]) for p in plans]
+    assert str(written[3]["max_context_chars"]) == "-0.0"
+    pd.testing.assert_frame_equal(ea.plan_verdicts(back.plans), ea.plan_verdicts(audit.plans))
+    assert len(ea.check_plans(back.plans)) == len(ea.check_plans(audit.plans)) > 0
+    # The object column is JSON text in the file, readable as such by any reader.
+    texts = pq.read_table(tmp_path / "audit" / "plans.parquet").column("plan").to_pylist()
+    assert [json.loads(text) for text in texts] == plans
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        pytest.param(lambda path: pd.read_parquet(path), id="pandas"),
+        pytest.param(lambda path: pl.read_parquet(path).to_pandas(), id="polars"),
+        pytest.param(lambda path: duckdb.sql(f"SELECT * FROM '{path}'").df(), id="duckdb"),
+    ],
+)
+def test_pandas_polars_and_duckdb_read_every_table(bundled, tmp_path, read):
+    folder = bundled.to_parquet(tmp_path / "audit")
+    for name, frame in _every_table(bundled).items():
+        got = read(folder / f"{name}.parquet")
+        assert len(got) == len(frame), name
+        assert set(frame.columns) <= set(got.columns), name
+        # A value read back by another library: the first row's source_line, where there is one.
+        if "source_line" in frame.columns and len(frame):
+            assert got["source_line"].tolist() == frame["source_line"].tolist(), name
+
+
+def test_a_folder_without_an_audit_is_refused(tmp_path):
+    with pytest.raises(ea.AuditError, match=re.escape(MANIFEST)):
+        ea.read_parquet(tmp_path)
+    (tmp_path / MANIFEST).write_text('{"format": "something else"}', encoding="utf-8")
+    with pytest.raises(ea.AuditError, match="not a folder this kit reads"):
+        ea.read_parquet(tmp_path)
+
+
+def test_a_missing_table_file_is_named(bundled, tmp_path):
+    folder = bundled.to_parquet(tmp_path / "audit")
+    (folder / "plans.parquet").unlink()
+    with pytest.raises(ea.AuditError, match=r"plans\.parquet"):
+        ea.read_parquet(folder)

@@ -1,0 +1,307 @@
+"""Sources beyond local paths: fsspec URLs (a real HTTP server, the memory file
+system, file://), open binary file objects and standard input."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import http.server
+import io
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import fsspec
+import pandas as pd
+import pytest
+
+import explicit_audit as ea
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+PLANS = DATA / "plans" / "arborist_runs.jsonl"
+PLANS_JSON = DATA / "plans" / "replay_log.json"
+RECEIPTS_GZ = DATA / "receipts" / "harness_outcomes.jsonl.gz"
+
+
+def _load(source, **options) -> ea.Audit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(source, progress=False, **options)
+
+
+def _renamed(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    frame = frame.copy()
+    if "source_file" in frame:
+        frame["source_file"] = frame["source_file"].map(lambda n: names.get(n, n)).astype("str")
+    return frame
+
+
+def _assert_same_audit(got: ea.Audit, local: ea.Audit, names: dict[str, str]) -> None:
+    """Every table of ``got`` equals the local load's, the files named as ``names`` says."""
+    for name, frame in local.tables.items():
+        pd.testing.assert_frame_equal(_renamed(got.tables[name], names), frame, obj=name)
+    pd.testing.assert_frame_equal(_renamed(got.rejected, names), local.rejected)
+    pd.testing.assert_frame_equal(_renamed(got.sources, names), local.sources)
+
+
+def _digest(path: Path) -> tuple[int, str]:
+    data = path.read_bytes()
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A client that reads a response's head and hangs up (an existence check) is fine.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+@pytest.fixture
+def http_data():
+    """A real HTTP server over a copy of the bundled data, in a thread; its base URL."""
+    server = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(DATA)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def memory_fs():
+    fs = fsspec.filesystem("memory")
+    fs.rm("/audit", recursive=True) if fs.exists("/audit") else None
+    yield fs
+    if fs.exists("/audit"):
+        fs.rm("/audit", recursive=True)
+
+
+def test_an_http_url_loads_as_the_local_file_does(http_data):
+    urls = [
+        f"{http_data}/plans/arborist_runs.jsonl",
+        f"{http_data}/receipts/harness_outcomes.jsonl.gz",
+    ]
+    got = _load(urls)
+    local = _load([PLANS, RECEIPTS_GZ])
+    assert got.files == urls
+    _assert_same_audit(got, local, dict(zip(urls, local.files, strict=True)))
+    facts = ea.provenance(got).files.set_index("source_file")
+    for url, path in zip(urls, [PLANS, RECEIPTS_GZ], strict=True):
+        assert tuple(facts.loc[url, ["bytes", "sha256"]]) == _digest(path)
+
+
+def test_an_http_url_that_is_not_there_is_an_error_naming_it(http_data):
+    url = f"{http_data}/plans/nothing_here.jsonl"
+    with pytest.raises(ea.AuditError, match=r"nothing_here\.jsonl"):
+        _load(url)
+
+
+def test_the_memory_file_system_a_folder_and_a_glob(memory_fs):
+    memory_fs.pipe("/audit/plans/runs.jsonl", PLANS.read_bytes())
+    memory_fs.pipe("/audit/receipts/outcomes.jsonl.gz", RECEIPTS_GZ.read_bytes())
+    memory_fs.pipe("/audit/.hidden/skip.jsonl", b"{not json\n")
+    memory_fs.pipe("/audit/notes.txt", b"not a log")
+    folder = _load("memory://audit")
+    assert folder.files == [
+        "memory:///audit/plans/runs.jsonl",
+        "memory:///audit/receipts/outcomes.jsonl.gz",
+    ]
+    local = _load([PLANS, RECEIPTS_GZ])
+    _assert_same_audit(folder, local, dict(zip(folder.files, local.files, strict=True)))
+    globbed = _load("memory://audit/**/*.jsonl")
+    assert globbed.files == ["memory:///audit/plans/runs.jsonl"]
+    with pytest.raises(ea.AuditError, match="no such file"):
+        _load("memory://audit/missing.jsonl")
+
+
+def test_a_policy_at_a_url_is_a_rejection_not_a_silence(memory_fs):
+    memory_fs.pipe("/audit/baseline.yaml", (DATA / "policies" / "baseline.yaml").read_bytes())
+    audit = _load("memory://audit/baseline.yaml")
+    assert len(audit.policies) == 0
+    row = audit.rejected.iloc[0]
+    assert row["source_file"] == "memory://audit/baseline.yaml" and row["source_line"] == 0
+    assert "local file only" in row["reason"]
+
+
+def test_a_file_url_is_the_local_path():
+    audit = _load(PLANS.as_uri())
+    assert audit.files == [str(PLANS)]
+    assert len(audit.plans) == len(_load(PLANS).plans)
+
+
+@pytest.mark.parametrize("path", [PLANS, PLANS_JSON, RECEIPTS_GZ], ids=lambda p: p.name)
+def test_an_open_binary_file_loads_as_its_path_does(path):
+    with open(path, "rb") as handle:
+        got = _load(handle)
+        assert not handle.closed  # the caller owns it
+    local = _load(path)
+    assert got.files == [str(path)]
+    _assert_same_audit(got, local, {})
+    facts = ea.provenance(got).files
+    assert tuple(facts.loc[0, ["bytes", "sha256"]]) == _digest(path)
+
+
+@pytest.mark.parametrize("path", [PLANS, PLANS_JSON, RECEIPTS_GZ], ids=lambda p: p.name)
+def test_bytes_without_a_name_are_read_by_what_they_hold(path):
+    got = _load(io.BytesIO(path.read_bytes()))
+    local = _load(path)
+    assert got.files == ["<file object 1>"]
+    _assert_same_audit(got, local, {"<file object 1>": str(path)})
+
+
+def test_a_text_file_object_is_read_through_its_bytes(tmp_path):
+    with open(PLANS, encoding="utf-8") as handle:
+        got = _load(handle)
+    assert len(got.plans) == len(_load(PLANS).plans)
+
+
+def test_a_cut_gzip_stream_keeps_what_came_before_as_a_cut_file_does(tmp_path):
+    data = gzip.compress(PLANS.read_bytes())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    got = _load(io.BytesIO(cut.read_bytes()))
+    local = _load(cut)
+    assert 0 < len(got.plans) < len(_load(PLANS).plans)
+    assert got.rejected["reason"].str.contains("gzip").any()
+    _assert_same_audit(got, local, {"<file object 1>": str(cut)})
+
+
+def _cli(*args, stdin: bytes, cwd=ROOT) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "explicit_audit.cli", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, cwd=cwd, timeout=300)
+
+
+def test_standard_input_in_the_command_line():
+    data = PLANS.read_bytes()
+    finished = _cli("verify", "-", "--json", stdin=data)
+    verdict = json.loads(finished.stdout)
+    assert finished.returncode == verdict["exit_status"] == 1  # tampered plans, on purpose
+    files = verdict["provenance"]["files"]
+    assert [f["source_file"] for f in files] == ["<stdin>"]
+    assert (files[0]["bytes"], files[0]["sha256"]) == _digest(PLANS)
+    local = json.loads(_cli("verify", str(PLANS), "--json", stdin=b"").stdout)
+    assert len(verdict["findings"]) == len(local["findings"]) > 0
+    summary = _cli("summary", "-", stdin=data)
+    assert summary.returncode == 0, summary.stderr
+    assert b"<stdin>" in summary.stdout
+
+
+def test_standard_input_in_python():
+    script = (
+        "import explicit_audit as ea\n"
+        "audit = ea.load('-', progress=False)\n"
+        "print(len(audit.plans), audit.files[0])\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", script],
+        input=PLANS.read_bytes(),
+        capture_output=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.decode().split() == [str(len(_load(PLANS).plans)), "<stdin>"]
+
+
+def test_a_file_url_in_the_command_line():
+    finished = _cli("summary", PLANS.as_uri(), stdin=b"")
+    assert finished.returncode == 0, finished.stderr
+    assert str(PLANS).encode() in finished.stdout
+
+
+def test_report_takes_a_file_url(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(PLANS, logs / PLANS.name)
+    pages = tmp_path / "pages"
+    finished = _cli("report", logs.as_uri(), "--out", str(pages), stdin=b"", cwd=tmp_path)
+    assert finished.returncode == 1, finished.stderr  # the plans hold tampered hashes
+    assert (pages / "plan_hashes.html").is_file()
+
+
+def test_report_names_what_it_cannot_copy(tmp_path):
+    finished = _cli("report", "-", "--out", str(tmp_path / "pages"), stdin=b"")
+    assert finished.returncode == 2
+    assert b"report reads local files" in finished.stderr
+    assert not (tmp_path / "pages").exists()
+
+
+def test_an_http_url_in_the_command_line(http_data):
+    url = f"{http_data}/plans/arborist_runs.jsonl"
+    finished = _cli("verify", url, "--json", stdin=b"")
+    verdict = json.loads(finished.stdout)
+    assert verdict["provenance"]["files"][0]["source_file"] == url
+    assert verdict["provenance"]["files"][0]["sha256"] == _digest(PLANS)[1]
+
+
+def test_without_fsspec_a_url_is_a_one_line_hint():
+    script = (
+        "import sys\n"
+        "sys.modules['fsspec'] = None\n"
+        "import explicit_audit as ea\n"
+        "try:\n"
+        "    ea.load('s3://bucket/logs/', progress=False)\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert finished.returncode == 0, finished.stderr
+    lines = finished.stdout.strip().splitlines()
+    assert len(lines) == 1
+    assert "pip install 'explicit_audit[remote]'" in lines[0] and "s3://" in lines[0]
+
+
+def test_the_dask_engine_reads_each_partition_by_its_url(http_data, cluster):
+    pytest.importorskip("dask")
+    urls = [
+        f"{http_data}/plans/arborist_runs.jsonl",
+        f"{http_data}/receipts/harness_outcomes.jsonl.gz",
+    ]
+    local = _load([PLANS, RECEIPTS_GZ])
+    with ea.use_scheduler(cluster.scheduler.address):
+        lazy = _load(urls, engine="dask")
+        computed = lazy.compute()
+        findings = ea.verify_all(lazy).findings
+    names = dict(zip(urls, local.files, strict=True))
+    for name in ("plans", "receipts"):
+        pd.testing.assert_frame_equal(
+            _renamed(computed.tables[name], names), local.tables[name], check_categorical=False
+        )
+    expected = ea.verify_all(local).findings
+    assert _renamed(findings, names)["source_line"].tolist() == expected["source_line"].tolist()
+
+
+def test_the_dask_engine_refuses_a_stream():
+    pytest.importorskip("dask")
+    with open(PLANS, "rb") as handle, pytest.raises(ea.AuditError, match="file object"):
+        ea.load(handle, engine="dask")
+
+
+def test_the_digest_of_a_stream_travels_through_parquet(tmp_path):
+    audit = _load(io.BytesIO(PLANS.read_bytes()))
+    back = ea.read_parquet(audit.to_parquet(tmp_path / "audit"))
+    assert ea.provenance(back).files.loc[0, "sha256"] == _digest(PLANS)[1]
+
+
+def test_a_copy_left_behind_is_not_needed(tmp_path):
+    # A stream is read once: the provenance comes from that reading, not from a second one.
+    copy = tmp_path / "plans.jsonl"
+    shutil.copy(PLANS, copy)
+    with open(copy, "rb") as handle:
+        audit = _load(handle)
+    copy.unlink()
+    assert ea.provenance(audit).files.loc[0, "sha256"] == _digest(PLANS)[1]
