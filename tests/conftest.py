@@ -81,3 +81,18 @@ def without_columnar(kind):
     import dataclasses
 
     return dataclasses.replace(kind, columnar=None)
+
+
+def quiet_load(path, **options):
+    """``ea.load`` without its RejectedRowsWarning: the test reads ``audit.rejected`` itself."""
+    import explicit_audit as ea
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(path, progress=False, **options)
+
+
+def accounted(audit) -> None:
+    """Every value read is either loaded or rejected, per file."""
+    sources = audit.sources
+    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources

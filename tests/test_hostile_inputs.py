@@ -13,11 +13,12 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 import zlib
 
 import pytest
+from conftest import accounted as _accounted
 from conftest import make_receipt, rows_by_path
+from conftest import quiet_load as _load
 
 import explicit_audit as ea
 from explicit_audit._core import content as content_module
@@ -26,17 +27,6 @@ from explicit_audit._core.reader import read_exactly
 
 def _line(value) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def _load(path, **kwargs) -> ea.Audit:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-        return ea.load(path, progress=False, **kwargs)
-
-
-def _accounted(audit: ea.Audit) -> None:
-    sources = audit.sources
-    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
 
 
 def _in_child(code: str, timeout: float = 60) -> subprocess.CompletedProcess:

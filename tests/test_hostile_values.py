@@ -11,11 +11,12 @@ import gzip
 import json
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
+from conftest import accounted as _accounted
 from conftest import make_receipt
+from conftest import quiet_load as _load
 
 import explicit_audit as ea
 from explicit_audit.views import time_range, window_options, window_readout, withheld_view
@@ -27,17 +28,6 @@ PRESENTED = (
     .read_text(encoding="utf-8")
     .splitlines()[0]
 )
-
-
-def _load(path, **kwargs) -> ea.Audit:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-        return ea.load(path, progress=False, **kwargs)
-
-
-def _accounted(audit: ea.Audit) -> None:
-    sources = audit.sources
-    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

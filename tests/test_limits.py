@@ -14,30 +14,19 @@ import json
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
+from conftest import accounted as _accounted
 from conftest import make_receipt, rows_by_path
+from conftest import quiet_load as _load
 
-import explicit_audit as ea
 from explicit_audit._core.content import GZIP_RATIO_FLOOR
 from explicit_audit._core.reader import read_exactly
 from explicit_audit._core.records import RawValue
 
 ROOT = Path(__file__).parent.parent
 DECISIONS = (ROOT / "data" / "decisions" / "2026-01_baseline.jsonl").read_text().splitlines()
-
-
-def _load(path, **kwargs) -> ea.Audit:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-        return ea.load(path, progress=False, **kwargs)
-
-
-def _accounted(audit: ea.Audit) -> None:
-    sources = audit.sources
-    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
 
 
 def _in_child(code: str, timeout: float) -> str:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import accounted as _accounted
 from conftest import make_receipt, without_columnar
+from conftest import quiet_load as _load
 
 import explicit_audit as ea
 from explicit_audit._core import registry
@@ -22,18 +23,6 @@ FIXTURES = Path(__file__).parent / "data" / "engram"
 
 def _line(value) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def _load(path, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-        return ea.load(path, progress=False, **kwargs)
-
-
-def _accounted(audit: ea.Audit) -> None:
-    """Every value read is either loaded or rejected, per file."""
-    sources = audit.sources
-    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
 
 
 def test_jsonl_values_keep_file_and_line(tmp_path):
