@@ -102,7 +102,7 @@ def reports(tmp_path_factory, cluster):
 def test_reports_on_a_cluster_are_the_pandas_pages(reports):
     pandas_pages, dask_folder, status, _ = reports
     assert status == 1  # as verify exits on the bundled data: it plants findings
-    names = sorted(["index.html", *(p.name for p in pandas_pages)])
+    names = sorted([".explicit-audit-pages.json", "index.html", *(p.name for p in pandas_pages)])
     assert sorted(p.name for p in dask_folder.iterdir()) == names
     # The index too: the same verdict and tiles on either engine.
     index = pandas_pages[0].parent / "index.html"
