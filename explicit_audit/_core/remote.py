@@ -455,18 +455,13 @@ def url_digest(url: str) -> tuple[int, str]:
     OSError
         When it cannot be read (a network or file system error is given as one).
     """
-    digest = hashlib.sha256()
-    size = 0
     try:
         handle = RemoteFile(url, url=url).open()
         try:
-            while chunk := handle.read(_READ_BYTES):
-                digest.update(chunk)
-                size += len(chunk)
+            return tuple(_Tap(handle).digest())
         finally:
             handle.close()
     except OSError:
         raise
     except Exception as exc:
         raise OSError(f"{type(exc).__name__}: {exc}") from None
-    return size, digest.hexdigest()
