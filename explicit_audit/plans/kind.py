@@ -5,7 +5,7 @@ from __future__ import annotations
 from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
 from .checks import RULES, plan_findings
-from .loader import NAME, build_tables, matches
+from .loader import NAME, build_tables, matches, read_bulk
 from .shape import SHAPES, shape_of
 
 __all__ = ["KIND"]
@@ -18,6 +18,7 @@ KIND = register(
         shapes=SHAPES,
         shape_of=shape_of,
         build=build_tables,
+        bulk=read_bulk,
         checks=(
             Checker(
                 run=plan_findings,
