@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from .._core.columns import INT64_MAX, INT64_MIN
+from .._core.columns import INT64_MAX as _INT64_MAX
+from .._core.columns import INT64_MIN as _INT64_MIN
 
 __all__ = ["ProducerFields", "producer_fields", "producer_text"]
 
@@ -59,38 +60,42 @@ def producer_fields(plan: Any) -> ProducerFields | None:
     """
     if type(plan) is not dict:
         return None
-    get = plan.get
-    keywords, top_k, over_fetch = get("retrieval_keywords"), get("top_k"), get("over_fetch")
-    max_chars, shard_ids = get("max_context_chars"), get("shard_ids")
-    if (
-        type(keywords) is not str
-        or type(top_k) is not int
-        or type(over_fetch) is not int
-        or type(max_chars) is not int
-        or type(shard_ids) is not list
-        or not INT64_MIN <= top_k <= INT64_MAX
-        or not INT64_MIN <= over_fetch <= INT64_MAX
-        or not INT64_MIN <= max_chars <= INT64_MAX
-    ):
-        return None
-    # Five fields present (each holds a value of its type, so none is absent):
-    # the size tells whether the rest is nothing, ``mt`` or the three flat keys.
-    size = len(plan)
-    if size == 5:
-        engine = manifest = lang = ""
-        shape = "canonical"
-    elif size == 6:
-        block = get("mt")
-        if type(block) is not dict or len(block) != 3:
+    # Subscripts, not dict.get: a missing key is rare and costs an exception,
+    # where a method call would cost every plan.
+    try:
+        keywords, top_k = plan["retrieval_keywords"], plan["top_k"]
+        over_fetch, max_chars = plan["over_fetch"], plan["max_context_chars"]
+        shard_ids = plan["shard_ids"]
+        if (
+            type(keywords) is not str
+            or type(top_k) is not int
+            or type(over_fetch) is not int
+            or type(max_chars) is not int
+            or type(shard_ids) is not list
+            or not _INT64_MIN <= top_k <= _INT64_MAX
+            or not _INT64_MIN <= over_fetch <= _INT64_MAX
+            or not _INT64_MIN <= max_chars <= _INT64_MAX
+        ):
             return None
-        engine, manifest = block.get("engine"), block.get("manifest_hash")
-        lang = block.get("source_lang")
-        shape = "canonical"
-    elif size == 8:
-        engine, manifest = get("mt_engine"), get("mt_manifest_hash")
-        lang = get("source_lang")
-        shape = "flat"
-    else:
+        # Five fields present: the size tells whether the rest is nothing, ``mt``
+        # or the three flat keys.
+        size = len(plan)
+        if size == 5:
+            engine = manifest = lang = ""
+            shape = "canonical"
+        elif size == 6:
+            block = plan["mt"]
+            if type(block) is not dict or len(block) != 3:
+                return None
+            engine, manifest, lang = block["engine"], block["manifest_hash"], block["source_lang"]
+            shape = "canonical"
+        elif size == 8:
+            engine, manifest = plan["mt_engine"], plan["mt_manifest_hash"]
+            lang = plan["source_lang"]
+            shape = "flat"
+        else:
+            return None
+    except KeyError:
         return None
     if type(engine) is not str or type(manifest) is not str or type(lang) is not str:
         return None

@@ -355,6 +355,7 @@ class PlanPart:
 #: (a float, an object, an array) may hold an integer beyond 64 bits, or nest deeply.
 _PLAIN_EXTRA = frozenset((str, int, bool, type(None)))
 _TOP_KEYS = tuple(_RECORD_KEYS)
+_NO_EXTRAS: dict = {}
 
 
 def read_bulk(
@@ -375,23 +376,29 @@ def read_bulk(
     plans, extras = part.plans, part.extras
     has_extras = False
     for position, value in enumerate(values):
-        found = _record_fields(value)
-        if found is None:
+        # _record_fields, inlined: this loop runs once per record of a file.
+        recorded, run_id = value.get("retrieval_plan_hash"), value.get("run_id")
+        plan = value.get("retrieval_plan")
+        fields = producer_fields(plan)
+        if (
+            fields is None
+            or type(recorded) is not str
+            or (run_id is not None and type(run_id) is not str)
+        ):
             refused.append(position)
             continue
-        extra = {}
+        extra = _NO_EXTRAS
         if len(value) != 2 + ("run_id" in value):
             extra = _extra_keys(value)
             if _doubtful_extras(extra, texts[position], guard):
                 refused.append(position)
                 continue
             has_extras = True
-        run_id, recorded, fields = found
         taken.append(position)
         run_ids.append(run_id)
         recorded_hashes.append(recorded)
         all_fields.append(fields)
-        plans.append(value["retrieval_plan"])
+        plans.append(plan)
         extras.append(extra)
     if not has_extras:
         part.extras = []
