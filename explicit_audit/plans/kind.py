@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
+from ._bulk import read_bulk
 from .checks import RULES, plan_findings
-from .loader import NAME, build_tables, matches, read_bulk
+from .loader import NAME, build_tables, matches
 from .shape import SHAPES, shape_of
 
 __all__ = ["KIND"]
