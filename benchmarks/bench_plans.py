@@ -60,13 +60,13 @@ def _measure(paths: dict, contenders: list[str], repeat: int) -> dict[str, dict]
 
 def _report(best: dict[str, dict], size: int, n: int) -> list[str]:
     print(f"{'contender':<10}{'wall s':>8}{'cpu s':>8}{'peak MB':>9}{'peak/file':>10}"
-          f"{'x seed':>8}{'x pandas':>9}{'matched':>9}")  # fmt: skip
+          f"{'x seed':>8}{'x pandas':>9}{'cpu x seed':>11}{'matched':>9}")  # fmt: skip
     seed, pandas = best.get("seed"), best.get("pandas")
 
-    def over(run, other):
+    def over(run, other, measure="seconds"):
         if run is None or other is None or run.get("error") or other.get("error"):
             return "-"
-        return f"{other['seconds'] / run['seconds']:.2f}x"
+        return f"{other[measure] / run[measure]:.2f}x"
 
     for which in CONTENDERS:
         run = best.get(which)
@@ -79,7 +79,7 @@ def _report(best: dict[str, dict], size: int, n: int) -> list[str]:
         print(
             f"{which:<10}{run['seconds']:>8.2f}{run.get('cpu', float('nan')):>8.2f}"
             f"{run['peak'] / 1e6:>9.0f}{run['peak'] / size:>10.2f}{over(run, seed):>8}"
-            f"{over(run, pandas):>9}{matched:>9}"
+            f"{over(run, pandas):>9}{over(run, seed, 'cpu'):>11}{matched:>9}"
         )
     kit = best.get("kit")
     missed = []
