@@ -35,6 +35,9 @@ __all__ = ["PieceReader", "sort_value"]
 #: value by value at once (every row refused costs as much either way).
 _BISECT_BUDGET = 4
 
+#: How many spans the bulk path parses at a time (see ``PieceReader._bulk_values``).
+_BULK_RUN = 1 << 14
+
 
 def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rejection:
     """The kind that claims a value, or the rejection of a value no kind claims."""
@@ -345,12 +348,22 @@ class PieceReader:
         kind takes the values it claims, as :func:`sort_value` would sort them
         (no kind before it claims one), and refuses what it is not sure of.
         Spans refused, and those of other kinds, are read as if no bulk path
-        had looked at them.
+        had looked at them. The spans go in runs of :data:`_BULK_RUN`, one
+        part each: the parsed values and texts of one run are let go before
+        the next is parsed.
         """
         first = _parse_span(data, spans, int(members[0]))
         kind = self._claimant(first)
         if kind is None or kind.bulk is None or not self._kept(kind):
             return None
+        refused = [
+            self._bulk_run(kind, data, spans, members[start : start + _BULK_RUN])
+            for start in range(0, len(members), _BULK_RUN)
+        ]
+        return np.concatenate(refused)
+
+    def _bulk_run(self, kind: RecordKind, data: bytes, spans: Spans, members: np.ndarray):
+        """One run of :meth:`_bulk_values`: the spans of ``members`` the kind did not take."""
         texts = _span_texts(data, spans, members, self.jsonl)
         values = _parse_all(texts)
         claimed = np.fromiter(
