@@ -232,3 +232,19 @@ def test_a_line_the_bulk_path_refuses_keeps_its_place(tmp_path):
     audit = _compare(path)
     assert audit.plans.loc[5, "seed_coercions"] == "top_k: '8' -> 8 by int()"
     assert audit.plans["source_line"].tolist() == list(range(1, 12))
+
+
+def test_spans_read_in_runs_give_the_same_rows(tmp_path, monkeypatch):
+    from explicit_audit._core import pipeline
+
+    monkeypatch.setattr(pipeline, "_BULK_RUN", 4)
+    good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+    lines = [json.dumps(dict(good, run_id=f"r{index}")) for index in range(13)]
+    lines[6] = json.dumps(dict(good, retrieval_plan=dict(PLAN, top_k="8")))
+    lines[9] = '{"run_id": "not a plan"}'
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    assert rows_by_path(path) == {"columnar": 11, "exact": 1}
+    audit = _compare(path)
+    assert audit.plans["source_line"].tolist() == [*range(1, 10), *range(11, 14)]
+    assert audit.rejected["source_line"].tolist() == [10]
