@@ -277,18 +277,6 @@ class RecordKind:
         :class:`~explicit_audit._core.columnar.NotClean` for anything it is
         not sure of (those values are then read exactly). None where the
         layout has no columnar path.
-    bulk : callable, optional
-        ``bulk(values, texts, lines, source_file, guard) -> (part, refused)``:
-        the bulk path of a kind whose rows are built from values parsed in
-        bulk (orjson over a group of spans) rather than from an Arrow table.
-        ``values`` are the parsed values of spans this kind claims (in file
-        order), ``texts`` their bytes, ``lines`` their lines; ``guard(text)``
-        says whether a text may hold what orjson does not read exactly (an
-        integer beyond 64 bits, a nesting deeper than the limit). It returns
-        a part (emitted as ``("part", part)``, with ``len(part)`` rows) or
-        None, and the positions it refuses, which are read exactly. A value
-        is taken only when the exact path would load the very same row with
-        no key note.
     checks : tuple of Checker, optional
         How its tables are checked by :func:`~explicit_audit.verify_all`.
     documents : Documents, optional
@@ -314,6 +302,18 @@ class RecordKind:
         as, for its keys; None for a value no shape declares (its keys are
         then not noted). By default the shape that fits best
         (:func:`explicit_audit._core.keys.shape_of`).
+    bulk : callable, optional
+        ``bulk(values, texts, lines, source_file, guard) -> (part, refused)``:
+        the bulk path of a kind whose rows are built from values parsed in
+        bulk (orjson over a group of spans) rather than from an Arrow table.
+        ``values`` are the parsed values of spans this kind claims (in file
+        order), ``texts`` their bytes, ``lines`` their lines; ``guard(text)``
+        says whether a text may hold what orjson does not read exactly (an
+        integer beyond 64 bits, a nesting deeper than the limit). It returns
+        a part (emitted as ``("part", part)``, with ``len(part)`` rows) or
+        None, and the positions it refuses, which are read exactly. A value
+        is taken only when the exact path would load the very same row with
+        no key note.
     """
 
     name: str
@@ -322,13 +322,13 @@ class RecordKind:
     build: Callable[[Sequence[tuple[str, Any]]], KindTables]
     layout: Callable[[Any], str] | None = None
     columnar: Callable[[str, bytes], Any] | None = None
-    bulk: Callable[..., tuple[Any, list[int]]] | None = None
     checks: tuple[Checker, ...] = ()
     documents: Documents | None = None
     loaded: Callable[[KindTables], pd.DataFrame] | None = None
     order: int = 1000
     shapes: tuple[Any, ...] = ()
     shape_of: Callable[[Any], Any] | None = None
+    bulk: Callable[..., tuple[Any, list[int]]] | None = None
 
     def __post_init__(self) -> None:
         tables = tuple(Table(t) if isinstance(t, str) else t for t in self.tables)
