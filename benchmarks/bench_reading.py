@@ -154,6 +154,7 @@ elif which == "seed":
         return retrieval_plan_hash(RetrievalPlan(**fields))
 before = rss()
 start = time.perf_counter()
+cpu = time.process_time()
 rows = matched = None
 if which == "read":
     opener = gzip.open if path.endswith(".gz") else open
@@ -180,11 +181,14 @@ elif which == "seed":
             rows += 1
             matched += seed_digest(record["retrieval_plan"]) == record["retrieval_plan_hash"]
 elapsed = time.perf_counter() - start
+cpu = time.process_time() - cpu
 # This process's own peak (VmHWM): ru_maxrss would include the size of the
 # benchmark process that started it, which Linux carries over through exec.
 with open("/proc/self/status") as f:
     peak = int(f.read().split("VmHWM:")[1].split()[0]) * 1024
-print(json.dumps({"seconds": elapsed, "peak": peak - before, "rows": rows, "matched": matched}))
+print(json.dumps(
+    {"seconds": elapsed, "cpu": cpu, "peak": peak - before, "rows": rows, "matched": matched}
+))
 """
 
 

@@ -70,17 +70,19 @@ def rows_by_path(source) -> dict[str, int]:
     for segments in reading.segments.values():
         for what, segment in segments:
             if what == "part":
-                rows["columnar"] += segment.table.num_rows
+                rows["columnar"] += (
+                    segment.table.num_rows if hasattr(segment, "table") else len(segment)
+                )
             else:
                 rows["exact"] += len(segment)
     return rows
 
 
 def without_columnar(kind):
-    """A record kind with its columnar path switched off: everything read exactly."""
+    """A record kind with its columnar and bulk paths switched off: everything read exactly."""
     import dataclasses
 
-    return dataclasses.replace(kind, columnar=None)
+    return dataclasses.replace(kind, columnar=None, bulk=None)
 
 
 def quiet_load(path, **options):

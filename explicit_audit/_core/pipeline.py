@@ -22,7 +22,7 @@ import orjson
 
 from .columnar import NotClean, parse_piece
 from .describe import FORMATS_DOC, json_type
-from .exact import iter_region, parse_line, too_deep_reason
+from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, nearest_shape
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
@@ -34,6 +34,9 @@ __all__ = ["PieceReader", "sort_value"]
 #: spans, while it halves refused groups; past it, a refused group is read
 #: value by value at once (every row refused costs as much either way).
 _BISECT_BUDGET = 4
+
+#: How many spans the bulk path parses at a time (see ``PieceReader._bulk_values``).
+_BULK_RUN = 1 << 14
 
 
 def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Rejection:
@@ -328,9 +331,75 @@ class PieceReader:
         """
         leftovers: list[tuple] = []
         for key, members in _by_first_key(data, spans, clean):
+            refused = self._bulk_values(data, spans, members)
+            if refused is not None:
+                if len(refused):
+                    leftovers.extend(self._classified(data, spans, refused, key))
+                continue
             if key in self._mixed_keys or not self._bulk(data, spans, members):
                 leftovers.extend(self._classified(data, spans, members, key))
         return leftovers
+
+    def _bulk_values(self, data: bytes, spans: Spans, members: np.ndarray) -> np.ndarray | None:
+        """Spans read by the bulk path of the kind of the first; those it refused.
+
+        None when the first span's kind has no bulk path (see
+        :attr:`RecordKind.bulk`). Every span is parsed once with orjson; the
+        kind takes the values it claims, as :func:`sort_value` would sort them
+        (no kind before it claims one), and refuses what it is not sure of.
+        Spans refused, and those of other kinds, are read as if no bulk path
+        had looked at them. The spans go in runs of :data:`_BULK_RUN`, one
+        part each: the parsed values and texts of one run are let go before
+        the next is parsed.
+        """
+        first = _parse_span(data, spans, int(members[0]))
+        kind = self._claimant(first)
+        if kind is None or kind.bulk is None or not self._kept(kind):
+            return None
+        refused = [
+            self._bulk_run(kind, data, spans, members[start : start + _BULK_RUN])
+            for start in range(0, len(members), _BULK_RUN)
+        ]
+        return np.concatenate(refused)
+
+    def _bulk_run(self, kind: RecordKind, data: bytes, spans: Spans, members: np.ndarray):
+        """One run of :meth:`_bulk_values`: the spans of ``members`` the kind did not take."""
+        texts = _span_texts(data, spans, members, self.jsonl)
+        values = _parse_all(texts)
+        claimed = np.fromiter(
+            (type(value) is dict for value in values), dtype=bool, count=len(values)
+        )
+        for other in self.kinds[: self.kinds.index(kind) + 1]:
+            where = np.flatnonzero(claimed)
+            says = np.fromiter(
+                map(other.matches, [values[i] for i in where.tolist()]),
+                dtype=bool,
+                count=len(where),
+            )
+            # A kind before this one claims it: not ours. This kind must claim it.
+            claimed[where[says if other is not kind else ~says]] = False
+        taken = np.flatnonzero(claimed)
+        if not len(taken):
+            return members
+        positions = taken.tolist()
+        lines = spans.lines[members[taken]]
+        max_depth = self.limits.max_depth
+
+        def guard(text: bytes) -> bool:
+            return text.count(b"{") + text.count(b"[") > max_depth or has_long_integer(text)
+
+        part, refused = kind.bulk(
+            [values[i] for i in positions],
+            [texts[i] for i in positions],
+            lines,
+            self.name,
+            guard,
+        )
+        if part is not None and len(part):
+            self.emit(kind.name, ("part", part))
+            self.values_read += len(part)
+        claimed[taken[np.asarray(refused, dtype=np.int64)]] = False
+        return members[~claimed]
 
     def _bulk(self, data: bytes, spans: Spans, members: np.ndarray) -> bool:
         """Whether the columnar path took all ``members`` as the kind of the first."""
@@ -481,21 +550,80 @@ def _parse_span(data: bytes, spans: Spans, index: int) -> Any:
         return _UNPARSED
 
 
+def _span_texts(data: bytes, spans: Spans, members: np.ndarray, jsonl: bool) -> list[bytes]:
+    """The bytes of each member span; lines one after another are split in one call."""
+    starts, ends = spans.starts[members], spans.ends[members]
+    if jsonl and len(members) > 1 and np.all(starts[1:] == ends[:-1] + 1):
+        return data[int(starts[0]) : int(ends[-1])].split(b"\n")
+    return [data[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+def _parse_all(texts: list[bytes]) -> list[Any]:
+    """Each text's value (orjson), _UNPARSED where orjson does not read one value."""
+    try:
+        return list(map(orjson.loads, texts))
+    except orjson.JSONDecodeError:
+        pass
+    values = []
+    for text in texts:
+        try:
+            values.append(orjson.loads(text))
+        except orjson.JSONDecodeError:
+            values.append(_UNPARSED)
+    return values
+
+
 def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[tuple[bytes, np.ndarray]]:
     """Spans grouped by the first key they hold (a guess at their shape, checked later).
 
-    ``(key, spans)`` in the order of their first span, each in file order. (A loop
-    of two ``bytes.find`` per span: as fast here as looking at windows of
-    bytes of many spans at once with numpy, and plainer.)
+    ``(key, spans)`` in the order of their first span, each in file order.
+    The spans that begin with the very bytes the first one begins with, up to
+    the end of its first key, hold that key: they are found for all spans at
+    once with numpy (a file of one shape is one pass). The others are looked
+    at one by one, two ``bytes.find`` each.
     """
+    starts = spans.starts[members]
+    same = _same_opening(data, starts, spans.ends[members])
     groups: dict[bytes, list[int]] = {}
-    for index in members.tolist():
-        start = int(spans.starts[index])
-        opening = data.find(b'"', start, start + 256)
-        closing = data.find(b'"', opening + 1, start + 256) if opening != -1 else -1
-        key = data[opening + 1 : closing] if closing != -1 else b""
-        groups.setdefault(key, []).append(index)
-    return [(key, np.asarray(group, dtype=np.int64)) for key, group in groups.items()]
+    if same is not None:
+        if same.all():
+            return [(_first_key(data, int(starts[0])), members)]
+        groups[_first_key(data, int(starts[0]))] = members[same].tolist()
+        rest = members[~same].tolist()
+    else:
+        rest = members.tolist()
+    for index in rest:
+        groups.setdefault(_first_key(data, int(spans.starts[index])), []).append(index)
+    found = [(key, np.asarray(sorted(group), dtype=np.int64)) for key, group in groups.items()]
+    return sorted(found, key=lambda pair: int(pair[1][0]))
+
+
+def _first_key(data: bytes, start: int) -> bytes:
+    opening = data.find(b'"', start, start + 256)
+    closing = data.find(b'"', opening + 1, start + 256) if opening != -1 else -1
+    return data[opening + 1 : closing] if closing != -1 else b""
+
+
+def _same_opening(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """Whether each span begins as the first does, through its first key's closing quote.
+
+    None when the first span has no first key within its first 256 bytes.
+    """
+    first = int(starts[0])
+    opening = data.find(b'"', first, first + 256)
+    closing = data.find(b'"', opening + 1, first + 256) if opening != -1 else -1
+    if closing == -1:
+        return None
+    prefix = np.frombuffer(data, dtype=np.uint8, count=closing + 1 - first, offset=first)
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    same = (ends - starts) >= len(prefix)
+    inside = np.flatnonzero(same)
+    for offset, byte in enumerate(prefix.tolist()):
+        keep = buffer[starts[inside] + offset] == byte
+        inside = inside[keep]
+    same[:] = False
+    same[inside] = True
+    return same
 
 
 def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:

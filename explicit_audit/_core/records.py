@@ -302,6 +302,18 @@ class RecordKind:
         as, for its keys; None for a value no shape declares (its keys are
         then not noted). By default the shape that fits best
         (:func:`explicit_audit._core.keys.shape_of`).
+    bulk : callable, optional
+        ``bulk(values, texts, lines, source_file, guard) -> (part, refused)``:
+        the bulk path of a kind whose rows are built from values parsed in
+        bulk (orjson over a group of spans) rather than from an Arrow table.
+        ``values`` are the parsed values of spans this kind claims (in file
+        order), ``texts`` their bytes, ``lines`` their lines; ``guard(text)``
+        says whether a text may hold what orjson does not read exactly (an
+        integer beyond 64 bits, a nesting deeper than the limit). It returns
+        a part (emitted as ``("part", part)``, with ``len(part)`` rows) or
+        None, and the positions it refuses, which are read exactly. A value
+        is taken only when the exact path would load the very same row with
+        no key note.
     """
 
     name: str
@@ -316,6 +328,7 @@ class RecordKind:
     order: int = 1000
     shapes: tuple[Any, ...] = ()
     shape_of: Callable[[Any], Any] | None = None
+    bulk: Callable[..., tuple[Any, list[int]]] | None = None
 
     def __post_init__(self) -> None:
         tables = tuple(Table(t) if isinstance(t, str) else t for t in self.tables)

@@ -126,7 +126,7 @@ def _too_many_digits(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -
     """
     flagged = np.zeros(len(starts), dtype=bool)
     limit = sys.get_int_max_str_digits()
-    if len(buffer) <= limit:
+    if len(buffer) <= limit or not _may_hold_run(buffer, limit):
         return flagged
     digit = (buffer - np.uint8(48)) < 10
     edges = np.flatnonzero(np.diff(digit.view(np.int8))) + 1
@@ -141,6 +141,22 @@ def _too_many_digits(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -
         inside = (owner >= 0) & (long_runs < ends[np.maximum(owner, 0)])
         flagged[owner[inside]] = True
     return flagged
+
+
+def _may_hold_run(buffer: np.ndarray, limit: int) -> bool:
+    """Whether the buffer may hold a run of more than ``limit`` digits, looking at few bytes.
+
+    Such a run covers at least ``2 * step + 1`` bytes (``step = limit // 2``),
+    so two consecutive multiples of ``step`` and every byte between them: only
+    where two such sampled bytes are digits is the stretch between them read.
+    """
+    step = max(limit // 2, 1)
+    sampled = (buffer[::step] - np.uint8(48)) < 10
+    for index in np.flatnonzero(sampled[:-1] & sampled[1:]).tolist():
+        stretch = buffer[index * step : (index + 1) * step + 1]
+        if bool(((stretch - np.uint8(48)) < 10).all()):
+            return True
+    return False
 
 
 def _spells(buffer: np.ndarray, positions: np.ndarray, word: bytes) -> np.ndarray:

@@ -19,11 +19,12 @@ written plan is not a shape any producer writes (an unknown key, both the
 so and names the field.
 
 Two routes give the same text. :func:`canonical_text` takes the fast route for
-the shapes producers write (exact types, all fields present): the canonical
-keys are fixed, so the sorted text is formatted directly, each string escaped
-by the C encoder ``json.dumps`` itself uses with ``ensure_ascii=True`` (which
-writes astral characters as surrogate pairs). Anything else takes the slow
-route: the seed's dict, then the seed's ``json.dumps`` call. For a ``NaN``
+the shapes producers write (exact types, all fields present, see
+:mod:`explicit_audit.plans._producer`): the canonical keys are fixed, so the
+sorted text is formatted directly, each string escaped by the C encoder
+``json.dumps`` itself uses with ``ensure_ascii=True`` (which writes astral
+characters as surrogate pairs). Anything else takes the slow route: the
+seed's dict, then the seed's ``json.dumps`` call. For a ``NaN``
 inside the keywords (possible only from Python, never from a file) the seed
 writes ``NaN`` and so does this module.
 """
@@ -37,6 +38,7 @@ from typing import Any
 
 from .._core.describe import short_repr
 from ..errors import RecordError
+from ._producer import producer_fields, producer_text
 
 __all__ = [
     "CORE_FIELDS",
@@ -69,7 +71,6 @@ _DEFAULTS = {
     "source_lang": "",
 }
 _KNOWN_KEYS = frozenset(CORE_FIELDS) | frozenset(FLAT_MT_FIELDS) | {"mt"}
-_escape = json.encoder.encode_basestring_ascii
 _sha256 = hashlib.sha256
 
 
@@ -217,86 +218,15 @@ def _seed_dumps(canonical: dict[str, Any]) -> str:
         raise PlanError("retrieval_plan", f"the seed's json.dumps would raise ({exc})") from None
 
 
-def _mt_text(engine: Any, manifest: Any, lang: Any) -> str | None:
-    if type(engine) is not str or type(manifest) is not str or type(lang) is not str:
-        return None
-    if not (engine or manifest or lang):
-        return ""
-    return (
-        f'"mt":{{"engine":{_escape(engine)},"manifest_hash":{_escape(manifest)},'
-        f'"source_lang":{_escape(lang)}}},'
-    )
-
-
-# Escaped pieces that recur from plan to plan (shard sets, MT engines), keyed
-# by the tuple of strings they were made from. A key holds strings only (a
-# piece is stored only once every value escaped as a string), and a string
-# never equals a non-string, so a lookup cannot return another value's text.
-_SHARD_TEXT: dict[tuple, str] = {}
-_MT_PIECE: dict[tuple, str] = {}
-_CACHE_LIMIT = 1 << 16
-
-
-def _fast_text(plan: Any) -> str | None:
-    """The canonical text for the shapes producers write, or None."""
-    if type(plan) is not dict:
-        return None
-    try:
-        keywords = plan["retrieval_keywords"]
-        top_k = plan["top_k"]
-        over_fetch = plan["over_fetch"]
-        max_chars = plan["max_context_chars"]
-        shard_ids = plan["shard_ids"]
-        if (
-            type(keywords) is not str
-            or type(top_k) is not int
-            or type(over_fetch) is not int
-            or type(max_chars) is not int
-            or type(shard_ids) is not list
-        ):
-            return None
-        size = len(plan)
-        if size == 5:
-            mt = ""
-        else:
-            if size == 6:
-                block = plan["mt"]
-                if type(block) is not dict or len(block) != 3:
-                    return None
-                key = (block["engine"], block["manifest_hash"], block["source_lang"])
-            elif size == 8:
-                key = (plan["mt_engine"], plan["mt_manifest_hash"], plan["source_lang"])
-            else:
-                return None
-            mt = _MT_PIECE.get(key)
-            if mt is None:
-                mt = _mt_text(*key)
-                if mt is None:
-                    return None
-                if len(_MT_PIECE) < _CACHE_LIMIT:
-                    _MT_PIECE[key] = mt
-        key = tuple(shard_ids)
-        shards = _SHARD_TEXT.get(key)
-        if shards is None:
-            shards = ",".join(map(_escape, shard_ids))
-            if len(_SHARD_TEXT) < _CACHE_LIMIT:
-                _SHARD_TEXT[key] = shards
-        return (
-            f'{{"max_context_chars":{max_chars},{mt}"over_fetch":{over_fetch},'
-            f'"retrieval_keywords":{_escape(keywords)},"shard_ids":[{shards}],"top_k":{top_k}}}'
-        )
-    except (KeyError, TypeError, ValueError):
-        # A missing key, an unhashable or non-string value, an integer too long
-        # for str(): the slow route decides.
-        return None
-
-
 def digests(plans: Sequence[Any]) -> list[str | None]:
     """SHA-256 hex of each plan's canonical text; None where the seed would not hash it."""
     sha256 = _sha256
-    texts = list(map(_fast_text, plans))
-    out = [None if t is None else sha256(t.encode("utf-8")).hexdigest() for t in texts]
-    for index in [i for i, text in enumerate(texts) if text is None]:
+    fields = list(map(producer_fields, plans))
+    out: list[str | None] = [
+        None if found is None else sha256(producer_text(found).encode()).hexdigest()
+        for found in fields
+    ]
+    for index in [i for i, found in enumerate(fields) if found is None]:
         try:
             out[index] = digest(plans[index])
         except PlanError:
@@ -312,9 +242,9 @@ def canonical_text(plan: Any) -> str:
     PlanError
         Where the seed would raise, or the plan is no producer's shape.
     """
-    text = _fast_text(plan)
-    if text is not None:
-        return text
+    found = producer_fields(plan)
+    if found is not None:
+        return producer_text(found)
     fields, _shape, _missing = dataclass_fields(plan)
     canonical, _notes = seed_canonical(fields)
     return _seed_dumps(canonical)
@@ -322,7 +252,4 @@ def canonical_text(plan: Any) -> str:
 
 def digest(plan: Any) -> str:
     """SHA-256 hex of :func:`canonical_text`, as ``retrieval_plan_hash`` computes it."""
-    text = _fast_text(plan)
-    if text is None:
-        text = canonical_text(plan)
-    return _sha256(text.encode("utf-8")).hexdigest()
+    return _sha256(canonical_text(plan).encode("utf-8")).hexdigest()

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from .._core import engine
 from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
+from .._core.gc_pause import cyclic_gc_paused
 from ..canonical import is_sha256_hex
 from ..errors import AuditError
 from ._canonical import (
@@ -118,7 +119,17 @@ def plan_verdicts(plans: pd.DataFrame) -> pd.DataFrame:
 
 
 def _verdicts(frame: pd.DataFrame) -> pd.DataFrame:
-    """:func:`plan_verdicts` of an in-memory plans table (or one partition of it)."""
+    """:func:`plan_verdicts` of an in-memory plans table (or one partition of it).
+
+    The cyclic garbage collector is paused meanwhile, as during a load: each
+    plan's text is made from new small tuples, and each pass of the collector
+    would walk every plan of the table while finding nothing to free.
+    """
+    with cyclic_gc_paused():
+        return _verdicts_of(frame)
+
+
+def _verdicts_of(frame: pd.DataFrame) -> pd.DataFrame:
     written = frame["plan"].tolist()
     rebuilt = digests(written)
     statuses = np.zeros(len(written), dtype=np.int8)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
+from ._bulk import read_bulk
 from .checks import RULES, plan_findings
 from .loader import NAME, build_tables, matches
 from .shape import SHAPES, shape_of
@@ -18,6 +19,7 @@ KIND = register(
         shapes=SHAPES,
         shape_of=shape_of,
         build=build_tables,
+        bulk=read_bulk,
         checks=(
             Checker(
                 run=plan_findings,

@@ -44,12 +44,15 @@ lowercase hex characters loads, and :func:`check_plans` reports it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any, Unpack
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from .._core.collect import Source
+from .._core.columnar import string_series
 from .._core.columns import extra_columns, fits_int64, text_safe_series
 from .._core.options import LoadOptions
 from .._core.records import KindTables, segment_values, sort_out
@@ -59,6 +62,7 @@ from ._canonical import (
     dataclass_fields,
     seed_canonical,
 )
+from ._producer import ProducerFields, producer_fields
 
 __all__ = ["NAME", "build_tables", "load_plans", "matches"]
 
@@ -87,6 +91,8 @@ _COLUMN_DTYPES = {
     "seed_coercions": "str",
     "plan": "object",
 }
+#: The columns of a row, as :func:`_row` gives them.
+_ROW_COLUMNS = list(_COLUMN_DTYPES)[2:]
 
 
 def matches(value: dict) -> bool:
@@ -108,73 +114,47 @@ def _row(value: dict) -> dict[str, Any]:
     return row if row is not None else _seed_row(value)
 
 
-def _producer_row(value: dict) -> dict[str, Any] | None:
-    """The columns of a record as producers write it, or None for :func:`_seed_row` to decide.
+def _record_fields(value: dict) -> tuple[Any, str, ProducerFields] | None:
+    """``(run_id, recorded hash, plan fields)`` of a record as producers write it, or None.
 
-    Every field written, each of its exact type (text, whole numbers within
-    64 bits, a list of text, an ``mt`` object of three texts or the three flat
-    keys): then the seed's expressions change nothing and no default is taken,
-    and the row is the one :func:`_seed_row` builds (a test compares them on
-    generated records), without building the canonical dict and its notes.
+    Every field written, each of its exact type (:func:`producer_fields`): then
+    the seed's expressions change nothing and no default is taken, and the row
+    is the one :func:`_seed_row` builds (a test compares them on generated
+    records), without building the canonical dict and its notes.
     """
-    plan = value.get("retrieval_plan")
     recorded = value.get("retrieval_plan_hash")
     run_id = value.get("run_id")
-    if type(plan) is not dict or type(recorded) is not str:
+    if type(recorded) is not str or (run_id is not None and type(run_id) is not str):
         return None
-    if run_id is not None and type(run_id) is not str:
+    fields = producer_fields(value.get("retrieval_plan"))
+    if fields is None:
         return None
-    keywords = plan.get("retrieval_keywords")
-    top_k, over_fetch = plan.get("top_k"), plan.get("over_fetch")
-    max_chars, shard_ids = plan.get("max_context_chars"), plan.get("shard_ids")
-    if (
-        type(keywords) is not str
-        or type(top_k) is not int
-        or type(over_fetch) is not int
-        or type(max_chars) is not int
-        or type(shard_ids) is not list
-        or not (fits_int64(top_k) and fits_int64(over_fetch) and fits_int64(max_chars))
-    ):
+    return run_id, recorded, fields
+
+
+def _producer_row(value: dict) -> dict[str, Any] | None:
+    """The columns of a record as producers write it, or None for :func:`_seed_row` to decide."""
+    found = _record_fields(value)
+    if found is None:
         return None
-    for shard in shard_ids:
-        if type(shard) is not str:
-            return None
-    size = len(plan)
-    if size == 5:
-        engine = manifest = lang = ""
-        shape = "canonical"
-    elif size == 6:
-        block = plan.get("mt")
-        if type(block) is not dict or len(block) != 3:
-            return None
-        engine, manifest = block.get("engine"), block.get("manifest_hash")
-        lang = block.get("source_lang")
-        shape = "canonical"
-    elif size == 8:
-        engine, manifest = plan.get("mt_engine"), plan.get("mt_manifest_hash")
-        lang = plan.get("source_lang")
-        shape = "flat"
-    else:
-        return None
-    if type(engine) is not str or type(manifest) is not str or type(lang) is not str:
-        return None
-    has_mt = bool(engine or manifest or lang)
+    run_id, recorded, fields = found
+    has_mt = fields.has_mt
     return {
         "run_id": run_id if run_id is not None else pd.NA,
         "retrieval_plan_hash": recorded,
-        "plan_shape": shape,
-        "retrieval_keywords": keywords,
-        "keywords_non_ascii": not keywords.isascii(),
-        "top_k": top_k,
-        "over_fetch": over_fetch,
-        "max_context_chars": max_chars,
-        "shard_ids": list(shard_ids),
+        "plan_shape": fields.shape,
+        "retrieval_keywords": fields.keywords,
+        "keywords_non_ascii": not fields.keywords.isascii(),
+        "top_k": fields.top_k,
+        "over_fetch": fields.over_fetch,
+        "max_context_chars": fields.max_context_chars,
+        "shard_ids": list(fields.shard_ids),
         "has_mt": has_mt,
-        "mt_engine": engine if has_mt else pd.NA,
-        "mt_manifest_hash": manifest if has_mt else pd.NA,
-        "source_lang": lang if has_mt else pd.NA,
+        "mt_engine": fields.engine if has_mt else pd.NA,
+        "mt_manifest_hash": fields.manifest_hash if has_mt else pd.NA,
+        "source_lang": fields.source_lang if has_mt else pd.NA,
         "seed_coercions": pd.NA,
-        "plan": plan,
+        "plan": value["retrieval_plan"],
     }
 
 
@@ -218,23 +198,44 @@ def _seed_row(value: dict) -> dict[str, Any]:
     }
 
 
-def _frame(
-    rows: list[dict[str, Any]], where: list[tuple[str, int]], extras: list[dict]
-) -> pd.DataFrame:
-    columns: dict[str, Any] = {
-        "source_file": [w[0] for w in where],
-        "source_line": [w[1] for w in where],
-    }
-    for name in list(_COLUMN_DTYPES)[2:]:
-        columns[name] = [row[name] for row in rows]
-    frame = pd.DataFrame(
-        {
-            name: pd.Series(data, dtype=object)
-            if name == "plan"
-            else text_safe_series(data, _COLUMN_DTYPES[name])
-            for name, data in columns.items()
-        }
-    )
+#: The Arrow type each column's values are first gathered in (pandas would look
+#: at each value on its own to choose how to store it).
+_ARROW_TYPES = {
+    "str": pa.string(),
+    "category": pa.string(),
+    "Int64": pa.int64(),
+    "boolean": pa.bool_(),
+}
+_NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get
+
+
+def _series(name: str, data: list) -> pd.Series:
+    """One column of the table from its values, with its declared dtype."""
+    dtype = _COLUMN_DTYPES[name]
+    if name == "plan":
+        return pd.Series(data, dtype=object)
+    categorical = isinstance(dtype, pd.CategoricalDtype)
+    wanted = pa.string() if categorical else _ARROW_TYPES.get(dtype)
+    if name == "shard_ids":
+        wanted = _LIST_OF_STRINGS.pyarrow_dtype
+    try:
+        array = pa.array(data, type=wanted, from_pandas=True) if wanted is not None else None
+    except (UnicodeEncodeError, pa.ArrowException, OverflowError, TypeError, ValueError):
+        # A lone surrogate, which Arrow cannot store, is shown as U+FFFD instead.
+        array = None
+    if array is None:
+        return text_safe_series(data, dtype)
+    if name == "shard_ids":
+        return pd.Series(pd.arrays.ArrowExtensionArray(array))
+    if dtype == "str":
+        return string_series(array)
+    if categorical or dtype == "category":
+        return string_series(array).astype(dtype)
+    return pd.Series(array.to_pandas(types_mapper=_NULLABLE))
+
+
+def _frame(columns: dict[str, list], extras: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame({name: _series(name, data) for name, data in columns.items()})
     if any(extras):
         extra = extra_columns(extras, frame.index)
         extra.columns = [f"record.{c}" if c in frame.columns else c for c in extra.columns]
@@ -247,14 +248,52 @@ def _extra_keys(value: dict) -> dict:
 
 
 def build_tables(segments: Sequence[tuple]) -> KindTables:
+    """The ``plans`` table from values read one by one and from bulk parts, in file order."""
     values = segment_values(segments)
     kept, rejected = sort_out(values, "plans", _row, PlanError)
-    rows = [row for _, row in kept]
-    where = [(item.source_file, item.source_line) for item, _ in kept]
+    columns: dict[str, list] = {
+        "source_file": [item.source_file for item, _ in kept],
+        "source_line": [item.source_line for item, _ in kept],
+    }
+    for name in _ROW_COLUMNS:
+        columns[name] = [row[name] for _, row in kept]
     extras = [
         {} if item.value.keys() <= _RECORD_KEY_SET else _extra_keys(item.value) for item, _ in kept
     ]
-    return KindTables({"plans": _frame(rows, where, extras)}, rejected)
+    parts = [part for what, part in segments if what == "part"]
+    if parts:
+        files = _file_order(segments)
+        codes = [files[name] for name in columns["source_file"]]
+        for part in parts:
+            part.add_to(columns, extras)
+            codes += [files[part.source_file]] * len(part)
+        order = _row_order(np.asarray(codes, dtype=np.int64), columns["source_line"])
+        if order is not None:
+            take = itemgetter(*order) if len(order) > 1 else lambda column: (column[order[0]],)
+            columns = {name: list(take(column)) for name, column in columns.items()}
+            extras = list(take(extras))
+    return KindTables({"plans": _frame(columns, extras)}, rejected)
+
+
+def _file_order(segments: Sequence[tuple]) -> dict[str, int]:
+    """Each file's rank, in the order the segments first name it."""
+    files: dict[str, int] = {}
+    for what, segment in segments:
+        names = [segment.source_file] if what == "part" else (v.source_file for v in segment)
+        for name in names:
+            files.setdefault(name, len(files))
+    return files
+
+
+def _row_order(codes: np.ndarray, lines: list[int]) -> list[int] | None:
+    """The rows' order by file, then line (stable); None when they are in order already."""
+    lines_array = np.asarray(lines, dtype=np.int64)
+    if len(codes) < 2:
+        return None
+    step_file, step_line = np.diff(codes), np.diff(lines_array)
+    if (step_file >= 0).all() and (step_line[step_file == 0] >= 0).all():
+        return None
+    return np.lexsort((lines_array, codes)).tolist()
 
 
 def load_plans(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:

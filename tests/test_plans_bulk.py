@@ -1,0 +1,250 @@
+"""The plans' bulk path against the exact path: same tables, rejections, notes and lines.
+
+Plan records are written to real files (JSON Lines and pretty ``.json`` logs)
+as producers write them and as no producer does: escapes, lone surrogates,
+integers beyond 64 bits, ``-0.0``, ``1e400``, duplicate keys, keys in any
+order, logger keys (a likely typo of a record key among them), records
+another kind claims. Each file is loaded with the bulk path and with every
+kind read value by value; every table, the rejected rows, the key notes and
+the per-file accounting must be equal, and every hash rebuilt the same.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import rows_by_path, without_columnar
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import explicit_audit as ea
+from explicit_audit._core import registry
+
+DATA = Path(__file__).parent / "data"
+LINE_VECTORS = json.loads((DATA / "plan_line_vectors.json").read_text("utf-8"))["vectors"]
+PLAN = {
+    "retrieval_keywords": "서울 지하철 😀",
+    "top_k": 8,
+    "over_fetch": 2,
+    "max_context_chars": 12000,
+    "shard_ids": ["wiki-ko", "law-kr"],
+}
+MT = {"engine": "nllb", "manifest_hash": "ab" * 32, "source_lang": "ko"}
+
+
+def _load(path: Path) -> ea.Audit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
+        return ea.load(path, progress=False)
+
+
+def _exactly(path: Path) -> ea.Audit:
+    with registry.replaced([without_columnar(kind) for kind in registry.kinds()]):
+        return _load(path)
+
+
+def _same(bulk: ea.Audit, exact: ea.Audit) -> None:
+    for name in bulk.tables:
+        pd.testing.assert_frame_equal(bulk.tables[name], exact.tables[name], obj=name)
+    for name in ("rejected", "sources", "keys"):
+        pd.testing.assert_frame_equal(getattr(bulk, name), getattr(exact, name), obj=name)
+    pd.testing.assert_frame_equal(ea.plan_verdicts(bulk.plans), ea.plan_verdicts(exact.plans))
+
+
+def _compare(path: Path) -> ea.Audit:
+    bulk = _load(path)
+    _same(bulk, _exactly(path))
+    return bulk
+
+
+def _hashed(plan: dict) -> str:
+    try:
+        return ea.plan_hash(plan)
+    except ea.AuditError:
+        return "0" * 64
+
+
+# --- written lines -----------------------------------------------------------------------------
+#: Records spelled as text: (plan text or None for PLAN, what follows the plan).
+_RECORD_TAILS = [
+    ', "retrieval_plan_hash": "{h}"}}',
+    ', "retrieval_plan_hash": "{h}", "question_hash": "q", "ok": true, "n": 3}}',
+    ', "retrieval_plan_hash": "{h}", "elapsed": -0.0}}',
+    ', "retrieval_plan_hash": "{h}", "elapsed": 1.5e3, "tags": ["a", {{"b": null}}]}}',
+    ', "retrieval_plan_hash": "{h}", "big": 123456789012345678901234567890}}',
+    ', "retrieval_plan_hash": "{h}", "huge": 1e400}}',
+    ', "retrieval_plan_hash": "{h}", "retrieval_plan_hsh": "x"}}',  # a likely typo
+    ', "retrieval_plan_hash": "{h}", "receipt": {{}}, "status": "hit"}}',  # a receipt's
+    ', "retrieval_plan_hash": "{h}", "deep": ' + "[" * 600 + "]" * 600 + "}}",
+    ', "retrieval_plan_hash": "{h}", "retrieval_plan_hash": "{h}"}}',  # duplicate key
+    ', "retrieval_plan_hash": 5}}',
+    ', "retrieval_plan_hash": "{h}", "note": "\\ud800"}}',  # a lone surrogate
+    ', "retrieval_plan_hash": "{h}", "note": "\\u00e9\\n\\"\\/"}}',
+    ', "retrieval_plan_hash": "{h}"}} {{"run_id": "two on one line"}}',
+]
+_RUN_IDS = ['"run_id": "r-1", ', '"run_id": null, ', "", '"run_id": 7, ', '"run_id": "é\\t", ']
+
+
+def _plan_texts() -> list[str]:
+    canonical = json.dumps(PLAN, ensure_ascii=False)
+    with_mt = json.dumps(dict(PLAN, mt=MT))
+    flat = json.dumps(dict(PLAN, mt_engine="", mt_manifest_hash="", source_lang=""))
+    reordered = json.dumps(dict(reversed(list(dict(PLAN, mt=MT).items()))), ensure_ascii=False)
+    return [
+        canonical,
+        with_mt,
+        flat,
+        reordered,
+        canonical.replace('"top_k": 8', '"top_k": 8.0'),
+        canonical.replace('"top_k": 8', '"top_k": 9223372036854775808'),
+        canonical.replace('"top_k": 8', '"top_k": -9223372036854775808'),
+        canonical.replace('"top_k": 8', '"top_k": -0.0'),
+        canonical.replace('"top_k": 8', '"top_k": 1e400'),
+        canonical.replace('"top_k": 8', '"top_k": 8, "top_k": 9'),
+        canonical.replace('"top_k": 8', '"top_k": true'),
+        canonical.replace('"wiki-ko"', '"wiki\\ud840\\udc00\\u00e9\\/"'),
+        canonical.replace('"wiki-ko"', '"\\ud800"'),
+        canonical.replace('"wiki-ko"', "null"),
+        canonical.replace("서울", "\\uc11c\\uc6b8 \\" + '"' + "q\\u0000"),
+        canonical.replace("서울", "\x7f\\u007f"),
+        canonical.replace('"shard_ids"', '"rerank": true, "shard_ids"'),
+        canonical.replace(', "shard_ids": ["wiki-ko", "law-kr"]', ""),
+        with_mt.replace('"source_lang": "ko"', '"source_lang": "ko", "model": "x"'),
+        with_mt.replace('"engine": "nllb"', '"engine": ""')
+        .replace('"ab', '"')
+        .replace('"source_lang": "ko"', '"source_lang": ""'),
+        flat.replace('"mt_engine": ""', '"mt_engine": "x", "mt": {}'),
+        "[1, 2]",
+        "null",
+    ]
+
+
+PLAN_TEXTS = _plan_texts()
+
+
+def _line(plan_text: str, run_id: str, tail: str) -> str:
+    try:
+        digest = _hashed(json.loads(plan_text))
+    except (ValueError, TypeError, AttributeError):
+        digest = "0" * 64
+    return "{" + run_id + '"retrieval_plan": ' + plan_text + tail.format(h=digest)
+
+
+@st.composite
+def plan_lines(draw) -> list[str]:
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from(["written", "vector", "blank", "junk"]))
+        if kind == "written":
+            plan = draw(st.sampled_from(PLAN_TEXTS))
+            run_id = draw(st.sampled_from(_RUN_IDS))
+            tail = draw(st.sampled_from(_RECORD_TAILS))
+            lines.append(_line(plan, run_id, tail))
+        elif kind == "vector":
+            vector = draw(st.sampled_from(LINE_VECTORS))
+            recorded = vector.get("seed", "0" * 64)
+            tail = ', "retrieval_plan_hash": "' + recorded + '"}}'
+            lines.append(_line(vector["plan"], '"run_id": "v", ', tail))
+        elif kind == "blank":
+            lines.append("")
+        else:
+            lines.append(draw(st.sampled_from(['{"run_id": "x"}', "{", '{"a": 1}', "[]"])))
+    return lines
+
+
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@SETTINGS
+@given(lines=plan_lines(), pretty=st.booleans())
+def test_the_bulk_path_loads_what_the_exact_path_loads(lines, pretty):
+    with tempfile.TemporaryDirectory() as folder:
+        if pretty:  # a .json log: each record starts a line at column 0
+            path = Path(folder) / "plans.json"
+            lines = [line for line in lines if line.startswith("{")]
+        else:
+            path = Path(folder) / "plans.jsonl"
+        path.write_text("\n".join(lines) + "\n", "utf-8", errors="surrogatepass")
+        _compare(path)
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "pretty"])
+def test_every_written_line_loads_as_on_the_exact_path(tmp_path, layout):
+    """Every plan of the known-answer vectors with each record tail, in one file."""
+    lines = []
+    for index, vector in enumerate(LINE_VECTORS):
+        tail = _RECORD_TAILS[index % len(_RECORD_TAILS)]
+        lines.append(_line(vector["plan"], f'"run_id": "v{index}", ', tail))
+    for plan in PLAN_TEXTS:
+        for tail in _RECORD_TAILS:
+            lines.append(_line(plan, '"run_id": "w", ', tail))
+    if layout == "pretty":
+        pretty = [
+            line.replace(', "retrieval_plan_hash"', ',\n  "retrieval_plan_hash"') for line in lines
+        ]
+        text = "\n".join(pretty)
+        path = tmp_path / "plans.json"
+    else:
+        text = "\n".join(lines)
+        path = tmp_path / "plans.jsonl"
+    path.write_text(text + "\n", "utf-8", errors="surrogatepass")
+    audit = _compare(path)
+    assert len(audit.plans) > 1000 and len(audit.rejected) > 100
+
+
+def test_plans_as_producers_write_them_are_taken_in_bulk(tmp_path):
+    records = []
+    for index in range(300):
+        plan = dict(PLAN, retrieval_keywords=f"키워드 {index}")
+        if index % 3 == 1:
+            plan["mt"] = MT
+        elif index % 3 == 2:
+            plan.update(mt_engine="e", mt_manifest_hash="", source_lang="ja")
+        digest = ea.plan_hash(plan)
+        record = {"run_id": f"r-{index}", "retrieval_plan": plan, "retrieval_plan_hash": digest}
+        records.append(dict(record, question_hash="q"))
+    path = tmp_path / "plans.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    assert rows_by_path(path) == {"columnar": 300, "exact": 0}
+    audit = _compare(path)
+    assert ea.plan_verdicts(audit.plans)["match"].all()
+    assert audit.plans["source_line"].tolist() == list(range(1, 301))
+
+
+def test_a_line_the_bulk_path_refuses_keeps_its_place(tmp_path):
+    good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+    odd = dict(good, retrieval_plan=dict(PLAN, top_k="8"))
+    lines = [json.dumps(good)] * 5 + [json.dumps(odd)] + [json.dumps(good)] * 5
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    assert rows_by_path(path) == {"columnar": 10, "exact": 1}
+    audit = _compare(path)
+    assert audit.plans.loc[5, "seed_coercions"] == "top_k: '8' -> 8 by int()"
+    assert audit.plans["source_line"].tolist() == list(range(1, 12))
+
+
+def test_spans_read_in_runs_give_the_same_rows(tmp_path, monkeypatch):
+    from explicit_audit._core import pipeline
+
+    monkeypatch.setattr(pipeline, "_BULK_RUN", 4)
+    good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+    lines = [json.dumps(dict(good, run_id=f"r{index}")) for index in range(13)]
+    lines[6] = json.dumps(dict(good, retrieval_plan=dict(PLAN, top_k="8")))
+    lines[9] = '{"run_id": "not a plan"}'
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    assert rows_by_path(path) == {"columnar": 11, "exact": 1}
+    audit = _compare(path)
+    assert audit.plans["source_line"].tolist() == [*range(1, 10), *range(11, 14)]
+    assert audit.rejected["source_line"].tolist() == [10]
