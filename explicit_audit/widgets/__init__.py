@@ -35,6 +35,7 @@ from .._core.engine import computed
 from .._core.extras import needs
 
 with needs("report", "explicit_audit.widgets"):
+    import anywidget  # noqa: F401  (the panels' keyboard widget, .keyboard)
     import ipywidgets as widgets
 
 from ..views import (

@@ -11,6 +11,8 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..errors import AuditError
+from .keyboard import CONTROLS_CLASS, ControlAttributes
+from .twin import control_text, output_html, twin_html
 
 __all__ = ["Panel"]
 
@@ -25,6 +27,12 @@ def _parameters(view: Callable[..., Any]) -> set[str] | None:
 
 class Panel(widgets.VBox):
     """Controls above the output of one or more views, refreshed on every change.
+
+    Displayed, a panel carries its static twin beside the live widget (its
+    ``text/html``, :meth:`twin_html`): what an untrusted notebook and any
+    notebook viewer show. Its controls keep their keys from the notebook's
+    shortcuts and name their parts for a screen reader
+    (:class:`~explicit_audit.widgets.keyboard.ControlAttributes`).
 
     Parameters
     ----------
@@ -56,6 +64,8 @@ class Panel(widgets.VBox):
         Where each result is displayed.
     labels : dict
         The readout label of each control that has one.
+    attributes : ControlAttributes
+        The invisible widget that sets the controls' keyboard and accessibility attributes.
     """
 
     def __init__(
@@ -87,7 +97,9 @@ class Panel(widgets.VBox):
             widgets.HBox([control, self.labels[name]]) if name in self.labels else control
             for name, control in self.controls.items()
         ]
-        super().__init__(children=[widgets.VBox(rows), *self.outputs])
+        self.attributes = ControlAttributes(self.controls)
+        box = widgets.VBox([*rows, self.attributes], _dom_classes=(CONTROLS_CLASS,))
+        super().__init__(children=[box, *self.outputs], _dom_classes=("ea-panel",))
         for name, control in self.controls.items():
             control.observe(functools.partial(self._changed, name), names="value")
         self._refresh()
@@ -97,6 +109,29 @@ class Panel(widgets.VBox):
             f"{self.title}: interactive panel with controls {', '.join(self.controls)}; "
             "run the notebook to use it"
         )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/html"] = self.twin_html()
+        return data
+
+    def twin_html(self) -> str:
+        """The panel as plain HTML: its controls' values and its views' outputs, as they stand.
+
+        Returns
+        -------
+        str
+            See :func:`~explicit_audit.widgets.twin.twin_html`; a control
+            with a readout is written out as its readout.
+        """
+        values = {}
+        for name, control in self.controls.items():
+            description = getattr(control, "description", "") or name
+            if name in self.labels:
+                values[description] = self.labels[name].value
+            else:
+                values[description] = control_text(control)
+        return twin_html(self.title, values, [output_html(result) for result in self.results])
 
     @property
     def values(self) -> dict[str, Any]:
