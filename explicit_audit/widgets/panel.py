@@ -14,7 +14,10 @@ from ..errors import AuditError
 from .keyboard import CONTROLS_CLASS, ControlAttributes
 from .twin import control_text, output_html, twin_html
 
-__all__ = ["Panel"]
+__all__ = ["UPDATING", "Panel"]
+
+#: What the panel's status line says while its views run for new values.
+UPDATING = "updating… (the views below still show the values before)"
 
 
 def _parameters(view: Callable[..., Any]) -> set[str] | None:
@@ -64,6 +67,8 @@ class Panel(widgets.VBox):
         Where each result is displayed.
     labels : dict
         The readout label of each control that has one.
+    status : ipywidgets.Label
+        Says :data:`UPDATING` while the views run, nothing otherwise.
     attributes : ControlAttributes
         The invisible widget that sets the controls' keyboard and accessibility attributes.
     """
@@ -99,7 +104,11 @@ class Panel(widgets.VBox):
         ]
         self.attributes = ControlAttributes(self.controls)
         box = widgets.VBox([*rows, self.attributes], _dom_classes=(CONTROLS_CLASS,))
-        super().__init__(children=[box, *self.outputs], _dom_classes=("ea-panel",))
+        # Said while the views run, so that a slow update never passes for the new values'.
+        self.status = widgets.Label(
+            layout=widgets.Layout(min_height="1.4em"), _dom_classes=("ea-status",)
+        )
+        super().__init__(children=[box, self.status, *self.outputs], _dom_classes=("ea-panel",))
         for name, control in self.controls.items():
             control.observe(functools.partial(self._changed, name), names="value")
         self._refresh()
@@ -165,6 +174,7 @@ class Panel(widgets.VBox):
             self._stale = True
             return
         self._stale = False
+        self.status.value = UPDATING
         values = self.values
         for name, label in self.labels.items():
             label.value = self.readouts[name](values[name])
@@ -179,3 +189,4 @@ class Panel(widgets.VBox):
         for output, result in zip(self.outputs, self.results, strict=True):
             output.outputs = ()
             output.append_display_data(result)
+        self.status.value = ""
