@@ -612,3 +612,25 @@ def test_static_panels_drops_widget_views_and_state():
     assert static_panels(made) == 1
     assert "widgets" not in made.metadata
     assert set(made.cells[0].outputs[0]["data"]) == {"text/html", "text/plain"}
+
+
+def test_a_view_whose_values_did_not_change_is_not_redrawn(audit):
+    panel = widgets.sweep_panel(audit)
+    table, chart, flips = panel.results
+    shown = [output.outputs for output in panel.outputs]
+    panel.controls["axis"].value = "context_char_cap_4b"  # only the chart reads the axis
+    assert panel.results[0] is table and panel.results[2] is flips
+    assert panel.outputs[0].outputs is shown[0] and panel.outputs[2].outputs is shown[2]
+    assert panel.results[1] is not chart
+    assert "across context_char_cap_4b" in panel.results[1].caption
+    assert panel.status.value == ""
+    panel.controls["confidence_threshold"].value = 0.7
+    assert panel.results[0] is not table
+    pd.testing.assert_frame_equal(panel.result, sweep_view(audit, **_sliders(panel)))
+
+
+def _sliders(panel) -> dict:
+    return {
+        name: panel.values[name]
+        for name in ("context_char_cap_4b", "escalate_on_multi_doc_count", "confidence_threshold")
+    }

@@ -28,6 +28,16 @@ def _parameters(view: Callable[..., Any]) -> set[str] | None:
     return set(list(signature.parameters)[1:])
 
 
+def _same(values: Mapping[str, Any], before: Mapping[str, Any] | None) -> bool:
+    """Whether a view would run with the values it last ran with."""
+    if before is None or values.keys() != before.keys():
+        return False
+    try:
+        return all(bool(values[name] == before[name]) for name in values)
+    except (TypeError, ValueError):  # a value that does not compare as one bool: run again
+        return False
+
+
 class Panel(widgets.VBox):
     """Controls above the output of one or more views, refreshed on every change.
 
@@ -96,6 +106,9 @@ class Panel(widgets.VBox):
             for name in self.readouts
         }
         self._accepts = [_parameters(view) for view in self.views]
+        # The values each view last ran with: a view whose values did not change is not
+        # run again and its output is not redrawn.
+        self._ran_with: list[dict[str, Any] | None] = [None] * len(self.views)
         self._held = 0
         self._stale = False
         rows = [
@@ -178,15 +191,21 @@ class Panel(widgets.VBox):
         values = self.values
         for name, label in self.labels.items():
             label.value = self.readouts[name](values[name])
-        results = []
-        for view, accepts in zip(self.views, self._accepts, strict=True):
+        results, redrawn = [], []
+        for index, (view, accepts) in enumerate(zip(self.views, self._accepts, strict=True)):
             chosen = values if accepts is None else {k: values[k] for k in values if k in accepts}
+            if _same(chosen, self._ran_with[index]):
+                results.append(self.results[index])
+                continue
             try:
                 results.append(view(self.data, **chosen))
             except (AuditError, ValueError) as exc:  # show why, keep the panel alive
                 results.append(f"cannot show this view for these values: {exc}")
+            self._ran_with[index] = chosen
+            redrawn.append(index)
         self.results = results
-        for output, result in zip(self.outputs, self.results, strict=True):
+        for index in redrawn:
+            output = self.outputs[index]
             output.outputs = ()
-            output.append_display_data(result)
+            output.append_display_data(results[index])
         self.status.value = ""
