@@ -183,8 +183,9 @@ def browser(lab):
 class Notebook:
     """One notebook open in JupyterLab, with the console messages of its page."""
 
-    def __init__(self, browser, lab, name: str) -> None:
-        self.page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    def __init__(self, browser, lab, name: str, viewport: tuple[int, int] = (1500, 1100)) -> None:
+        width, height = viewport
+        self.page = browser.new_page(viewport={"width": width, "height": height})
         self.page.set_default_timeout(TIMEOUT_MS)
         self.problems: list[str] = []
         self.page.on(
@@ -225,7 +226,7 @@ class Notebook:
 
     def output(self, index: int):
         """The ``index``-th view output of the panel."""
-        return self.panel.locator(".widget-output").nth(index)
+        return self.panel.locator(f".widget-output.ea-view-{index}")
 
     def table(self, index: int = 0) -> dict:
         """The output's first table, numbers without their thousands separators."""
@@ -267,8 +268,8 @@ class Notebook:
 def open_notebook(browser, lab):
     opened = []
 
-    def open_(name: str) -> Notebook:
-        notebook = Notebook(browser, lab, name)
+    def open_(name: str, **options) -> Notebook:
+        notebook = Notebook(browser, lab, name, **options)
         opened.append(notebook)
         return notebook
 
@@ -641,4 +642,49 @@ def test_handles_and_toggles_announce_names_dates_and_pressed_state(open_noteboo
         ".find(b => b.innerText.startsWith('the sliders')).getAttribute('aria-pressed') === 'true'"
     )
     assert own.get_attribute("aria-pressed") == "false"
+    notebook.assert_clean()
+
+
+# The layout at 1366x768 with Lab's file browser open
+
+# Whether anything in the panel is cut: the panel wider than its output area, or a view
+# wider than its box without a sideways scroll.
+CUT = """panel => {
+  const cut = [];
+  if (panel.scrollWidth > panel.clientWidth + 1) cut.push(`panel ${panel.scrollWidth}`);
+  for (const view of panel.querySelectorAll('.ea-view')) {
+    const overflow = getComputedStyle(view).overflowX;
+    if (view.scrollWidth > view.clientWidth + 1 && !['auto', 'scroll'].includes(overflow)) {
+      cut.push(`${view.className} ${view.scrollWidth} > ${view.clientWidth}`);
+    }
+  }
+  return cut;
+}"""
+IN_VIEW = "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }"
+
+
+@pytest.mark.parametrize("name", ["withheld_counts.ipynb", "routing_sweep.ipynb"])
+def test_the_chart_and_the_controls_fit_a_laptop_with_the_file_browser_open(
+    open_notebook, name, tmp_path
+):
+    notebook = open_notebook(name, viewport=(1366, 768))
+    page = notebook.page
+    notebook.command("filebrowser:activate")
+    page.wait_for_function("() => !window.jupyterapp.shell.leftCollapsed")
+    notebook.run_all()
+    panel = notebook.panel
+    chart = notebook.output(1).locator("img")
+    chart.wait_for()
+    width = panel.evaluate("p => p.clientWidth")
+    assert width < 1000, f"the output area is {width} px: is the side panel open?"
+    notebook.output(1).evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=tmp_path / f"{name}.png")  # in the test's folder, never the repository
+    # The chart and the last slider handle in sight together, so a moved handle's
+    # marker is seen moving.
+    top, bottom = chart.evaluate(IN_VIEW)
+    handle_top, handle_bottom = panel.locator(".noUi-handle").last.evaluate(IN_VIEW)
+    assert 0 <= top and bottom <= 768, (top, bottom)
+    assert 0 <= handle_top and handle_bottom <= 768, (handle_top, handle_bottom)
+    assert panel.evaluate(CUT) == []
     notebook.assert_clean()

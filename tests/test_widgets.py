@@ -553,8 +553,11 @@ def test_sweep_panel_twin_writes_every_control_out(audit):
 def test_every_control_is_marked_and_every_handle_named(audit):
     for panel in (widgets.withheld_panel(audit), widgets.sweep_panel(audit)):
         specs = panel.attributes.controls
-        assert panel.attributes in panel.children[0].children
-        assert "ea-panel-controls" in panel.children[0]._dom_classes
+        # The chart above the controls, the other views below them.
+        chart, box, *rest = panel.children
+        assert chart is panel.outputs[1] and rest == [panel.outputs[0], *panel.outputs[2:]]
+        assert panel.attributes in box.children and panel.status in box.children
+        assert "ea-panel-controls" in box._dom_classes
         for name, control in panel.controls.items():
             assert control_class(name) in control._dom_classes
             spec = specs[control_class(name)]

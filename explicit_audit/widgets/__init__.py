@@ -89,7 +89,7 @@ def _style(description: str, width: str = "520px") -> dict[str, Any]:
     return {
         "description": description,
         "style": {"description_width": "initial"},
-        "layout": widgets.Layout(width=width),
+        "layout": widgets.Layout(width=width, max_width="100%"),
     }
 
 
@@ -221,6 +221,7 @@ def withheld_panel(data: Any) -> Panel:
         controls,
         title="withheld-count explorer",
         readouts=readouts,
+        above=1,
     )
 
 
@@ -328,4 +329,5 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
         controls,
         title="routing explorer",
         link=_follow,
+        above=1,
     )

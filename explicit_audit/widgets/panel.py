@@ -66,6 +66,9 @@ class Panel(widgets.VBox):
         ``link(panel, name, change)``, called when control ``name`` changes
         and before the views run: it may set other controls (the views run
         once, after it).
+    above : int, optional
+        The index of the view shown above the controls (a chart, so that it
+        stays in sight while a slider moves); the others follow the controls.
 
     Attributes
     ----------
@@ -92,6 +95,7 @@ class Panel(widgets.VBox):
         title: str = "panel",
         readouts: Mapping[str, Callable[[Any], str]] | None = None,
         link: Callable[[Panel, str, Any], None] | None = None,
+        above: int | None = None,
     ) -> None:
         self.views = list(views)
         self.data = data
@@ -99,7 +103,14 @@ class Panel(widgets.VBox):
         self.controls = dict(controls)
         self.readouts = dict(readouts or {})
         self.link = link
-        self.outputs = [widgets.Output() for _ in self.views]
+        # Each view in a box of its own that scrolls sideways when wide: nothing is cut.
+        self.outputs = [
+            widgets.Output(
+                layout=widgets.Layout(overflow="auto", max_width="100%"),
+                _dom_classes=("ea-view", f"ea-view-{index}"),
+            )
+            for index in range(len(self.views))
+        ]
         self.results: list[Any] = []
         self.labels = {
             name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
@@ -116,12 +127,18 @@ class Panel(widgets.VBox):
             for name, control in self.controls.items()
         ]
         self.attributes = ControlAttributes(self.controls)
-        box = widgets.VBox([*rows, self.attributes], _dom_classes=(CONTROLS_CLASS,))
         # Said while the views run, so that a slow update never passes for the new values'.
         self.status = widgets.Label(
             layout=widgets.Layout(min_height="1.4em"), _dom_classes=("ea-status",)
         )
-        super().__init__(children=[box, self.status, *self.outputs], _dom_classes=("ea-panel",))
+        box = widgets.VBox(
+            [*rows, self.status, self.attributes],
+            layout=widgets.Layout(max_width="100%"),
+            _dom_classes=(CONTROLS_CLASS,),
+        )
+        first = [self.outputs[above]] if above is not None else []
+        rest = [output for index, output in enumerate(self.outputs) if index != above]
+        super().__init__(children=[*first, box, *rest], _dom_classes=("ea-panel",))
         for name, control in self.controls.items():
             control.observe(functools.partial(self._changed, name), names="value")
         self._refresh()
