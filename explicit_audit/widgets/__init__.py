@@ -11,6 +11,12 @@ Each panel is two things:
   are named after the views' parameters, and whose callback calls each view
   with the values of the controls it names and shows what it returns.
 
+Displayed, a panel carries its static twin (:mod:`.twin`: the controls'
+values, the table and the chart as HTML), which an untrusted notebook and
+any viewer show until the cell runs; its controls keep their keys from the
+notebook's shortcuts and name their parts for a screen reader
+(:mod:`.keyboard`).
+
 =================================  =======================  ===================================
 views                              panel                    answers
 =================================  =======================  ===================================
