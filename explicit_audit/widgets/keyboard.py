@@ -72,12 +72,15 @@ export default {
   render({ model, el }) {
     let observer = null;
     let frame = 0;
+    let timer = 0;
     let tries = 0;
     const attach = () => {
       const root = el.closest(".CONTROLS_CLASS");
       if (!root) {
-        // Drawn before its parent box is in the page: look again on the next frame.
-        if (++tries < 600) frame = requestAnimationFrame(attach);
+        // Drawn before its parent box is in the page: look again on the next frames,
+        // then twice a second (an output drawn off screen joins the page later).
+        if (++tries < 120) frame = requestAnimationFrame(attach);
+        else timer = setTimeout(attach, 500);
         return;
       }
       const run = () => apply(root, model.get("controls"));
@@ -94,6 +97,7 @@ export default {
     attach();
     return () => {
       cancelAnimationFrame(frame);
+      clearTimeout(timer);
       if (observer) observer.disconnect();
     };
   },
