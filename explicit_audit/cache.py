@@ -36,13 +36,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ._core.content import file_digest
 from ._core.sources import display_name
 from ._version import __version__
 from .parquet import ARROW_SUFFIX, read_parquet, write_parquet
 
 __all__ = ["SETTLE_SECONDS", "cache_key", "file_digests", "lookup", "store"]
 
-_CHUNK = 1 << 20
 _DIGESTS = "digests.json"
 #: A file modified less than this before it was hashed is hashed again at the next load.
 SETTLE_SECONDS = 2
@@ -50,16 +50,6 @@ SETTLE_SECONDS = 2
 
 def _stat_key(stat: os.stat_result) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev]
-
-
-def _hash(path: Path) -> tuple[int, str]:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
 
 
 def _remembered(directory: Path) -> dict:
@@ -92,7 +82,7 @@ def file_digests(
                 found[display_name(path)] = (known["bytes"], known["sha256"])
                 continue
             hashed_at = time.time_ns()
-            size, sha256 = _hash(path)
+            size, sha256 = file_digest(path)  # as the load hashes it: up to its size at open
         except OSError:
             return None
         found[display_name(path)] = (size, sha256)

@@ -156,6 +156,29 @@ def test_the_reader_counts_every_byte_of_the_file(tmp_path, gzipped):
     assert len(counted) > 1  # as it goes, not at the end
 
 
+@pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
+def test_a_stream_counts_every_byte_once(tmp_path, gzipped):
+    """A file read from a URL or a stream counts its stored bytes as a local file does."""
+    import fsspec
+
+    from explicit_audit._core.remote import RemoteFile, StreamReader
+
+    data = (ROOT / "data" / "plans" / "arborist_runs.jsonl").read_bytes() * 20
+    stored = gzip.compress(data) if gzipped else data
+    name = "plans.jsonl.gz" if gzipped else "plans.jsonl"
+    url = f"memory://{tmp_path.name}/{name}"
+    fsspec.filesystem("memory").pipe(url, stored)
+    counted: list[int] = []
+    reader = StreamReader(
+        None, Limits(), name=name, remote=RemoteFile(url, url=url), on_bytes=counted.append
+    ).start()
+    pieces = sum(len(piece.data) for piece in reader)
+    assert pieces == len(data)
+    assert sum(counted) == len(stored)  # gzip's head counted once, not at start and again
+    assert reader.bytes_read == len(stored)
+    fsspec.filesystem("memory").rm(url)
+
+
 def test_the_command_line_options(large):
     command = [sys.executable, "-m", "explicit_audit.cli", "summary", str(large)]
     status, _, shown = _run([*command, "--progress"], tty=False, env=_env(CI="true"))

@@ -130,6 +130,28 @@ def test_replay_with_many_distinct_flags():
     _rows_equal_route(frame, policy)
 
 
+@pytest.mark.parametrize("distinct", [1, 7, 8, 9, 16, 17, 61, 62, 63, 124, 125])
+def test_replay_flag_masks_at_every_word_width(distinct):
+    """Flag sets packed into 8-, 16- and 64-bit masks, one word or several.
+
+    The first and last rows hold no flag, and so do runs in between: an empty
+    row sits where a mask's reduction would read its neighbour's flags.
+    """
+    rng = np.random.default_rng(distinct)
+    pool = [f"flag_{i:03d}" for i in range(distinct)]
+    rows = _random_inputs(rng, 300, pool)
+    for position in (0, 1, 2, 150, 151, 297, 298, 299):
+        rows[position]["self_declared_risk_flags"] = []
+    rows[3]["self_declared_risk_flags"] = list(pool)
+    frame = _frame(rows)
+    policy = POLICIES["kat_base"].replace(
+        risk_flags=dict(POLICIES["kat_base"].risk_flags)
+        | {name: ea.RiskFlag(i % 3 == 0, f"directive {i % 4}") for i, name in enumerate(pool)}
+    )
+    _rows_equal_route(frame, policy)
+    _rows_equal_route(frame.iloc[1:-1], policy)
+
+
 def test_replay_accepts_plain_object_columns_and_sliced_frames():
     rows = _random_inputs(np.random.default_rng(3), 200, ["numeric_claims", "zz"])
     plain = pd.DataFrame(rows)

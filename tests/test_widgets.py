@@ -356,6 +356,17 @@ def test_plan_panel_warns_on_a_negative_count_and_still_hashes_it_as_the_seed_do
     assert panel.result.plan_hash == ea.plan_hash({"retrieval_keywords": "budget", "top_k": -3})
 
 
+def test_plan_editor_shows_the_hash_first_and_whitespace_as_typed():
+    edit = plan_edit_view({"retrieval_keywords": "budget", "top_k": 8}, mt_engine="   ")
+    shown = edit._repr_html_()
+    assert edit.of_level("warning") and edit.plan_hash
+    # The hash leads, above every message, so a message never pushes it down.
+    assert shown.index(edit.plan_hash) < shown.index("<ul class='plan-checks'>")
+    # Each message keeps its spaces: three typed spaces are three on the page.
+    (item,) = [li for li in re.findall(r"<li style='[^']*'>.*?</li>", shown) if "warning" in li]
+    assert "white-space:pre-wrap" in item and "&#x27;   &#x27;" in item
+
+
 @pytest.mark.parametrize("typed", ["8.0", "8.5", "eight", " "])
 def test_plan_panel_refuses_what_int_refuses(typed):
     edit = plan_edit_view({"top_k": 8}, top_k=typed)

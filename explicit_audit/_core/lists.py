@@ -237,7 +237,11 @@ def tuple_series(
     for entry in np.flatnonzero(used):
         code_of_entry[entry] = category_of.setdefault(table[entry], len(category_of))
     categories = pd.Index(list(category_of), dtype=object, tupleize_cols=False)
-    codes = code_of_entry[index_into]
+    # Gathered in the code type the categorical keeps (int8 for up to 127
+    # categories), so that pandas need not convert a million codes after.
+    count = len(categories)
+    code_type = np.int8 if count < 128 else np.int16 if count < 32768 else np.int32
+    codes = code_of_entry.astype(code_type)[index_into]
     return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=index)
 
 

@@ -38,7 +38,7 @@ from urllib.request import url2pathname
 
 from ..errors import AuditError
 from .collect import Listing, Reading, read_with
-from .content import FileDigest, FileReader
+from .content import FileDigest, FileReader, _Tap
 from .extras import require
 from .limits import Limits
 from .progress import byte_progress
@@ -259,35 +259,6 @@ def expand_remote(items: list) -> list[RemoteFile | str | os.PathLike]:
     return out
 
 
-class _Hashing:
-    """A file object's bytes, the first of them already read, hashed and counted as read."""
-
-    def __init__(self, head: bytes, handle, digest, on_bytes=None) -> None:
-        self._head = head
-        self._handle = handle
-        self._digest = digest
-        self._on_bytes = on_bytes
-        self.bytes = len(head)
-
-    def read(self, size: int = -1) -> bytes:
-        if self._head:
-            data, self._head = self._head, b""
-            return data
-        data = self._handle.read(size)
-        if data:
-            self._digest.update(data)
-            self.bytes += len(data)
-            if self._on_bytes is not None:
-                self._on_bytes(len(data))
-        return data
-
-    def drain(self) -> None:
-        """Read (and hash) the rest, so the digest is the whole file's."""
-        self._head = b""
-        while self.read(_READ_BYTES):
-            pass
-
-
 def _looks_like_lines(head: bytes) -> bool:
     """Whether a stream without a name holds JSON Lines: its first line is a whole object."""
     if head.startswith(_GZIP_MAGIC):
@@ -318,18 +289,16 @@ class StreamReader(FileReader):
 
     def start(self) -> StreamReader:
         """Open the file and read its head; a file that cannot be opened is a problem."""
-        digest = hashlib.sha256()
         try:
             handle = self.remote.open()
-            head = handle.read(_READ_BYTES)
+            tap = _Tap(handle)
+            head = tap.read(_READ_BYTES)
         except Exception as exc:  # fsspec's and the network's errors are not all OSError
             self._cannot_open(exc)
-            self.sha256 = digest.hexdigest()
+            self.sha256 = hashlib.sha256().hexdigest()
             return self
-        digest.update(head)
-        if self.on_bytes is not None:
-            self.on_bytes(len(head))
-        self._source = (_Hashing(head, handle, digest, self.on_bytes), handle, digest)
+        tap.unread(head)
+        self._source = (tap, handle)
         if suffix_of(self.remote.name):
             self.jsonl = is_jsonl_name(self.remote.name)
         else:
@@ -341,31 +310,35 @@ class StreamReader(FileReader):
         self.problems.append(Rejection(self.name, 0, "file", f"cannot read: {reason}", ""))
 
     def _raw_chunks(self) -> Iterator[bytes]:
+        # The same tap as a local file's: every byte hashed once as it is read,
+        # and counted for progress as it is handed on (gzip: as stored).
         if self._source is None:
             return
-        stream, handle, digest = self._source
+        tap, handle = self._source
         failed = False
         try:
-            if is_gzip_name(self.remote.name) or stream._head[:2] == _GZIP_MAGIC:
-                yield from self._gunzip(stream)
+            if is_gzip_name(self.remote.name) or tap.pushed[:2] == _GZIP_MAGIC:
+                yield from self._gunzip(tap)
                 return
             while True:
                 try:
-                    chunk = stream.read(_READ_BYTES)
+                    chunk = tap.read(_READ_BYTES)
                 except Exception as exc:
                     failed = True
                     self._cannot_open(exc)
                     return
                 if not chunk:
                     return
+                if self.on_bytes is not None:
+                    self.on_bytes(len(chunk))
                 yield chunk
         finally:
             if not failed and self.hash_all:
                 try:
-                    stream.drain()
+                    tap.digest()  # what the pipeline left unread, read into the hash
                 except Exception as exc:
                     self._cannot_open(exc)
-            self.bytes_read, self.sha256 = stream.bytes, digest.hexdigest()
+            self.bytes_read, self.sha256 = tap.size, tap.hash.hexdigest()
             if self.remote.handle is None:
                 handle.close()
 
@@ -482,18 +455,13 @@ def url_digest(url: str) -> tuple[int, str]:
     OSError
         When it cannot be read (a network or file system error is given as one).
     """
-    digest = hashlib.sha256()
-    size = 0
     try:
         handle = RemoteFile(url, url=url).open()
         try:
-            while chunk := handle.read(_READ_BYTES):
-                digest.update(chunk)
-                size += len(chunk)
+            return tuple(_Tap(handle).digest())
         finally:
             handle.close()
     except OSError:
         raise
     except Exception as exc:
         raise OSError(f"{type(exc).__name__}: {exc}") from None
-    return size, digest.hexdigest()

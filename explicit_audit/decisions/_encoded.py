@@ -66,12 +66,21 @@ def _column(decisions: pd.DataFrame, name: str, dtype: type) -> np.ndarray:
     return column.to_numpy(dtype=dtype)
 
 
+def _small_codes(count: int) -> type:
+    """The smallest signed integer type that numbers ``count`` things."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if count <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
+
+
 def _compact(key: np.ndarray, bound: int) -> np.ndarray:
     """Number the distinct values of a non-negative key 0, 1, 2, ... (in value order)."""
     if bound <= max(4 * len(key), 1 << 16):
-        seen = np.zeros(bound, dtype=np.int64)
-        seen[key] = 1
-        return (np.cumsum(seen) - 1)[key]
+        seen = np.zeros(bound, dtype=bool)
+        seen[key] = True
+        number = np.cumsum(seen, dtype=np.int64) - 1
+        return number.astype(_small_codes(bound))[key]
     return pd.factorize(key, sort=True)[0].astype(np.int64)
 
 
@@ -83,18 +92,24 @@ def _row_keys(domain_codes: np.ndarray, n_domains: int, flags: FlatList) -> np.n
     """
     codes, names = flags.codes()
     key, bound = domain_codes, max(n_domains, 1)
+    # Every row's start, with one zero appended so that a row at the very end
+    # (or an empty one) reduces over valid positions; an empty row's reduction
+    # reads its neighbour's first flag and is zeroed after.
+    starts = flags.offsets[:-1]
     nonempty = flags.lengths > 0
-    starts = flags.offsets[:-1][nonempty]
     for word in range(0, len(names), 62):
         width = min(62, len(names) - word)
+        bit_type = np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint64
+        bits = np.zeros(len(codes) + 1, dtype=bit_type)
         if len(names) <= 62:
-            bits = np.left_shift(np.int64(1), codes)
+            np.left_shift(bit_type(1), codes.astype(bit_type), out=bits[:-1])
         else:
             in_word = (codes >= word) & (codes < word + width)
-            bits = np.where(in_word, np.left_shift(1, np.clip(codes - word, 0, 61)), 0)
-        mask = np.zeros(len(key), dtype=np.int64)
-        if len(bits):
-            mask[nonempty] = np.bitwise_or.reduceat(bits, starts)
+            shifted = np.left_shift(np.uint64(1), np.clip(codes - word, 0, 61).astype(np.uint64))
+            bits[:-1] = np.where(in_word, shifted, 0)
+        mask = np.bitwise_or.reduceat(bits, starts) if len(starts) else bits[:0]
+        mask *= nonempty
+        mask = mask.astype(np.int64)
         shift = (bound - 1).bit_length()
         if shift + width <= 62:
             key, bound = key | (mask << shift), 1 << (shift + width)
@@ -185,7 +200,9 @@ def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
     for name in applied_names:
         used_index.setdefault(name, len(used_index))
     used_names = list(used_index)
-    spec_to_used = np.array([used_index[name] for name in applied_names], dtype=np.int64)
+    spec_to_used = np.array(
+        [used_index[name] for name in applied_names], dtype=_small_codes(len(used_names))
+    )
     flag_table, requires_table, directive_table = [], [], []
     for domain_code, own_flags in zip(encoded.combo_domain, encoded.combo_flags, strict=True):
         base = set(specs[spec_of_domain[domain_code]].default_risk_flags) | own_flags

@@ -266,9 +266,10 @@ def _replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
         REASON_FALLBACK_DOMAIN: view.used_fallback,
     }
     reasons = REASONS
-    reason_code = np.zeros(len(escalate), dtype=np.int64)
+    # A byte per row (while the reasons fit): a bool array viewed as bytes holds 0 or 1.
+    reason_code = np.zeros(len(escalate), dtype=np.uint8 if len(reasons) <= 8 else np.uint32)
     for bit, reason in enumerate(reasons):
-        reason_code |= fired[reason].astype(np.int64) << bit
+        reason_code |= np.ascontiguousarray(fired[reason], dtype=bool).view(np.uint8) << bit
     index = encoded.index
     return pd.DataFrame(
         {

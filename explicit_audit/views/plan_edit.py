@@ -146,8 +146,10 @@ class PlanEdit:
         return "\n".join([*lines, repr(self.preview)])
 
     def _repr_html_(self) -> str:
+        # pre-wrap: a value of three spaces reads as three, not as one.
         items = "".join(
-            f"<li style='color:{_COLOURS[m.level]}'><strong>{m.level}</strong> "
+            f"<li style='color:{_COLOURS[m.level]};white-space:pre-wrap'>"
+            f"<strong>{m.level}</strong> "
             f"<code>{html.escape(m.field)}</code>: {html.escape(m.text)}</li>"
             for m in self.messages
         )
@@ -162,9 +164,10 @@ class PlanEdit:
             "</code></td></tr>"
             for name, value in self.typed.items()
         )
+        # The hash first: however many messages show, it stays where the eye is.
         return (
-            f"{checks}<table class='plan-typed'><caption style='text-align:left'>as typed "
-            f"(Python repr)</caption>{typed}</table>{self.preview._repr_html_()}"
+            f"{self.preview._repr_html_()}{checks}<table class='plan-typed'><caption "
+            f"style='text-align:left'>as typed (Python repr)</caption>{typed}</table>"
         )
 
 
