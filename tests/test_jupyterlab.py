@@ -290,9 +290,9 @@ def _drag(page, handle, dx: float) -> None:
 
 TWIN = """twin => {
   const values = {};
-  const terms = [...twin.querySelectorAll('dl.ea-panel-values dt')];
-  for (const term of terms) {
-    values[term.innerText.trim()] = term.nextElementSibling.innerText.trim();
+  for (const item of twin.querySelectorAll('ul.ea-panel-values li')) {
+    values[item.querySelector('strong').innerText.trim()] =
+      item.querySelector('.ea-panel-value').innerText.trim();
   }
   const images = [...twin.querySelectorAll('img')];
   return {

@@ -480,8 +480,10 @@ def test_a_panel_reads_as_text_where_widgets_are_not_rendered(audit):
 
 def _twin_values(twin: str) -> dict:
     """The twin's written-out controls, {description: value}."""
-    (values,) = re.findall(r'<dl class="ea-panel-values"[^>]*>(.*?)</dl>', twin, re.S)
-    pairs = re.findall(r"<dt>(.*?)</dt><dd[^>]*>(.*?)</dd>", values, re.S)
+    (values,) = re.findall(r'<ul class="ea-panel-values">(.*?)</ul>', twin, re.S)
+    pairs = re.findall(
+        r'<li><strong>(.*?)</strong>: <span class="ea-panel-value">(.*?)</span></li>', values, re.S
+    )
     return {html.unescape(name): html.unescape(value) for name, value in pairs}
 
 

@@ -112,23 +112,24 @@ def twin_html(title: str, values: Mapping[str, str], outputs: Iterable[str]) -> 
     -------
     str
         A ``<div class="ea-panel-twin">``: a heading line, the values as a
-        definition list, then each output in a ``<div class="ea-panel-view">``.
-        The title and values are escaped; the outputs are inserted as given.
+        list (one control a line, plain markup that every sanitizer keeps),
+        then each output in a ``<div class="ea-panel-view">``. The title and
+        values are escaped; the outputs are inserted as given.
 
     Examples
     --------
     >>> twin = twin_html("explorer", {"audience": "(all)"}, ["<p>table</p>"])
-    >>> "<dt>audience</dt>" in twin and '<div class="ea-panel-view"><p>table</p></div>' in twin
+    >>> "<strong>audience</strong>: " in twin and "<p>table</p></div>" in twin
     True
     """
     rows = "".join(
-        f'<dt>{html.escape(name)}</dt><dd style="margin:0">{html.escape(text)}</dd>'
+        f'<li><strong>{html.escape(name)}</strong>: <span class="ea-panel-value">'
+        f"{html.escape(text)}</span></li>"
         for name, text in values.items()
     )
     views = "".join(f'<div class="ea-panel-view">{markup}</div>' for markup in outputs)
     return (
         f'<div class="{TWIN_CLASS}"><p class="ea-panel-twin-title"><strong>'
         f"{html.escape(title)}</strong>, as saved: run the notebook to use its controls.</p>"
-        '<dl class="ea-panel-values" style="display:grid;grid-template-columns:max-content '
-        f'auto;gap:0 1em;margin:0.25em 0">{rows}</dl>{views}</div>'
+        f'<ul class="ea-panel-values">{rows}</ul>{views}</div>'
     )
