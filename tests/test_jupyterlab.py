@@ -593,8 +593,10 @@ def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
             assert handle.evaluate(HANDLE_VALUE) == before, (label, back)
             assert page.evaluate(CELL_TYPES) == cells
 
-    for button in panel.locator(".ea-panel-controls button").all():
-        button.focus()
+    toggles = panel.locator(".ea-panel-controls button, .ea-panel-controls input[type=checkbox]")
+    for toggle in toggles.all():
+        assert toggle.get_attribute("data-lm-suppress-shortcuts") == "true"
+        toggle.focus()
         for key in letters:
             page.keyboard.press(key)
         assert page.evaluate(CELL_TYPES) == cells
