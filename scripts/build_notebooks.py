@@ -15,13 +15,20 @@ Cells that only show an image or an interactive panel carry the
 ``nbval-ignore-output`` tag: nbval compares the summary tables, not pictures
 or widgets.
 
-An executed notebook is saved with its widget state (``metadata.widgets``,
-as ``jupyter nbconvert --execute`` stores it), so a notebook opened before it
-is run shows its panels' controls and last output rather than their text
-form. Widget model ids are random per run; they are renamed here in a fixed
-order (from each widget view, in cell order, through the models it refers
-to), and models no view refers to are left out, so the same run writes the
-same bytes.
+An executed notebook is saved without its widgets: each panel's output keeps
+its static twin (``text/html``: the controls' values written out, the table,
+the chart as an embedded PNG) and its text form, and loses its widget view
+(``application/vnd.jupyter.widget-view+json``) and the notebook its widget
+state (``metadata.widgets``). Why: a notebook opens untrusted, and
+JupyterLab then renders only "safe" representations, never a widget view, so
+the twin shows. Trusted, a widget view wins over the twin: from saved state,
+its controls are drawn disconnected (nothing behind them until the cell runs
+again); without saved state, jupyterlab_widgets' renderer (3.0,
+``WidgetRenderer.renderModel``) writes "Error displaying widget: model not
+found" once the kernel's widget manager is restored, and logs an error. With
+no widget view saved, every front end and viewer shows the twin, trusted or
+not, and running the cell shows the live panel in its place. The saved
+bytes are those of the run: no random model id is stored.
 """
 
 from __future__ import annotations
@@ -29,9 +36,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import uuid
 from pathlib import Path
-from typing import Any
 
 import jupytext
 import nbformat
@@ -42,9 +47,7 @@ NOTEBOOKS = ROOT / "notebooks"
 SOURCES = ROOT / "scripts" / "notebooks"
 #: The cells every notebook shares, after its title: parameters, then set-up.
 OPENING = SOURCES / "_opening.py"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-MODEL_REFERENCE = "IPY_MODEL_"
 
 #: The tables each notebook reads: alternatives, each the tables needed together.
 #: A report of data that meets none says so instead of running the notebook
@@ -94,78 +97,31 @@ def execute(notebook: nbformat.NotebookNode) -> float:
         kernel_name="python3",
         resources={"metadata": {"path": str(NOTEBOOKS)}},
         record_timing=False,
-        store_widget_state=True,
+        store_widget_state=False,
     )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
 
 
-def _references(value: Any) -> list[str]:
-    """The model ids a widget state refers to, in the order its (sorted) keys hold them."""
-    if isinstance(value, str):
-        return [value[len(MODEL_REFERENCE) :]] if value.startswith(MODEL_REFERENCE) else []
-    if isinstance(value, dict):
-        return [ref for key in sorted(value) for ref in _references(value[key])]
-    if isinstance(value, list):
-        return [ref for item in value for ref in _references(item)]
-    return []
-
-
-def _renamed(value: Any, names: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        if value.startswith(MODEL_REFERENCE) and value[len(MODEL_REFERENCE) :] in names:
-            return MODEL_REFERENCE + names[value[len(MODEL_REFERENCE) :]]
-        return value
-    if isinstance(value, dict):
-        return {
-            key: names.get(item, item)
-            if key == "model_id" and isinstance(item, str)
-            else _renamed(item, names)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_renamed(item, names) for item in value]
-    return value
-
-
-def stable_widget_state(notebook: nbformat.NotebookNode, name: str) -> int:
-    """Rename the widget models in a fixed order and drop those no view shows.
+def static_panels(notebook: nbformat.NotebookNode) -> int:
+    """Drop every widget view from the outputs, and the widget state (see the module's notes).
 
     Returns
     -------
     int
-        The number of widget models kept.
+        The number of outputs that held a widget view; each keeps its other
+        representations (a panel's static twin and text form).
     """
-    stored = notebook.metadata.get("widgets", {}).get(WIDGET_STATE)
-    if not stored:
-        return 0
-    state = stored["state"]
-    order: list[str] = []
-
-    def visit(model_id: str) -> None:
-        if model_id in state and model_id not in order:
-            order.append(model_id)
-            for reference in _references(state[model_id]["state"]):
-                visit(reference)
-
+    dropped = 0
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
-            view = output.get("data", {}).get(WIDGET_VIEW)
-            if view:
-                visit(view["model_id"])
-    stem = Path(name).stem
-    names = {
-        model_id: uuid.uuid5(uuid.NAMESPACE_URL, f"explicit_audit/{stem}/{index}").hex
-        for index, model_id in enumerate(order)
-    }
-    stored["state"] = {names[m]: _renamed(state[m], names) for m in order}
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            view = output.get("data", {}).get(WIDGET_VIEW)
-            if view and view["model_id"] in names:
-                view["model_id"] = names[view["model_id"]]
-    return len(order)
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                del data[WIDGET_VIEW]
+                dropped += 1
+    notebook.metadata.pop("widgets", None)
+    return dropped
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         notebook = build(name)
         if args.execute:
             seconds = execute(notebook)
-            kept = stable_widget_state(notebook, name)
-            print(f"{name}: executed in {seconds:.1f} s, {kept} widget models saved")
+            panels = static_panels(notebook)
+            print(f"{name}: executed in {seconds:.1f} s, {panels} panels saved as their twins")
         nbformat.validate(notebook)
         nbformat.write(notebook, NOTEBOOKS / name)
     return 0

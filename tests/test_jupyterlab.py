@@ -183,8 +183,9 @@ def browser(lab):
 class Notebook:
     """One notebook open in JupyterLab, with the console messages of its page."""
 
-    def __init__(self, browser, lab, name: str) -> None:
-        self.page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    def __init__(self, browser, lab, name: str, viewport: tuple[int, int] = (1500, 1100)) -> None:
+        width, height = viewport
+        self.page = browser.new_page(viewport={"width": width, "height": height})
         self.page.set_default_timeout(TIMEOUT_MS)
         self.problems: list[str] = []
         self.page.on(
@@ -225,7 +226,7 @@ class Notebook:
 
     def output(self, index: int):
         """The ``index``-th view output of the panel."""
-        return self.panel.locator(".widget-output").nth(index)
+        return self.panel.locator(f".widget-output.ea-view-{index}")
 
     def table(self, index: int = 0) -> dict:
         """The output's first table, numbers without their thousands separators."""
@@ -267,8 +268,8 @@ class Notebook:
 def open_notebook(browser, lab):
     opened = []
 
-    def open_(name: str) -> Notebook:
-        notebook = Notebook(browser, lab, name)
+    def open_(name: str, **options) -> Notebook:
+        notebook = Notebook(browser, lab, name, **options)
         opened.append(notebook)
         return notebook
 
@@ -287,24 +288,55 @@ def _drag(page, handle, dx: float) -> None:
     page.mouse.up()
 
 
+TWIN = """twin => {
+  const values = {};
+  for (const item of twin.querySelectorAll('ul.ea-panel-values li')) {
+    values[item.querySelector('strong').innerText.trim()] =
+      item.querySelector('.ea-panel-value').innerText.trim();
+  }
+  const images = [...twin.querySelectorAll('img')];
+  return {
+    values,
+    tables: twin.querySelectorAll('table').length,
+    images: images.map(i => ({src: i.src.slice(0, 22), width: i.naturalWidth, alt: i.alt})),
+    text: twin.innerText,
+  };
+}"""
+
+
 @pytest.mark.parametrize(
-    ("name", "control"),
+    ("name", "values", "chart"),
     [
-        ("plan_hashes.ipynb", ".widget-text input"),
-        ("withheld_counts.ipynb", ".widget-slider"),
-        ("routing_sweep.ipynb", ".widget-toggle-buttons"),
+        ("plan_hashes.ipynb", {"top_k", "MT manifest hash"}, False),
+        ("withheld_counts.ipynb", {"audience", "group by", "days (UTC, end exclusive)"}, True),
+        ("routing_sweep.ipynb", {"policy variant", "thresholds", "confidence threshold"}, True),
     ],
 )
-def test_a_notebook_opened_before_it_runs_shows_its_panel_not_a_repr(open_notebook, name, control):
+def test_a_notebook_opened_before_it_runs_shows_its_panels_static_twin(
+    open_notebook, name, values, chart
+):
     notebook = open_notebook(name)
     page = notebook.page
-    # Untrusted, JupyterLab shows the text form: a sentence, not the widget tree.
-    assert page.get_by_text("Panel(children=").count() == 0
-    assert notebook.panel.get_by_text("interactive panel with controls").count() == 1
-    # Trusted, the saved widget state draws the panel without a kernel run.
+    # Untrusted: the twin (HTML, sanitized), not the text form and no widget.
+    twin = notebook.panel.locator(".ea-panel-twin")
+    twin.wait_for()
+    shown = twin.evaluate(TWIN)
+    assert values <= set(shown["values"]), shown["values"]
+    assert all(shown["values"].values())
+    assert shown["tables"] >= 1
+    assert "run the notebook to use its controls" in shown["text"]
+    if chart:
+        (image,) = shown["images"]
+        assert image["src"] == "data:image/png;base64," and image["width"] > 100
+        assert image["alt"]  # the chart's caption
+    assert page.get_by_text("interactive panel with controls").count() == 0
+    assert notebook.panel.locator(".widget-vbox").count() == 0
+    # Trusted, still the twin: no saved widget state, so no disconnected control.
     notebook.trust()
-    notebook.panel.locator(control).first.wait_for()
-    assert notebook.panel.locator(".widget-output table, .widget-output figure").count() >= 1
+    page.wait_for_timeout(500)
+    twin.wait_for()
+    assert notebook.panel.locator(".widget-vbox, .jupyter-widgets").count() == 0
+    assert page.get_by_text("Error displaying widget").count() == 0
     notebook.assert_clean()
 
 
@@ -441,4 +473,220 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
     table = notebook.table()
     for policy_id in at_zero.index:
         assert int(table[policy_id]["escalations"]) == at_zero.loc[policy_id, "escalations"]
+    notebook.assert_clean()
+
+
+# Keys in the kit's controls: every control takes its keys, the notebook none of them.
+
+CELL_TYPES = "() => window.jupyterapp.shell.currentWidget.content.widgets.map(w => w.model.type)"
+GUARDED = """() => {
+  const controls = document.querySelectorAll(
+    '.ea-panel-controls select, .ea-panel-controls .noUi-handle, .ea-panel-controls button');
+  return controls.length > 0 &&
+    [...controls].every(e => e.getAttribute('data-lm-suppress-shortcuts') === 'true');
+}"""
+# The time of each keydown and of the last change inside the panel's outputs, and whether
+# its status line said "updating" since the key.
+WATCH = """panel => {
+  window.eaKeyAt = 0;
+  window.eaChangedAt = 0;
+  window.eaUpdatingSeen = false;
+  document.addEventListener('keydown', e => { window.eaKeyAt = e.timeStamp; }, true);
+  const changed = new MutationObserver(() => { window.eaChangedAt = performance.now(); });
+  for (const output of panel.querySelectorAll('.widget-output')) {
+    changed.observe(output, {subtree: true, childList: true, characterData: true});
+  }
+  const status = panel.querySelector('.ea-status');
+  new MutationObserver(() => {
+    if (status.innerText.startsWith('updating')) window.eaUpdatingSeen = true;
+  }).observe(status, {subtree: true, childList: true, characterData: true});
+}"""
+QUIET = f"""() => performance.now() - window.eaChangedAt > 800 && ({KERNEL_IDLE})()"""
+# noUiSlider writes aria-valuenow with one decimal (0.61 reads 0.6): the value as text instead.
+#: The goal for one update, from the keydown to the last change of an output (p95).
+LATENCY_MS = 150
+HANDLE_VALUE = "h => h.getAttribute('aria-valuetext')"
+
+
+def _letters(panel) -> list[str]:
+    """The first letter or digit of every option label of the panel's dropdowns, and the
+    notebook's command-mode keys (a, b: insert a cell; m, y: change its type; d d, x: delete)."""
+    labels = panel.locator("select option").all_inner_texts()
+    firsts = {next((c for c in label.lower() if c.isalnum()), "") for label in labels}
+    return sorted((firsts | set("abmydxcvz")) - {""})
+
+
+def _percentiles(times: list[float]) -> tuple[int, int]:
+    """The median and the 95th percentile (nearest rank) of ``times``, in whole ms."""
+    ordered = sorted(times)
+    rank = max(0, -(-95 * len(ordered) // 100) - 1)
+    return round(ordered[len(ordered) // 2]), round(ordered[rank])
+
+
+def _settle(notebook) -> None:
+    notebook.page.wait_for_function(QUIET, polling=100)
+
+
+def _press(notebook, key: str) -> float:
+    """Press ``key``; wait until the panel's outputs are quiet; the milliseconds from the
+    keydown to the last change of an output (0 when nothing changed)."""
+    page = notebook.page
+    page.evaluate("() => { window.eaChangedAt = 0; window.eaUpdatingSeen = false; }")
+    page.keyboard.press(key)
+    page.wait_for_timeout(50)
+    _settle(notebook)
+    took = page.evaluate("() => window.eaChangedAt ? window.eaChangedAt - window.eaKeyAt : 0")
+    if took > LATENCY_MS:  # slower than the goal: the panel said it was updating
+        assert page.evaluate("() => window.eaUpdatingSeen"), f"{key}: {took:.0f} ms, no status"
+    assert notebook.panel.locator(".ea-status").inner_text() == ""
+    return took
+
+
+@pytest.mark.parametrize("name", ["withheld_counts.ipynb", "routing_sweep.ipynb"])
+def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
+    open_notebook, audit, name, record_property
+):
+    notebook = open_notebook(name)
+    notebook.run_all()
+    page, panel = notebook.page, notebook.panel
+    page.wait_for_function(GUARDED)
+    panel.evaluate(WATCH)
+    cells = page.evaluate(CELL_TYPES)
+    letters = _letters(panel)
+    latencies: dict[str, list[float]] = {}
+
+    for select in panel.locator(".ea-panel-controls select").all():
+        label = select.evaluate("s => s.closest('.widget-dropdown').innerText.split('\\n')[0]")
+        select.focus()
+        for key in letters:
+            page.keyboard.press(key)
+            assert page.evaluate(CELL_TYPES) == cells, f"{key!r} in {label!r} edited the notebook"
+        _settle(notebook)
+        count = select.evaluate("s => s.options.length")
+        for key in ("ArrowDown", "ArrowUp"):
+            before = select.evaluate("s => s.selectedIndex")
+            if key == "ArrowDown" and before == count - 1:
+                key = "ArrowUp"
+            elif key == "ArrowUp" and before == 0:
+                key = "ArrowDown"
+            latencies.setdefault(label, []).append(_press(notebook, key))
+            after = select.evaluate("s => s.selectedIndex")
+            assert after == before + (1 if key == "ArrowDown" else -1), (label, key)
+            assert page.evaluate(CELL_TYPES) == cells
+
+    for handle in panel.locator(".ea-panel-controls .noUi-handle").all():
+        label = handle.get_attribute("aria-label")
+        assert label, "a slider handle without an accessible name"
+        handle.focus()
+        for key in letters:
+            page.keyboard.press(key)
+        assert page.evaluate(CELL_TYPES) == cells, f"a letter on {label!r} edited the notebook"
+        for forward, back in (("ArrowRight", "ArrowLeft"), ("ArrowUp", "ArrowDown")):
+            before = handle.evaluate(HANDLE_VALUE)
+            latencies.setdefault(label, []).append(_press(notebook, forward))
+            if handle.evaluate(HANDLE_VALUE) == before:  # at its end: the other way
+                forward, back = back, forward
+                latencies[label].append(_press(notebook, forward))
+            moved = handle.evaluate(HANDLE_VALUE)
+            assert moved != before, (label, forward)
+            latencies[label].append(_press(notebook, back))
+            assert handle.evaluate(HANDLE_VALUE) == before, (label, back)
+            assert page.evaluate(CELL_TYPES) == cells
+
+    toggles = panel.locator(".ea-panel-controls button, .ea-panel-controls input[type=checkbox]")
+    for toggle in toggles.all():
+        assert toggle.get_attribute("data-lm-suppress-shortcuts") == "true"
+        toggle.focus()
+        for key in letters:
+            page.keyboard.press(key)
+        assert page.evaluate(CELL_TYPES) == cells
+    figures = {label: _percentiles(times) for label, times in latencies.items()}
+    record_property("latency_ms", json.dumps(figures))
+    print(f"\n{name}: ms from keydown to the last output change (p50, p95): {figures}")
+    notebook.assert_clean()
+
+
+def test_handles_and_toggles_announce_names_dates_and_pressed_state(open_notebook, audit):
+    days = time_range(audit.receipts)
+    notebook = open_notebook("withheld_counts.ipynb")
+    notebook.run_all()
+    page, panel = notebook.page, notebook.panel
+    page.wait_for_function(GUARDED)
+    lower = panel.locator(".noUi-handle-lower")
+    upper = panel.locator(".noUi-handle-upper")
+    assert lower.get_attribute("aria-label") == "days (UTC, end exclusive): start"
+    assert upper.get_attribute("aria-label") == "days (UTC, end exclusive): end"
+    assert lower.get_attribute("aria-valuetext") == "open (start)"
+    assert upper.get_attribute("aria-valuetext") == "open (end)"
+    lower.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"() => document.querySelector('.noUi-handle-lower')"
+        f".getAttribute('aria-valuetext') === '{days[0]:%Y-%m-%d}'"
+    )
+    role = page.get_by_role("slider", name="days (UTC, end exclusive): end")
+    assert role.get_attribute("aria-valuetext") == "open (end)"
+    notebook.close()
+
+    notebook = open_notebook("routing_sweep.ipynb")
+    notebook.run_all()
+    page, panel = notebook.page, notebook.panel
+    page.wait_for_function(GUARDED)
+    for name in ("context cap (characters)", "multi-document count", "confidence threshold"):
+        assert page.get_by_role("slider", name=name).count() == 1
+    own = panel.get_by_role("button", name="each variant at its own thresholds")
+    sliders = panel.get_by_role("button", name="the sliders' thresholds for every variant")
+    assert own.get_attribute("aria-pressed") == "true"
+    assert sliders.get_attribute("aria-pressed") == "false"
+    sliders.click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.ea-panel-controls button')]"
+        ".find(b => b.innerText.startsWith('the sliders')).getAttribute('aria-pressed') === 'true'"
+    )
+    assert own.get_attribute("aria-pressed") == "false"
+    notebook.assert_clean()
+
+
+# The layout at 1366x768 with Lab's file browser open
+
+# Whether anything in the panel is cut: the panel wider than its output area, or a view
+# wider than its box without a sideways scroll.
+CUT = """panel => {
+  const cut = [];
+  if (panel.scrollWidth > panel.clientWidth + 1) cut.push(`panel ${panel.scrollWidth}`);
+  for (const view of panel.querySelectorAll('.ea-view')) {
+    const overflow = getComputedStyle(view).overflowX;
+    if (view.scrollWidth > view.clientWidth + 1 && !['auto', 'scroll'].includes(overflow)) {
+      cut.push(`${view.className} ${view.scrollWidth} > ${view.clientWidth}`);
+    }
+  }
+  return cut;
+}"""
+IN_VIEW = "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }"
+
+
+@pytest.mark.parametrize("name", ["withheld_counts.ipynb", "routing_sweep.ipynb"])
+def test_the_chart_and_the_controls_fit_a_laptop_with_the_file_browser_open(
+    open_notebook, name, tmp_path
+):
+    notebook = open_notebook(name, viewport=(1366, 768))
+    page = notebook.page
+    notebook.command("filebrowser:activate")
+    page.wait_for_function("() => !window.jupyterapp.shell.leftCollapsed")
+    notebook.run_all()
+    panel = notebook.panel
+    chart = notebook.output(1).locator("img")
+    chart.wait_for()
+    width = panel.evaluate("p => p.clientWidth")
+    assert width < 1000, f"the output area is {width} px: is the side panel open?"
+    notebook.output(1).evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=tmp_path / f"{name}.png")  # in the test's folder, never the repository
+    # The chart and the last slider handle in sight together, so a moved handle's
+    # marker is seen moving.
+    top, bottom = chart.evaluate(IN_VIEW)
+    handle_top, handle_bottom = panel.locator(".noUi-handle").last.evaluate(IN_VIEW)
+    assert 0 <= top and bottom <= 768, (top, bottom)
+    assert 0 <= handle_top and handle_bottom <= 768, (handle_top, handle_bottom)
+    assert panel.evaluate(CUT) == []
     notebook.assert_clean()

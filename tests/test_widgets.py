@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import html
 import json
 import re
 import warnings
@@ -27,8 +29,11 @@ from explicit_audit.views import (
     window_readout,
     withheld_view,
 )
+from explicit_audit.widgets.keyboard import control_class
+from explicit_audit.widgets.twin import twin_html
 
 SAMPLE = Path(__file__).parent.parent / "data"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.fixture(scope="module")
@@ -470,65 +475,178 @@ def test_a_panel_reads_as_text_where_widgets_are_not_rendered(audit):
     assert len(repr(widgets.plan_panel())) < 200
 
 
-# Notebooks: saved with the widget state their panels need
+# The static twin: what a notebook shows of a panel before it runs
+
+
+def _twin_values(twin: str) -> dict:
+    """The twin's written-out controls, {description: value}."""
+    (values,) = re.findall(r'<ul class="ea-panel-values">(.*?)</ul>', twin, re.S)
+    pairs = re.findall(
+        r'<li><strong>(.*?)</strong>: <span class="ea-panel-value">(.*?)</span></li>', values, re.S
+    )
+    return {html.unescape(name): html.unescape(value) for name, value in pairs}
+
+
+def test_a_displayed_panel_carries_its_static_twin(audit):
+    panel = widgets.withheld_panel(audit)
+    bundle = panel._repr_mimebundle_()
+    # The live view for a kernel, the twin for everything else, the text form last.
+    assert set(bundle) == {WIDGET_VIEW, "text/html", "text/plain"}
+    twin = bundle["text/html"]
+    assert twin.startswith('<div class="ea-panel-twin">') and "<script" not in twin
+    assert "withheld-count explorer" in twin
+    assert _twin_values(twin) == {
+        "audience": ALL,
+        "space": ALL,
+        "group by": "scope",
+        "days (UTC, end exclusive)": window_readout(None),
+    }
+    # The table and the chart the panel shows, the chart as an embedded PNG.
+    assert panel.result.to_html().split("<tbody>")[1] in twin
+    png = base64.b64encode(panel.results[1].png).decode("ascii")
+    assert f"src='data:image/png;base64,{png}'" in twin
+    assert html.escape(panel.results[1].caption) in twin
+
+
+def test_the_twin_follows_the_controls_and_equals_the_public_api(audit):
+    receipts = audit.receipts
+    days = time_range(receipts)
+    panel = widgets.withheld_panel(audit)
+    with panel.hold():
+        panel.controls["audience"].value = "peer"
+        panel.controls["by"].value = "outcome"
+        panel.controls["window"].index = (1, 3)
+    twin = panel.twin_html()
+    values = _twin_values(twin)
+    assert values["audience"] == "peer" and values["group by"] == "outcome"
+    assert values["days (UTC, end exclusive)"] == window_readout((days[0], days[2]))
+    inside = ea.within_time_window(receipts[receipts["withheld_audience"] == "peer"], *days[:3:2])
+    rows = re.findall(r"<th>\(all\)</th>\s*<td>(\d+)</td>", twin)
+    assert rows and int(rows[0]) == len(inside)
+    assert base64.b64encode(panel.results[1].png).decode("ascii") in twin
+
+
+def test_the_plan_editors_twin_shows_the_hash_and_the_fields_as_typed(audit):
+    plan = audit.plans["plan"].iloc[0]
+    panel = widgets.plan_panel(plan)
+    panel.controls["mt_manifest_hash"].value = "   "
+    twin = panel.twin_html()
+    assert _twin_values(twin)["MT manifest hash"] == "'   '"
+    spaced = {key: value for key, value in plan.items() if key != "mt"}
+    spaced["mt"] = {"engine": "", "manifest_hash": "   ", "source_lang": ""}
+    assert panel.result.plan_hash == ea.plan_hash(spaced)
+    assert panel.result.plan_hash in twin
+
+
+def test_the_twin_escapes_what_it_writes_out():
+    twin = twin_html("<b>t</b>", {"<i>k</i>": "<script>x</script>"}, ["<p>kept</p>"])
+    assert "<b>t</b>" not in twin and "&lt;b&gt;t&lt;/b&gt;" in twin
+    assert "<script>" not in twin and "&lt;script&gt;" in twin
+    assert '<div class="ea-panel-view"><p>kept</p></div>' in twin
+
+
+def test_sweep_panel_twin_writes_every_control_out(audit):
+    panel = widgets.sweep_panel(audit)
+    panel.controls["confidence_threshold"].value = 0.7
+    values = _twin_values(panel.twin_html())
+    assert values == {
+        "policy variant": ALL,
+        "thresholds": "the sliders' thresholds for every variant",
+        "context cap (characters)": str(panel.values["context_char_cap_4b"]),
+        "multi-document count": str(panel.values["escalate_on_multi_doc_count"]),
+        "confidence threshold": "0.7",
+        "chart across": "confidence threshold",
+        "only the decisions that name each policy": "no",
+    }
+
+
+# The controls' keys and names (explicit_audit/widgets/keyboard.py)
+
+
+def test_every_control_is_marked_and_every_handle_named(audit):
+    for panel in (widgets.withheld_panel(audit), widgets.sweep_panel(audit)):
+        specs = panel.attributes.controls
+        # The chart above the controls, the other views below them.
+        chart, box, *rest = panel.children
+        assert chart is panel.outputs[1] and rest == [panel.outputs[0], *panel.outputs[2:]]
+        assert panel.attributes in box.children and panel.status in box.children
+        assert "ea-panel-controls" in box._dom_classes
+        for name, control in panel.controls.items():
+            assert control_class(name) in control._dom_classes
+            spec = specs[control_class(name)]
+            assert spec["name"] == control.description and all(spec["handles"])
+    window = widgets.withheld_panel(audit).attributes.controls[control_class("window")]
+    days = time_range(audit.receipts)
+    assert window["handles"] == [
+        "days (UTC, end exclusive): start",
+        "days (UTC, end exclusive): end",
+    ]
+    assert window["valuetexts"] == ["open (start)", *(f"{d:%Y-%m-%d}" for d in days), "open (end)"]
+
+
+def test_the_keyboard_script_suppresses_shortcuts_on_the_focused_element_itself():
+    # Lumino checks the attribute on each element before matching it against a
+    # binding's selector, so it must sit on the focusable elements, not on a box.
+    from explicit_audit.widgets.keyboard import _ESM
+
+    assert '"select, button, input[type=checkbox], .noUi-handle"' in _ESM
+    assert 'set(node, "data-lm-suppress-shortcuts", "true")' in _ESM
+    assert "aria-pressed" in _ESM and "aria-valuetext" in _ESM
+
+
+# Notebooks: saved with each panel's twin, without widgets
 
 
 @pytest.mark.parametrize("path", sorted((SAMPLE.parent / "notebooks").glob("*.ipynb")))
-def test_notebooks_carry_the_widget_state_of_every_view_they_show(path):
+def test_notebooks_save_each_panel_as_its_static_twin(path):
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
-    models = state["state"]
-    assert state["version_major"] == 2 and models
-    views = [
-        output["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
-        for cell in notebook["cells"]
-        for output in cell.get("outputs", [])
-        if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+    assert "widgets" not in notebook["metadata"]
+    outputs = [o for cell in notebook["cells"] for o in cell.get("outputs", [])]
+    assert not any(WIDGET_VIEW in o.get("data", {}) for o in outputs)
+    twins = [
+        "".join(o["data"]["text/html"])
+        for o in outputs
+        if "ea-panel-twin" in "".join(o.get("data", {}).get("text/html", ""))
     ]
-    assert views and all(view in models for view in views)
-    # Every reference between models resolves, so a renderer can rebuild each panel.
-    text = json.dumps(models)
-    references = set(re.findall(r"IPY_MODEL_([0-9a-f]+)", text))
-    assert references <= set(models)
-    # The panel's text form reads as a sentence where the widgets cannot be drawn.
-    for cell in notebook["cells"]:
-        for output in cell.get("outputs", []):
-            if "application/vnd.jupyter.widget-view+json" in output.get("data", {}):
-                assert "interactive panel" in "".join(output["data"]["text/plain"])
-    names = {model["model_name"] for model in models.values()}
-    assert "OutputModel" in names
+    assert len(twins) == 1
+    (twin,) = twins
+    assert "<table" in twin and _twin_values(twin)
+    if path.stem != "plan_hashes":
+        assert "<img src='data:image/png;base64," in twin
 
 
-def test_widget_state_is_renamed_in_view_order_and_unshown_models_dropped():
+def test_static_panels_drops_widget_views_and_state():
     import nbformat
 
-    from scripts.build_notebooks import WIDGET_STATE, WIDGET_VIEW, stable_widget_state
+    from scripts.build_notebooks import static_panels
 
-    def notebook(box: str, label: str, stray: str) -> nbformat.NotebookNode:
-        cell = nbformat.v4.new_code_cell("panel", id="panel")
-        cell.outputs = [
-            nbformat.v4.new_output(
-                "display_data", data={WIDGET_VIEW: {"model_id": box}, "text/plain": "panel"}
-            )
-        ]
-        made = nbformat.v4.new_notebook(cells=[cell])
-        made.metadata["widgets"] = {
-            WIDGET_STATE: {
-                "state": {
-                    stray: {"model_name": "LayoutModel", "state": {}},
-                    label: {"model_name": "LabelModel", "state": {"value": "x"}},
-                    box: {"model_name": "VBoxModel", "state": {"children": [f"IPY_MODEL_{label}"]}},
-                },
-                "version_major": 2,
-                "version_minor": 0,
-            }
-        }
-        return made
+    cell = nbformat.v4.new_code_cell("panel", id="panel")
+    data = {WIDGET_VIEW: {"model_id": "aa11"}, "text/html": "<div>twin</div>", "text/plain": "p"}
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    made = nbformat.v4.new_notebook(cells=[cell])
+    made.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    assert static_panels(made) == 1
+    assert "widgets" not in made.metadata
+    assert set(made.cells[0].outputs[0]["data"]) == {"text/html", "text/plain"}
 
-    first, second = notebook("aa11", "bb22", "cc33"), notebook("dd44", "ee55", "ff66")
-    assert stable_widget_state(first, "x.ipynb") == stable_widget_state(second, "x.ipynb") == 2
-    assert nbformat.writes(first) == nbformat.writes(second)
-    state = first.metadata["widgets"][WIDGET_STATE]["state"]
-    (view,) = [o["data"][WIDGET_VIEW]["model_id"] for o in first.cells[0].outputs]
-    box, label = list(state)
-    assert box == view and state[box]["state"]["children"] == [f"IPY_MODEL_{label}"]
+
+def test_a_view_whose_values_did_not_change_is_not_redrawn(audit):
+    panel = widgets.sweep_panel(audit)
+    table, chart, flips = panel.results
+    shown = [output.outputs for output in panel.outputs]
+    panel.controls["axis"].value = "context_char_cap_4b"  # only the chart reads the axis
+    assert panel.results[0] is table and panel.results[2] is flips
+    assert panel.outputs[0].outputs is shown[0] and panel.outputs[2].outputs is shown[2]
+    assert panel.results[1] is not chart
+    assert "across context_char_cap_4b" in panel.results[1].caption
+    assert panel.status.value == ""
+    panel.controls["confidence_threshold"].value = 0.7
+    assert panel.results[0] is not table
+    pd.testing.assert_frame_equal(panel.result, sweep_view(audit, **_sliders(panel)))
+
+
+def _sliders(panel) -> dict:
+    return {
+        name: panel.values[name]
+        for name in ("context_char_cap_4b", "escalate_on_multi_doc_count", "confidence_threshold")
+    }

@@ -33,8 +33,16 @@ __all__ = ["EXTRAS", "needs", "require"]
 
 #: Extra -> the modules whose absence means it is not installed.
 EXTRAS = {
-    "report": ("nbformat", "nbclient", "nbconvert", "ipykernel", "matplotlib", "ipywidgets"),
-    "notebooks": ("nbformat", "ipykernel", "matplotlib", "ipywidgets", "jupyterlab"),
+    "report": (
+        "nbformat",
+        "nbclient",
+        "nbconvert",
+        "ipykernel",
+        "matplotlib",
+        "ipywidgets",
+        "anywidget",
+    ),
+    "notebooks": ("nbformat", "ipykernel", "matplotlib", "ipywidgets", "anywidget", "jupyterlab"),
     "dask": ("dask", "dask.dataframe", "distributed"),
     "remote": ("fsspec",),
 }

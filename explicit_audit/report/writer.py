@@ -14,10 +14,10 @@ that grows during the run changes no page. Then, for every notebook:
    read as the user gave them; a notebook whose metadata names the tables it
    reads (``metadata.explicit_audit.tables``) and finds all of them empty is
    not run: its page says there are no records of its kind in the data;
-3. widget outputs (``application/vnd.jupyter.widget-view+json``, with the
-   text stand-in that comes with them) are dropped: each notebook renders
-   every widget view once more as a static output, and that is what a reader
-   sees; so are JavaScript outputs;
+3. widget views (``application/vnd.jupyter.widget-view+json``) are dropped,
+   and so are JavaScript outputs; a kit panel's output keeps its static twin
+   (``text/html``: its controls' values, table and chart, as displayed), and
+   an output left with only a widget's text stand-in goes;
 4. :mod:`nbconvert` writes one HTML file: tables and PNG plots embedded, code
    folded away in a ``<details>`` element per cell, HTML outputs cleaned to an
    allowlist of tags (anything else shows as text), no script at all, and a

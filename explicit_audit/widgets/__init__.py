@@ -11,6 +11,12 @@ Each panel is two things:
   are named after the views' parameters, and whose callback calls each view
   with the values of the controls it names and shows what it returns.
 
+Displayed, a panel carries its static twin (:mod:`.twin`: the controls'
+values, the table and the chart as HTML), which an untrusted notebook and
+any viewer show until the cell runs; its controls keep their keys from the
+notebook's shortcuts and name their parts for a screen reader
+(:mod:`.keyboard`).
+
 =================================  =======================  ===================================
 views                              panel                    answers
 =================================  =======================  ===================================
@@ -35,6 +41,7 @@ from .._core.engine import computed
 from .._core.extras import needs
 
 with needs("report", "explicit_audit.widgets"):
+    import anywidget  # noqa: F401  (the panels' keyboard widget, .keyboard)
     import ipywidgets as widgets
 
 from ..views import (
@@ -88,7 +95,7 @@ def _style(description: str, width: str = "520px") -> dict[str, Any]:
     return {
         "description": description,
         "style": {"description_width": "initial"},
-        "layout": widgets.Layout(width=width),
+        "layout": widgets.Layout(width=width, max_width="100%"),
     }
 
 
@@ -220,6 +227,7 @@ def withheld_panel(data: Any) -> Panel:
         controls,
         title="withheld-count explorer",
         readouts=readouts,
+        above=1,
     )
 
 
@@ -327,4 +335,5 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
         controls,
         title="routing explorer",
         link=_follow,
+        above=1,
     )

@@ -11,8 +11,13 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..errors import AuditError
+from .keyboard import CONTROLS_CLASS, ControlAttributes
+from .twin import control_text, output_html, twin_html
 
-__all__ = ["Panel"]
+__all__ = ["UPDATING", "Panel"]
+
+#: What the panel's status line says while its views run for new values.
+UPDATING = "updating… (the views below still show the values before)"
 
 
 def _parameters(view: Callable[..., Any]) -> set[str] | None:
@@ -23,8 +28,24 @@ def _parameters(view: Callable[..., Any]) -> set[str] | None:
     return set(list(signature.parameters)[1:])
 
 
+def _same(values: Mapping[str, Any], before: Mapping[str, Any] | None) -> bool:
+    """Whether a view would run with the values it last ran with."""
+    if before is None or values.keys() != before.keys():
+        return False
+    try:
+        return all(bool(values[name] == before[name]) for name in values)
+    except (TypeError, ValueError):  # a value that does not compare as one bool: run again
+        return False
+
+
 class Panel(widgets.VBox):
     """Controls above the output of one or more views, refreshed on every change.
+
+    Displayed, a panel carries its static twin beside the live widget (its
+    ``text/html``, :meth:`twin_html`): what an untrusted notebook and any
+    notebook viewer show. Its controls keep their keys from the notebook's
+    shortcuts and name their parts for a screen reader
+    (:class:`~explicit_audit.widgets.keyboard.ControlAttributes`).
 
     Parameters
     ----------
@@ -45,6 +66,9 @@ class Panel(widgets.VBox):
         ``link(panel, name, change)``, called when control ``name`` changes
         and before the views run: it may set other controls (the views run
         once, after it).
+    above : int, optional
+        The index of the view shown above the controls (a chart, so that it
+        stays in sight while a slider moves); the others follow the controls.
 
     Attributes
     ----------
@@ -56,6 +80,10 @@ class Panel(widgets.VBox):
         Where each result is displayed.
     labels : dict
         The readout label of each control that has one.
+    status : ipywidgets.Label
+        Says :data:`UPDATING` while the views run, nothing otherwise.
+    attributes : ControlAttributes
+        The invisible widget that sets the controls' keyboard and accessibility attributes.
     """
 
     def __init__(
@@ -67,6 +95,7 @@ class Panel(widgets.VBox):
         title: str = "panel",
         readouts: Mapping[str, Callable[[Any], str]] | None = None,
         link: Callable[[Panel, str, Any], None] | None = None,
+        above: int | None = None,
     ) -> None:
         self.views = list(views)
         self.data = data
@@ -74,20 +103,42 @@ class Panel(widgets.VBox):
         self.controls = dict(controls)
         self.readouts = dict(readouts or {})
         self.link = link
-        self.outputs = [widgets.Output() for _ in self.views]
+        # Each view in a box of its own that scrolls sideways when wide: nothing is cut.
+        self.outputs = [
+            widgets.Output(
+                layout=widgets.Layout(overflow="auto", max_width="100%"),
+                _dom_classes=("ea-view", f"ea-view-{index}"),
+            )
+            for index in range(len(self.views))
+        ]
         self.results: list[Any] = []
         self.labels = {
             name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
             for name in self.readouts
         }
         self._accepts = [_parameters(view) for view in self.views]
+        # The values each view last ran with: a view whose values did not change is not
+        # run again and its output is not redrawn.
+        self._ran_with: list[dict[str, Any] | None] = [None] * len(self.views)
         self._held = 0
         self._stale = False
         rows = [
             widgets.HBox([control, self.labels[name]]) if name in self.labels else control
             for name, control in self.controls.items()
         ]
-        super().__init__(children=[widgets.VBox(rows), *self.outputs])
+        self.attributes = ControlAttributes(self.controls)
+        # Said while the views run, so that a slow update never passes for the new values'.
+        self.status = widgets.Label(
+            layout=widgets.Layout(min_height="1.4em"), _dom_classes=("ea-status",)
+        )
+        box = widgets.VBox(
+            [*rows, self.status, self.attributes],
+            layout=widgets.Layout(max_width="100%"),
+            _dom_classes=(CONTROLS_CLASS,),
+        )
+        first = [self.outputs[above]] if above is not None else []
+        rest = [output for index, output in enumerate(self.outputs) if index != above]
+        super().__init__(children=[*first, box, *rest], _dom_classes=("ea-panel",))
         for name, control in self.controls.items():
             control.observe(functools.partial(self._changed, name), names="value")
         self._refresh()
@@ -97,6 +148,29 @@ class Panel(widgets.VBox):
             f"{self.title}: interactive panel with controls {', '.join(self.controls)}; "
             "run the notebook to use it"
         )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/html"] = self.twin_html()
+        return data
+
+    def twin_html(self) -> str:
+        """The panel as plain HTML: its controls' values and its views' outputs, as they stand.
+
+        Returns
+        -------
+        str
+            See :func:`~explicit_audit.widgets.twin.twin_html`; a control
+            with a readout is written out as its readout.
+        """
+        values = {}
+        for name, control in self.controls.items():
+            description = getattr(control, "description", "") or name
+            if name in self.labels:
+                values[description] = self.labels[name].value
+            else:
+                values[description] = control_text(control)
+        return twin_html(self.title, values, [output_html(result) for result in self.results])
 
     @property
     def values(self) -> dict[str, Any]:
@@ -130,17 +204,25 @@ class Panel(widgets.VBox):
             self._stale = True
             return
         self._stale = False
+        self.status.value = UPDATING
         values = self.values
         for name, label in self.labels.items():
             label.value = self.readouts[name](values[name])
-        results = []
-        for view, accepts in zip(self.views, self._accepts, strict=True):
+        results, redrawn = [], []
+        for index, (view, accepts) in enumerate(zip(self.views, self._accepts, strict=True)):
             chosen = values if accepts is None else {k: values[k] for k in values if k in accepts}
+            if _same(chosen, self._ran_with[index]):
+                results.append(self.results[index])
+                continue
             try:
                 results.append(view(self.data, **chosen))
             except (AuditError, ValueError) as exc:  # show why, keep the panel alive
                 results.append(f"cannot show this view for these values: {exc}")
+            self._ran_with[index] = chosen
+            redrawn.append(index)
         self.results = results
-        for output, result in zip(self.outputs, self.results, strict=True):
+        for index in redrawn:
+            output = self.outputs[index]
             output.outputs = ()
-            output.append_display_data(result)
+            output.append_display_data(results[index])
+        self.status.value = ""
