@@ -30,8 +30,7 @@ from .sources import (
     CANNOT_READ,
     POLICY_SUFFIXES,
     display_name,
-    is_gzip_name,
-    is_jsonl_name,
+    is_plain_jsonl_name,
     scan_sources,
 )
 from .times import typed_times, unparsed_counts
@@ -349,7 +348,7 @@ def read_files(
     for index, path in enumerate(paths):
         name = display_name(path) if names is None else names[index]
         reader = FileReader(path, limits, name=name, on_bytes=on_bytes, hash_whole=hash_whole)
-        if not _may_batch(path, limits):
+        if not is_plain_jsonl_name(path):
             flush()
             read_with(reading, reader, kinds, keep)
             continue
@@ -376,17 +375,6 @@ def read_files(
         if batch_bytes >= BATCH_BYTES:
             flush()
     flush()
-
-
-def _may_batch(path: Path, limits: Limits) -> bool:
-    """Whether a file may join a batch: plain JSON Lines, small by its size now."""
-    if not is_jsonl_name(path) or is_gzip_name(path):
-        return False
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        return False  # its own reading names the problem
-    return size <= min(SMALL_FILE_BYTES, limits.max_file_bytes, limits.max_value_bytes)
 
 
 def read_file(
