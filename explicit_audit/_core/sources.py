@@ -69,8 +69,12 @@ def suffix_of(path: Path | str) -> str:
     >>> suffix_of("logs/dec.jsonl.2.gz"), suffix_of("dec.json.1"), suffix_of("notes.txt.1")
     ('.jsonl.gz', '.json', '')
     """
-    # A Path's name is at hand; anything else is made one (a folder's trailing slash, ...).
-    name = (path if isinstance(path, PurePath) else Path(os.fsdecode(path))).name.lower()
+    # A Path's name is at hand, as is a plain name's; any other path is made a Path.
+    if isinstance(path, PurePath):
+        name = path.name.lower()
+    else:
+        text = os.fsdecode(path)
+        name = (text if "/" not in text else Path(text).name).lower()
     found = next((suffix for suffix in _ALL_SUFFIXES if name.endswith(suffix)), "")
     if found:
         return found

@@ -35,6 +35,7 @@ from .._core.sources import display_name, is_gzip_name, is_jsonl_name
 __all__ = [
     "DEFAULT_BLOCKSIZE",
     "DEFAULT_SAMPLE_BYTES",
+    "PACK_FILES",
     "Part",
     "Stamp",
     "plan_parts",
@@ -44,6 +45,10 @@ __all__ = [
 
 #: Bytes per partition of a large JSON Lines file (``blocksize=``).
 DEFAULT_BLOCKSIZE = 64 << 20
+
+#: Files per partition of small whole files, at most: a pack of a hundred thousand
+#: one-line files would leave the other workers idle.
+PACK_FILES = 4096
 
 #: Bytes of each file's head read to learn the tables' columns (``sample_bytes=``).
 DEFAULT_SAMPLE_BYTES = 1 << 20
@@ -164,7 +169,7 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
         stamp = Stamp.of(path)
         size = stamp.size if stamp is not None else 0
         if stamp is not None and size <= small:
-            if packed and packed_bytes + size > blocksize:
+            if packed and (packed_bytes + size > blocksize or len(packed) >= PACK_FILES):
                 pack()
             packed.append(Part(path, name, stamp=stamp))
             packed_bytes += size
