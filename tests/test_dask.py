@@ -16,7 +16,7 @@ import dask
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_receipt
+from conftest import make_receipt, quiet_load
 
 import explicit_audit as ea
 from explicit_audit.cli import main
@@ -498,3 +498,56 @@ def test_an_unchanged_file_reads_as_planned(tmp_path):
         assert len(lazy.rejected.compute()) == 0
         # Computed twice, the same: looking at the file changes nothing.
         assert len(lazy.receipts.compute()) == 40
+
+
+def test_small_files_are_packed_and_each_is_pinned_to_itself(tmp_path):
+    receipts = [json.dumps(make_receipt(query=f"q{i}")) for i in range(30)]
+    paths = []
+    for index, line in enumerate(receipts):
+        path = tmp_path / f"{index:02d}.jsonl"
+        path.write_text(line + "\n", "utf-8")
+        paths.append(path)
+    lazy = ea.load(tmp_path, engine="dask", blocksize=4096)
+    # Many files to a partition, not one partition per file.
+    assert 1 < lazy.receipts.npartitions < 10
+    memory = quiet_load(tmp_path)
+    with dask.config.set(scheduler="synchronous"):
+        computed = lazy.compute()
+    pd.testing.assert_frame_equal(
+        _sorted_categories(memory.receipts), _sorted_categories(computed.receipts)
+    )
+    pd.testing.assert_frame_equal(memory.sources, computed.sources)
+    # One file of a pack changes: it alone is a file-level rejection naming it.
+    changed = paths[12]
+    with open(changed, "a", encoding="utf-8") as stream:
+        stream.write(receipts[0] + "\n")
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        after = lazy.compute()
+    assert str(changed) not in set(after.receipts["source_file"])
+    assert len(after.receipts) == 29
+    (row,) = after.rejected.itertuples()
+    assert (row.source_file, row.source_line, row.kind) == (str(changed), 0, "file")
+    assert "changed after the load was planned" in row.reason
+    assert "its size went from" in row.reason
+    sources = after.sources.set_index("source_file")
+    assert sources.loc[str(changed), ["values_read", "loaded"]].tolist() == [0, 0]
+    assert (sources.loaded + sources.rejected == sources.values_read).all()
+    # The rejection sits in its file's place: the file after it still loads first after it.
+    assert list(after.receipts["source_file"]).index(str(paths[13])) == 12
+
+
+def test_a_key_past_the_heads_names_the_packed_file_that_holds_it(tmp_path):
+    for index in range(6):
+        value = make_receipt(query=f"q{index}")
+        (tmp_path / f"{index}.jsonl").write_text(json.dumps(value) + "\n", "utf-8")
+    assert ea.load(tmp_path, engine="dask", blocksize=1 << 20).receipts.npartitions == 1
+    late = make_receipt(query="late")
+    late["late_key"] = "x"
+    # Heads that miss the key: only the partition's read finds it, in the fifth file.
+    (tmp_path / "4.jsonl").write_text(json.dumps(late) + "\n", "utf-8")
+    lazy = ea.load(tmp_path, engine="dask", blocksize=1 << 20, sample_bytes=1)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ea.InputError) as raised:
+        lazy.receipts.compute()
+    assert raised.value.source_file == str(tmp_path / "4.jsonl")
+    assert raised.value.source_line == 1

@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import make_receipt, without_columnar
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import explicit_audit as ea
-from explicit_audit._core import registry
+from explicit_audit._core import collect, registry
 from explicit_audit._core.collect import build_kind
 from explicit_audit._core.pipeline import sort_value
 from explicit_audit._core.reader import read_exactly
+from explicit_audit._core.sources import display_name, scan_sources
 
 SETTINGS = settings(
     max_examples=40,
@@ -250,3 +252,206 @@ def test_json_lines_and_pretty_logs_give_the_same_rows(tmp_path_factory, items):
         b = right.tables[name].drop(columns=["source_file", "source_line"], errors="ignore")
         pd.testing.assert_frame_equal(a, b, obj=name)
     assert len(left.rejected) == len(right.rejected)
+
+
+# -- many files: every layout, hostile values, names as bytes -----------------------
+
+#: Layouts a file of the folder is written in (``pretty``: ``>>`` outputs one after
+#: another, a cut one glued to the next; the arrays: elements on one line, pretty,
+#: at column 0, and arrays of arrays), each also gzipped.
+_LAYOUTS = ["jsonl", "pretty", "array_line", "array_pretty", "array_col0", "array_nested"]
+_DIGITS = "__DIGITS__"
+
+
+@st.composite
+def hostile_values(draw, index: int) -> tuple[object, int | None]:
+    """A value, and the length of a digit run written in place of its ``__DIGITS__``."""
+    value = draw(values())
+    digits = None
+    if isinstance(value, dict) and draw(st.booleans()):
+        # A unique key per line: one per value, far below any column limit.
+        value[f"only_here_{index}"] = draw(_SCALAR)
+    if isinstance(value, dict) and draw(st.integers(0, 3)) == 0:
+        digits = draw(st.sampled_from([18, 19, 20, 400, 4_300, 4_301, 6_000]))
+        value[draw(st.sampled_from(["top_k", "n", "retrieval_keywords"]))] = _DIGITS
+    return value, digits
+
+
+def _dumped(value, digits: int | None, indent: int | None = None) -> str:
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    if digits is None:
+        return text
+    # Written in place: json.dumps will not write an integer past Python's limit.
+    return text.replace(f'"{_DIGITS}"', "1" + "7" * (digits - 1), 1)
+
+
+@st.composite
+def folders(draw) -> list[dict]:
+    """Files to write: each a name (maybe not UTF-8), a layout, gzip or not, and values."""
+    files = []
+    counter = 0
+    for number in range(draw(st.integers(1, 5))):
+        layout = draw(st.sampled_from(_LAYOUTS))
+        items = []
+        for _ in range(draw(st.integers(0 if layout == "jsonl" else 1, 6))):
+            value, digits = draw(hostile_values(counter))
+            counter += 1
+            if layout == "pretty" and not isinstance(value, dict):
+                # In a .json log a top-level array's elements are values of their own, and
+                # a scalar right after a broken value is read as part of it.
+                value = {"hello": "world"}
+            damage = "none"
+            if layout in ("jsonl", "pretty"):
+                damage = draw(st.sampled_from(["none"] * 5 + ["cut", "garbage"]))
+            items.append((damage, value, digits))
+        stem = draw(st.sampled_from([b"log", b"caf\xe9", b"r\xe9\xff", b"plain"]))
+        files.append(
+            {
+                "stem": stem + b"-%d" % number,
+                "layout": layout,
+                "gzip": draw(st.booleans()),
+                "items": items,
+            }
+        )
+    return files
+
+
+def _damaged(damage: str, text: str) -> str:
+    if damage == "cut":
+        return text[: max(1, len(text) // 2)]
+    if damage == "garbage":
+        return "{not json at all"
+    return text
+
+
+def _file_text(layout: str, items: list) -> tuple[bytes, list[int]]:
+    """The bytes of one file and the line each value written in it starts on."""
+    if layout == "jsonl":
+        texts = [_damaged(damage, _dumped(v, d)) for damage, v, d in items]
+        return "".join(text + "\n" for text in texts).encode(), list(range(1, len(texts) + 1))
+    if layout == "pretty":
+        out, starts, line = "", [], 1
+        for damage, value, digits in items:
+            # A writer killed mid-value ("cut"): the next output follows on the same line.
+            text = _damaged(damage, _dumped(value, digits, 2))
+            starts.append(line)
+            glued = damage == "cut"
+            out += text + ("" if glued else "\n")
+            line += text.count("\n") + (0 if glued else 1)
+        return out.encode(), starts
+    elements = [_dumped(value, digits) for _, value, digits in items]
+    if layout == "array_line":
+        return ("[" + ", ".join(elements) + "]\n").encode(), [1] * len(elements)
+    if layout == "array_col0":
+        body = "[\n" + ",\n".join(elements) + "\n]\n"
+        return body.encode(), [index + 2 for index in range(len(elements))]
+    if layout == "array_nested":
+        # An array of arrays: each inner array is one value (not a record).
+        body = "[\n" + ",\n".join(f"  [{e}]" for e in elements) + "\n]\n"
+        return body.encode(), [index + 2 for index in range(len(elements))]
+    out, starts, line = "[\n", [], 2
+    for index, (_, value, digits) in enumerate(items):
+        text = "  " + _dumped(value, digits, 2).replace("\n", "\n  ")
+        starts.append(line)
+        out += text + (",\n" if index < len(items) - 1 else "\n")
+        line += text.count("\n") + 1
+    return (out + "]\n").encode(), starts
+
+
+def _write_folder(folder: Path, files: list[dict]) -> dict[str, list[int]]:
+    """Write the files (names as bytes); each file's name as tables show it, and its lines."""
+    written = {}
+    for file in files:
+        data, starts = _file_text(file["layout"], file["items"])
+        suffix = b".jsonl" if file["layout"] == "jsonl" else b".json"
+        name = file["stem"] + suffix + (b".gz" if file["gzip"] else b"")
+        with open(os.path.join(os.fsencode(folder), name), "wb") as handle:
+            handle.write(gzip.compress(data) if file["gzip"] else data)
+        path = Path(folder, os.fsdecode(name))
+        written[display_name(path)] = starts
+    return written
+
+
+def _folder_reference(folder: Path) -> tuple[dict[str, pd.DataFrame], list[tuple[str, int]]]:
+    """The folder's tables built from every file read value by value, in the load's order."""
+    by_kind: dict[str, list] = {}
+    rejected = []
+    for path in scan_sources(folder).files:
+        for item in read_exactly(path):
+            if not hasattr(item, "value"):
+                rejected.append((item.source_file, item.source_line))
+                continue
+            kind = sort_value(item, registry.kinds())
+            if hasattr(kind, "reason"):
+                rejected.append((item.source_file, item.source_line))
+            else:
+                by_kind.setdefault(kind.name, []).append(item)
+    tables = {}
+    for kind in registry.kinds():
+        built = build_kind(kind, [("values", by_kind.get(kind.name, []))])
+        tables.update(built.tables)
+        rejected.extend((r.source_file, r.source_line) for r in built.rejected)
+    return tables, sorted(rejected)
+
+
+#: Few examples, not shrunk: the whole set runs in well under a minute.
+MANY_FILES = settings(
+    SETTINGS, max_examples=12, phases=[Phase.explicit, Phase.reuse, Phase.generate]
+)
+
+
+@MANY_FILES
+@given(files=folders())
+def test_a_folder_of_every_layout_loads_each_value_once_on_its_line(
+    tmp_path_factory, monkeypatch, files
+):
+    folder = tmp_path_factory.mktemp("many")
+    written = _write_folder(folder, files)
+    audit = _load(folder)
+    sources = audit.sources.set_index("source_file")
+    assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
+    for name, starts in written.items():
+        # Every value written is read: loaded or rejected, none lost, none made up.
+        assert sources.loc[name, "values_read"] == len(starts), (name, sources)
+    loaded = {
+        (row.source_file, row.source_line)
+        for table in ("receipts", "plans", "decisions")
+        for row in audit.tables[table][["source_file", "source_line"]].itertuples()
+    }
+    for source_file, line in loaded | set(
+        zip(audit.rejected.source_file, audit.rejected.source_line, strict=True)
+    ):
+        assert line == 0 or line in written[source_file], (source_file, line)
+    # The same tables and rejections as each file read value by value on its own...
+    tables, rejected = _folder_reference(folder)
+    for name, frame in tables.items():
+        pd.testing.assert_frame_equal(audit.tables[name], frame, obj=f"reference {name}")
+    got = sorted(zip(audit.rejected.source_file, audit.rejected.source_line, strict=True))
+    assert got == rejected
+    # ... and as with every file read on its own, small JSON Lines files not batched.
+    monkeypatch.setattr(collect, "SMALL_FILE_BYTES", -1)
+    _same(audit, _load(folder))
+
+
+@MANY_FILES
+@given(items=st.lists(st.tuples(st.just("none"), values(), st.none()), min_size=1, max_size=6))
+def test_every_layout_and_its_gzip_give_the_same_rows_and_rejections(tmp_path_factory, items):
+    # A top-level array is one value in JSON Lines, its elements in a .json log.
+    items = [item for item in items if not isinstance(item[1], list)]
+    if not items:
+        return
+    loads = {}
+    for layout in ["jsonl", "pretty", "array_line", "array_pretty", "array_col0"]:
+        for compressed in (False, True):
+            folder = tmp_path_factory.mktemp(layout)
+            _write_folder(
+                folder, [{"stem": b"x", "layout": layout, "gzip": compressed, "items": items}]
+            )
+            loads[(layout, compressed)] = _load(folder)
+    first = loads.pop(("jsonl", False))
+    for where, audit in loads.items():
+        for name in first.tables:
+            a = first.tables[name].drop(columns=["source_file", "source_line"], errors="ignore")
+            b = audit.tables[name].drop(columns=["source_file", "source_line"], errors="ignore")
+            pd.testing.assert_frame_equal(a, b, obj=f"{where} {name}")
+        assert sorted(first.rejected.reason) == sorted(audit.rejected.reason), where

@@ -8,6 +8,7 @@ file, loaded + rejected == values read.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, RejectedRowsWarning, UnparsedTimeWarning
+from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .caller import warn
 from .content import BytesReader, FileDigest, FileReader, HeldFile, hold_file
 from .key_table import settle
@@ -24,7 +26,13 @@ from .limits import Limits
 from .pipeline import PieceReader
 from .progress import byte_progress
 from .records import KindTables, RecordKind, Rejection, blame_cut
-from .sources import CANNOT_READ, POLICY_SUFFIXES, display_name, scan_sources
+from .sources import (
+    CANNOT_READ,
+    POLICY_SUFFIXES,
+    display_name,
+    is_plain_jsonl_name,
+    scan_sources,
+)
 from .times import typed_times, unparsed_counts
 
 __all__ = [
@@ -39,6 +47,7 @@ __all__ = [
     "read_all",
     "read_bytes",
     "read_file",
+    "read_files",
     "read_with",
     "rejected_frame",
     "sources_frame",
@@ -180,7 +189,12 @@ class Reading:
         ]
 
 
-def read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
+def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=None) -> None:
+    """Read one file's pieces into ``reading``.
+
+    ``pieces_read`` are the pieces already taken from ``reader``'s iteration
+    (an iterator over the rest); by default the reader is iterated here.
+    """
     name = reader.name
     pieces = PieceReader(
         name, reader.jsonl, kinds, keep, reading.limits, reading.emit, reading.reject
@@ -192,7 +206,7 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
         held.append(rejection)
 
     pieces.reject = hold
-    for piece in reader:
+    for piece in reader if pieces_read is None else pieces_read:
         for rejection in held:
             reading.reject(rejection)
         held.clear()
@@ -282,11 +296,85 @@ def read_all(
     for problem in listing.problems:
         reading.reject(problem)
     with byte_progress(listing.data_files, progress) as advance:
-        for path in listing.data_files:
-            read_with(reading, FileReader(path, reading.limits, on_bytes=advance), kinds, keep)
+        read_files(reading, listing.data_files, kinds, keep, on_bytes=advance)
     reading.count_policy_files()
     reading.held_policies = reading.hold_policy_files()
     return reading
+
+
+def read_files(
+    reading: Reading,
+    paths: Sequence[Path],
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    *,
+    names: Sequence[str] | None = None,
+    on_bytes=None,
+    hash_whole: bool = True,
+) -> None:
+    """Read files one after another into ``reading``, small JSON Lines files in batches.
+
+    A plain (not gzip) JSON Lines file of at most
+    :data:`~explicit_audit._core.batches.SMALL_FILE_BYTES` that is read whole
+    in one piece, without a file-level problem, joins a batch
+    (:func:`~explicit_audit._core.batches.read_batch`); any other file is
+    read on its own, from where its reading got to. Files are read, and their
+    rows and rejections kept, in the order given.
+
+    Parameters
+    ----------
+    reading : Reading
+    paths : sequence of Path
+    kinds, keep
+        As for :func:`read_all`.
+    names : sequence of str, optional
+        Each file's name in the tables (``source_file``); by default its path as given.
+    on_bytes : callable, optional
+        The progress bar's count of bytes read.
+    hash_whole : bool, default True
+        As for :class:`~explicit_audit._core.content.FileReader`.
+    """
+    batch: list[SmallFile] = []
+    batch_bytes = 0
+
+    def flush() -> None:
+        nonlocal batch, batch_bytes
+        counts = read_batch(batch, kinds, keep, reading.limits, reading.emit, reading.reject)
+        for file, count in zip(batch, counts, strict=True):
+            reading.values_read[file.name] = reading.values_read.get(file.name, 0) + count
+        batch, batch_bytes = [], 0
+
+    limits = reading.limits
+    for index, path in enumerate(paths):
+        name = display_name(path) if names is None else names[index]
+        reader = FileReader(path, limits, name=name, on_bytes=on_bytes, hash_whole=hash_whole)
+        if not is_plain_jsonl_name(path):
+            flush()
+            read_with(reading, reader, kinds, keep)
+            continue
+        taken, pieces, size = [], iter(reader), 0
+        for piece in pieces:
+            taken.append(piece)
+            size += len(piece.data)
+            if size > SMALL_FILE_BYTES or len(taken) > 1:
+                break
+        whole = (
+            len(taken) <= 1
+            and size <= SMALL_FILE_BYTES
+            and all(piece.first_line == 1 for piece in taken)
+            and not (reader.problems or reader.cut or reader.oversized)
+        )
+        if not whole:
+            flush()
+            read_with(reading, reader, kinds, keep, itertools.chain(taken, pieces))
+            continue
+        batch.append(SmallFile(name, taken[0].data if taken else b"", reader.digest))
+        batch_bytes += size
+        if reader.digest is not None:
+            reading.digests[name] = reader.digest
+        if batch_bytes >= BATCH_BYTES:
+            flush()
+    flush()
 
 
 def read_file(

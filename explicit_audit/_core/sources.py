@@ -26,7 +26,7 @@ import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from ..errors import AuditError
 from .records import Rejection
@@ -41,6 +41,7 @@ __all__ = [
     "find_sources",
     "is_gzip_name",
     "is_jsonl_name",
+    "is_plain_jsonl_name",
     "resolve_sources",
     "scan_sources",
     "suffix_of",
@@ -68,7 +69,12 @@ def suffix_of(path: Path | str) -> str:
     >>> suffix_of("logs/dec.jsonl.2.gz"), suffix_of("dec.json.1"), suffix_of("notes.txt.1")
     ('.jsonl.gz', '.json', '')
     """
-    name = os.fsdecode(Path(path).name).lower()
+    # A Path's name is at hand, as is a plain name's; any other path is made a Path.
+    if isinstance(path, PurePath):
+        name = path.name.lower()
+    else:
+        text = os.fsdecode(path)
+        name = (text if "/" not in text else Path(text).name).lower()
     found = next((suffix for suffix in _ALL_SUFFIXES if name.endswith(suffix)), "")
     if found:
         return found
@@ -78,6 +84,12 @@ def suffix_of(path: Path | str) -> str:
     base = rotated["base"] + (rotated["gz"] or "")
     # Only data logs rotate; a numbered policy file is not a policy.
     return next((suffix for suffix in DATA_SUFFIXES if base.endswith(suffix)), "")
+
+
+def is_plain_jsonl_name(path: Path | str) -> bool:
+    """Whether a file is read as JSON Lines and its name does not say gzip."""
+    suffix = suffix_of(path)
+    return suffix.startswith((".jsonl", ".ndjson")) and not suffix.endswith(".gz")
 
 
 def is_jsonl_name(path: Path | str) -> bool:
@@ -222,11 +234,28 @@ def _walk(folder: Path, scan: Scan) -> list[Path]:
                 found.append(Path(root, name))
             else:
                 scan.skipped.append((Path(root, name), why))
-    return sorted(found)
+    # As Paths sort (part by part), with each key made once.
+    return sorted(found, key=_parts)
 
 
-def _real(path: Path) -> str:
+def _parts(path: Path) -> tuple[str, ...]:
+    return path.parts
+
+
+def _real(path: Path, folders: dict[str, str] | None = None) -> str:
+    """The real path of ``path``; ``folders`` keeps the real path of each folder met.
+
+    A file that is not a link is its real folder's entry: its folder is
+    resolved once for all of its files, not once per file.
+    """
     try:
+        if folders is not None and not os.path.islink(path):
+            folder, name = os.path.split(os.fspath(path))
+            if name not in ("", ".", ".."):
+                real = folders.get(folder)
+                if real is None:
+                    real = folders[folder] = os.path.realpath(folder or ".")
+                return os.path.join(real, name)
         return os.path.realpath(path)
     except (OSError, RuntimeError, ValueError):
         return os.path.abspath(path)
@@ -307,9 +336,10 @@ def scan_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> Sca
                 if not why.startswith(CANNOT_READ):
                     scan.strays.append(candidate)
     seen: set[str] = set()
+    folders: dict[str, str] = {}
     for path in files:
         # The same file named twice (a/x.jsonl and a/b/../x.jsonl) is read once.
-        real = _real(path)
+        real = _real(path, folders)
         if real not in seen:
             seen.add(real)
             scan.files.append(path)

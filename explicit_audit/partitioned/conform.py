@@ -42,13 +42,23 @@ class Where(NamedTuple):
     source_line: int | None = None
 
 
-def _first_line(table: pd.DataFrame, column: object, where: Where) -> int | None:
-    """The line of the first row holding a value in ``column``; else the partition's first."""
+def _first_place(table: pd.DataFrame, column: object, where: Where) -> Where:
+    """The file and line of the first row holding a value in ``column``; else the partition's.
+
+    A partition may hold several small files: the row names its own.
+    """
     if "source_line" in table.columns and column in table.columns:
         held = table[column].notna().to_numpy()
         if held.any():
-            return int(table["source_line"].to_numpy()[held.argmax()])
-    return where.source_line
+            first = int(held.argmax())
+            source_file = where.source_file
+            if "source_file" in table.columns:
+                source_file = str(table["source_file"].iloc[first])
+            return where._replace(
+                source_file=source_file,
+                source_line=int(table["source_line"].to_numpy()[first]),
+            )
+    return where
 
 
 def empty_meta(table: pd.DataFrame, declared: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -101,9 +111,7 @@ def _same_dtype(left, right) -> bool:
     return left == right
 
 
-def _widened(
-    column: pd.Series, dtype, name: str, where: Where, line: int | None = None
-) -> pd.Series:
+def _widened(column: pd.Series, dtype, name: str, where: Where) -> pd.Series:
     """``column`` as the in-memory engine would type it, were ``dtype`` its type over all rows."""
     present = column.notna()
     if not present.any():
@@ -118,7 +126,7 @@ def _widened(
         return column.astype("Float64")
     raise InputError(
         where.source_file,
-        line if line is not None else where.source_line,
+        where.source_line,
         f"{where.text}: the key {name!r} holds values of type {source} here, but the head of "
         f"the files read to learn the columns gave it type {dtype}",
         field=name,
@@ -183,9 +191,10 @@ def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: Whe
     """``table``'s columns fitted to ``meta``'s, its row labels unchanged."""
     unknown = [column for column in table.columns if column not in meta.columns]
     if unknown:
+        place = _first_place(table, unknown[0], where)
         raise InputError(
-            where.source_file,
-            _first_line(table, unknown[0], where),
+            place.source_file,
+            place.source_line,
             f"{where.text}: the {name} table has the key(s) {unknown} beside its records, which "
             "the head of the files read to learn the columns did not show",
             field=str(unknown[0]),
@@ -206,6 +215,6 @@ def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: Whe
             if isinstance(dtype, pd.CategoricalDtype):
                 columns[column] = _categories_as_text(table[column])
         else:
-            line = _first_line(table, column, where)
-            columns[column] = _widened(table[column], dtype, column, where, line)
+            place = _first_place(table, column, where)
+            columns[column] = _widened(table[column], dtype, column, place)
     return pd.DataFrame(columns, index=table.index)

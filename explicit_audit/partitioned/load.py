@@ -40,7 +40,7 @@ from .._core.collect import (
     in_file_order,
     list_sources,
     loaded_counts,
-    read_file,
+    read_files,
     rejected_frame,
     sources_frame,
 )
@@ -90,6 +90,9 @@ class _Built:
 
 
 def _where(part: Part, first_line: int | None) -> str:
+    if part.members:
+        last = part.members[-1].name
+        return f"the files {part.name} to {last} ({len(part.members)} files, one partition)"
     if part.whole:
         return part.name
     lines = "the lines" if first_line is None else f"the lines from {first_line}"
@@ -163,7 +166,7 @@ def _build_paused(
         rejections.extend(built.rejected)
     reading.segments.clear()
     if strict:
-        found = in_file_order([*reading.rejections, *rejections], [part.name])
+        found = in_file_order([*reading.rejections, *rejections], part.names)
         if found:
             first = found[0]
             raise InputError(first.source_file, first.source_line or None, first.reason)
@@ -286,11 +289,24 @@ def _metas(
 ) -> dict[str, pd.DataFrame]:
     head = sample_limits(limits, sample_bytes)
     segments: dict[str, list] = {}
-    for path, name, url in dict.fromkeys((part.path, part.name, part.url) for part in parts):
-        if url is not None:
-            sample = read_url(url, name, kinds, keep=keep, limits=head, whole=False)
-        else:
-            sample = read_file(path, kinds, keep=keep, limits=head, name=name, hash_whole=False)
+    files = dict.fromkeys((each.path, each.name, each.url) for part in parts for each in part.files)
+    # The heads of the files in order, runs of local files read as a load reads them
+    # (small ones in batches), a URL's on its own.
+    samples: list[Reading] = []
+    run: list[tuple[Path, str]] = []
+    for path, name, url in [*files, (None, "", "end")]:
+        if url is None:
+            run.append((path, name))
+            continue
+        if run:
+            sample = Reading([], [], head)
+            paths, names = [path for path, _ in run], [name for _, name in run]
+            read_files(sample, paths, kinds, keep, names=names, hash_whole=False)
+            samples.append(sample)
+            run = []
+        if url != "end":
+            samples.append(read_url(url, name, kinds, keep=keep, limits=head, whole=False))
+    for sample in samples:
         for name, found in sample.segments.items():
             segments.setdefault(name, []).extend(found)
     metas: dict[str, pd.DataFrame] = {}

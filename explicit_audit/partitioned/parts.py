@@ -1,17 +1,20 @@
 """The partitions of a partitioned load: which bytes of which file each one reads.
 
-A partition is one file, or one line-aligned byte range of a large plain JSON
-Lines file (:mod:`explicit_audit._core.byte_ranges`). Gzip files, ``.json``
-files (values one after another may span lines) and files past
-``max_file_bytes`` are one partition each, read exactly as the in-memory
-engine reads them. Every partition is read by the same pipeline as a whole
-file, so it loads the same rows with the same line numbers.
+A partition is one file, one line-aligned byte range of a large plain JSON
+Lines file (:mod:`explicit_audit._core.byte_ranges`), or a pack of whole
+small files, one after another, up to about ``blocksize`` bytes (a Dask
+partition costs bookkeeping of its own, which a hundred thousand one-line
+files would each pay). Gzip files, ``.json`` files (values one after another
+may span lines) and files past ``max_file_bytes`` are never split, and are
+read exactly as the in-memory engine reads them. Every partition is read by
+the same pipeline as whole files (a pack by the reader the in-memory engine
+reads its files with), so it loads the same rows with the same line numbers.
 
 A partition is pinned to the file as it was planned: its size, modification
-time and inode (:class:`Stamp`). A file truncated, emptied, appended to or
-replaced before the partition is computed is not read as it is then: the
-partition is a file-level rejection naming the file and what changed, and
-loads no row.
+time and inode (:class:`Stamp`); a pack, to each of its files. A file
+truncated, emptied, appended to or replaced before the partition is computed
+is not read as it is then: it is a file-level rejection naming the file and
+what changed, and loads no row (the other files of a pack load as usual).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .._core.batches import SMALL_FILE_BYTES
 from .._core.byte_ranges import nominal_ranges, read_range
-from .._core.collect import Reading, read_bytes, read_file
+from .._core.collect import Reading, read_bytes, read_file, read_files
 from .._core.limits import Limits
 from .._core.records import RecordKind, Rejection
 from .._core.remote import RemoteFile, read_url
@@ -31,6 +35,7 @@ from .._core.sources import display_name, is_gzip_name, is_jsonl_name
 __all__ = [
     "DEFAULT_BLOCKSIZE",
     "DEFAULT_SAMPLE_BYTES",
+    "PACK_FILES",
     "Part",
     "Stamp",
     "plan_parts",
@@ -40,6 +45,10 @@ __all__ = [
 
 #: Bytes per partition of a large JSON Lines file (``blocksize=``).
 DEFAULT_BLOCKSIZE = 64 << 20
+
+#: Files per partition of small whole files, at most: a pack of a hundred thousand
+#: one-line files would leave the other workers idle.
+PACK_FILES = 4096
 
 #: Bytes of each file's head read to learn the tables' columns (``sample_bytes=``).
 DEFAULT_SAMPLE_BYTES = 1 << 20
@@ -95,11 +104,30 @@ class Part:
     stamp: Stamp | None = None
     #: A file read by URL (fsspec): the worker opens the URL, as the caller named it.
     url: str | None = None
+    #: A pack of whole small files (each a Part of its own), read one after another.
+    members: tuple[Part, ...] = ()
 
     @property
     def whole(self) -> bool:
-        """Whether the partition is the whole file."""
+        """Whether the partition is the whole file (or whole files)."""
         return self.start is None
+
+    @property
+    def files(self) -> tuple[Part, ...]:
+        """The whole-file parts it reads: its members, or itself."""
+        return self.members or (self,)
+
+    @property
+    def names(self) -> list[str]:
+        """The names of the files it reads, in order."""
+        return [member.name for member in self.files]
+
+
+def _pack(members: list[Part]) -> Part:
+    """One partition of whole files; a single file stays its own partition."""
+    if len(members) == 1:
+        return members[0]
+    return Part(None, members[0].name, members=tuple(members))
 
 
 def _splittable(path: Path, size: int, blocksize: int, limits: Limits) -> bool:
@@ -119,21 +147,41 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
     if blocksize < 1:
         raise ValueError(f"blocksize must be at least 1 byte, not {blocksize}")
     parts: list[Part] = []
+    # Small whole files, one after another, gathered into one partition up to blocksize.
+    packed: list[Part] = []
+    packed_bytes = 0
+
+    def pack() -> None:
+        nonlocal packed, packed_bytes
+        if packed:
+            parts.append(_pack(packed))
+        packed, packed_bytes = [], 0
+
+    small = min(SMALL_FILE_BYTES, blocksize)
     for given in files:
         if isinstance(given, RemoteFile):
             # Read whole by every worker from its URL: no byte ranges over a network.
+            pack()
             parts.append(Part(None, given.name, url=given.url))
             continue
         name = display_name(given)
         path = Path(given).absolute()
         stamp = Stamp.of(path)
         size = stamp.size if stamp is not None else 0
+        if stamp is not None and size <= small:
+            if packed and (packed_bytes + size > blocksize or len(packed) >= PACK_FILES):
+                pack()
+            packed.append(Part(path, name, stamp=stamp))
+            packed_bytes += size
+            continue
+        pack()
         if not _splittable(path, size, blocksize, limits):
             parts.append(Part(path, name, stamp=stamp))
             continue
         parts.extend(
             Part(path, name, start, stop, stamp) for start, stop in nominal_ranges(size, blocksize)
         )
+    pack()
     return parts
 
 
@@ -156,6 +204,8 @@ def read_part(
     if part.url is not None:
         # A file at a URL: read whole, by the worker, from the URL.
         return read_url(part.url, part.name, kinds, keep=keep, limits=limits)
+    if part.members:
+        return _read_pack(part.members, kinds, keep, limits)
     changed = _changed(part)
     if changed is None and first_line is None and not part.whole:
         return _rejected(
@@ -189,15 +239,63 @@ def read_part(
         changed = _changed(part)  # while it was read
         if changed is None:
             return reading
+    return _rejected(part, kinds, keep, limits, _changed_reason(part, changed))
+
+
+def _read_pack(
+    members: Sequence[Part], kinds: Sequence[RecordKind], keep: set[str] | None, limits: Limits
+) -> Reading:
+    """Read a pack of whole files, each pinned to its stamp; a changed one loads nothing.
+
+    Files are looked at before and after the read; when one changed while
+    the pack was read, the pack is read again without it, so that no row,
+    value or rejection of it is kept. Each changed file is one file-level
+    rejection in its place among the others.
+    """
+    changed = {member.name: why for member in members if (why := _changed(member))}
+    while True:
+        reading = _read_members(members, changed, kinds, keep, limits)
+        later = {
+            member.name: why
+            for member in members
+            if member.name not in changed and (why := _changed(member))
+        }
+        if not later:
+            return reading
+        changed |= later  # read again without them: each pass leaves one more file out
+
+
+def _read_members(
+    members: Sequence[Part],
+    changed: dict[str, str],
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    limits: Limits,
+) -> Reading:
+    """The members not in ``changed`` read in order; each changed one a file-level rejection."""
+    reading = Reading([member.name for member in members], [], limits)
+    run: list[Part] = []
+    for member in [*members, None]:
+        if member is not None and member.name not in changed:
+            run.append(member)
+            continue
+        if run:
+            names = [each.name for each in run]
+            read_files(reading, [each.path for each in run], kinds, keep, names=names)
+            run = []
+        if member is not None:
+            reading.values_read[member.name] = 0
+            reason = _changed_reason(member, changed[member.name])
+            reading.reject(Rejection(member.name, 0, "file", reason, ""))
+    return reading
+
+
+def _changed_reason(part: Part, changed: str) -> str:
     bytes_read = "" if part.whole else f" (bytes {part.start}-{part.stop})"
-    return _rejected(
-        part,
-        kinds,
-        keep,
-        limits,
+    return (
         f"changed after the load was planned{bytes_read}: {changed}; nothing of it was "
         "loaded, so that no row is read from a file other than the one listed. Load it "
-        "again once it no longer changes, or load a copy",
+        "again once it no longer changes, or load a copy"
     )
 
 

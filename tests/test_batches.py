@@ -1,0 +1,170 @@
+"""Small JSON Lines files read in batches: the rows, lines and rejections of files read alone.
+
+Folders of many small files are loaded with batches (the default) and with
+every file read on its own (``SMALL_FILE_BYTES`` below any file), on real
+files on disk, and must give the same tables, rejected rows and accounting.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pandas as pd
+import pytest
+from conftest import accounted, make_receipt, quiet_load
+
+import explicit_audit as ea
+from explicit_audit._core import batches, collect, registry
+from explicit_audit._core.limits import Limits
+from explicit_audit._core.sources import display_name
+
+
+def _decision(index: int, **changes) -> dict:
+    value = {
+        "decision_id": f"d{index}",
+        "policy_id": "baseline",
+        "inputs": {
+            "subject_domain": "legal",
+            "content_chars": 5400,
+            "deterministic_keyword_hits": [],
+            "self_declared_high_impact": False,
+            "self_declared_risk_flags": [],
+            "confidence": 0.7,
+            "evidence_doc_count": 2,
+        },
+        "decision": {
+            "escalate_to_26b": True,
+            "escalation_reasons": ["low_confidence"],
+            "risk_flags": [],
+            "high_impact_task": False,
+            "synthesis_directives": [],
+            "subject_domain_used": "legal",
+            "used_fallback": False,
+        },
+    }
+    value.update(changes)
+    return value
+
+
+def _folder(tmp_path) -> dict[str, int]:
+    """Small files of every sort a folder of logs holds; each file's values written."""
+    written = {}
+
+    def put(name: str, lines: list[str], *, ending: str = "\n", raw: bytes | None = None) -> None:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(raw if raw is not None else (ending.join(lines) + ending).encode())
+        written[name] = sum(1 for line in lines if line.strip())
+
+    for index in range(30):
+        # Decisions (columnar) and receipts, alternating; some with a logger key.
+        value = _decision(index, ts="2026-01-01T00:00:00Z") if index % 3 else _decision(index)
+        put(
+            f"a/{index:03d}.jsonl", [json.dumps(value), json.dumps(make_receipt(query=f"q{index}"))]
+        )
+    # A decision missing a field with a default: read value by value, between columnar files.
+    missing = _decision(100)
+    del missing["decision"]["used_fallback"]
+    put("a/015b.jsonl", [json.dumps(missing)])
+    put("b/bad.jsonl", ["{not json", json.dumps(_decision(101)), "[1, 2]", "", "  "])
+    put("b/no-newline.jsonl", [json.dumps(_decision(102))], ending="")
+    bom = b"\xef\xbb\xbf" + json.dumps(_decision(103)).encode() + b"\n"
+    put("b/bom.jsonl", ["x"], raw=bom)
+    put("b/crlf.jsonl", [json.dumps(_decision(104)), json.dumps(_decision(105))], ending="\r\n")
+    put("b/empty.jsonl", [], raw=b"")
+    put("b/digits.jsonl", ['{"run_id": "r", "n": ' + "9" * 4_301 + "}", json.dumps(_decision(106))])
+    # gzip behind a plain name, and a .json log, read on their own between batches.
+    zipped = gzip.compress((json.dumps(_decision(107)) + "\n").encode())
+    put("b/zipped.jsonl", ["x"], raw=zipped)
+    put("b/pretty.json", [json.dumps(_decision(108), indent=2)])
+    written["b/pretty.json"] = 1
+    return written
+
+
+def _same(left: ea.Audit, right: ea.Audit) -> None:
+    for name in left.tables:
+        pd.testing.assert_frame_equal(left.tables[name], right.tables[name], obj=name)
+    pd.testing.assert_frame_equal(left.rejected, right.rejected, obj="rejected")
+    pd.testing.assert_frame_equal(left.sources, right.sources, obj="sources")
+    pd.testing.assert_frame_equal(left.keys, right.keys, obj="keys")
+
+
+def test_batched_files_load_as_files_read_one_by_one(tmp_path, monkeypatch):
+    written = _folder(tmp_path)
+    batched = quiet_load(tmp_path)
+    accounted(batched)
+    sources = batched.sources.set_index("source_file")
+    for name, count in written.items():
+        assert sources.loc[str(tmp_path / name), "values_read"] == count, name
+    monkeypatch.setattr(collect, "SMALL_FILE_BYTES", -1)
+    _same(batched, quiet_load(tmp_path))
+    decisions = batched.decisions
+    # Rows in file order, each on its own line of its own file.
+    assert decisions.loc[decisions.decision_id == "d100", "source_file"].item() == str(
+        tmp_path / "a/015b.jsonl"
+    )
+    assert decisions.loc[decisions.decision_id == "d101", "source_line"].item() == 2
+    assert decisions.loc[decisions.decision_id == "d105", "source_line"].item() == 2
+    order = list(decisions.source_file)
+    assert order == sorted(order, key=lambda name: list(sources.index).index(name))
+    rejected = batched.rejected
+    bad = rejected[rejected.source_file == str(tmp_path / "b/bad.jsonl")]
+    assert list(bad.source_line) == [1, 3]
+    digits = rejected[rejected.source_file == str(tmp_path / "b/digits.jsonl")]
+    assert list(digits.source_line) == [1]
+
+
+def test_batches_of_a_few_bytes_load_the_same(tmp_path, monkeypatch):
+    _folder(tmp_path)
+    whole = quiet_load(tmp_path)
+    # A batch closed after every few files: the rows still come in file order.
+    monkeypatch.setattr(collect, "BATCH_BYTES", 700)
+    _same(whole, quiet_load(tmp_path))
+
+
+def test_the_rejected_row_cap_holds_across_batched_files(tmp_path, monkeypatch):
+    for index in range(40):
+        (tmp_path / f"{index:03d}.jsonl").write_text("{bad\n[1]\n", "utf-8")
+    limits = {"max_rejected_rows": 25}
+    batched = quiet_load(tmp_path, limits=limits)
+    monkeypatch.setattr(collect, "SMALL_FILE_BYTES", -1)
+    _same(batched, quiet_load(tmp_path, limits=limits))
+    assert int(batched.sources.rejected.sum()) == 80
+    accounted(batched)
+
+
+@pytest.mark.parametrize("name", [b"caf\xe9.jsonl", b"r\\xe9.jsonl"])
+def test_a_batched_file_keeps_its_name_as_bytes(tmp_path, name):
+    for stem in (b"a.jsonl", name, b"z.jsonl"):
+        with open(os.path.join(os.fsencode(tmp_path), stem), "wb") as handle:
+            handle.write((json.dumps(_decision(len(stem))) + "\n{bad\n").encode())
+    audit = quiet_load(tmp_path)
+    shown = display_name(os.fsdecode(os.path.join(os.fsencode(tmp_path), name)))
+    assert shown in set(audit.decisions.source_file)
+    assert (audit.rejected.source_file == shown).sum() == 1
+    assert audit.sources.set_index("source_file").loc[shown, "sha256"]
+
+
+def test_one_batch_reads_each_file_at_its_lines(tmp_path):
+    files = [
+        batches.SmallFile("one", b"{bad\n"),
+        batches.SmallFile("two", b""),
+        batches.SmallFile("three", b"\n\n" + json.dumps(_decision(1)).encode()),
+    ]
+    segments, rejected = [], []
+    counts = batches.read_batch(
+        files,
+        registry.kinds(),
+        None,
+        Limits(),
+        lambda kind, segment: segments.append((kind, segment)),
+        rejected.append,
+    )
+    assert counts == [1, 0, 1]
+    assert [(r.source_file, r.source_line) for r in rejected] == [("one", 1)]
+    ((kind, (what, part)),) = segments
+    assert (kind, what) == ("decisions", "part")
+    assert part.table.column("source_file").to_pylist() == ["three"]
+    assert part.table.column("source_line").to_pylist() == [3]
