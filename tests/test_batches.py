@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,6 +20,8 @@ import explicit_audit as ea
 from explicit_audit._core import batches, collect, registry
 from explicit_audit._core.limits import Limits
 from explicit_audit._core.sources import display_name
+
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def _decision(index: int, **changes) -> dict:
@@ -80,6 +83,19 @@ def _folder(tmp_path) -> dict[str, int]:
     put("b/zipped.jsonl", ["x"], raw=zipped)
     put("b/pretty.json", [json.dumps(_decision(108), indent=2)])
     written["b/pretty.json"] = 1
+    # Plans in both written shapes (read in bulk, a part of the plans kind's own), some
+    # beside a decision, one with a likely typo of a record key (read value by value).
+    plans = [
+        line
+        for name in ("arborist_runs.jsonl", "arborist_runs_flat.jsonl")
+        for line in (DATA / "plans" / name).read_text("utf-8").splitlines()[:6]
+    ]
+    for index, line in enumerate(plans):
+        beside = [json.dumps(_decision(200 + index))] if index % 4 == 1 else []
+        put(f"p/{index:03d}.jsonl", [line, *beside] if index % 2 else [*beside, line])
+    typo = json.loads(plans[0])
+    typo["retrieval_plan_hashh"] = typo.pop("retrieval_plan_hash")
+    put("p/005b.jsonl", [plans[1], json.dumps(typo), plans[2]])
     return written
 
 
@@ -114,6 +130,14 @@ def test_batched_files_load_as_files_read_one_by_one(tmp_path, monkeypatch):
     assert list(bad.source_line) == [1, 3]
     digits = rejected[rejected.source_file == str(tmp_path / "b/digits.jsonl")]
     assert list(digits.source_line) == [1]
+    plans = batched.plans
+    assert len(plans) == 14 and plans.plan_shape.nunique() == 2
+    assert list(plans.source_file) == sorted(plans.source_file)
+    mixed = plans[plans.source_file == str(tmp_path / "p/005b.jsonl")]
+    assert list(mixed.source_line) == [1, 3]  # line 2 lacks its hash: a rejected row
+    typo = rejected[rejected.source_file == str(tmp_path / "p/005b.jsonl")]
+    assert list(typo.source_line) == [2] and "retrieval_plan_hash" in typo.reason.item()
+    assert ea.plan_verdicts(plans).status.eq("match").all()
 
 
 def test_batches_of_a_few_bytes_load_the_same(tmp_path, monkeypatch):

@@ -17,6 +17,7 @@ batch holds values read one by one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -149,10 +150,18 @@ def _in_file_runs(
     of files without values read one by one is one slice of it, and a file
     that holds both has its slice and its values next to each other.
     """
-    part = _joined(parts, starts, names_array) if parts else None
+    part_files = np.zeros(0, dtype=np.int64)
+    if parts and not isinstance(parts[0], ColumnarPart):
+        # A kind's own bulk part (plans): it joins its rows and names them itself.
+        part, part_files = type(parts[0]).batched(parts, names, starts)
+        cut = part.slice
+    elif parts:
+        joined = _joined(parts, starts, names_array)
+        part_files = joined[2]
+        cut = functools.partial(_slice, joined)
     items = [item for segment in values for item in segment]
     if not items:
-        return [("part", _slice(part, 0, len(part[2])))]
+        return [("part", cut(0, len(part_files)))]
     files = _file_of(starts, np.fromiter((v.source_line for v in items), np.int64, len(items)))
     moved = [
         RawValue(names[index], item.source_line - int(starts[index]) + 1, item.value, item.text)
@@ -161,22 +170,21 @@ def _in_file_runs(
     order = np.argsort(files, kind="stable")
     files = files[order]
     moved = [moved[index] for index in order.tolist()]
-    if part is None:
+    if not parts:
         return [("values", moved)]
-    part_files = part[2]
     segments: list[tuple] = []
     row = 0
     value = 0
     total_rows = len(part_files)
     while row < total_rows or value < len(moved):
         if value == len(moved):
-            segments.append(("part", _slice(part, row, total_rows)))
+            segments.append(("part", cut(row, total_rows)))
             break
         file = int(files[value])
         # The rows of files before this value's file, as one slice.
         until = int(np.searchsorted(part_files, file, side="right"))
         if until > row:
-            segments.append(("part", _slice(part, row, until)))
+            segments.append(("part", cut(row, until)))
             row = until
         last = int(np.searchsorted(files, file, side="right"))
         segments.append(("values", moved[value:last]))

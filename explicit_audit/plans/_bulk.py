@@ -31,7 +31,16 @@ class PlanPart:
     producer shape, each with its key notes empty).
     """
 
-    __slots__ = ("extras", "fields", "lines", "plans", "recorded", "run_ids", "source_file")
+    __slots__ = (
+        "extras",
+        "fields",
+        "files",
+        "lines",
+        "plans",
+        "recorded",
+        "run_ids",
+        "source_file",
+    )
 
     def __init__(self, source_file: str, lines: np.ndarray) -> None:
         self.source_file = source_file
@@ -41,14 +50,65 @@ class PlanPart:
         self.fields: list[ProducerFields] = []
         self.plans: list[dict] = []
         self.extras: list[dict] = []
+        #: Each row's file, when the rows come from several (small files read as one batch).
+        self.files: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.plans)
 
+    def file_names(self) -> list[str]:
+        """The files its rows come from, in row order, each once."""
+        return [self.source_file] if self.files is None else list(dict.fromkeys(self.files))
+
+    def row_files(self) -> list[str]:
+        """Each row's file."""
+        return [self.source_file] * len(self) if self.files is None else self.files
+
+    def _take(self, rows: Any) -> PlanPart:
+        """The part's rows at ``rows`` (positions), in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        part = PlanPart(self.source_file, self.lines[rows])
+        positions = rows.tolist()
+        part.run_ids = [self.run_ids[i] for i in positions]
+        part.recorded = [self.recorded[i] for i in positions]
+        part.fields = [self.fields[i] for i in positions]
+        part.plans = [self.plans[i] for i in positions]
+        part.extras = [self.extras[i] for i in positions] if self.extras else []
+        part.files = None if self.files is None else [self.files[i] for i in positions]
+        return part
+
+    def slice(self, start: int, stop: int) -> PlanPart:
+        """Rows ``start`` to ``stop`` (a batch's run of files, see ``_core/batches.py``)."""
+        return self._take(np.arange(start, stop))
+
+    @classmethod
+    def batched(
+        cls, parts: list[PlanPart], names: list[str], starts: np.ndarray
+    ) -> tuple[PlanPart, np.ndarray]:
+        """Parts read from a batch of small files, joined; each row named by its own file.
+
+        ``starts`` holds each file's first line in the batch. Returns the rows
+        in file and line order, and the batch's file of each row.
+        """
+        joined = cls("", np.concatenate([part.lines for part in parts]))
+        for part in parts:
+            joined.run_ids += part.run_ids
+            joined.recorded += part.recorded
+            joined.fields += part.fields
+            joined.plans += part.plans
+        if any(part.extras for part in parts):
+            for part in parts:
+                joined.extras += part.extras or [{}] * len(part)
+        ordered = joined._take(np.argsort(joined.lines, kind="stable"))
+        files = np.searchsorted(starts, ordered.lines, side="right") - 1
+        ordered.files = [names[index] for index in files.tolist()]
+        ordered.lines = ordered.lines - starts[files] + 1
+        return ordered, files
+
     def add_to(self, columns: dict[str, list], extras: list[dict]) -> None:
         """Append its rows to the builder's column lists (see :func:`build_tables`)."""
         n = len(self)
-        columns["source_file"] += [self.source_file] * n
+        columns["source_file"] += self.row_files()
         columns["source_line"] += self.lines.tolist()
         columns["run_id"] += [pd.NA if r is None else r for r in self.run_ids]
         columns["retrieval_plan_hash"] += self.recorded

@@ -266,7 +266,7 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
         codes = [files[name] for name in columns["source_file"]]
         for part in parts:
             part.add_to(columns, extras)
-            codes += [files[part.source_file]] * len(part)
+            codes += [files[name] for name in part.row_files()]
         order = _row_order(np.asarray(codes, dtype=np.int64), columns["source_line"])
         if order is not None:
             take = itemgetter(*order) if len(order) > 1 else lambda column: (column[order[0]],)
@@ -279,7 +279,7 @@ def _file_order(segments: Sequence[tuple]) -> dict[str, int]:
     """Each file's rank, in the order the segments first name it."""
     files: dict[str, int] = {}
     for what, segment in segments:
-        names = [segment.source_file] if what == "part" else (v.source_file for v in segment)
+        names = segment.file_names() if what == "part" else (v.source_file for v in segment)
         for name in names:
             files.setdefault(name, len(files))
     return files
