@@ -290,6 +290,28 @@ def test_a_value_cut_mid_line_does_not_hide_the_next_pretty_output(tmp_path, fra
     assert audit.sources[["values_read", "loaded", "rejected"]].values.tolist() == [[10, 9, 1]]
 
 
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_cut_value_does_not_hide_a_next_output_holding_a_digit_run_past_the_limit(tmp_path, gz):
+    outputs = _pretty_outputs(4)
+    long_run = json.loads(outputs[2])
+    long_run["ticket"] = 0  # replaced by 4,400 digits: more than Python reads as an int
+    long_text = json.dumps(long_run, indent=2).replace('"ticket": 0', '"ticket": ' + "7" * 4_400)
+    before = outputs[0] + "\n"
+    cut = outputs[1][: len(outputs[1]) // 2]
+    text = before + cut + long_text + "\n" + outputs[3] + "\n"
+    path = tmp_path / ("killed.json" + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == ["q0", "q3"]
+    # The cut value and the output after it: two rejected rows, each on its own line.
+    assert audit.rejected.source_line.tolist() == [
+        before.count("\n") + 1,
+        (before + cut).count("\n") + 1,
+    ]
+    assert "4300 digits" in audit.rejected.reason.iloc[1]
+    assert audit.sources[["values_read", "loaded", "rejected"]].values.tolist() == [[4, 2, 2]]
+
+
 def test_an_object_nested_in_a_cut_value_is_not_taken_for_an_output(tmp_path):
     outputs = _pretty_outputs(3)
     # Cut just after the nested receipt object closed: it closes indented.

@@ -224,8 +224,15 @@ def _cut_then_pretty(text: str, position: int, end: int) -> int:
         start = match.start()
         try:
             _, stop = _STDLIB_DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
+        except (json.JSONDecodeError, RecursionError):
             continue
+        except ValueError:
+            # A digit run past Python's integer-string limit: the output still ends
+            # where it would without the run (it is rejected on its own after).
+            try:
+                _, stop = _STDLIB_DECODER.raw_decode(_masked_long_runs(text), start)
+            except (ValueError, RecursionError):
+                continue
         if stop <= end and text[stop - 2 : stop] == "\n}" and not text[stop:end].strip():
             return start
     return end
