@@ -181,6 +181,32 @@ def test_a_million_lines_no_kind_claims_are_rejected_and_counted(tmp_path):
     assert float(seconds) < 120  # each distinct line is judged once
 
 
+def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monkeypatch):
+    from explicit_audit._core.records import Rejection
+
+    built = []
+    build = Rejection.__init__
+
+    def counted(self, *args) -> None:
+        built.append(args[1])
+        build(self, *args)
+
+    monkeypatch.setattr(Rejection, "__init__", counted)
+    path = tmp_path / "junk.jsonl.gz"
+    receipt = json.dumps(make_receipt())
+    lines = [receipt, *(["{}"] * 5_000), '{"a": 1}', "not json", *(["{}"] * 3), receipt]
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    audit = _load(path, limits={"max_rejected_rows": 10})
+    _accounted(audit)
+    assert audit.receipts.source_line.tolist() == [1, 5_007]
+    assert audit.sources.iloc[0][["values_read", "loaded", "rejected"]].tolist() == [5007, 2, 5005]
+    assert audit.rejected.source_line.tolist() == [*range(2, 12), 12]
+    assert "4995 more value(s) rejected between lines 12 and 5006" in audit.rejected.reason.iloc[-1]
+    # Rows are built for the ten kept, the value read exactly, a verdict per distinct text
+    # and the summary row: not one per value past the cap.
+    assert len(built) < 30, len(built)
+
+
 # -- gzip decompression ratio ---------------------------------------------------------------------
 
 

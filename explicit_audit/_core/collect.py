@@ -135,6 +135,20 @@ class Reading:
         seen[1] = min(seen[1], rejection.source_line)
         seen[2] = max(seen[2], rejection.source_line)
 
+    def room(self) -> int:
+        """How many more rejections are kept one by one before ``max_rejected_rows``."""
+        return max(0, self.limits.max_rejected_rows - len(self.rejections))
+
+    def count_over(self, name: str, count: int, first: int, last: int) -> None:
+        """Count ``count`` rejections of file ``name`` past the cap, lines ``first``-``last``.
+
+        As :meth:`reject` counts them one by one, for rejections never built.
+        """
+        seen = self.overflow.setdefault(name, [0, first, 0])
+        seen[0] += count
+        seen[1] = min(seen[1], first)
+        seen[2] = max(seen[2], last)
+
     def count_policy_files(self) -> None:
         """A policy file is one value read."""
         for path in self.policy_files:
@@ -192,6 +206,10 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep) -> None:
         held.append(rejection)
 
     pieces.reject = hold
+    # Past max_rejected_rows, a piece counts what it rejects without building rows; the
+    # rejections it holds back are kept, or counted, before any of the next piece's.
+    pieces.room = lambda: max(0, reading.room() - len(held))
+    pieces.count_over = lambda count, first, last: reading.count_over(name, count, first, last)
     for piece in reader:
         for rejection in held:
             reading.reject(rejection)

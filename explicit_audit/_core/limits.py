@@ -18,7 +18,8 @@ limit                       default      what happens past it
                                          this size; the rest is a file-level rejection
 ``max_rejected_rows``       100,000      rejected rows kept with their excerpt, per load;
                                          past it, each file's further rejections are
-                                         counted in one summary row per file
+                                         counted in one summary row per file (values no
+                                         kind claims without a row built for each)
 ``excerpt_chars``           300          characters of raw text kept per rejected row
 ``max_gzip_ratio``          200          a gzip stream that has expanded more than this many
                                          times its compressed size, past its first 64 MiB,

@@ -108,6 +108,10 @@ class PieceReader:
         self.values_read = 0
         self.last_item: RawValue | Rejection | None = None
         self._mixed_keys: set[bytes] = set()
+        #: ``room()``: how many more rejections the caller keeps one by one (None: all).
+        self.room: Callable[[], int] | None = None
+        #: ``count_over(count, first_line, last_line)``: rejections past that room, counted.
+        self.count_over: Callable[[int, int, int], None] | None = None
 
     # -- one piece -------------------------------------------------------------------
 
@@ -122,10 +126,15 @@ class PieceReader:
         clean = np.flatnonzero(spans.clean)
         self._read_dirty(data, spans, exact)
         known: dict[int, RecordKind] = {}
+        junk: list[tuple[Rejection, np.ndarray]] = []
         if len(clean):
-            leftovers = self._columnar(data, spans, clean)
+            leftovers, unclaimed = self._columnar(data, spans, clean)
+            if unclaimed:
+                leftovers += self._junk(data, spans, unclaimed, junk)
             if leftovers:
                 self._leftovers(data, spans, leftovers, exact, known)
+        if junk:
+            self._rejected_in_bulk(junk, exact)
         exact.sort(key=_line_of)
         # The value a cut gzip stream ends in is the piece's last span, read exactly.
         last = exact[-1] if exact else None
@@ -177,10 +186,10 @@ class PieceReader:
         emit, values_read = self.emit, self.values_read
         self.emit = lambda kind, segment: parts.append((kind, segment))
         try:
-            leftovers = self._columnar(objects, spans, np.arange(len(spans)))
+            leftovers, unclaimed = self._columnar(objects, spans, np.arange(len(spans)))
         finally:
             self.emit = emit
-        if leftovers:
+        if leftovers or unclaimed:
             self.values_read = values_read
             return False
         for kind, segment in parts:
@@ -214,6 +223,63 @@ class PieceReader:
         return Rejection(
             self.name, int(spans.lines[index]), verdict.kind, verdict.reason, verdict.raw
         )
+
+    def _junk(
+        self, data: bytes, spans: Spans, unclaimed: dict, junk: list[tuple[Rejection, np.ndarray]]
+    ) -> list[tuple]:
+        """Spans no kind claims, judged once per distinct text; returns those left to read.
+
+        Each text's verdict (:meth:`_unclaimed`) is found once; its spans'
+        lines go to ``junk`` with it, as ``(verdict at line 0, lines)``, no
+        row built yet (:meth:`_rejected_in_bulk` builds those that are kept).
+        A span that may hold an integer beyond 64 bits, or whose text no
+        verdict rejects, is returned to be read as before.
+        """
+        long_digits = _long_digit_spans(data, spans)
+        left: list[tuple] = []
+        verdicts: dict[bytes, Rejection | None] = {}
+        for value, members in unclaimed.values():
+            indices = np.asarray(members, dtype=np.int64)
+            exact = long_digits[indices]
+            left.extend((index, value, None) for index in indices[exact].tolist())
+            indices = indices[~exact]
+            if not len(indices):
+                continue
+            first = int(indices[0])
+            if self._unclaimed(data, spans, first, value, verdicts) is None:
+                left.extend((index, value, None) for index in indices.tolist())
+                continue
+            text = data[int(spans.starts[first]) : int(spans.ends[first])].rstrip(b" \t\r\n")
+            junk.append((verdicts[text], spans.lines[indices]))
+        return left
+
+    def _rejected_in_bulk(self, junk: list[tuple[Rejection, np.ndarray]], out: list) -> None:
+        """Add the rejections of ``junk`` to ``out``, but only as many as the caller keeps.
+
+        Past the caller's room (:attr:`room`, what ``max_rejected_rows``
+        leaves), the rejections that would come after, in line order, are
+        counted (:attr:`count_over`) without a row being built for each:
+        a file of ten million junk lines costs one pass over their lines.
+        """
+        lines = np.concatenate([found for _, found in junk])
+        room = self.room() if self.room is not None and self.count_over is not None else None
+        earlier = [item.source_line for item in out if isinstance(item, Rejection)]
+        keep_up_to = None
+        if room is not None and len(lines) + len(earlier) > room:
+            # Lines of distinct spans differ: the first ``room`` rejections in line order
+            # are those up to the room-th line.
+            ordered = np.sort(np.concatenate([lines, np.asarray(earlier, dtype=np.int64)]))
+            keep_up_to = int(ordered[room - 1]) if room > 0 else 0
+        name = self.name
+        for verdict, found in junk:
+            if keep_up_to is not None:
+                over = found[found > keep_up_to]
+                if len(over):
+                    self.values_read += len(over)
+                    self.count_over(len(over), int(over.min()), int(over.max()))
+                found = found[found <= keep_up_to]
+            reason, raw, kind = verdict.reason, verdict.raw, verdict.kind
+            out.extend(Rejection(name, line, kind, reason, raw) for line in found.tolist())
 
     def _count(self, item: RawValue | Rejection) -> None:
         # A file-level problem (line 0) is not a value that was read.
@@ -324,13 +390,17 @@ class PieceReader:
 
         Returns
         -------
-        list of (span index, parsed value or _UNPARSED, the kind that claims it or None)
+        leftovers : list of (span index, parsed value or _UNPARSED, the kind that claims it or None)
+        unclaimed : dict
+            ``{text: (value, [span index, ...])}``: the spans no kind claims, by
+            their text (see :meth:`_junk`).
         """
         leftovers: list[tuple] = []
+        unclaimed: dict[bytes, tuple[Any, list[int]]] = {}
         for key, members in _by_first_key(data, spans, clean):
             if key in self._mixed_keys or not self._bulk(data, spans, members):
-                leftovers.extend(self._classified(data, spans, members, key))
-        return leftovers
+                leftovers.extend(self._classified(data, spans, members, key, unclaimed))
+        return leftovers, unclaimed
 
     def _bulk(self, data: bytes, spans: Spans, members: np.ndarray) -> bool:
         """Whether the columnar path took all ``members`` as the kind of the first."""
@@ -348,11 +418,14 @@ class PieceReader:
         return True
 
     def _classified(
-        self, data: bytes, spans: Spans, members: np.ndarray, key: bytes
+        self, data: bytes, spans: Spans, members: np.ndarray, key: bytes, unclaimed: dict
     ) -> list[tuple]:
         """Spans parsed one by one, grouped by kind and layout, each group in bulk.
 
         ``key`` is their first key, remembered when they hold several groups.
+        A span parsed but claimed by no kind is added to ``unclaimed`` under
+        its text, not returned: a million copies of one junk line are one
+        entry and a list of span indices.
         """
         starts, ends = spans.starts.tolist(), spans.ends.tolist()
         # Each distinct text is parsed and claimed once: a file of millions of one
@@ -377,6 +450,9 @@ class PieceReader:
             elif known[1] is not None:
                 known = (orjson.loads(text), known[1])
             value, kind = known
+            if kind is None and value is not _UNPARSED:
+                unclaimed.setdefault(text, (value, []))[1].append(index)
+                continue
             if kind is None or kind.columnar is None or not self._kept(kind):
                 leftovers.append((index, value, kind))
                 continue
