@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .columnar import NotClean, parse_piece
+from .columnar import NotClean, TooManyFields, parse_piece
 from .describe import FORMATS_DOC, json_type
 from .exact import iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, nearest_shape
@@ -112,6 +112,8 @@ class PieceReader:
         self.room: Callable[[], int] | None = None
         #: ``count_over(count, first_line, last_line)``: rejections past that room, counted.
         self.count_over: Callable[[int, int, int], None] | None = None
+        #: The extra top-level fields the columnar path has taken (shared by a load's files).
+        self.extra_fields: set[str] = set()
 
     # -- one piece -------------------------------------------------------------------
 
@@ -496,6 +498,8 @@ class PieceReader:
         try:
             self._emit_part(kind, reader, data, spans, members)
             return []
+        except TooManyFields:
+            return list(members)
         except NotClean:
             if len(members) == 1:
                 return list(members)
@@ -519,13 +523,30 @@ class PieceReader:
             schema,
             first_value,
             multiline=not self.jsonl,
+            max_fields=self.limits.max_extra_columns,
         )
+        self._few_extra_fields(schema, piece.table.column_names)
         if not columnar_fits(kind.shapes, piece.table):
             # A key the shapes do not account for is noted value by value.
             raise NotClean
         part = convert(piece)
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
+
+    def _few_extra_fields(self, schema, names: list[str]) -> None:
+        """Refuse a part that would take the load's columnar extra fields past the limit.
+
+        Its values are read one by one instead, where keys past
+        ``max_extra_columns`` are kept as JSON text per row: a column per key
+        would cost rows times keys (lines each with a key of their own).
+        """
+        extra = set(names).difference(schema.names if schema is not None else ())
+        seen = self.extra_fields
+        if extra <= seen:
+            return
+        if len(seen) + len(extra - seen) > self.limits.max_extra_columns:
+            raise TooManyFields
+        seen.update(extra)
 
 
 class _Unparsed:

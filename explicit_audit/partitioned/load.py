@@ -113,13 +113,18 @@ def _next_line(line: int | None, count: int | None) -> int | None:
 _NO_VALUES: dict[str, KindTables] = {}
 
 
-def _built(kind: RecordKind, segments: list[tuple], strict_keys: bool = False) -> KindTables:
+def _built(
+    kind: RecordKind,
+    segments: list[tuple],
+    strict_keys: bool = False,
+    limits: Limits | None = None,
+) -> KindTables:
     """``build_kind``, but for no values: then the kind's empty tables, built once per process.
 
     Nothing changes a built table in place (copy-on-write), so they are shared.
     """
     if segments:
-        return build_kind(kind, segments, strict_keys=strict_keys)
+        return build_kind(kind, segments, strict_keys=strict_keys, limits=limits)
     built = _NO_VALUES.get(kind.name)
     if built is None:
         built = _NO_VALUES[kind.name] = build_kind(kind, [])
@@ -156,7 +161,7 @@ def _build_paused(
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = _built(kind, reading.segments.pop(kind.name, []), strict_keys)
+        built = _built(kind, reading.segments.pop(kind.name, []), strict_keys, limits)
         notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main.append(kind.loaded_rows(built))
@@ -297,7 +302,7 @@ def _metas(
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = build_kind(kind, segments.get(kind.name, []))
+        built = build_kind(kind, segments.get(kind.name, []), limits=limits)
         declared = _built(kind, []).tables
         metas.update(
             {name: empty_meta(table, declared.get(name)) for name, table in built.tables.items()}
