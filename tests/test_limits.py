@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import accounted as _accounted
-from conftest import make_receipt, rows_by_path
+from conftest import make_receipt, rows_by_path, without_columnar
 from conftest import quiet_load as _load
 
 from explicit_audit._core.content import GZIP_RATIO_FLOOR
@@ -341,3 +341,75 @@ def test_an_element_larger_than_max_value_bytes_is_rejected_alone(tmp_path):
     assert "larger than max_value_bytes" in audit.rejected.reason.iloc[0]
     assert audit.decisions.source_line.tolist()[-1] == 2_003
     _accounted(audit)
+
+
+# -- extra (logger) columns ---------------------------------------------------------------------
+
+
+def _unique_keys(path, n: int, every: int = 1) -> None:
+    """Receipts with a logger's ``host``, and every ``every``-th a key of its own (``k7``)."""
+    lines = []
+    for index in range(n):
+        record = {"host": f"h{index % 3}", **make_receipt(query=f"q {index}")}
+        if index % every == 0:
+            record[f"k{index}"] = index
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_keys_past_max_extra_columns_are_kept_as_json_text(tmp_path):
+    import explicit_audit as ea
+
+    path = tmp_path / "unique.jsonl"
+    _unique_keys(path, 600)
+    with pytest.warns(ea.ExtraColumnsWarning, match="max_extra_columns \\(256\\)"):
+        audit = _load(path)
+    _accounted(audit)
+    receipts = audit.receipts
+    assert len(receipts) == 600 and audit.rejected.empty
+    columns = [c for c in receipts.columns if c == "host" or (c[0] == "k" and c[1:].isdigit())]
+    assert columns == ["host", *(f"k{i}" for i in range(255))]
+    assert receipts.columns[-1] == "extra_json" and receipts["extra_json"].dtype == "str"
+    assert receipts["extra_json"].iloc[:255].isna().all()
+    later = [json.loads(text) for text in receipts["extra_json"].iloc[255:]]
+    assert later == [{f"k{i}": i} for i in range(255, 600)]  # every key kept, none dropped
+    assert receipts["k3"].dtype == "Int64" and receipts["k3"].iloc[3] == 3
+
+
+def test_extra_columns_are_the_same_whichever_path_read_the_values(tmp_path):
+    import pandas as pd
+
+    from explicit_audit._core import registry
+
+    path = tmp_path / "mixed.jsonl"
+    # The lines with host alone are parsed in bulk; those with a key of their own, one by one.
+    _unique_keys(path, 400, every=7)
+    limits = {"max_extra_columns": 20}
+    with pytest.warns(UserWarning, match="extra_json"):
+        both = _load(path, limits=limits)
+    assert rows_by_path(path)["columnar"] > 0
+    kinds = tuple(without_columnar(kind) for kind in registry.kinds())
+    with registry.replaced(kinds), pytest.warns(UserWarning, match="extra_json"):
+        exactly = _load(path, limits=limits)
+    pd.testing.assert_frame_equal(both.receipts, exactly.receipts)
+    assert list(both.receipts.columns[-21:]) == [
+        "host",
+        *(f"k{7 * i}" for i in range(19)),
+        "extra_json",
+    ]
+    assert json.loads(both.receipts["extra_json"].iloc[399]) == {"k399": 399}
+
+
+def test_lines_each_with_a_key_of_their_own_load_in_linear_time(tmp_path):
+    path = tmp_path / "unique.jsonl"
+    _unique_keys(path, 6_000)
+    code = (
+        "import time, warnings, explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        "start = time.perf_counter()\n"
+        f"a = ea.load({str(path)!r}, progress=False)\n"
+        "print(a.receipts.shape[0], len(a.receipts.columns) < 300, time.perf_counter() - start)"
+    )
+    rows, narrow, seconds = _in_child(code, timeout=120).split()
+    assert (rows, narrow) == ("6000", "True")
+    assert float(seconds) < 15  # a column per key: 12 s for 4,000 lines, 157 s for 16,000
