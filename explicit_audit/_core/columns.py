@@ -39,6 +39,7 @@ __all__ = [
     "extra_json_text",
     "fits_int64",
     "limit_extra_parts",
+    "limit_placed",
     "max_extra_columns",
     "text_safe_series",
     "typed_columns",
@@ -228,7 +229,7 @@ def limit_extra_parts(
             column = frame[name]
             if name == OVERFLOW:
                 for row, keys in zip(where.tolist(), column.tolist(), strict=True):
-                    for key, value in (keys or {}).items():
+                    for key, value in (keys if isinstance(keys, dict) else {}).items():
                         if value is not None and row < first_held.get(key, end):
                             first_held[key] = row
                         first_held.setdefault(key, end)
@@ -241,14 +242,14 @@ def limit_extra_parts(
         kept = set(first_held)
     else:
         kept = _first_keys(first_held, limit)
-    return [_placed(frame, kept) for frame in frames]
+    return [limit_placed(frame, kept) for frame in frames]
 
 
-def _placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
+def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
     """One part's extra columns: the ``kept`` keys as columns, the rest as JSON text."""
     later_names = [name for name in frame.columns if name not in kept and name != OVERFLOW]
     overflow = frame[OVERFLOW].tolist() if OVERFLOW in frame.columns else [None] * len(frame)
-    later: list[dict | None] = [dict(keys) if keys else None for keys in overflow]
+    later: list[dict | None] = [dict(keys) if isinstance(keys, dict) else None for keys in overflow]
     for name in later_names:
         column = frame[name]
         held = np.flatnonzero(column.notna().to_numpy(dtype=bool))

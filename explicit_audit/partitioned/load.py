@@ -43,7 +43,9 @@ from .._core.collect import (
     read_file,
     rejected_frame,
     sources_frame,
+    warn_extra_json,
 )
+from .._core.columns import EXTRA_JSON
 from .._core.content import file_digest
 from .._core.gc_pause import cyclic_gc_paused
 from .._core.key_table import concat_keys, keys_frame
@@ -53,7 +55,7 @@ from .._core.remote import has_remote, list_remote, local_source, read_url
 from .._core.sources import CANNOT_READ
 from ..errors import InputError
 from .accounting import RejectionTally
-from .conform import Where, conform, empty_meta
+from .conform import EXTRA_JSON_AFTER, FILE_RANKS, Where, conform, empty_meta
 from .parts import (
     DEFAULT_BLOCKSIZE,
     DEFAULT_SAMPLE_BYTES,
@@ -291,6 +293,7 @@ def _metas(
 ) -> dict[str, pd.DataFrame]:
     head = sample_limits(limits, sample_bytes)
     segments: dict[str, list] = {}
+    ranks = {name: rank for rank, name in enumerate(dict.fromkeys(part.name for part in parts))}
     for path, name, url in dict.fromkeys((part.path, part.name, part.url) for part in parts):
         if url is not None:
             sample = read_url(url, name, kinds, keep=keep, limits=head, whole=False)
@@ -304,10 +307,27 @@ def _metas(
             continue
         built = build_kind(kind, segments.get(kind.name, []), limits=limits)
         declared = _built(kind, []).tables
-        metas.update(
-            {name: empty_meta(table, declared.get(name)) for name, table in built.tables.items()}
-        )
+        for name, table in built.tables.items():
+            metas[name] = meta = empty_meta(table, declared.get(name))
+            if EXTRA_JSON in table.columns:
+                meta.attrs.update(_extra_json_after(table, declared.get(name), ranks))
     return metas
+
+
+def _extra_json_after(table: pd.DataFrame, declared: pd.DataFrame | None, ranks: dict) -> dict:
+    """Where, in the heads, the last extra key made a column first held a value (see conform)."""
+    known = set(declared.columns) if declared is not None else set()
+    files = table["source_file"].astype("str").to_numpy()
+    lines = table["source_line"].to_numpy()
+    after = (-1, 0)
+    for column in table.columns:
+        if column in known or column == EXTRA_JSON:
+            continue
+        held = table[column].notna().to_numpy()
+        if held.any():
+            row = int(held.argmax())
+            after = max(after, (ranks.get(files[row], -1), int(lines[row])))
+    return {EXTRA_JSON_AFTER: after, FILE_RANKS: ranks}
 
 
 class _Layer(Mapping):
@@ -503,6 +523,7 @@ def load_partitioned(
     sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
     parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
+    warn_extra_json(metas, limits)
     split = {part.name: part.path for part in parts if not part.whole}
     finish = (
         listing.names,
