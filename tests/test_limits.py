@@ -92,6 +92,20 @@ def test_an_array_with_one_element_per_line_start_is_read_in_bulk_with_its_lines
     assert rows_by_path(path) == {"columnar": 50, "exact": 0}
 
 
+def test_an_array_on_one_line_is_read_in_bulk_by_its_elements(tmp_path):
+    tricky = ['a, b], {"c": [1, 2]}', "back\\slash\\", 'quote \\" , ]', "é, 레이더 ]}"]
+    records = [make_receipt(query=tricky[index % 4] + str(index)) for index in range(300)]
+    path = tmp_path / "array.json"
+    path.write_text("[" + ", ".join(json.dumps(record) for record in records) + "]")
+    assert rows_by_path(path) == {"columnar": 300, "exact": 0}
+    audit = _load(path)
+    _accounted(audit)
+    assert audit.receipts["query"].tolist() == [record["query"] for record in records]
+    assert set(audit.receipts.source_line) == {1} and audit.rejected.empty
+    exactly = read_exactly(path)
+    assert [item.value for item in exactly] == records
+
+
 def test_a_nested_array_of_objects_at_column_0_is_not_split(tmp_path):
     # An element's own array, its objects written at column 0 like the elements.
     path = tmp_path / "nested.json"

@@ -26,7 +26,7 @@ from .exact import iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, nearest_shape
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
-from .spans import Spans, split_piece
+from .spans import Spans, array_spans, split_piece
 
 __all__ = ["PieceReader", "sort_value"]
 
@@ -119,7 +119,9 @@ class PieceReader:
 
     def read(self, data: bytes, first_line: int) -> None:
         """Read one piece that starts on file line ``first_line``."""
-        if not self.jsonl and self._read_array(data, first_line):
+        if not self.jsonl and (
+            self._read_array(data, first_line) or self._read_line_array(data, first_line)
+        ):
             return
         spans = split_piece(data, first_line, self.jsonl, self.limits)
         if not len(spans):
@@ -196,6 +198,33 @@ class PieceReader:
             return False
         for kind, segment in parts:
             self.emit(kind, segment)
+        self.last_item = None  # every value was read: none is cut short
+        return True
+
+    def _read_line_array(self, data: bytes, first_line: int) -> bool:
+        """Whether a piece that is one array of objects was read in bulk, by its elements.
+
+        The elements are found in one pass over the bytes (:func:`array_spans`,
+        ``[{...}, {...}]`` on one line or written any other way) and go to the
+        columnar path as JSON Lines' lines do. This holds only when every
+        element is a clean span and the columnar path takes them all as one
+        part: elements that share a line keep their order only so. Anything
+        else is read as written, element by element.
+        """
+        spans = array_spans(data, first_line, self.limits)
+        if spans is None or not len(spans) or not spans.clean.all():
+            return False
+        parts: list[tuple[str, tuple]] = []
+        emit, values_read = self.emit, self.values_read
+        self.emit = lambda kind, segment: parts.append((kind, segment))
+        try:
+            leftovers, unclaimed = self._columnar(data, spans, np.arange(len(spans)))
+        finally:
+            self.emit = emit
+        if leftovers or unclaimed or len(parts) != 1:
+            self.values_read = values_read
+            return False
+        self.emit(*parts[0])
         self.last_item = None  # every value was read: none is cut short
         return True
 
