@@ -116,14 +116,18 @@ def main() -> int:
     missed = []
     with tempfile.TemporaryDirectory() as folder:
         paths = write_inputs(Path(folder), args.n)
+        runs = {name: _best(path, args.repeat) for name, (path, _) in paths.items()}
+        # The baseline timed again last, its best kept: a busy machine shifts it least so.
+        clean_path = paths["clean.jsonl"][0]
+        again = _best(clean_path, args.repeat)
+        runs["clean.jsonl"] = min(runs["clean.jsonl"], again, key=lambda run: run["seconds"])
+        clean = runs["clean.jsonl"]
         print(
             f"{'shape':<24}{'MB':>7}{'seconds':>9}{'x clean':>9}{'peak MB':>9}{'x clean':>9}  goal"
         )
-        clean = None
         for name, (path, loaded) in paths.items():
-            run = _best(path, args.repeat)
+            run = runs[name]
             assert run["rows"] == loaded and run["accounted"], (name, run)
-            clean = clean or run
             ratio = run["seconds"] / clean["seconds"]
             memory = run["peak_delta"] / max(clean["peak_delta"], 1)
             ok = ratio <= GOAL

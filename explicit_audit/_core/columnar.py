@@ -134,6 +134,8 @@ def _many_fields(data: bytes, schema: pa.Schema | None, limit: int) -> bool:
     and gigabytes; refused, they are read value by value, where the fields
     past ``max_extra_columns`` are kept as one column of JSON text.
     """
+    if len(data) <= _WINDOW_BYTES:
+        return False  # Arrow's table of so few bytes is small, whatever their fields
     if len(data) <= _WINDOW_BYTES * (_WINDOWS + 1):
         windows = [data]
     else:

@@ -30,6 +30,11 @@ from .spans import Spans, array_spans, split_piece
 
 __all__ = ["PieceReader", "sort_value"]
 
+#: Spans of at most this many bytes are grouped by their bytes (see PieceReader._short_unclaimed),
+#: when a piece holds at least _SHORT_SPANS_WORTH_IT of them.
+_SHORT_SPAN = 8
+_SHORT_SPANS_WORTH_IT = 1024
+
 #: How many rows the columnar path may parse, as a multiple of a piece's clean
 #: spans, while it halves refused groups; past it, a refused group is read
 #: value by value at once (every row refused costs as much either way).
@@ -427,11 +432,54 @@ class PieceReader:
             their text (see :meth:`_junk`).
         """
         leftovers: list[tuple] = []
-        unclaimed: dict[bytes, tuple[Any, list[int]]] = {}
+        unclaimed: dict[bytes, tuple[Any, Any]] = {}
+        clean = self._short_unclaimed(data, spans, clean, unclaimed)
         for key, members in _by_first_key(data, spans, clean):
             if key in self._mixed_keys or not self._bulk(data, spans, members):
                 leftovers.extend(self._classified(data, spans, members, key, unclaimed))
         return leftovers, unclaimed
+
+    def _short_unclaimed(
+        self, data: bytes, spans: Spans, clean: np.ndarray, unclaimed: dict
+    ) -> np.ndarray:
+        """The clean spans left once those of at most 8 bytes no kind claims are set apart.
+
+        No record is that short, but a log may hold millions of such lines
+        (``{}``): their bytes are packed into one integer each and grouped
+        with NumPy, each distinct text parsed and judged once, and their span
+        indices added to ``unclaimed`` under their text (see :meth:`_junk`).
+        A short text that a kind claims, or that is not JSON, stays.
+        """
+        lengths = spans.ends[clean] - spans.starts[clean]
+        short = clean[lengths <= _SHORT_SPAN]
+        if len(short) < _SHORT_SPANS_WORTH_IT:
+            return clean
+        buffer = np.frombuffer(data, dtype=np.uint8)
+        starts, lengths = spans.starts[short], lengths[lengths <= _SHORT_SPAN]
+        packed = np.zeros(len(short), dtype=np.uint64)
+        nul = np.zeros(len(short), dtype=bool)
+        for offset in range(_SHORT_SPAN):
+            inside = lengths > offset
+            byte = buffer[np.minimum(starts + offset, len(buffer) - 1)]
+            nul |= inside & (byte == 0)  # a NUL byte would pack as a shorter text: left
+            packed |= np.where(inside, byte.astype(np.uint64) << np.uint64(8 * offset), 0)
+        short, packed = short[~nul], packed[~nul]
+        distinct, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+        # Each group's spans in file order, cut from one stable sort (not a pass per group).
+        members = np.split(
+            short[np.argsort(inverse, kind="stable")], np.cumsum(np.bincount(inverse))[:-1]
+        )
+        taken = np.zeros(len(distinct), dtype=bool)
+        for group, index in enumerate(short[first].tolist()):
+            text = data[int(spans.starts[index]) : int(spans.ends[index])]
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                continue
+            if self._claimant(value) is None:
+                taken[group] = True
+                unclaimed[text] = (value, members[group])
+        return np.setdiff1d(clean, short[taken[inverse]], assume_unique=True)
 
     def _bulk(self, data: bytes, spans: Spans, members: np.ndarray) -> bool:
         """Whether the columnar path took all ``members`` as the kind of the first."""
