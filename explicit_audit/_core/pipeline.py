@@ -119,6 +119,8 @@ class PieceReader:
         self.count_over: Callable[[int, int, int], None] | None = None
         #: The extra top-level fields the columnar path has taken (shared by a load's files).
         self.extra_fields: set[str] = set()
+        #: Reading an array on one line: its elements, joined by line ends, are lines.
+        self._one_line = False
 
     # -- one piece -------------------------------------------------------------------
 
@@ -222,10 +224,13 @@ class PieceReader:
         parts: list[tuple[str, tuple]] = []
         emit, values_read = self.emit, self.values_read
         self.emit = lambda kind, segment: parts.append((kind, segment))
+        # Elements that hold no line end, joined by one, are lines: parsed in blocks at once.
+        self._one_line = b"\n" not in data.strip(_WHITESPACE)
         try:
             leftovers, unclaimed = self._columnar(data, spans, np.arange(len(spans)))
         finally:
             self.emit = emit
+            self._one_line = False
         if leftovers or unclaimed or len(parts) != 1:
             self.values_read = values_read
             return False
@@ -599,7 +604,7 @@ class PieceReader:
             self.name,
             schema,
             first_value,
-            multiline=not self.jsonl,
+            multiline=not (self.jsonl or self._one_line),
             max_fields=self.limits.max_extra_columns,
         )
         self._few_extra_fields(schema, piece.table.column_names)
