@@ -13,13 +13,19 @@ peak memory (VmHWM) is its own:
   4,301 digits (one past Python's integer-string limit; rejected);
 - ``junk.jsonl``: each record followed by a line no kind claims (``{}``);
 - ``blank.jsonl.gz``: each record followed by 200 blank lines (``" \\n"``),
-  gzip-compressed.
+  gzip-compressed;
+- ``unique_keys.jsonl``: the clean lines, each with one more logger key of
+  its own (``"k17": 17``): past ``max_extra_columns`` they are kept in one
+  ``extra_json`` column, not one column each;
+- ``empty_past_cap.jsonl.gz``: each record followed by 20 lines of ``{}``
+  (no kind claims them), gzip-compressed: past ``max_rejected_rows`` they
+  are counted, not built.
 
 Goal (issue 23): each shape at most 3x the clean JSON Lines time.
 
 Usage::
 
-    python benchmarks/bench_hostile.py [--n 50000] [--repeat 2]
+    python benchmarks/bench_hostile.py [--n 50000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -64,6 +70,9 @@ def write_inputs(folder: Path, n: int, seed: int = 7) -> dict[str, tuple[Path, i
     put("digits.jsonl", "\n".join(digits) + "\n", sum(line in lines for line in digits))
     put("junk.jsonl", "".join(line + "\n{}\n" for line in lines), n)
     put("blank.jsonl.gz", "".join(line + "\n" + " \n" * 200 for line in lines), n, compress=True)
+    unique = [f'{line[:-1]}, "k{index}": {index}}}' for index, line in enumerate(lines)]
+    put("unique_keys.jsonl", "\n".join(unique) + "\n", n)
+    put("empty_past_cap.jsonl.gz", "".join(line + "\n" + "{}\n" * 20 for line in lines), n, True)
     return paths
 
 
@@ -102,23 +111,30 @@ def _best(path: Path, repeat: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=50_000, help="receipts to write")
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each shape; best kept")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each shape; best kept")
     args = parser.parse_args()
     missed = []
     with tempfile.TemporaryDirectory() as folder:
         paths = write_inputs(Path(folder), args.n)
-        print(f"{'shape':<19}{'MB':>7}{'seconds':>9}{'x clean':>9}{'peak MB':>9}  goal")
-        clean = None
+        runs = {name: _best(path, args.repeat) for name, (path, _) in paths.items()}
+        # The baseline timed again last, its best kept: a busy machine shifts it least so.
+        clean_path = paths["clean.jsonl"][0]
+        again = _best(clean_path, args.repeat)
+        runs["clean.jsonl"] = min(runs["clean.jsonl"], again, key=lambda run: run["seconds"])
+        clean = runs["clean.jsonl"]
+        print(
+            f"{'shape':<24}{'MB':>7}{'seconds':>9}{'x clean':>9}{'peak MB':>9}{'x clean':>9}  goal"
+        )
         for name, (path, loaded) in paths.items():
-            run = _best(path, args.repeat)
+            run = runs[name]
             assert run["rows"] == loaded and run["accounted"], (name, run)
-            clean = clean or run["seconds"]
-            ratio = run["seconds"] / clean
+            ratio = run["seconds"] / clean["seconds"]
+            memory = run["peak_delta"] / max(clean["peak_delta"], 1)
             ok = ratio <= GOAL
             missed += [] if ok else [name]
             print(
-                f"{name:<19}{path.stat().st_size / 1e6:>7.1f}{run['seconds']:>9.2f}"
-                f"{ratio:>8.1f}x{run['peak_delta'] / 1e6:>9.0f}  "
+                f"{name:<24}{path.stat().st_size / 1e6:>7.1f}{run['seconds']:>9.2f}"
+                f"{ratio:>8.1f}x{run['peak_delta'] / 1e6:>9.0f}{memory:>8.1f}x  "
                 f"{'baseline' if name == 'clean.jsonl' else ('ok' if ok else 'MISSED')}"
             )
     print("all shapes within 3x" if not missed else "over 3x: " + ", ".join(missed))

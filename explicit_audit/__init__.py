@@ -44,6 +44,7 @@ from .decisions import (
 )
 from .errors import (
     AuditError,
+    ExtraColumnsWarning,
     InputError,
     PolicyError,
     RejectedRowsWarning,
@@ -89,6 +90,7 @@ __all__ = [
     "Audit",
     "AuditError",
     "Escalation",
+    "ExtraColumnsWarning",
     "FallbackDomain",
     "InputError",
     "Limits",

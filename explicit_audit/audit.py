@@ -28,6 +28,7 @@ from ._core.collect import (
     loaded_counts,
     rejected_frame,
     sources_frame,
+    warn_extra_json,
     warn_or_raise,
     warn_unparsed_times,
 )
@@ -341,7 +342,12 @@ def audit_of_reading(
     main_tables = []
     notes = []
     for kind in kinds:
-        built = build_kind(kind, reading.segments.get(kind.name, []), strict_keys=strict_keys)
+        built = build_kind(
+            kind,
+            reading.segments.get(kind.name, []),
+            strict_keys=strict_keys,
+            limits=reading.limits,
+        )
         notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main_tables.append(kind.loaded_rows(built))
@@ -362,6 +368,7 @@ def audit_of_reading(
     rejections = in_file_order(rejections, reading.files)
     raise_or_warn(rejections, strict, declared)
     warn_unparsed_times(tables)
+    warn_extra_json(tables, reading.limits)
     rejected = rejected_frame(rejections)
     return Audit(
         tables=tables,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "AuditError",
+    "ExtraColumnsWarning",
     "InputError",
     "MissingExtraError",
     "NotebookError",
@@ -220,6 +221,10 @@ class MissingExtraError(AuditError, ModuleNotFoundError):
 
 class RejectedRowsWarning(UserWarning):
     """Some input could not be loaded; it is kept in ``Audit.rejected``."""
+
+
+class ExtraColumnsWarning(UserWarning):
+    """More extra (logger) keys than ``max_extra_columns``: the rest are JSON in ``extra_json``."""
 
 
 class UnparsedTimeWarning(UserWarning):

@@ -21,6 +21,7 @@ from ._core.collect import (
     list_sources,
     read_all,
     read_bytes,
+    warn_extra_json,
     warn_unparsed_times,
 )
 from ._core.gc_pause import cyclic_gc_paused
@@ -153,6 +154,7 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
         declared = registry.documents() if keep is None else []
         raise_or_warn(rejections, found["strict"], declared)
         warn_unparsed_times(audit.tables)
+        warn_extra_json(audit.tables, limits)
         return audit
     audit = parsed()
     store(

@@ -11,7 +11,7 @@ PUBLIC = {
     "load_bytes", "read_parquet",
     # errors and warnings
     "AuditError", "InputError", "PolicyError", "RejectedRowsWarning",
-    "UnparsedTimeWarning",
+    "UnparsedTimeWarning", "ExtraColumnsWarning",
     # receipts
     "RECEIPT_RULES", "check_receipts", "locator_safety", "safe_relative_markdown_path",
     "withheld_summary", "withheld_queries", "withheld_oracle", "within_time_window",

@@ -551,3 +551,51 @@ def test_a_key_past_the_heads_names_the_packed_file_that_holds_it(tmp_path):
         lazy.receipts.compute()
     assert raised.value.source_file == str(tmp_path / "4.jsonl")
     assert raised.value.source_line == 1
+
+
+def _keys_of_their_own(path: Path, n: int, start: int = 0) -> None:
+    lines = []
+    for index in range(start, start + n):
+        record = {"host": f"h{index % 3}", **make_receipt(query=f"q {index}")}
+        if index % 2 == 0:
+            record[f"k{index}"] = index
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+
+
+def test_keys_past_max_extra_columns_are_placed_as_in_memory(tmp_path):
+    _keys_of_their_own(tmp_path / "a.jsonl", 120)
+    _keys_of_their_own(tmp_path / "b.jsonl", 80, start=120)
+    limits = {"max_extra_columns": 12}
+    with pytest.warns(ea.ExtraColumnsWarning):
+        memory = _quiet_load(tmp_path, limits=limits)
+    assert memory.receipts["extra_json"].notna().sum() == 100 - 11
+    with dask.config.set(scheduler="synchronous"), pytest.warns(ea.ExtraColumnsWarning):
+        lazy = _quiet_load(
+            tmp_path, engine="dask", blocksize=4096, sample_bytes=16384, limits=limits
+        )
+        assert lazy.receipts.npartitions > 4
+        assert_same_audit(memory, lazy)
+
+
+def test_a_key_that_might_be_a_column_is_an_error_naming_it(tmp_path):
+    first = [{"host": "h", **make_receipt()} for _ in range(100)]
+    first[79]["early"] = 1  # in memory, a column: it holds a value before k0 and k1 do
+    (tmp_path / "a.jsonl").write_text("\n".join(map(json.dumps, first)) + "\n", "utf-8")
+    second = [json.dumps({f"k{index}": index, **make_receipt()}) for index in range(10)]
+    (tmp_path / "b.jsonl").write_text("\n".join(second) + "\n", "utf-8")
+    limits = {"max_extra_columns": 3}
+    with pytest.warns(ea.ExtraColumnsWarning):
+        memory = _quiet_load(tmp_path, limits=limits)
+    assert [c for c in memory.receipts.columns if c in ("host", "early", "k0", "k1")] == [
+        "host",
+        "early",
+        "k0",
+    ]
+    with pytest.warns(ea.ExtraColumnsWarning):
+        lazy = ea.load(tmp_path, engine="dask", blocksize=4096, sample_bytes=4096, limits=limits)
+    assert "extra_json" in lazy.receipts.columns and "early" not in lazy.receipts.columns
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ea.InputError) as error:
+        lazy.receipts.compute()
+    assert "a.jsonl" in str(error.value) and ":80" in str(error.value)
+    assert "'early'" in str(error.value)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import accounted as _accounted
-from conftest import make_receipt, rows_by_path
+from conftest import make_receipt, rows_by_path, without_columnar
 from conftest import quiet_load as _load
 
 from explicit_audit._core.content import GZIP_RATIO_FLOOR
@@ -90,6 +90,20 @@ def test_an_array_with_one_element_per_line_start_is_read_in_bulk_with_its_lines
     assert audit.receipts["query"].tolist() == [f"q{i}" for i in range(50)]
     assert audit.receipts.source_line.tolist() == _exact_lines(path)
     assert rows_by_path(path) == {"columnar": 50, "exact": 0}
+
+
+def test_an_array_on_one_line_is_read_in_bulk_by_its_elements(tmp_path):
+    tricky = ['a, b], {"c": [1, 2]}', "back\\slash\\", 'quote \\" , ]', "é, 레이더 ]}"]
+    records = [make_receipt(query=tricky[index % 4] + str(index)) for index in range(300)]
+    path = tmp_path / "array.json"
+    path.write_text("[" + ", ".join(json.dumps(record) for record in records) + "]")
+    assert rows_by_path(path) == {"columnar": 300, "exact": 0}
+    audit = _load(path)
+    _accounted(audit)
+    assert audit.receipts["query"].tolist() == [record["query"] for record in records]
+    assert set(audit.receipts.source_line) == {1} and audit.rejected.empty
+    exactly = read_exactly(path)
+    assert [item.value for item in exactly] == records
 
 
 def test_a_nested_array_of_objects_at_column_0_is_not_split(tmp_path):
@@ -179,6 +193,32 @@ def test_a_million_lines_no_kind_claims_are_rejected_and_counted(tmp_path):
     assert counts == ["[1, 1000003]", "1000003", "2", "1000001", "100001", "100002"]
     assert "900001 more value(s) rejected between lines 100002 and 1000002" in summary
     assert float(seconds) < 120  # each distinct line is judged once
+
+
+def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monkeypatch):
+    from explicit_audit._core.records import Rejection
+
+    built = []
+    build = Rejection.__init__
+
+    def counted(self, *args) -> None:
+        built.append(args[1])
+        build(self, *args)
+
+    monkeypatch.setattr(Rejection, "__init__", counted)
+    path = tmp_path / "junk.jsonl.gz"
+    receipt = json.dumps(make_receipt())
+    lines = [receipt, *(["{}"] * 5_000), '{"a": 1}', "not json", *(["{}"] * 3), receipt]
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    audit = _load(path, limits={"max_rejected_rows": 10})
+    _accounted(audit)
+    assert audit.receipts.source_line.tolist() == [1, 5_007]
+    assert audit.sources.iloc[0][["values_read", "loaded", "rejected"]].tolist() == [5007, 2, 5005]
+    assert audit.rejected.source_line.tolist() == [*range(2, 12), 12]
+    assert "4995 more value(s) rejected between lines 12 and 5006" in audit.rejected.reason.iloc[-1]
+    # Rows are built for the ten kept, the value read exactly, a verdict per distinct text
+    # and the summary row: not one per value past the cap.
+    assert len(built) < 30, len(built)
 
 
 # -- gzip decompression ratio ---------------------------------------------------------------------
@@ -315,3 +355,75 @@ def test_an_element_larger_than_max_value_bytes_is_rejected_alone(tmp_path):
     assert "larger than max_value_bytes" in audit.rejected.reason.iloc[0]
     assert audit.decisions.source_line.tolist()[-1] == 2_003
     _accounted(audit)
+
+
+# -- extra (logger) columns ---------------------------------------------------------------------
+
+
+def _unique_keys(path, n: int, every: int = 1) -> None:
+    """Receipts with a logger's ``host``, and every ``every``-th a key of its own (``k7``)."""
+    lines = []
+    for index in range(n):
+        record = {"host": f"h{index % 3}", **make_receipt(query=f"q {index}")}
+        if index % every == 0:
+            record[f"k{index}"] = index
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_keys_past_max_extra_columns_are_kept_as_json_text(tmp_path):
+    import explicit_audit as ea
+
+    path = tmp_path / "unique.jsonl"
+    _unique_keys(path, 600)
+    with pytest.warns(ea.ExtraColumnsWarning, match="max_extra_columns \\(256\\)"):
+        audit = _load(path)
+    _accounted(audit)
+    receipts = audit.receipts
+    assert len(receipts) == 600 and audit.rejected.empty
+    columns = [c for c in receipts.columns if c == "host" or (c[0] == "k" and c[1:].isdigit())]
+    assert columns == ["host", *(f"k{i}" for i in range(255))]
+    assert receipts.columns[-1] == "extra_json" and receipts["extra_json"].dtype == "str"
+    assert receipts["extra_json"].iloc[:255].isna().all()
+    later = [json.loads(text) for text in receipts["extra_json"].iloc[255:]]
+    assert later == [{f"k{i}": i} for i in range(255, 600)]  # every key kept, none dropped
+    assert receipts["k3"].dtype == "Int64" and receipts["k3"].iloc[3] == 3
+
+
+def test_extra_columns_are_the_same_whichever_path_read_the_values(tmp_path):
+    import pandas as pd
+
+    from explicit_audit._core import registry
+
+    path = tmp_path / "mixed.jsonl"
+    # The lines with host alone are parsed in bulk; those with a key of their own, one by one.
+    _unique_keys(path, 400, every=7)
+    limits = {"max_extra_columns": 20}
+    with pytest.warns(UserWarning, match="extra_json"):
+        both = _load(path, limits=limits)
+    assert rows_by_path(path)["columnar"] > 0
+    kinds = tuple(without_columnar(kind) for kind in registry.kinds())
+    with registry.replaced(kinds), pytest.warns(UserWarning, match="extra_json"):
+        exactly = _load(path, limits=limits)
+    pd.testing.assert_frame_equal(both.receipts, exactly.receipts)
+    assert list(both.receipts.columns[-21:]) == [
+        "host",
+        *(f"k{7 * i}" for i in range(19)),
+        "extra_json",
+    ]
+    assert json.loads(both.receipts["extra_json"].iloc[399]) == {"k399": 399}
+
+
+def test_lines_each_with_a_key_of_their_own_load_in_linear_time(tmp_path):
+    path = tmp_path / "unique.jsonl"
+    _unique_keys(path, 6_000)
+    code = (
+        "import time, warnings, explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        "start = time.perf_counter()\n"
+        f"a = ea.load({str(path)!r}, progress=False)\n"
+        "print(a.receipts.shape[0], len(a.receipts.columns) < 300, time.perf_counter() - start)"
+    )
+    rows, narrow, seconds = _in_child(code, timeout=120).split()
+    assert (rows, narrow) == ("6000", "True")
+    assert float(seconds) < 15  # a column per key: 12 s for 4,000 lines, 157 s for 16,000

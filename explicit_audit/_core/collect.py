@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError, RejectedRowsWarning, UnparsedTimeWarning
+from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .caller import warn
+from .columns import EXTRA_JSON, extra_columns_limited
 from .content import BytesReader, FileDigest, FileReader, HeldFile, hold_file
 from .key_table import settle
 from .keys import shape_of
-from .limits import Limits
+from .limits import DEFAULT_LIMITS, Limits
 from .pipeline import PieceReader
 from .progress import byte_progress
 from .records import KindTables, RecordKind, Rejection, blame_cut
@@ -51,6 +52,7 @@ __all__ = [
     "read_with",
     "rejected_frame",
     "sources_frame",
+    "warn_extra_json",
     "warn_or_raise",
     "warn_unparsed_times",
 ]
@@ -129,6 +131,8 @@ class Reading:
     digests: dict[str, FileDigest] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     held_policies: list = field(default_factory=list)
+    #: The extra top-level fields the columnar path took, bounded by max_extra_columns.
+    extra_fields: set[str] = field(default_factory=set)
 
     def emit(self, kind: str, segment: tuple) -> None:
         """Add a kind's segment (a columnar part or values)."""
@@ -143,6 +147,20 @@ class Reading:
         seen[0] += 1
         seen[1] = min(seen[1], rejection.source_line)
         seen[2] = max(seen[2], rejection.source_line)
+
+    def room(self) -> int:
+        """How many more rejections are kept one by one before ``max_rejected_rows``."""
+        return max(0, self.limits.max_rejected_rows - len(self.rejections))
+
+    def count_over(self, name: str, count: int, first: int, last: int) -> None:
+        """Count ``count`` rejections of file ``name`` past the cap, lines ``first``-``last``.
+
+        As :meth:`reject` counts them one by one, for rejections never built.
+        """
+        seen = self.overflow.setdefault(name, [0, first, 0])
+        seen[0] += count
+        seen[1] = min(seen[1], first)
+        seen[2] = max(seen[2], last)
 
     def count_policy_files(self) -> None:
         """A policy file is one value read."""
@@ -206,6 +224,11 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=Non
         held.append(rejection)
 
     pieces.reject = hold
+    # Past max_rejected_rows, a piece counts what it rejects without building rows; the
+    # rejections it holds back are kept, or counted, before any of the next piece's.
+    pieces.room = lambda: max(0, reading.room() - len(held))
+    pieces.count_over = lambda count, first, last: reading.count_over(name, count, first, last)
+    pieces.extra_fields = reading.extra_fields
     for piece in reader if pieces_read is None else pieces_read:
         for rejection in held:
             reading.reject(rejection)
@@ -429,14 +452,21 @@ def read_bytes(
     return reading
 
 
-def build_kind(kind: RecordKind, segments: list[tuple], *, strict_keys: bool = False) -> KindTables:
+def build_kind(
+    kind: RecordKind,
+    segments: list[tuple],
+    *,
+    strict_keys: bool = False,
+    limits: Limits | None = None,
+) -> KindTables:
     """Build one kind's tables from its segments, with the notes of its records' keys.
 
     Every value's keys are read against the kind's shapes
     (:func:`explicit_audit._core.key_table.settle`): the notes of the values
     loaded are in ``notes``; a rejection lists every problem of its value;
     under ``strict_keys`` a value holding an unknown key is rejected. Time
-    columns are typed (:mod:`.times`).
+    columns are typed (:mod:`.times`). Each table has at most
+    ``limits.max_extra_columns`` extra columns (:mod:`.columns`).
     """
 
     def shape_for(value):
@@ -444,7 +474,11 @@ def build_kind(kind: RecordKind, segments: list[tuple], *, strict_keys: bool = F
             return kind.shape_of(value)
         return shape_of(kind.shapes, value)
 
-    built = settle(kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys)
+    limit = (limits or DEFAULT_LIMITS).max_extra_columns
+    with extra_columns_limited(limit):
+        built = settle(
+            kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys
+        )
     # Time columns typed as UTC times, on both engines alike (:mod:`.times`).
     built.tables = {name: typed_times(table) for name, table in built.tables.items()}
     return built
@@ -481,6 +515,19 @@ def warn_unparsed_times(tables: dict[str, pd.DataFrame]) -> None:
             "they are missing (NaT) there, and the text as written is kept in "
             "<column>_unparsed",
             UnparsedTimeWarning,
+        )
+
+
+def warn_extra_json(tables: dict[str, pd.DataFrame], limits: Limits | None = None) -> None:
+    """Warn once about every table whose extra keys went past ``max_extra_columns``."""
+    found = [name for name, frame in tables.items() if EXTRA_JSON in frame.columns]
+    if found:
+        limit = (limits or DEFAULT_LIMITS).max_extra_columns
+        warn(
+            f"more keys beside the records than max_extra_columns ({limit}) in "
+            f"{', '.join(found)}: the first {limit} are columns, and the rest of each row's "
+            f"keys are kept, not dropped, as JSON text in the {EXTRA_JSON!r} column",
+            ExtraColumnsWarning,
         )
 
 

@@ -12,6 +12,7 @@ this path only when the exact path would load it the same way.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -26,6 +27,7 @@ __all__ = [
     "ColumnarPart",
     "JsonlPiece",
     "NotClean",
+    "TooManyFields",
     "in_file_order",
     "key_order",
     "not_finite",
@@ -42,6 +44,14 @@ _SNIFF_BYTES = 1 << 18
 
 class NotClean(Exception):
     """The file is not clean JSON Lines of the expected shape: read it value by value."""
+
+
+class TooManyFields(NotClean):
+    """The values hold more extra fields than ``max_extra_columns``: read them value by value.
+
+    Not worth splitting to find a part that fits: read whole by the exact
+    path, which keeps the fields past the limit as JSON text per row.
+    """
 
 
 class ColumnarPart(NamedTuple):
@@ -109,6 +119,53 @@ def _declared(first_value: bytes, sample: bytes, schema: pa.Schema | None) -> pa
     return pa.schema([*(schema or []), *added])
 
 
+#: Windows of a piece parsed to judge how many fields it holds (see _many_fields).
+_WINDOWS = 4
+_WINDOW_BYTES = 1 << 16
+
+
+def _many_fields(data: bytes, schema: pa.Schema | None, limit: int) -> bool:
+    """Whether the spans seem to hold more than ``limit`` top-level fields ``schema`` lacks.
+
+    A few windows spread over the bytes are parsed. A field seen in one
+    window only is counted as a field that grows with the bytes (lines each
+    with a key of their own): scaled by the bytes not looked at. Arrow parses
+    N lines of N fields into N columns of N rows each, which takes minutes
+    and gigabytes; refused, they are read value by value, where the fields
+    past ``max_extra_columns`` are kept as one column of JSON text.
+    """
+    if len(data) <= _WINDOW_BYTES:
+        return False  # Arrow's table of so few bytes is small, whatever their fields
+    if len(data) <= _WINDOW_BYTES * (_WINDOWS + 1):
+        windows = [data]
+    else:
+        step = len(data) // _WINDOWS
+        windows = []
+        for index in range(_WINDOWS):
+            start = data.find(b"\n", index * step) + 1 if index else 0
+            end = data.rfind(b"\n", start, start + _WINDOW_BYTES) + 1
+            if start and end > start:
+                windows.append(data[start:end])
+            elif not index:
+                windows.append(data[: data.rfind(b"\n", 0, _WINDOW_BYTES) + 1] or data)
+    known = set(schema.names) if schema is not None else set()
+    seen: dict[str, int] = {}
+    looked = 0
+    for window in windows:
+        try:
+            names = _parse(pa.py_buffer(window), None, multiline=True).schema.names
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            continue  # the whole parse says what is wrong
+        looked += len(window)
+        for name in set(names) - known:
+            seen[name] = seen.get(name, 0) + 1
+    if not looked:
+        return False
+    once = sum(1 for count in seen.values() if count == 1)
+    grown = once * max(1.0, len(data) / looked) if len(windows) > 1 else once
+    return (len(seen) - once) + grown > limit
+
+
 def not_finite(column: pa.ChunkedArray | pa.Array) -> bool:
     """Whether a float column holds NaN or an infinity.
 
@@ -127,6 +184,7 @@ def parse_piece(
     first_value: bytes,
     *,
     multiline: bool,
+    max_fields: int | None = None,
 ) -> JsonlPiece:
     """Parse JSON objects, one per span, into an Arrow table with their lines.
 
@@ -144,6 +202,10 @@ def parse_piece(
         (see :func:`_declared`).
     multiline : bool
         Whether values may span lines (pretty-printed ``.json``).
+    max_fields : int, optional
+        Refuse, before parsing, spans that look like they hold more top-level
+        fields than ``schema`` declares plus this many (``max_extra_columns``;
+        see :func:`_many_fields`): Arrow's table would be as wide as they are.
 
     Returns
     -------
@@ -159,6 +221,8 @@ def parse_piece(
     """
     try:
         declared = _declared(first_value, data, schema)
+        if max_fields is not None and _many_fields(data, declared, max_fields):
+            raise TooManyFields
         table = _parse(pa.py_buffer(data), declared, multiline)
         table.validate(full=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
@@ -280,20 +344,41 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
         one column of their values gets (see
         :func:`~explicit_audit._core.columns.typed_columns`).
     """
+    from .columns import EXTRA_JSON, limit_extra_parts
+
     table = pa.concat_tables([part[0] for part in parts])
-    extras = pd.concat([part[1] for part in parts], ignore_index=True)
-    if retype:
-        extras = _retyped(extras)
+    order = None
     if table.num_rows > 1:
         files = pc.dictionary_encode(table.column("source_file")).combine_chunks().indices
         keys = pa.table({"file": files, "line": table.column("source_line")})
         order = pc.sort_indices(keys, sort_keys=[("file", "ascending"), ("line", "ascending")])
-        if not pc.all(pc.equal(order, pa.array(np.arange(len(order))))).as_py():
-            table = table.take(order)
-            extras = extras.take(order.to_numpy()).reset_index(drop=True)
+        order = order.to_numpy()
+        if (order == np.arange(len(order))).all():
+            order = None
+    # Where each part's rows stand once in order: the limit on extra columns ranks keys there.
+    at = np.arange(table.num_rows, dtype=np.int64)
+    if order is not None:
+        at[order] = np.arange(len(order), dtype=np.int64)
+    bounds = np.cumsum([0, *(len(part[1]) for part in parts)])
+    frames = limit_extra_parts(
+        [part[1] for part in parts],
+        [at[start:stop] for start, stop in itertools.pairwise(bounds)],
+    )
+    extras = pd.concat(frames, ignore_index=True)
+    if retype:
+        extras = _retyped(extras)
+    if order is not None:
+        table = table.take(pa.array(order))
+        extras = extras.take(order).reset_index(drop=True)
     if len(extras.columns) > 1:
         first_seen = {name: _first_present(extras[name]) for name in extras.columns}
-        extras = extras[sorted(extras.columns, key=lambda name: (first_seen[name], name))]
+        last = len(extras) + 1
+        extras = extras[
+            sorted(
+                extras.columns,
+                key=lambda name: (last if name == EXTRA_JSON else first_seen[name], name),
+            )
+        ]
     return table, extras
 
 

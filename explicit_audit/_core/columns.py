@@ -5,25 +5,80 @@ lone surrogate (``"\\ud800"``, which the standard library's parser accepts).
 Such a value is shown with U+FFFD in a flattened column; the record's own
 object column (``plan``, ``payload``) keeps it exactly as written, and hashes
 are rebuilt from that.
+
+Extra (logger) keys become one column each, up to ``max_extra_columns``
+(:mod:`explicit_audit._core.limits`) per table: past it, the keys that come
+later (ranked by the first row holding a value, then by name) are kept, not
+dropped, in one text column, :data:`EXTRA_JSON`: per row, the JSON object of
+its later keys that hold a value, keys sorted. :func:`extra_columns` builds
+every kind's extra columns from the values read one by one, and
+:func:`limit_extra_parts` applies the same limit to parts joined from both
+reading paths, so that a key lands in the same place whichever path read it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
+import numpy as np
+import orjson
 import pandas as pd
 
 __all__ = [
     "ALL_LABEL",
+    "EXTRA_JSON",
     "INT64_MAX",
     "INT64_MIN",
     "extra_columns",
+    "extra_columns_limited",
+    "extra_json_text",
     "fits_int64",
+    "limit_extra_parts",
+    "limit_placed",
+    "max_extra_columns",
     "text_safe_series",
     "typed_columns",
 ]
+
+#: The column holding, as JSON text, the extra keys past ``max_extra_columns``.
+EXTRA_JSON = "extra_json"
+#: In a part's extra columns: per row, a dict of its keys past the limit (or None).
+OVERFLOW = "\0overflow"
+
+_MAX_EXTRA: ContextVar[int] = ContextVar("max_extra_columns", default=256)
+
+
+def max_extra_columns() -> int:
+    """The ``max_extra_columns`` in force for the tables being built."""
+    return _MAX_EXTRA.get()
+
+
+@contextlib.contextmanager
+def extra_columns_limited(limit: int) -> Iterator[None]:
+    """Build tables, inside the block, with at most ``limit`` extra columns each."""
+    token = _MAX_EXTRA.set(limit)
+    try:
+        yield
+    finally:
+        _MAX_EXTRA.reset(token)
+
+
+def extra_json_text(keys: dict[str, Any]) -> str:
+    """The JSON text of a row's extra keys past the limit: an object, keys sorted.
+
+    orjson writes it, or the standard library where orjson cannot: an integer
+    beyond 64 bits stays exact, and a lone surrogate is written as its escape.
+    """
+    try:
+        return orjson.dumps(keys, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except TypeError:
+        return json.dumps(keys, sort_keys=True, separators=(",", ":"))
+
 
 #: The label of a row, or a choice, that stands for every group: the overall
 #: row of a withheld summary, "every audience" or "every variant" in a panel.
@@ -74,17 +129,168 @@ def _dtype(values: list[Any]) -> Any:
     return object
 
 
-def extra_columns(records: Sequence[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
+def extra_columns(
+    records: Sequence[dict[str, Any]], index: pd.Index, *, as_text: bool = True
+) -> pd.DataFrame:
     """One column per extra key, in first-seen order, with a declared dtype.
 
     Strings become ``str``, booleans ``boolean``, integers ``Int64``, numbers
     ``Float64`` (a missing value is <NA>); anything else (objects, arrays,
     mixed types) stays ``object``, holding the values as written.
+
+    Past :func:`max_extra_columns` keys, the later ones (see the module
+    docstring) go to one :data:`EXTRA_JSON` column, last; with
+    ``as_text=False``, to an object column of dicts (:data:`OVERFLOW`), for
+    :func:`limit_extra_parts` to place across parts.
     """
-    names: dict[str, None] = {}
-    for record in records:
-        names.update(dict.fromkeys(record))
-    return typed_columns({name: [record.get(name) for record in records] for name in names}, index)
+    limit = max_extra_columns()
+    first_held: dict[str, int] = {}
+    for row, record in enumerate(records):
+        for name, value in record.items():
+            if name not in first_held:
+                first_held[name] = -1
+            if value is not None and first_held[name] < 0:
+                first_held[name] = row
+    if len(first_held) <= limit:
+        names = list(first_held)
+        return typed_columns(
+            {name: [record.get(name) for record in records] for name in names}, index
+        )
+    kept = _first_keys(first_held, limit)
+    # One pass over the rows' keys: a key per row costs its entries, not rows times keys.
+    columns: dict[str, list[Any]] = {
+        name: [None] * len(records) for name in first_held if name in kept
+    }
+    for row, record in enumerate(records):
+        for name, value in record.items():
+            if name in columns:
+                columns[name][row] = value
+    later = [
+        {k: v for k, v in record.items() if k not in kept and v is not None} or None
+        for record in records
+    ]
+    frame = typed_columns(columns, index)
+    if as_text:
+        frame[EXTRA_JSON] = _json_column(later, index)
+    else:
+        frame[OVERFLOW] = pd.Series(_objects(later), index=index, dtype=object)
+    return frame
+
+
+def _first_keys(first_held: dict[str, int], limit: int) -> set[str]:
+    """The ``limit`` keys that hold a value first (then by name); a key named extra_json never."""
+    end = 1 << 62
+    ranked = sorted(
+        (name for name in first_held if name != EXTRA_JSON),
+        key=lambda name: (first_held[name] if first_held[name] >= 0 else end, name),
+    )
+    return set(ranked[:limit])
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    held = np.empty(len(values), dtype=object)
+    held[:] = values
+    return held
+
+
+def _json_column(later: list[dict | None], index: pd.Index) -> pd.Series:
+    texts = [None if keys is None else extra_json_text(keys) for keys in later]
+    return pd.Series(texts, index=index, dtype="str")
+
+
+def limit_extra_parts(
+    frames: list[pd.DataFrame], positions: list[np.ndarray]
+) -> list[pd.DataFrame]:
+    """Parts' extra columns with at most :func:`max_extra_columns` keys as columns over all.
+
+    Parameters
+    ----------
+    frames : list of DataFrame
+        Each part's extra columns (dense, and maybe :data:`OVERFLOW`).
+    positions : list of ndarray of int64
+        Per part, where each of its rows stands in the joined table.
+
+    Returns
+    -------
+    list of DataFrame
+        The same parts, unchanged when the keys of all of them fit the limit;
+        else each with the columns of the first keys (over the joined rows,
+        see the module docstring) and :data:`EXTRA_JSON` for the rest.
+    """
+    limit = max_extra_columns()
+    names = {name for frame in frames for name in frame.columns if name != OVERFLOW}
+    overflowing = any(OVERFLOW in frame.columns for frame in frames)
+    if len(names) <= limit and not overflowing:
+        return frames
+    end = 1 << 62
+    first_held: dict[str, int] = {}
+    for frame, where in zip(frames, positions, strict=True):
+        for name in frame.columns:
+            column = frame[name]
+            if name == OVERFLOW:
+                for row, keys in zip(where.tolist(), column.tolist(), strict=True):
+                    for key, value in (keys if isinstance(keys, dict) else {}).items():
+                        if value is not None and row < first_held.get(key, end):
+                            first_held[key] = row
+                        first_held.setdefault(key, end)
+                continue
+            held = np.flatnonzero(column.notna().to_numpy(dtype=bool))
+            first = int(where[held].min()) if len(held) else end
+            first_held[name] = min(first_held.get(name, end), first)
+    first_held = {name: (-1 if row == end else row) for name, row in first_held.items()}
+    if len(first_held) <= limit and EXTRA_JSON not in first_held:
+        kept = set(first_held)
+    else:
+        kept = _first_keys(first_held, limit)
+    return [limit_placed(frame, kept) for frame in frames]
+
+
+def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
+    """One part's extra columns: the ``kept`` keys as columns, the rest as JSON text."""
+    later_names = [name for name in frame.columns if name not in kept and name != OVERFLOW]
+    overflow = frame[OVERFLOW].tolist() if OVERFLOW in frame.columns else [None] * len(frame)
+    later: list[dict | None] = [dict(keys) if isinstance(keys, dict) else None for keys in overflow]
+    for name in later_names:
+        column = frame[name]
+        held = np.flatnonzero(column.notna().to_numpy(dtype=bool))
+        values = column.to_numpy(dtype=object)
+        for row in held.tolist():
+            keys = later[row]
+            if keys is None:
+                keys = later[row] = {}
+            keys[name] = _plain(values[row])
+    columns = {name: frame[name] for name in frame.columns if name in kept}
+    lifted: dict[str, list] = {}
+    for row, keys in enumerate(later):
+        if not keys:
+            continue
+        for name in [key for key in keys if key in kept]:
+            lifted.setdefault(name, [None] * len(frame))[row] = keys.pop(name)
+    if lifted:
+        for name, values in typed_columns(lifted, frame.index).items():
+            if name in columns:
+                merged = columns[name].astype(object).where(columns[name].notna(), None).tolist()
+                values = [
+                    old if old is not None else new
+                    for old, new in zip(
+                        merged,
+                        values.astype(object).where(values.notna(), None).tolist(),
+                        strict=True,
+                    )
+                ]
+                columns[name] = typed_columns({name: values}, frame.index)[name]
+            else:
+                columns[name] = values
+    result = pd.DataFrame(columns, index=frame.index)
+    result[EXTRA_JSON] = _json_column([keys or None for keys in later], frame.index)
+    return result
+
+
+def _plain(value: Any) -> Any:
+    """A value of a typed column as the parsed value it came from."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def typed_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFrame:

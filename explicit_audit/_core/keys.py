@@ -108,6 +108,8 @@ def _distance(left: str, right: str, bound: int) -> int:
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
             if i > 1 and j > 1 and a == right[j - 2] and left[i - 2] == b:
                 current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > bound and min(previous) > bound:
+            return bound + 1  # every later row only grows from these two
         previous2, previous = previous, current
     return previous[-1]
 
@@ -129,8 +131,7 @@ def _likely_typo(key: str, declared: tuple[str, ...]) -> str | None:
     # A log repeats its keys on every line: each pair is judged once.
     folded = _folded(key)
     best: tuple[int, str] | None = None
-    for name in declared:
-        other = _folded(name)
+    for name, other in _folded_names(declared):
         if other == folded:
             return name
         shorter = min(len(folded), len(other))
@@ -139,6 +140,11 @@ def _likely_typo(key: str, declared: tuple[str, ...]) -> str | None:
             if best is None or found < best[0]:
                 best = (found, name)
     return best[1] if best else None
+
+
+@functools.lru_cache(maxsize=64)
+def _folded_names(declared: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, _folded(name)) for name in declared)
 
 
 def closest_key(key: str, declared: Iterable[str]) -> str | None:

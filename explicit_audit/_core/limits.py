@@ -18,12 +18,18 @@ limit                       default      what happens past it
                                          this size; the rest is a file-level rejection
 ``max_rejected_rows``       100,000      rejected rows kept with their excerpt, per load;
                                          past it, each file's further rejections are
-                                         counted in one summary row per file
+                                         counted in one summary row per file (values no
+                                         kind claims without a row built for each)
 ``excerpt_chars``           300          characters of raw text kept per rejected row
 ``max_gzip_ratio``          200          a gzip stream that has expanded more than this many
                                          times its compressed size, past its first 64 MiB,
                                          is read no further; the rest is a file-level
                                          rejection naming the ratio
+``max_extra_columns``       256          extra (logger) keys of one table that become a
+                                         column each; the rest are kept, not dropped, in
+                                         one ``extra_json`` text column (per row, the JSON
+                                         object of its later keys), with an
+                                         ``ExtraColumnsWarning``
 ==========================  ===========  ===================================================
 
 Only regular files are read from a folder (a FIFO, a socket or a device is
@@ -61,6 +67,7 @@ class Limits:
     max_rejected_rows: int = 100_000
     excerpt_chars: int = 300
     max_gzip_ratio: int = 200
+    max_extra_columns: int = 256
 
     def __post_init__(self) -> None:
         for item in fields(self):

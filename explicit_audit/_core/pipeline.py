@@ -20,15 +20,20 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .columnar import NotClean, parse_piece
+from .columnar import NotClean, TooManyFields, parse_piece
 from .describe import FORMATS_DOC, json_type
 from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, nearest_shape
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
-from .spans import Spans, split_piece
+from .spans import Spans, array_spans, split_piece
 
 __all__ = ["PieceReader", "sort_value"]
+
+#: Spans of at most this many bytes are grouped by their bytes (see PieceReader._short_unclaimed),
+#: when a piece holds at least _SHORT_SPANS_WORTH_IT of them.
+_SHORT_SPAN = 8
+_SHORT_SPANS_WORTH_IT = 1024
 
 #: How many rows the columnar path may parse, as a multiple of a piece's clean
 #: spans, while it halves refused groups; past it, a refused group is read
@@ -111,12 +116,22 @@ class PieceReader:
         self.values_read = 0
         self.last_item: RawValue | Rejection | None = None
         self._mixed_keys: set[bytes] = set()
+        #: ``room()``: how many more rejections the caller keeps one by one (None: all).
+        self.room: Callable[[], int] | None = None
+        #: ``count_over(count, first_line, last_line)``: rejections past that room, counted.
+        self.count_over: Callable[[int, int, int], None] | None = None
+        #: The extra top-level fields the columnar path has taken (shared by a load's files).
+        self.extra_fields: set[str] = set()
+        #: Reading an array on one line: its elements, joined by line ends, are lines.
+        self._one_line = False
 
     # -- one piece -------------------------------------------------------------------
 
     def read(self, data: bytes, first_line: int) -> None:
         """Read one piece that starts on file line ``first_line``."""
-        if not self.jsonl and self._read_array(data, first_line):
+        if not self.jsonl and (
+            self._read_array(data, first_line) or self._read_line_array(data, first_line)
+        ):
             return
         spans = split_piece(data, first_line, self.jsonl, self.limits)
         if not len(spans):
@@ -125,10 +140,15 @@ class PieceReader:
         clean = np.flatnonzero(spans.clean)
         self._read_dirty(data, spans, exact)
         known: dict[int, RecordKind] = {}
+        junk: list[tuple[Rejection, np.ndarray]] = []
         if len(clean):
-            leftovers = self._columnar(data, spans, clean)
+            leftovers, unclaimed = self._columnar(data, spans, clean)
+            if unclaimed:
+                leftovers += self._junk(data, spans, unclaimed, junk)
             if leftovers:
                 self._leftovers(data, spans, leftovers, exact, known)
+        if junk:
+            self._rejected_in_bulk(junk, exact)
         exact.sort(key=_line_of)
         # The value a cut gzip stream ends in is the piece's last span, read exactly.
         last = exact[-1] if exact else None
@@ -180,14 +200,44 @@ class PieceReader:
         emit, values_read = self.emit, self.values_read
         self.emit = lambda kind, segment: parts.append((kind, segment))
         try:
-            leftovers = self._columnar(objects, spans, np.arange(len(spans)))
+            leftovers, unclaimed = self._columnar(objects, spans, np.arange(len(spans)))
         finally:
             self.emit = emit
-        if leftovers:
+        if leftovers or unclaimed:
             self.values_read = values_read
             return False
         for kind, segment in parts:
             self.emit(kind, segment)
+        self.last_item = None  # every value was read: none is cut short
+        return True
+
+    def _read_line_array(self, data: bytes, first_line: int) -> bool:
+        """Whether a piece that is one array of objects was read in bulk, by its elements.
+
+        The elements are found in one pass over the bytes (:func:`array_spans`,
+        ``[{...}, {...}]`` on one line or written any other way) and go to the
+        columnar path as JSON Lines' lines do. This holds only when every
+        element is a clean span and the columnar path takes them all as one
+        part: elements that share a line keep their order only so. Anything
+        else is read as written, element by element.
+        """
+        spans = array_spans(data, first_line, self.limits)
+        if spans is None or not len(spans) or not spans.clean.all():
+            return False
+        parts: list[tuple[str, tuple]] = []
+        emit, values_read = self.emit, self.values_read
+        self.emit = lambda kind, segment: parts.append((kind, segment))
+        # Elements that hold no line end, joined by one, are lines: parsed in blocks at once.
+        self._one_line = b"\n" not in data.strip(_WHITESPACE)
+        try:
+            leftovers, unclaimed = self._columnar(data, spans, np.arange(len(spans)))
+        finally:
+            self.emit = emit
+            self._one_line = False
+        if leftovers or unclaimed or len(parts) != 1:
+            self.values_read = values_read
+            return False
+        self.emit(*parts[0])
         self.last_item = None  # every value was read: none is cut short
         return True
 
@@ -217,6 +267,63 @@ class PieceReader:
         return Rejection(
             self.name, int(spans.lines[index]), verdict.kind, verdict.reason, verdict.raw
         )
+
+    def _junk(
+        self, data: bytes, spans: Spans, unclaimed: dict, junk: list[tuple[Rejection, np.ndarray]]
+    ) -> list[tuple]:
+        """Spans no kind claims, judged once per distinct text; returns those left to read.
+
+        Each text's verdict (:meth:`_unclaimed`) is found once; its spans'
+        lines go to ``junk`` with it, as ``(verdict at line 0, lines)``, no
+        row built yet (:meth:`_rejected_in_bulk` builds those that are kept).
+        A span that may hold an integer beyond 64 bits, or whose text no
+        verdict rejects, is returned to be read as before.
+        """
+        long_digits = _long_digit_spans(data, spans)
+        left: list[tuple] = []
+        verdicts: dict[bytes, Rejection | None] = {}
+        for value, members in unclaimed.values():
+            indices = np.asarray(members, dtype=np.int64)
+            exact = long_digits[indices]
+            left.extend((index, value, None) for index in indices[exact].tolist())
+            indices = indices[~exact]
+            if not len(indices):
+                continue
+            first = int(indices[0])
+            if self._unclaimed(data, spans, first, value, verdicts) is None:
+                left.extend((index, value, None) for index in indices.tolist())
+                continue
+            text = data[int(spans.starts[first]) : int(spans.ends[first])].rstrip(b" \t\r\n")
+            junk.append((verdicts[text], spans.lines[indices]))
+        return left
+
+    def _rejected_in_bulk(self, junk: list[tuple[Rejection, np.ndarray]], out: list) -> None:
+        """Add the rejections of ``junk`` to ``out``, but only as many as the caller keeps.
+
+        Past the caller's room (:attr:`room`, what ``max_rejected_rows``
+        leaves), the rejections that would come after, in line order, are
+        counted (:attr:`count_over`) without a row being built for each:
+        a file of ten million junk lines costs one pass over their lines.
+        """
+        lines = np.concatenate([found for _, found in junk])
+        room = self.room() if self.room is not None and self.count_over is not None else None
+        earlier = [item.source_line for item in out if isinstance(item, Rejection)]
+        keep_up_to = None
+        if room is not None and len(lines) + len(earlier) > room:
+            # Lines of distinct spans differ: the first ``room`` rejections in line order
+            # are those up to the room-th line.
+            ordered = np.sort(np.concatenate([lines, np.asarray(earlier, dtype=np.int64)]))
+            keep_up_to = int(ordered[room - 1]) if room > 0 else 0
+        name = self.name
+        for verdict, found in junk:
+            if keep_up_to is not None:
+                over = found[found > keep_up_to]
+                if len(over):
+                    self.values_read += len(over)
+                    self.count_over(len(over), int(over.min()), int(over.max()))
+                found = found[found <= keep_up_to]
+            reason, raw, kind = verdict.reason, verdict.raw, verdict.kind
+            out.extend(Rejection(name, line, kind, reason, raw) for line in found.tolist())
 
     def _count(self, item: RawValue | Rejection) -> None:
         # A file-level problem (line 0) is not a value that was read.
@@ -327,9 +434,14 @@ class PieceReader:
 
         Returns
         -------
-        list of (span index, parsed value or _UNPARSED, the kind that claims it or None)
+        leftovers : list of (span index, parsed value or _UNPARSED, the kind that claims it or None)
+        unclaimed : dict
+            ``{text: (value, [span index, ...])}``: the spans no kind claims, by
+            their text (see :meth:`_junk`).
         """
         leftovers: list[tuple] = []
+        unclaimed: dict[bytes, tuple[Any, Any]] = {}
+        clean = self._short_unclaimed(data, spans, clean, unclaimed)
         for key, members in _by_first_key(data, spans, clean):
             refused = self._bulk_values(data, spans, members)
             if refused is not None:
@@ -337,8 +449,50 @@ class PieceReader:
                     leftovers.extend(self._classified(data, spans, refused, key))
                 continue
             if key in self._mixed_keys or not self._bulk(data, spans, members):
-                leftovers.extend(self._classified(data, spans, members, key))
-        return leftovers
+                leftovers.extend(self._classified(data, spans, members, key, unclaimed))
+        return leftovers, unclaimed
+
+    def _short_unclaimed(
+        self, data: bytes, spans: Spans, clean: np.ndarray, unclaimed: dict
+    ) -> np.ndarray:
+        """The clean spans left once those of at most 8 bytes no kind claims are set apart.
+
+        No record is that short, but a log may hold millions of such lines
+        (``{}``): their bytes are packed into one integer each and grouped
+        with NumPy, each distinct text parsed and judged once, and their span
+        indices added to ``unclaimed`` under their text (see :meth:`_junk`).
+        A short text that a kind claims, or that is not JSON, stays.
+        """
+        lengths = spans.ends[clean] - spans.starts[clean]
+        short = clean[lengths <= _SHORT_SPAN]
+        if len(short) < _SHORT_SPANS_WORTH_IT:
+            return clean
+        buffer = np.frombuffer(data, dtype=np.uint8)
+        starts, lengths = spans.starts[short], lengths[lengths <= _SHORT_SPAN]
+        packed = np.zeros(len(short), dtype=np.uint64)
+        nul = np.zeros(len(short), dtype=bool)
+        for offset in range(_SHORT_SPAN):
+            inside = lengths > offset
+            byte = buffer[np.minimum(starts + offset, len(buffer) - 1)]
+            nul |= inside & (byte == 0)  # a NUL byte would pack as a shorter text: left
+            packed |= np.where(inside, byte.astype(np.uint64) << np.uint64(8 * offset), 0)
+        short, packed = short[~nul], packed[~nul]
+        distinct, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+        # Each group's spans in file order, cut from one stable sort (not a pass per group).
+        members = np.split(
+            short[np.argsort(inverse, kind="stable")], np.cumsum(np.bincount(inverse))[:-1]
+        )
+        taken = np.zeros(len(distinct), dtype=bool)
+        for group, index in enumerate(short[first].tolist()):
+            text = data[int(spans.starts[index]) : int(spans.ends[index])]
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                continue
+            if self._claimant(value) is None:
+                taken[group] = True
+                unclaimed[text] = (value, members[group])
+        return np.setdiff1d(clean, short[taken[inverse]], assume_unique=True)
 
     def _bulk_values(self, data: bytes, spans: Spans, members: np.ndarray) -> np.ndarray | None:
         """Spans read by the bulk path of the kind of the first; those it refused.
@@ -417,11 +571,14 @@ class PieceReader:
         return True
 
     def _classified(
-        self, data: bytes, spans: Spans, members: np.ndarray, key: bytes
+        self, data: bytes, spans: Spans, members: np.ndarray, key: bytes, unclaimed: dict
     ) -> list[tuple]:
         """Spans parsed one by one, grouped by kind and layout, each group in bulk.
 
         ``key`` is their first key, remembered when they hold several groups.
+        A span parsed but claimed by no kind is added to ``unclaimed`` under
+        its text, not returned: a million copies of one junk line are one
+        entry and a list of span indices.
         """
         starts, ends = spans.starts.tolist(), spans.ends.tolist()
         # Each distinct text is parsed and claimed once: a file of millions of one
@@ -446,6 +603,9 @@ class PieceReader:
             elif known[1] is not None:
                 known = (orjson.loads(text), known[1])
             value, kind = known
+            if kind is None and value is not _UNPARSED:
+                unclaimed.setdefault(text, (value, []))[1].append(index)
+                continue
             if kind is None or kind.columnar is None or not self._kept(kind):
                 leftovers.append((index, value, kind))
                 continue
@@ -489,6 +649,8 @@ class PieceReader:
         try:
             self._emit_part(kind, reader, data, spans, members)
             return []
+        except TooManyFields:
+            return list(members)
         except NotClean:
             if len(members) == 1:
                 return list(members)
@@ -511,14 +673,31 @@ class PieceReader:
             self.name,
             schema,
             first_value,
-            multiline=not self.jsonl,
+            multiline=not (self.jsonl or self._one_line),
+            max_fields=self.limits.max_extra_columns,
         )
+        self._few_extra_fields(schema, piece.table.column_names)
         if not columnar_fits(kind.shapes, piece.table):
             # A key the shapes do not account for is noted value by value.
             raise NotClean
         part = convert(piece)
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
+
+    def _few_extra_fields(self, schema, names: list[str]) -> None:
+        """Refuse a part that would take the load's columnar extra fields past the limit.
+
+        Its values are read one by one instead, where keys past
+        ``max_extra_columns`` are kept as JSON text per row: a column per key
+        would cost rows times keys (lines each with a key of their own).
+        """
+        extra = set(names).difference(schema.names if schema is not None else ())
+        seen = self.extra_fields
+        if extra <= seen:
+            return
+        if len(seen) + len(extra - seen) > self.limits.max_extra_columns:
+            raise TooManyFields
+        seen.update(extra)
 
 
 class _Unparsed:

@@ -32,7 +32,7 @@ import numpy as np
 
 from .limits import Limits
 
-__all__ = ["Spans", "split_piece"]
+__all__ = ["Spans", "array_spans", "split_piece"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
 _WHITESPACE = b" \t\r\n"
@@ -247,4 +247,79 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
         clean &= ~_too_many_brackets(data, starts, ends, limits)
         clean &= ~_doubtful(buffer, starts, ends)
         clean &= ~_too_many_digits(buffer, starts, ends)
+    return Spans(starts, ends, lines, clean)
+
+
+_QUOTE, _BACKSLASH, _COMMA = 34, 92, 44
+#: Whether each byte value opens (+1) or closes (-1) an array or object.
+_NESTING = np.zeros(256, dtype=np.int8)
+_NESTING[[_LBRACE, _LBRACKET]] = 1
+_NESTING[[_RBRACE, _RBRACKET]] = -1
+
+
+def _string_quotes(buffer: np.ndarray) -> np.ndarray:
+    """The positions of the quotes that open or close a string (escaped ones left out)."""
+    quotes = np.flatnonzero(buffer == _QUOTE)
+    escaped = quotes[(quotes > 0) & (buffer[np.maximum(quotes - 1, 0)] == _BACKSLASH)]
+    if not len(escaped):
+        return quotes
+    drop = []
+    for position in escaped.tolist():  # a run of backslashes: odd escapes the quote
+        run = 0
+        while position - run - 1 >= 0 and buffer[position - run - 1] == _BACKSLASH:
+            run += 1
+        if run % 2:
+            drop.append(position)
+    return np.setdiff1d(quotes, np.asarray(drop, dtype=quotes.dtype), assume_unique=True)
+
+
+def array_spans(data: bytes, first_line: int, limits: Limits) -> Spans | None:
+    """The elements of a piece that is one top-level array, as spans, found in one pass.
+
+    The bytes are looked at with NumPy, strings set aside: the commas at the
+    array's own depth cut it into its elements, each a span with the file
+    line it starts on and the checks of :func:`split_piece` (an element is a
+    value: ``max_value_bytes`` applies to it). None when the piece is not
+    one array that the pass can read with certainty (then it is read as
+    written, value by value).
+    """
+    head = len(data) - len(data.lstrip(_WHITESPACE))
+    tail = len(data.rstrip(_WHITESPACE))
+    if head >= tail or data[head] != _LBRACKET or data[tail - 1] != _RBRACKET:
+        return None
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    quotes = _string_quotes(buffer)
+    if len(quotes) % 2:
+        return None
+    marks = np.flatnonzero((_NESTING[buffer] != 0) | (buffer == _COMMA))
+    # Outside a string: an even number of string quotes before it.
+    outside = marks[np.searchsorted(quotes, marks) % 2 == 0]
+    depth = np.cumsum(_NESTING[buffer[outside]], dtype=np.int64)
+    if not len(outside) or outside[0] != head or outside[-1] != tail - 1:
+        return None
+    if depth[-1] != 0 or (depth[:-1] < 1).any():
+        return None  # not one array closed at the end
+    commas = outside[(buffer[outside] == _COMMA) & (depth == 1)]
+    starts = np.concatenate(([head + 1], commas + 1)).astype(np.int64)
+    ends = np.concatenate((commas, [tail - 1])).astype(np.int64)
+    # Each element's white space set aside: its span starts and ends with its value.
+    lead = buffer[np.minimum(starts, len(data) - 1)]
+    for _ in range(64):
+        spaced = (starts < ends) & _IS_SPACE[lead]
+        if not spaced.any():
+            break
+        starts[spaced] += 1
+        lead = buffer[np.minimum(starts, len(data) - 1)]
+    else:
+        return None
+    ends = _trimmed(buffer, starts, ends)
+    if (ends <= starts).any():
+        return None  # an empty element ("[1,,2]") or an empty array
+    newlines = _line_ends(buffer)
+    lines = np.searchsorted(newlines, starts).astype(np.int64) + first_line
+    clean = (buffer[starts] == _LBRACE) & (buffer[ends - 1] == _RBRACE)
+    clean &= (ends - starts) <= limits.max_value_bytes
+    clean &= ~_too_many_brackets(data, starts, ends, limits)
+    clean &= ~_doubtful(buffer, starts, ends)
+    clean &= ~_too_many_digits(buffer, starts, ends)
     return Spans(starts, ends, lines, clean)

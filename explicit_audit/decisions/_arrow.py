@@ -29,6 +29,7 @@ from .._core.columnar import (
     scalar_lists,
     string_series,
 )
+from .._core.columns import extra_columns
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 from .shape import FIELD_TYPES
 
@@ -67,8 +68,7 @@ def part_from_rows(rows: Sequence[dict], where: Sequence[tuple[str, int]], extra
     for field in list(NORMAL_SCHEMA)[2:]:
         columns[field.name] = [row[field.name] for row in rows]
     table = pa.Table.from_pydict(columns, schema=NORMAL_SCHEMA)
-    extra = pd.DataFrame.from_records(list(extras), index=pd.RangeIndex(len(rows)))
-    return table, extra.astype(object).where(extra.notna(), None)
+    return table, extra_columns(list(extras), pd.RangeIndex(len(rows)), as_text=False)
 
 
 def _valid(column: pa.ChunkedArray, type_: pa.DataType) -> pa.ChunkedArray:

@@ -17,15 +17,24 @@ another table (a kind's :class:`~explicit_audit._core.records.Table` declares th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from .._core.columns import EXTRA_JSON, OVERFLOW, limit_placed
 from ..errors import InputError
 
-__all__ = ["SAMPLE_ADVICE", "Where", "conform", "empty_meta"]
+__all__ = [
+    "EXTRA_JSON_AFTER",
+    "FILE_RANKS",
+    "SAMPLE_ADVICE",
+    "Where",
+    "conform",
+    "empty_meta",
+]
 
 #: What to do when a partition holds what the sampled heads of the files did not show.
 SAMPLE_ADVICE = (
@@ -187,8 +196,79 @@ def conform(
     return result
 
 
+#: In a meta's ``attrs``, when the heads held more extra keys than ``max_extra_columns``:
+#: ``(file rank, line)`` where the last key made a column first held a value there, and
+#: the files' ranks. A key that is not a column holds values only after it, or the
+#: in-memory engine could have made it a column (see :func:`_overflowed`).
+EXTRA_JSON_AFTER = "extra_json_after"
+FILE_RANKS = "file_ranks"
+
+
+def _overflowed(table: pd.DataFrame, meta: pd.DataFrame, where: Where) -> pd.DataFrame:
+    """A partition's extra keys placed as the meta places them: its columns, or ``extra_json``.
+
+    The heads held more extra keys than ``max_extra_columns``: the meta's
+    extra columns are the first of them, over every row, provided every other
+    key first holds a value after the last of those did (``EXTRA_JSON_AFTER``);
+    a key that holds one earlier is an :class:`~explicit_audit.InputError`
+    naming the file, its line and the key, as a key the heads did not show.
+    """
+    unknown = [column for column in table.columns if column not in meta.columns]
+    lifted = table[EXTRA_JSON].dropna().map(json.loads) if EXTRA_JSON in table else None
+    if not unknown and (lifted is None or not len(lifted)):
+        return table
+    after = tuple(meta.attrs.get(EXTRA_JSON_AFTER, (-1, 0)))
+    ranks = meta.attrs.get(FILE_RANKS, {})
+    lines = table["source_line"].to_numpy() if "source_line" in table.columns else None
+    # A partition may hold several whole files (a pack): each row is placed by its own file.
+    files = (
+        table["source_file"].astype("str").to_numpy() if "source_file" in table.columns else None
+    )
+
+    def place(row: int) -> tuple[int, int, str]:
+        file = where.source_file if files is None else str(files[row])
+        return ranks.get(file, -1), int(lines[row]), file
+
+    firsts: dict[str, tuple[int, int, str]] = {}
+    for column in unknown:
+        held = table[column].notna().to_numpy()
+        if held.any() and lines is not None:
+            firsts[str(column)] = place(int(held.argmax()))
+    if lifted is not None:
+        for label, keys in lifted.items():
+            for key in keys:
+                if key not in meta.columns and key not in firsts and lines is not None:
+                    firsts[key] = place(table.index.get_loc(label))
+    for key, (rank, line, file) in firsts.items():
+        if (rank, line) <= after:
+            raise InputError(
+                file,
+                line,
+                f"{where.text}: the key {key!r} beside the records holds a value before the "
+                f"last of the first max_extra_columns keys the head of the files showed; it "
+                "might be one of them",
+                field=key,
+                advice=SAMPLE_ADVICE,
+            )
+    lifts = {key for keys in (lifted if lifted is not None else []) for key in keys}
+    shared = [c for c in table.columns if c in meta.columns and c in lifts and c != EXTRA_JSON]
+    frame = table[unknown + shared].copy()
+    frame[OVERFLOW] = (
+        pd.Series(None, index=table.index, dtype=object)
+        if lifted is None
+        else lifted.reindex(table.index)
+        .astype(object)
+        .where(lifted.reindex(table.index).notna(), None)
+    )
+    placed = limit_placed(frame, {c for c in meta.columns if c != EXTRA_JSON})
+    rest = table.drop(columns=[*unknown, *shared, *([EXTRA_JSON] if EXTRA_JSON in table else [])])
+    return pd.concat([rest, placed], axis=1)
+
+
 def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: Where) -> pd.DataFrame:
     """``table``'s columns fitted to ``meta``'s, its row labels unchanged."""
+    if EXTRA_JSON in meta.columns:
+        table = _overflowed(table, meta, where)
     unknown = [column for column in table.columns if column not in meta.columns]
     if unknown:
         place = _first_place(table, unknown[0], where)

@@ -43,7 +43,9 @@ from .._core.collect import (
     read_files,
     rejected_frame,
     sources_frame,
+    warn_extra_json,
 )
+from .._core.columns import EXTRA_JSON
 from .._core.content import file_digest
 from .._core.gc_pause import cyclic_gc_paused
 from .._core.key_table import concat_keys, keys_frame
@@ -53,7 +55,7 @@ from .._core.remote import has_remote, list_remote, local_source, read_url
 from .._core.sources import CANNOT_READ
 from ..errors import InputError
 from .accounting import RejectionTally
-from .conform import Where, conform, empty_meta
+from .conform import EXTRA_JSON_AFTER, FILE_RANKS, Where, conform, empty_meta
 from .parts import (
     DEFAULT_BLOCKSIZE,
     DEFAULT_SAMPLE_BYTES,
@@ -116,13 +118,18 @@ def _next_line(line: int | None, count: int | None) -> int | None:
 _NO_VALUES: dict[str, KindTables] = {}
 
 
-def _built(kind: RecordKind, segments: list[tuple], strict_keys: bool = False) -> KindTables:
+def _built(
+    kind: RecordKind,
+    segments: list[tuple],
+    strict_keys: bool = False,
+    limits: Limits | None = None,
+) -> KindTables:
     """``build_kind``, but for no values: then the kind's empty tables, built once per process.
 
     Nothing changes a built table in place (copy-on-write), so they are shared.
     """
     if segments:
-        return build_kind(kind, segments, strict_keys=strict_keys)
+        return build_kind(kind, segments, strict_keys=strict_keys, limits=limits)
     built = _NO_VALUES.get(kind.name)
     if built is None:
         built = _NO_VALUES[kind.name] = build_kind(kind, [])
@@ -159,7 +166,7 @@ def _build_paused(
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = _built(kind, reading.segments.pop(kind.name, []), strict_keys)
+        built = _built(kind, reading.segments.pop(kind.name, []), strict_keys, limits)
         notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main.append(kind.loaded_rows(built))
@@ -290,6 +297,7 @@ def _metas(
     head = sample_limits(limits, sample_bytes)
     segments: dict[str, list] = {}
     files = dict.fromkeys((each.path, each.name, each.url) for part in parts for each in part.files)
+    ranks = {name: rank for rank, (_, name, _) in enumerate(files)}
     # The heads of the files in order, runs of local files read as a load reads them
     # (small ones in batches), a URL's on its own.
     samples: list[Reading] = []
@@ -313,12 +321,29 @@ def _metas(
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = build_kind(kind, segments.get(kind.name, []))
+        built = build_kind(kind, segments.get(kind.name, []), limits=limits)
         declared = _built(kind, []).tables
-        metas.update(
-            {name: empty_meta(table, declared.get(name)) for name, table in built.tables.items()}
-        )
+        for name, table in built.tables.items():
+            metas[name] = meta = empty_meta(table, declared.get(name))
+            if EXTRA_JSON in table.columns:
+                meta.attrs.update(_extra_json_after(table, declared.get(name), ranks))
     return metas
+
+
+def _extra_json_after(table: pd.DataFrame, declared: pd.DataFrame | None, ranks: dict) -> dict:
+    """Where, in the heads, the last extra key made a column first held a value (see conform)."""
+    known = set(declared.columns) if declared is not None else set()
+    files = table["source_file"].astype("str").to_numpy()
+    lines = table["source_line"].to_numpy()
+    after = (-1, 0)
+    for column in table.columns:
+        if column in known or column == EXTRA_JSON:
+            continue
+        held = table[column].notna().to_numpy()
+        if held.any():
+            row = int(held.argmax())
+            after = max(after, (ranks.get(files[row], -1), int(lines[row])))
+    return {EXTRA_JSON_AFTER: after, FILE_RANKS: ranks}
 
 
 class _Layer(Mapping):
@@ -514,6 +539,7 @@ def load_partitioned(
     sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
     parts = plan_parts(listing.data_files, blocksize=blocksize, limits=limits)
     metas = _metas(parts, kinds, keep, limits, sample_bytes)
+    warn_extra_json(metas, limits)
     split = {part.name: part.path for part in parts if not part.whole}
     finish = (
         listing.names,

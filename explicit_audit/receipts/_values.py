@@ -14,13 +14,13 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .._core.columns import fits_int64, typed_columns
+from .._core.columns import extra_columns, fits_int64
 from .._core.describe import describe
 from .._core.records import RawValue, sort_out
 from ..errors import RecordError
 from ._schema import NORMAL_SCHEMA, PRESENTATION_STATUSES, RECEIPT_KEYS, WRAPPER_KEYS
 
-__all__ = ["PRESENTATION_KEYS", "extras_frame", "is_presentation", "matches", "normalise_values"]
+__all__ = ["PRESENTATION_KEYS", "is_presentation", "matches", "normalise_values"]
 
 _NULLABLE = frozenset({"query", "activeSpace", "relevanceThreshold"})
 _OUTCOMES = {"hit": "hit", "miss": "miss", "failed": "failed", "failure": "failed"}
@@ -296,15 +296,5 @@ def normalise_values(values: Sequence[RawValue]):
         for field in NORMAL_SCHEMA
     }
     table = pa.Table.from_pydict(columns, schema=NORMAL_SCHEMA)
-    names = list(dict.fromkeys(key for extra in extras for key in extra))
-    lists = {name: [extra.get(name) for extra in extras] for name in names}
-    return (table, extras_frame(lists, len(rows))), rejected
-
-
-def extras_frame(columns: dict[str, list], n: int) -> pd.DataFrame:
-    """Extra (logger) columns from lists of parsed values, None where absent.
-
-    Both reading paths build their extra columns here, so that they infer the
-    same dtypes from the same values (see :func:`~explicit_audit._core.columns.typed_columns`).
-    """
-    return typed_columns(columns, pd.RangeIndex(n))
+    # Past max_extra_columns, the later keys wait as dicts: placed when the parts are joined.
+    return (table, extra_columns(extras, pd.RangeIndex(len(rows)), as_text=False)), rejected

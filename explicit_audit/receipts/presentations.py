@@ -71,7 +71,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._core.columns import text_safe_series
+from .._core.columns import extra_columns, text_safe_series
 from .._core.describe import describe
 from .._core.records import RawValue, Rejection, sort_out
 from ..errors import RecordError
@@ -82,7 +82,6 @@ from ._values import (
     _row,
     _string,
     _strings,
-    extras_frame,
     is_presentation,
 )
 
@@ -307,9 +306,8 @@ def presentations_table(
         },
         index=index,
     )
-    names = list(dict.fromkeys(key for extra in extras for key in extra))
-    if names:
-        logged = extras_frame({n: [e.get(n) for e in extras] for n in names}, len(rows))
+    if any(extras):
+        logged = extra_columns(extras, index)
         logged.columns = [f"extra.{c}" if c in frame.columns else c for c in logged.columns]
         frame = pd.concat([frame, logged], axis=1)
     return frame
