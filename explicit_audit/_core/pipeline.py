@@ -446,7 +446,7 @@ class PieceReader:
             refused = self._bulk_values(data, spans, members)
             if refused is not None:
                 if len(refused):
-                    leftovers.extend(self._classified(data, spans, refused, key))
+                    leftovers.extend(self._classified(data, spans, refused, key, unclaimed))
                 continue
             if key in self._mixed_keys or not self._bulk(data, spans, members):
                 leftovers.extend(self._classified(data, spans, members, key, unclaimed))
