@@ -26,6 +26,20 @@ from test_reading_properties import (
 import explicit_audit as ea
 
 
+def _assert_same_load(memory, computed) -> None:
+    """The in-memory and the computed Dask load: every table, the rejected rows, the sources."""
+    for name, table in memory.tables.items():
+        pd.testing.assert_frame_equal(
+            _sorted_categories(table), _sorted_categories(computed.tables[name]), obj=name
+        )
+    for name in ("rejected", "sources"):
+        pd.testing.assert_frame_equal(
+            _sorted_categories(getattr(memory, name)),
+            _sorted_categories(getattr(computed, name)),
+            obj=name,
+        )
+
+
 @settings(SETTINGS, max_examples=25)
 @given(items=documents(), blocksize=st.integers(min_value=16, max_value=4096))
 def test_any_partition_size_loads_what_the_whole_file_loads(tmp_path_factory, items, blocksize):
@@ -40,16 +54,7 @@ def test_any_partition_size_loads_what_the_whole_file_loads(tmp_path_factory, it
         raise
     except Exception as exc:  # the property: nothing else escapes
         raise AssertionError(f"{type(exc).__name__} escaped: {exc}") from exc
-    for name, table in memory.tables.items():
-        pd.testing.assert_frame_equal(
-            _sorted_categories(table), _sorted_categories(computed.tables[name]), obj=name
-        )
-    for name in ("rejected", "sources"):
-        pd.testing.assert_frame_equal(
-            _sorted_categories(getattr(memory, name)),
-            _sorted_categories(getattr(computed, name)),
-            obj=name,
-        )
+    _assert_same_load(memory, computed)
 
 
 @MANY_FILES
@@ -70,13 +75,4 @@ def test_a_folder_of_small_files_loads_on_dask_as_in_memory(tmp_path_factory, fi
     lazy = ea.load(folder, engine="dask", blocksize=blocksize, sample_bytes=1 << 20)
     with dask.config.set(scheduler="synchronous"):
         computed = lazy.compute()
-    for name, table in memory.tables.items():
-        pd.testing.assert_frame_equal(
-            _sorted_categories(table), _sorted_categories(computed.tables[name]), obj=name
-        )
-    for name in ("rejected", "sources"):
-        pd.testing.assert_frame_equal(
-            _sorted_categories(getattr(memory, name)),
-            _sorted_categories(getattr(computed, name)),
-            obj=name,
-        )
+    _assert_same_load(memory, computed)
