@@ -1,4 +1,5 @@
-"""The panels in a real JupyterLab, driven by headless Chromium as a reader drives them.
+"""The panels in a real JupyterLab and Notebook 7, driven by headless Chromium as a reader
+drives them.
 
 A JupyterLab server runs on a free local port, with a token, over a copy of
 the notebooks and the sample data. Chromium (Debian's ``chromium``, driven by
@@ -7,7 +8,9 @@ opens each notebook, first as saved and then after running every cell, and
 moves one control of every panel by keyboard and one by mouse. Each panel's
 output must then show what the kit computes for the new values, computed here
 in the test process with the public API. No widget error and no browser
-console error may appear.
+console error may appear. The same server serves Notebook 7 (``/notebooks/<path>``): there
+each notebook opened before it runs shows its panel's twin, and after Run → Run All Cells
+letters and arrow keys in every control move it and never edit the notebook.
 
 Without Debian's chromium the test is skipped, unless ``CI`` is set: then it
 fails (``make browser`` installs it).
@@ -48,6 +51,7 @@ CHROMIUM_FLAGS = [
 ]
 TIMEOUT_MS = 60_000
 ERROR_MIME = "application/vnd.jupyter.error"
+NOTEBOOK7_FOLDER = "notebooks7"
 
 # The rows of an HTML table as {column: text}, keyed by the row's index label;
 # the header row is the first row of the table head (pandas writes the index
@@ -101,6 +105,13 @@ def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", home / "notebooks")
     shutil.copytree(ROOT / "data", home / "data")
+    # Notebook 7's own copies, beside them (the data is ../data), each marked in its
+    # metadata: trust goes by content, so one trusted in JupyterLab stays untrusted here.
+    (home / NOTEBOOK7_FOLDER).mkdir()
+    for source in (ROOT / "notebooks").glob("*.ipynb"):
+        copy = json.loads(source.read_text(encoding="utf-8"))
+        copy["metadata"]["explicit_audit_test"] = "Notebook 7 copy"
+        (home / NOTEBOOK7_FOLDER / source.name).write_text(json.dumps(copy), encoding="utf-8")
     config = home / ".jupyter"
     (config / "labconfig").mkdir(parents=True)
     # No news feed: the page must not reach for the network.
@@ -238,7 +249,7 @@ class Notebook:
         if front_end == "lab":
             url = f"{lab['base']}/lab/tree/notebooks/{name}?token={lab['token']}&reset"
         else:  # Notebook 7: one notebook to a page
-            url = f"{lab['base']}/notebooks/notebooks/{name}?token={lab['token']}"
+            url = f"{lab['base']}/notebooks/{NOTEBOOK7_FOLDER}/{name}?token={lab['token']}"
         self.page.goto(url)
         app = self.page.evaluate(
             "() => JSON.parse(document.getElementById('jupyter-config-data').textContent).appName"
