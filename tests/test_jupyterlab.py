@@ -1,4 +1,5 @@
-"""The panels in a real JupyterLab, driven by headless Chromium as a reader drives them.
+"""The panels in a real JupyterLab and Notebook 7, driven by headless Chromium as a reader
+drives them.
 
 A JupyterLab server runs on a free local port, with a token, over a copy of
 the notebooks and the sample data. Chromium (Debian's ``chromium``, driven by
@@ -7,7 +8,9 @@ opens each notebook, first as saved and then after running every cell, and
 moves one control of every panel by keyboard and one by mouse. Each panel's
 output must then show what the kit computes for the new values, computed here
 in the test process with the public API. No widget error and no browser
-console error may appear.
+console error may appear. The same server serves Notebook 7 (``/notebooks/<path>``): there
+each notebook opened before it runs shows its panel's twin, and after Run → Run All Cells
+letters and arrow keys in every control move it and never edit the notebook.
 
 Without Debian's chromium the test is skipped, unless ``CI`` is set: then it
 fails (``make browser`` installs it).
@@ -48,6 +51,7 @@ CHROMIUM_FLAGS = [
 ]
 TIMEOUT_MS = 60_000
 ERROR_MIME = "application/vnd.jupyter.error"
+NOTEBOOK7_FOLDER = "notebooks7"
 
 # The rows of an HTML table as {column: text}, keyed by the row's index label;
 # the header row is the first row of the table head (pandas writes the index
@@ -101,6 +105,13 @@ def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", home / "notebooks")
     shutil.copytree(ROOT / "data", home / "data")
+    # Notebook 7's own copies, beside them (the data is ../data), each marked in its
+    # metadata: trust goes by content, so one trusted in JupyterLab stays untrusted here.
+    (home / NOTEBOOK7_FOLDER).mkdir()
+    for source in (ROOT / "notebooks").glob("*.ipynb"):
+        copy = json.loads(source.read_text(encoding="utf-8"))
+        copy["metadata"]["explicit_audit_test"] = "Notebook 7 copy"
+        (home / NOTEBOOK7_FOLDER / source.name).write_text(json.dumps(copy), encoding="utf-8")
     config = home / ".jupyter"
     (config / "labconfig").mkdir(parents=True)
     # No news feed: the page must not reach for the network.
@@ -140,6 +151,11 @@ def lab(tmp_path_factory):
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.extension_manager=readonly",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            # Notebook 7 (package notebook) serves /tree and /notebooks/<path> on the same
+            # server, with the same settings (the notebook tracker's) and its app exposed too.
+            "--JupyterNotebookApp.expose_app_in_browser=True",
+            f"--JupyterNotebookApp.workspaces_dir={home / '.workspaces'}",
+            f"--JupyterNotebookApp.user_settings_dir={home / '.settings'}",
         ],
         env=env,
         stdout=log,
@@ -157,6 +173,9 @@ def lab(tmp_path_factory):
                     log.flush()
                     pytest.fail("jupyter lab did not start:\n" + (home / "server.log").read_text())
                 time.sleep(0.25)
+        # The server's extensions: JupyterLab's and Notebook 7's, both loaded.
+        loaded = re.findall(r"(\S+) \| extension was successfully loaded", _log_text(home))
+        assert {"jupyterlab", "notebook"} <= set(loaded), loaded
         yield {"base": base, "token": token, "chromium": executable, "home": home}
     finally:
         server.terminate()
@@ -166,6 +185,10 @@ def lab(tmp_path_factory):
             server.kill()
             server.wait()
         log.close()
+
+
+def _log_text(home: Path) -> str:
+    return (home / "server.log").read_text(errors="replace")
 
 
 @pytest.fixture(scope="module")
@@ -180,11 +203,43 @@ def browser(lab):
             chromium.close()
 
 
-class Notebook:
-    """One notebook open in JupyterLab, with the console messages of its page."""
+#: The front ends the kit's notebooks are opened in: JupyterLab and Notebook 7.
+FRONT_ENDS = ["lab", "notebook"]
+# Notebook 7's own errors, not the kit's (notebook 7.6.5), each thrown from its core
+# bundle, on a notebook with one "1 + 1" cell, never run, as on the kit's:
+# - once a page, /tree included: the keyboard-shortcuts plugin reads
+#   registry.plugins[<shortcuts plugin>].schema when another plugin's settings load,
+#   before its own are (jupyter/notebook#7862);
+# - once a page after a JupyterLab page was open on the same server: its file browser's
+#   restore runs filebrowser:open-path, a command the notebook page has not registered
+#   (why a JupyterLab page before it matters is not known yet).
+# Only those exact errors, thrown from that bundle, are let through.
+NOTEBOOK7_OWN_ERRORS = {
+    "Cannot read properties of undefined (reading 'schema')",
+    "Command 'filebrowser:open-path' not registered.",
+}
+NOTEBOOK7_CORE = re.compile(
+    r"^\w*Error: .*\n\s+at (\S+ \()?\S*/static/notebook/notebook_core\.\w+\.js"
+)
 
-    def __init__(self, browser, lab, name: str, viewport: tuple[int, int] = (1500, 1100)) -> None:
+
+def _notebook7_own_error(error) -> bool:
+    return error.message in NOTEBOOK7_OWN_ERRORS and bool(NOTEBOOK7_CORE.match(error.stack or ""))
+
+
+class Notebook:
+    """One notebook open in JupyterLab or Notebook 7, with the console messages of its page."""
+
+    def __init__(
+        self,
+        browser,
+        lab,
+        name: str,
+        viewport: tuple[int, int] = (1500, 1100),
+        front_end: str = "lab",
+    ) -> None:
         width, height = viewport
+        self.front_end = front_end
         self.page = browser.new_page(viewport={"width": width, "height": height})
         self.page.set_default_timeout(TIMEOUT_MS)
         self.problems: list[str] = []
@@ -196,14 +251,27 @@ class Notebook:
                 else None
             ),
         )
-        self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
-        self.page.goto(f"{lab['base']}/lab/tree/notebooks/{name}?token={lab['token']}&reset")
+        self.page.on("pageerror", self._page_error)
+        if front_end == "lab":
+            url = f"{lab['base']}/lab/tree/notebooks/{name}?token={lab['token']}&reset"
+        else:  # Notebook 7: one notebook to a page
+            url = f"{lab['base']}/notebooks/{NOTEBOOK7_FOLDER}/{name}?token={lab['token']}"
+        self.page.goto(url)
+        app = self.page.evaluate(
+            "() => JSON.parse(document.getElementById('jupyter-config-data').textContent).appName"
+        )
+        assert app == {"lab": "JupyterLab", "notebook": "Jupyter Notebook"}[front_end], app
         self.page.wait_for_function(
             "() => window.jupyterapp && document.querySelector('.jp-Notebook .jp-CodeCell')"
         )
         self.page.wait_for_function(
             "() => document.querySelector('.jp-Notebook .jp-CodeCell .jp-OutputArea-output')"
         )
+
+    def _page_error(self, error) -> None:
+        if self.front_end == "notebook" and _notebook7_own_error(error):
+            return
+        self.problems.append(f"page error: {error}")
 
     def command(self, name: str) -> None:
         self.page.evaluate(f"() => {{ window.jupyterapp.commands.execute('{name}'); }}")
@@ -216,7 +284,11 @@ class Notebook:
         self.page.wait_for_function(KERNEL_IDLE)
         self.command("notebook:clear-all-cell-outputs")
         self.page.wait_for_function("() => !document.querySelector('.jp-CodeCell .widget-vbox')")
-        self.command("notebook:run-all-cells")
+        if self.front_end == "lab":
+            self.command("notebook:run-all-cells")
+        else:  # as a reader does: Run, then Run All Cells, in Notebook 7's menu bar
+            self.page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+            self.page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
         self.page.wait_for_function(ALL_CELLS_RUN)
 
     @property
@@ -268,7 +340,7 @@ class Notebook:
 def open_notebook(browser, lab):
     opened = []
 
-    def open_(name: str, **options) -> Notebook:
+    def open_(name: str, **options) -> Notebook:  # front_end="notebook": Notebook 7
         notebook = Notebook(browser, lab, name, **options)
         opened.append(notebook)
         return notebook
@@ -288,6 +360,9 @@ def _drag(page, handle, dx: float) -> None:
     page.mouse.up()
 
 
+# Whether the panel's cell (the last code cell) is trusted.
+PANEL_TRUSTED = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter(w => w.model.type === 'code').at(-1).model.trusted"""
 TWIN = """twin => {
   const values = {};
   for (const item of twin.querySelectorAll('ul.ea-panel-values li')) {
@@ -304,6 +379,7 @@ TWIN = """twin => {
 }"""
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 @pytest.mark.parametrize(
     ("name", "values", "chart"),
     [
@@ -313,9 +389,9 @@ TWIN = """twin => {
     ],
 )
 def test_a_notebook_opened_before_it_runs_shows_its_panels_static_twin(
-    open_notebook, name, values, chart
+    open_notebook, name, values, chart, front_end
 ):
-    notebook = open_notebook(name)
+    notebook = open_notebook(name, front_end=front_end)
     page = notebook.page
     # Untrusted: the twin (HTML, sanitized), not the text form and no widget.
     twin = notebook.panel.locator(".ea-panel-twin")
@@ -331,6 +407,7 @@ def test_a_notebook_opened_before_it_runs_shows_its_panels_static_twin(
         assert image["alt"]  # the chart's caption
     assert page.get_by_text("interactive panel with controls").count() == 0
     assert notebook.panel.locator(".widget-vbox").count() == 0
+    assert page.evaluate(PANEL_TRUSTED) is False
     # Trusted, still the twin: no saved widget state, so no disconnected control.
     notebook.trust()
     page.wait_for_timeout(500)
@@ -542,11 +619,12 @@ def _press(notebook, key: str) -> float:
     return took
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 @pytest.mark.parametrize("name", ["withheld_counts.ipynb", "routing_sweep.ipynb"])
 def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
-    open_notebook, audit, name, record_property
+    open_notebook, audit, name, front_end, record_property
 ):
-    notebook = open_notebook(name)
+    notebook = open_notebook(name, front_end=front_end)
     notebook.run_all()
     page, panel = notebook.page, notebook.panel
     page.wait_for_function(GUARDED)
