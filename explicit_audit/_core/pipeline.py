@@ -761,6 +761,8 @@ def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[tuple[
     once with numpy (a file of one shape is one pass). The others are looked
     at one by one, two ``bytes.find`` each.
     """
+    if not len(members):  # every span set apart before (short lines no kind claims)
+        return []
     starts = spans.starts[members]
     same = _same_opening(data, starts, spans.ends[members])
     groups: dict[bytes, list[int]] = {}
