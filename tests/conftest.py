@@ -60,6 +60,34 @@ def make_receipt(**changes) -> dict:
     return receipt
 
 
+def make_decision(decision_id: str, *, confidence=0.7, keyword_hits=(), **changes) -> dict:
+    """A routing decision as the document server logs it, escalated on low confidence."""
+    value = {
+        "decision_id": decision_id,
+        "policy_id": "baseline",
+        "inputs": {
+            "subject_domain": "legal",
+            "content_chars": 5400,
+            "deterministic_keyword_hits": list(keyword_hits),
+            "self_declared_high_impact": False,
+            "self_declared_risk_flags": [],
+            "confidence": confidence,
+            "evidence_doc_count": 2,
+        },
+        "decision": {
+            "escalate_to_26b": True,
+            "escalation_reasons": ["low_confidence"],
+            "risk_flags": [],
+            "high_impact_task": False,
+            "synthesis_directives": [],
+            "subject_domain_used": "legal",
+            "used_fallback": False,
+        },
+    }
+    value.update(changes)
+    return value
+
+
 def rows_by_path(source) -> dict[str, int]:
     """How many rows of ``source`` the columnar path took, and how many the exact path."""
     from explicit_audit._core.collect import read_all

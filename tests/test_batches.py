@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import accounted, make_receipt, quiet_load
+from conftest import accounted, make_decision, make_receipt, quiet_load
 
 import explicit_audit as ea
 from explicit_audit._core import batches, collect, registry
@@ -22,33 +22,6 @@ from explicit_audit._core.limits import Limits
 from explicit_audit._core.sources import display_name
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-
-
-def _decision(index: int, **changes) -> dict:
-    value = {
-        "decision_id": f"d{index}",
-        "policy_id": "baseline",
-        "inputs": {
-            "subject_domain": "legal",
-            "content_chars": 5400,
-            "deterministic_keyword_hits": [],
-            "self_declared_high_impact": False,
-            "self_declared_risk_flags": [],
-            "confidence": 0.7,
-            "evidence_doc_count": 2,
-        },
-        "decision": {
-            "escalate_to_26b": True,
-            "escalation_reasons": ["low_confidence"],
-            "risk_flags": [],
-            "high_impact_task": False,
-            "synthesis_directives": [],
-            "subject_domain_used": "legal",
-            "used_fallback": False,
-        },
-    }
-    value.update(changes)
-    return value
 
 
 def _folder(tmp_path) -> dict[str, int]:
@@ -63,25 +36,36 @@ def _folder(tmp_path) -> dict[str, int]:
 
     for index in range(30):
         # Decisions (columnar) and receipts, alternating; some with a logger key.
-        value = _decision(index, ts="2026-01-01T00:00:00Z") if index % 3 else _decision(index)
+        value = (
+            make_decision(f"d{index}", ts="2026-01-01T00:00:00Z")
+            if index % 3
+            else make_decision(f"d{index}")
+        )
         put(
             f"a/{index:03d}.jsonl", [json.dumps(value), json.dumps(make_receipt(query=f"q{index}"))]
         )
     # A decision missing a field with a default: read value by value, between columnar files.
-    missing = _decision(100)
+    missing = make_decision("d100")
     del missing["decision"]["used_fallback"]
     put("a/015b.jsonl", [json.dumps(missing)])
-    put("b/bad.jsonl", ["{not json", json.dumps(_decision(101)), "[1, 2]", "", "  "])
-    put("b/no-newline.jsonl", [json.dumps(_decision(102))], ending="")
-    bom = b"\xef\xbb\xbf" + json.dumps(_decision(103)).encode() + b"\n"
+    put("b/bad.jsonl", ["{not json", json.dumps(make_decision("d101")), "[1, 2]", "", "  "])
+    put("b/no-newline.jsonl", [json.dumps(make_decision("d102"))], ending="")
+    bom = b"\xef\xbb\xbf" + json.dumps(make_decision("d103")).encode() + b"\n"
     put("b/bom.jsonl", ["x"], raw=bom)
-    put("b/crlf.jsonl", [json.dumps(_decision(104)), json.dumps(_decision(105))], ending="\r\n")
+    put(
+        "b/crlf.jsonl",
+        [json.dumps(make_decision("d104")), json.dumps(make_decision("d105"))],
+        ending="\r\n",
+    )
     put("b/empty.jsonl", [], raw=b"")
-    put("b/digits.jsonl", ['{"run_id": "r", "n": ' + "9" * 4_301 + "}", json.dumps(_decision(106))])
+    put(
+        "b/digits.jsonl",
+        ['{"run_id": "r", "n": ' + "9" * 4_301 + "}", json.dumps(make_decision("d106"))],
+    )
     # gzip behind a plain name, and a .json log, read on their own between batches.
-    zipped = gzip.compress((json.dumps(_decision(107)) + "\n").encode())
+    zipped = gzip.compress((json.dumps(make_decision("d107")) + "\n").encode())
     put("b/zipped.jsonl", ["x"], raw=zipped)
-    put("b/pretty.json", [json.dumps(_decision(108), indent=2)])
+    put("b/pretty.json", [json.dumps(make_decision("d108"), indent=2)])
     written["b/pretty.json"] = 1
     # Plans in both written shapes (read in bulk, a part of the plans kind's own), some
     # beside a decision, one with a likely typo of a record key (read value by value).
@@ -91,7 +75,7 @@ def _folder(tmp_path) -> dict[str, int]:
         for line in (DATA / "plans" / name).read_text("utf-8").splitlines()[:6]
     ]
     for index, line in enumerate(plans):
-        beside = [json.dumps(_decision(200 + index))] if index % 4 == 1 else []
+        beside = [json.dumps(make_decision(f"d{200 + index}"))] if index % 4 == 1 else []
         put(f"p/{index:03d}.jsonl", [line, *beside] if index % 2 else [*beside, line])
     typo = json.loads(plans[0])
     typo["retrieval_plan_hashh"] = typo.pop("retrieval_plan_hash")
@@ -163,7 +147,7 @@ def test_the_rejected_row_cap_holds_across_batched_files(tmp_path, monkeypatch):
 def test_a_batched_file_keeps_its_name_as_bytes(tmp_path, name):
     for stem in (b"a.jsonl", name, b"z.jsonl"):
         with open(os.path.join(os.fsencode(tmp_path), stem), "wb") as handle:
-            handle.write((json.dumps(_decision(len(stem))) + "\n{bad\n").encode())
+            handle.write((json.dumps(make_decision(f"d{len(stem)}")) + "\n{bad\n").encode())
     audit = quiet_load(tmp_path)
     shown = display_name(os.fsdecode(os.path.join(os.fsencode(tmp_path), name)))
     assert shown in set(audit.decisions.source_file)
@@ -175,7 +159,7 @@ def test_one_batch_reads_each_file_at_its_lines(tmp_path):
     files = [
         batches.SmallFile("one", b"{bad\n"),
         batches.SmallFile("two", b""),
-        batches.SmallFile("three", b"\n\n" + json.dumps(_decision(1)).encode()),
+        batches.SmallFile("three", b"\n\n" + json.dumps(make_decision("d1")).encode()),
     ]
     segments, rejected = [], []
     counts = batches.read_batch(

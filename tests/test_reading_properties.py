@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import make_receipt, without_columnar
+from conftest import make_decision, make_receipt, without_columnar
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -68,31 +68,6 @@ def receipts(draw) -> dict:
     return value
 
 
-def _decision(index: int, confidence) -> dict:
-    return {
-        "decision_id": f"d{index}",
-        "policy_id": "baseline",
-        "inputs": {
-            "subject_domain": "legal",
-            "content_chars": 5400,
-            "deterministic_keyword_hits": ["contract"],
-            "self_declared_high_impact": False,
-            "self_declared_risk_flags": [],
-            "confidence": confidence,
-            "evidence_doc_count": 2,
-        },
-        "decision": {
-            "escalate_to_26b": True,
-            "escalation_reasons": ["low_confidence"],
-            "risk_flags": [],
-            "high_impact_task": False,
-            "synthesis_directives": [],
-            "subject_domain_used": "legal",
-            "used_fallback": False,
-        },
-    }
-
-
 @st.composite
 def values(draw) -> dict | list | str | int | None:
     kind = draw(st.sampled_from(["receipt", "receipt", "decision", "plan", "junk"]))
@@ -100,7 +75,8 @@ def values(draw) -> dict | list | str | int | None:
         return draw(receipts())
     if kind == "decision":
         index = draw(st.integers(0, 99))
-        return _decision(index, draw(st.sampled_from([0.7, 0.3, 1, 1.5, None])))
+        confidence = draw(st.sampled_from([0.7, 0.3, 1, 1.5, None]))
+        return make_decision(f"d{index}", confidence=confidence, keyword_hits=["contract"])
     if kind == "plan":
         plan = {"retrieval_keywords": draw(_TEXT), "top_k": draw(st.sampled_from([8, "8", 2**65]))}
         return {"run_id": "r1", "retrieval_plan": plan, "retrieval_plan_hash": "ab" * 32}
@@ -166,32 +142,39 @@ def _exactly(path: Path, monkeypatch) -> ea.Audit:
         return _load(path)
 
 
+def _built_from(items: list) -> tuple[dict[str, pd.DataFrame], list]:
+    """Tables built from values read one by one, and the rejected ``(file, line)`` pairs.
+
+    Built as every load builds a kind (its time columns typed): the reference
+    is independent in how it reads, not in what a kind's tables are.
+    """
+    by_kind: dict[str, list] = {}
+    rejected = []
+    for item in items:
+        if not hasattr(item, "value"):
+            rejected.append((item.source_file, item.source_line))
+            continue
+        kind = sort_value(item, registry.kinds())
+        if hasattr(kind, "reason"):
+            rejected.append((item.source_file, item.source_line))
+        else:
+            by_kind.setdefault(kind.name, []).append(item)
+    tables = {}
+    for kind in registry.kinds():
+        built = build_kind(kind, [("values", by_kind.get(kind.name, []))])
+        tables.update(built.tables)
+        rejected.extend((r.source_file, r.source_line) for r in built.rejected)
+    return tables, sorted(rejected)
+
+
 def _reference(path: Path) -> tuple[dict[str, pd.DataFrame], list[int]]:
     """The tables built from the file read value by value as a whole, and the rejected lines.
 
     Independent of pieces, spans and grouping: :func:`read_exactly` reads
     JSON Lines line by line and a ``.json`` file as values one after another.
     """
-    items = read_exactly(path)
-    by_kind: dict[str, list] = {}
-    rejected = []
-    for item in items:
-        if not hasattr(item, "value"):
-            rejected.append(item.source_line)
-            continue
-        kind = sort_value(item, registry.kinds())
-        if hasattr(kind, "reason"):
-            rejected.append(item.source_line)
-        else:
-            by_kind.setdefault(kind.name, []).append(item)
-    tables = {}
-    for kind in registry.kinds():
-        # Built as every load builds a kind (its time columns typed): the reference
-        # is independent in how it reads, not in what a kind's tables are.
-        built = build_kind(kind, [("values", by_kind.get(kind.name, []))])
-        tables.update(built.tables)
-        rejected.extend(r.source_line for r in built.rejected)
-    return tables, sorted(rejected)
+    tables, rejected = _built_from(read_exactly(path))
+    return tables, [line for _, line in rejected]
 
 
 def _same(left: ea.Audit, right: ea.Audit) -> None:
@@ -374,24 +357,7 @@ def _write_folder(folder: Path, files: list[dict]) -> dict[str, list[int]]:
 
 def _folder_reference(folder: Path) -> tuple[dict[str, pd.DataFrame], list[tuple[str, int]]]:
     """The folder's tables built from every file read value by value, in the load's order."""
-    by_kind: dict[str, list] = {}
-    rejected = []
-    for path in scan_sources(folder).files:
-        for item in read_exactly(path):
-            if not hasattr(item, "value"):
-                rejected.append((item.source_file, item.source_line))
-                continue
-            kind = sort_value(item, registry.kinds())
-            if hasattr(kind, "reason"):
-                rejected.append((item.source_file, item.source_line))
-            else:
-                by_kind.setdefault(kind.name, []).append(item)
-    tables = {}
-    for kind in registry.kinds():
-        built = build_kind(kind, [("values", by_kind.get(kind.name, []))])
-        tables.update(built.tables)
-        rejected.extend((r.source_file, r.source_line) for r in built.rejected)
-    return tables, sorted(rejected)
+    return _built_from([item for path in scan_sources(folder).files for item in read_exactly(path)])
 
 
 #: Few examples, not shrunk: the whole set runs in well under a minute.
