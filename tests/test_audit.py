@@ -55,3 +55,29 @@ def test_ndjson_is_json_lines_and_an_empty_source_list_is_an_error(tmp_path):
     assert len(ea.load(tmp_path, progress=False).receipts) == 2
     with pytest.raises(ea.AuditError, match="no source given"):
         ea.load([], progress=False)
+
+
+def test_a_kind_with_no_records_gets_empty_tables_of_its_own_at_each_load(tmp_path):
+    import pandas as pd
+
+    from explicit_audit._core.collect import _build_kind
+    from explicit_audit._core.registry import kinds
+
+    path = tmp_path / "receipts.jsonl"
+    path.write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
+    first = ea.load(path, progress=False)
+    assert len(first.receipts) == 1 and first.plans.empty and first.decisions.empty
+    # A reader's changes to the empty tables of one load ...
+    first.plans["mine"] = 1
+    first.plans.attrs["mine"] = True
+    del first.decisions[first.decisions.columns[0]]
+    second = ea.load(path, progress=False)
+    # ... reach neither the next load's, which equal tables built anew from no values.
+    for kind in kinds():
+        if kind.name == "receipts":
+            continue
+        for name, fresh in _build_kind(kind, [], False, None).tables.items():
+            shown = getattr(second, name)
+            pd.testing.assert_frame_equal(shown, fresh)
+            assert shown.attrs == fresh.attrs, name
+            assert shown is not getattr(first, name)

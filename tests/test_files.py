@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import site
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,6 @@ from explicit_audit.cli import main
 
 ROOT = Path(__file__).parent.parent
 PYTHON = sys.executable
-NOBODY = 65534
 
 
 def _line(record: dict) -> str:
@@ -49,44 +47,33 @@ def _load(source) -> ea.Audit:
         return ea.load(source)
 
 
-def _as(user: int | None) -> tuple[str, dict]:
-    """The interpreter and environment to run the kit as ``user``.
+def _as(bound: list[str] | None = None) -> tuple[list[str], dict]:
+    """The command that starts this environment's interpreter, and its environment.
 
-    This environment's interpreter may sit in a folder only root can enter;
-    another user runs the system's interpreter of the same version on the
-    same packages (this environment's site-packages and the repository).
+    ``bound`` is what :func:`_locked_down` returns: a prefix that makes file
+    modes bind (empty when they bind already).
     """
-    env = {**os.environ, "HOME": tempfile.gettempdir()}
-    paths = [str(ROOT)]
-    if user is None:
-        return PYTHON, {**env, "PYTHONPATH": os.pathsep.join(paths)}
-    python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
-    if not os.path.exists(python):
-        pytest.skip(f"no interpreter {python} that another user may run")
-    paths += site.getsitepackages()
-    return python, {**env, "PYTHONPATH": os.pathsep.join(paths)}
+    env = {**os.environ, "HOME": tempfile.gettempdir(), "PYTHONPATH": str(ROOT)}
+    return [*(bound or []), PYTHON], env
 
 
-def _cli(*argv: str, cwd: Path, as_user: int | None = None, timeout: float = 120):
-    """Run the command in its own process (as ``as_user`` when given)."""
-    python, env = _as(as_user)
+def _cli(*argv: str, cwd: Path, bound: list[str] | None = None, timeout: float = 120):
+    """Run the command in its own process (under ``bound`` when given)."""
+    python, env = _as(bound)
     return subprocess.run(
-        [python, "-m", "explicit_audit.cli", *argv],
+        [*python, "-m", "explicit_audit.cli", *argv],
         cwd=cwd,
         env=env,
         capture_output=True,
         timeout=timeout,
-        user=as_user,
-        group=as_user,
         check=False,
     )
 
 
 @pytest.fixture
 def shared_tmp():
-    """A folder another user can enter (pytest's own temporary root is private to root)."""
+    """A folder of its own, whose locked parts are opened again before it is removed."""
     folder = Path(tempfile.mkdtemp(prefix="ea-files-"))
-    folder.chmod(0o755)
     yield folder
     for root, dirs, _ in os.walk(folder):
         for name in dirs:
@@ -94,15 +81,23 @@ def shared_tmp():
     shutil.rmtree(folder)
 
 
-def _locked_down(path: Path) -> int | None:
-    """``chmod 000`` ``path``; the user to run as so that it binds.
+def _locked_down(path: Path) -> list[str]:
+    """``chmod 000`` ``path``; the prefix that runs a command so that the mode binds.
 
-    The tests run as root, and root reads and lists whatever its mode says:
-    a ``chmod 000`` binds only another user, so the command runs as
-    ``nobody`` in a process of its own. As any other user it binds already.
+    Root reads and lists whatever a mode says, through two capabilities
+    (``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``). As root, the command runs
+    without them (util-linux's ``setpriv`` drops them from its bounding set):
+    still root, the owner of the checkout and of ``path``, so it imports the
+    kit from wherever the checkout is, and ``path``'s owner bits (none) bind.
+    As any other user the mode binds already.
     """
     path.chmod(0)
-    return NOBODY if os.geteuid() == 0 else None
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.fail("running as root, these checks need util-linux's setpriv to bind a mode")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
 @pytest.mark.parametrize("engine", ["pandas", "dask"])
@@ -115,7 +110,7 @@ def test_a_folder_that_cannot_be_listed_exits_2_and_names_it(shared_tmp, engine,
     data.chmod(0o755)
     user = _locked_down(data / "locked")
     argv = ["verify", "data", "--engine", engine, *(["--json"] if as_json else [])]
-    done = _cli(*argv, cwd=shared_tmp, as_user=user)
+    done = _cli(*argv, cwd=shared_tmp, bound=user)
     err = done.stderr.decode()
     assert done.returncode == 2, err
     assert "data/locked: the folder cannot be listed (Permission denied)" in err
@@ -139,7 +134,7 @@ def test_a_file_that_cannot_be_opened_exits_2_and_names_it(shared_tmp, engine):
     secret = data / "secret.jsonl"
     secret.write_text(_receipts(1), encoding="utf-8")
     user = _locked_down(secret)
-    done = _cli("verify", "data", "--json", "--engine", engine, cwd=shared_tmp, as_user=user)
+    done = _cli("verify", "data", "--json", "--engine", engine, cwd=shared_tmp, bound=user)
     assert done.returncode == 2, done.stderr.decode()
     document = _strict(done.stdout.decode("utf-8"))
     assert document["error"]["file"] == "data/secret.jsonl"
@@ -162,13 +157,11 @@ def test_an_unlistable_folder_is_a_file_level_rejection_in_python(shared_tmp):
     )
     python, env = _as(user)
     done = subprocess.run(
-        [python, "-c", script],
+        [*python, "-c", script],
         cwd=shared_tmp,
         env=env,
         capture_output=True,
         timeout=120,
-        user=user,
-        group=user,
         check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
@@ -404,7 +397,7 @@ def test_a_data_argument_that_is_not_utf8_gives_utf8_output(tmp_path, command):
     json_flag = ["--json"] if command == "verify" else []
     for argument, status in ((b"d\xe9", 0), (b"gone\xe9", 2)):
         done = subprocess.run(
-            [python, "-m", "explicit_audit.cli", command, argument, *json_flag],
+            [*python, "-m", "explicit_audit.cli", command, argument, *json_flag],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -432,7 +425,7 @@ def test_the_exit_status_survives_a_reader_that_stops_early(tmp_path):
     (tmp_path / "bad.jsonl").write_text("{not json\n" * 20_000, encoding="utf-8")
     python, env = _as(None)
     verify = subprocess.Popen(
-        [python, "-m", "explicit_audit.cli", "verify", str(tmp_path), "--json"],
+        [*python, "-m", "explicit_audit.cli", "verify", str(tmp_path), "--json"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -528,9 +521,9 @@ def test_report_on_a_folder_that_cannot_be_listed_exits_2_and_names_it(shared_tm
     out.mkdir()
     out.chmod(0o777)
     user = _locked_down(data / "locked")
-    notebooks = str(ROOT / "notebooks")  # the repository's, readable by any user
+    notebooks = str(ROOT / "notebooks")
     done = _cli(
-        "report", "data", "--out", "out", "--notebooks", notebooks, cwd=shared_tmp, as_user=user
+        "report", "data", "--out", "out", "--notebooks", notebooks, cwd=shared_tmp, bound=user
     )
     err = done.stderr.decode()
     assert done.returncode == 2, err

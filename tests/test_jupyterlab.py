@@ -8,9 +8,9 @@ opens each notebook, first as saved and then after running every cell, and
 moves one control of every panel by keyboard and one by mouse. Each panel's
 output must then show what the kit computes for the new values, computed here
 in the test process with the public API. No widget error and no browser
-console error may appear. The same server serves Notebook 7 (``/notebooks/<path>``): there
-each notebook opened before it runs shows its panel's twin, and after Run → Run All Cells
-letters and arrow keys in every control move it and never edit the notebook.
+console error may appear. The same server serves Notebook 7 (``/notebooks/<path>``):
+:mod:`test_notebook7` starts one of its own with these fixtures and runs there the checks
+written here for both front ends (:func:`check_twin`, :func:`check_keys`).
 
 Without Debian's chromium the test is skipped, unless ``CI`` is set: then it
 fails (``make browser`` installs it).
@@ -203,8 +203,6 @@ def browser(lab):
             chromium.close()
 
 
-#: The front ends the kit's notebooks are opened in: JupyterLab and Notebook 7.
-FRONT_ENDS = ["lab", "notebook"]
 # Notebook 7's own errors, not the kit's (notebook 7.6.5), each thrown from its core
 # bundle, on a notebook with one "1 + 1" cell, never run, as on the kit's:
 # - once a page, /tree included: the keyboard-shortcuts plugin reads
@@ -379,18 +377,24 @@ TWIN = """twin => {
 }"""
 
 
-@pytest.mark.parametrize("front_end", FRONT_ENDS)
-@pytest.mark.parametrize(
-    ("name", "values", "chart"),
-    [
-        ("plan_hashes.ipynb", {"top_k", "MT manifest hash"}, False),
-        ("withheld_counts.ipynb", {"audience", "group by", "days (UTC, end exclusive)"}, True),
-        ("routing_sweep.ipynb", {"policy variant", "thresholds", "confidence threshold"}, True),
-    ],
-)
+#: Each notebook, the control values its twin writes out, and whether it has a chart.
+TWINS = [
+    ("plan_hashes.ipynb", {"top_k", "MT manifest hash"}, False),
+    ("withheld_counts.ipynb", {"audience", "group by", "days (UTC, end exclusive)"}, True),
+    ("routing_sweep.ipynb", {"policy variant", "thresholds", "confidence threshold"}, True),
+]
+
+
+@pytest.mark.parametrize(("name", "values", "chart"), TWINS)
 def test_a_notebook_opened_before_it_runs_shows_its_panels_static_twin(
-    open_notebook, name, values, chart, front_end
+    open_notebook, name, values, chart
 ):
+    check_twin(open_notebook, name, values, chart, front_end="lab")
+
+
+def check_twin(open_notebook, name: str, values: set, chart: bool, front_end: str) -> None:
+    """Open ``name`` untrusted, then trusted, before it runs: its panel's twin shows its
+    control ``values``, a table and (``chart``) the chart, and never a widget."""
     notebook = open_notebook(name, front_end=front_end)
     page = notebook.page
     # Untrusted: the twin (HTML, sanitized), not the text form and no widget.
@@ -619,11 +623,20 @@ def _press(notebook, key: str) -> float:
     return took
 
 
-@pytest.mark.parametrize("front_end", FRONT_ENDS)
-@pytest.mark.parametrize("name", ["withheld_counts.ipynb", "routing_sweep.ipynb"])
+#: The notebooks whose panels have dropdowns and sliders.
+WITH_CONTROLS = ["withheld_counts.ipynb", "routing_sweep.ipynb"]
+
+
+@pytest.mark.parametrize("name", WITH_CONTROLS)
 def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
-    open_notebook, audit, name, front_end, record_property
+    open_notebook, name, record_property
 ):
+    check_keys(open_notebook, name, "lab", record_property)
+
+
+def check_keys(open_notebook, name: str, front_end: str, record_property) -> None:
+    """Run ``name``; press letters and arrow keys in every control of its panel: each
+    control takes them, the notebook none (its cells and their types stay as they were)."""
     notebook = open_notebook(name, front_end=front_end)
     notebook.run_all()
     page, panel = notebook.page, notebook.panel
@@ -638,7 +651,7 @@ def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
         select.focus()
         for key in letters:
             page.keyboard.press(key)
-            assert page.evaluate(CELL_TYPES) == cells, f"{key!r} in {label!r} edited the notebook"
+        assert page.evaluate(CELL_TYPES) == cells, f"a letter in {label!r} edited the notebook"
         _settle(notebook)
         count = select.evaluate("s => s.options.length")
         for key in ("ArrowDown", "ArrowUp"):

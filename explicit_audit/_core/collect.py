@@ -452,6 +452,10 @@ def read_bytes(
     return reading
 
 
+#: Per process, by kind: its tables built from no segments, and the kind they are of.
+_NO_VALUES: dict[int, tuple[RecordKind, dict[str, pd.DataFrame]]] = {}
+
+
 def build_kind(
     kind: RecordKind,
     segments: list[tuple],
@@ -467,7 +471,23 @@ def build_kind(
     under ``strict_keys`` a value holding an unknown key is rejected. Time
     columns are typed (:mod:`.times`). Each table has at most
     ``limits.max_extra_columns`` extra columns (:mod:`.columns`).
+
+    With no segments (most loads and most partitions hold few kinds), the
+    kind's empty tables are built once per process; each call returns its
+    own shallow copies of them (copy-on-write: changing one never changes
+    another, nor the next load's).
     """
+    if not segments:
+        entry = _NO_VALUES.get(id(kind))
+        if entry is None or entry[0] is not kind:
+            entry = _NO_VALUES[id(kind)] = (kind, _build_kind(kind, [], False, None).tables)
+        return KindTables({name: table.copy(deep=False) for name, table in entry[1].items()})
+    return _build_kind(kind, segments, strict_keys, limits)
+
+
+def _build_kind(
+    kind: RecordKind, segments: list[tuple], strict_keys: bool, limits: Limits | None
+) -> KindTables:
 
     def shape_for(value):
         if kind.shape_of is not None:

@@ -50,7 +50,7 @@ from .._core.content import file_digest
 from .._core.gc_pause import cyclic_gc_paused
 from .._core.key_table import concat_keys, keys_frame
 from .._core.limits import Limits
-from .._core.records import Documents, KindTables, RecordKind, Rejection
+from .._core.records import Documents, RecordKind, Rejection
 from .._core.remote import has_remote, list_remote, local_source, read_url
 from .._core.sources import CANNOT_READ
 from ..errors import InputError
@@ -114,28 +114,6 @@ def _next_line(line: int | None, count: int | None) -> int | None:
     return None if line is None or count is None else line + count
 
 
-#: Per process: each kind's tables built from no values (most partitions hold few kinds).
-_NO_VALUES: dict[str, KindTables] = {}
-
-
-def _built(
-    kind: RecordKind,
-    segments: list[tuple],
-    strict_keys: bool = False,
-    limits: Limits | None = None,
-) -> KindTables:
-    """``build_kind``, but for no values: then the kind's empty tables, built once per process.
-
-    Nothing changes a built table in place (copy-on-write), so they are shared.
-    """
-    if segments:
-        return build_kind(kind, segments, strict_keys=strict_keys, limits=limits)
-    built = _NO_VALUES.get(kind.name)
-    if built is None:
-        built = _NO_VALUES[kind.name] = build_kind(kind, [])
-    return built
-
-
 def _build(
     part: Part,
     first_line: int | None,
@@ -166,7 +144,9 @@ def _build_paused(
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = _built(kind, reading.segments.pop(kind.name, []), strict_keys, limits)
+        built = build_kind(
+            kind, reading.segments.pop(kind.name, []), strict_keys=strict_keys, limits=limits
+        )
         notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main.append(kind.loaded_rows(built))
@@ -322,7 +302,7 @@ def _metas(
         if keep is not None and kind.name not in keep:
             continue
         built = build_kind(kind, segments.get(kind.name, []), limits=limits)
-        declared = _built(kind, []).tables
+        declared = build_kind(kind, []).tables
         for name, table in built.tables.items():
             metas[name] = meta = empty_meta(table, declared.get(name))
             if EXTRA_JSON in table.columns:

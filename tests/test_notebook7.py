@@ -1,0 +1,41 @@
+"""The kit's notebooks in Notebook 7, driven by headless Chromium as a reader drives them.
+
+Notebook 7 (package ``notebook``) is served by a JupyterLab server of this
+module's own (the fixtures of :mod:`test_jupyterlab`, started again here), so
+that it runs beside the JupyterLab checks instead of after them. Each
+committed notebook opened before it runs shows its panel's static twin,
+untrusted and trusted; after Run → Run All Cells, letters and arrow keys in
+every control move it and never edit the notebook.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_jupyterlab import (  # noqa: F401 (fixtures, started anew for this module)
+    TWINS,
+    WITH_CONTROLS,
+    browser,
+    check_keys,
+    check_twin,
+    lab,
+    open_notebook,
+)
+
+
+@pytest.mark.parametrize(("name", "values", "chart"), TWINS)
+def test_a_notebook_opened_before_it_runs_shows_its_panels_static_twin(
+    open_notebook,  # noqa: F811
+    name,
+    values,
+    chart,
+):
+    check_twin(open_notebook, name, values, chart, front_end="notebook")
+
+
+@pytest.mark.parametrize("name", WITH_CONTROLS)
+def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
+    open_notebook,  # noqa: F811
+    name,
+    record_property,
+):
+    check_keys(open_notebook, name, "notebook", record_property)
