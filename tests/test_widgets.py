@@ -251,11 +251,19 @@ def test_withheld_panel_chart_follows_the_window(audit):
     assert "open → open" in chart.caption
     total = int(panel.result.loc["(all)", "records_withheld"])
     assert f"(all): {total}." in chart.caption
+    shown = panel.outputs[1].outputs
     panel.controls["window"].index = (2, 4)
     narrower = int(panel.result.loc["(all)", "records_withheld"])
     assert narrower < total
     assert f"(all): {narrower}." in panel.results[1].caption
-    assert "data:image/png;base64," in _shown(panel, 1)["text/html"]
+    # The live chart: one widget, shown once, its data and caption replaced in place.
+    live = panel.live[1]
+    assert WIDGET_VIEW in _shown(panel, 1) and shown is panel.outputs[1].outputs
+    assert live.caption == panel.results[1].caption
+    bars = {bar["label"]: bar["value"] for bar in live.spec["bars"]}
+    expected = panel.result.drop(index="(all)")["records_withheld"]
+    assert bars == {str(k): float(v) for k, v in expected.items()}
+    assert "Bar chart: x axis records withheld (count), y axis scope" in live.alt
 
 
 def test_withheld_panel_has_no_window_without_timestamps(audit):
@@ -467,6 +475,13 @@ def test_sweep_panel_chart_follows_the_moved_threshold(audit):
     panel.controls["escalate_on_multi_doc_count"].value = 5
     assert panel.results[1].png != before
     assert "baseline at 5:" in panel.results[1].caption
+    # The live chart: the marker where the slider stands, the rate of the table's row.
+    spec = panel.live[1].spec
+    (marker,) = [m for m in spec["markers"] if m["name"] == "baseline"]
+    rate = panel.result.loc["baseline", "escalation_rate"]
+    assert marker["x"] == 5 and marker["text"] == f"{rate:.1%}" and spec["vlines"] == [5.0]
+    assert spec["xlabel"] == "multi-document escalation count (documents)"
+    assert [s["name"] for s in spec["series"]] == list(panel.result.index)
 
 
 def test_a_panel_reads_as_text_where_widgets_are_not_rendered(audit):

@@ -9,9 +9,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+from IPython.core.interactiveshell import InteractiveShell
 
 from ..errors import AuditError
+from .charts import Chart
 from .keyboard import CONTROLS_CLASS, ControlAttributes
+from .live_chart import LiveChart
 from .twin import control_text, output_html, twin_html
 
 __all__ = ["UPDATING", "Panel"]
@@ -26,6 +29,12 @@ def _parameters(view: Callable[..., Any]) -> set[str] | None:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
         return None
     return set(list(signature.parameters)[1:])
+
+
+def _display_data(result: Any) -> dict[str, Any]:
+    """``result`` as one output of an :class:`ipywidgets.Output`."""
+    data, metadata = InteractiveShell.instance().display_formatter.format(result)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
 def _same(values: Mapping[str, Any], before: Mapping[str, Any] | None) -> bool:
@@ -77,7 +86,13 @@ class Panel(widgets.VBox):
     results : list
         What each view returned for the current values.
     outputs : list of ipywidgets.Output
-        Where each result is displayed.
+        Where each result is displayed: a table anew for each result, a
+        :class:`~explicit_audit.widgets.Chart` in a
+        :class:`~explicit_audit.widgets.live_chart.LiveChart` shown once
+        and updated in place.
+    live : list
+        For each view, the LiveChart showing its chart (None for a view
+        showing anything else).
     labels : dict
         The readout label of each control that has one.
     status : ipywidgets.Label
@@ -112,6 +127,7 @@ class Panel(widgets.VBox):
             for index in range(len(self.views))
         ]
         self.results: list[Any] = []
+        self.live: list[LiveChart | None] = [None] * len(self.views)
         self.labels = {
             name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
             for name in self.readouts
@@ -222,7 +238,20 @@ class Panel(widgets.VBox):
             redrawn.append(index)
         self.results = results
         for index in redrawn:
-            output = self.outputs[index]
-            output.outputs = ()
-            output.append_display_data(results[index])
+            self._show(index, results[index])
         self.status.value = ""
+
+    def _show(self, index: int, result: Any) -> None:
+        """Show ``result`` in output ``index``: a chart in place, anything else anew."""
+        output = self.outputs[index]
+        if isinstance(result, Chart) and result.spec is not None:
+            live = self.live[index]
+            if live is None:
+                live = self.live[index] = LiveChart()
+                live.show(result)
+                output.outputs = (_display_data(live),)
+            else:
+                live.show(result)  # the same elements, new coordinates: no new output
+            return
+        self.live[index] = None
+        output.outputs = (_display_data(result),)
