@@ -61,7 +61,7 @@ from ..views import (
     withheld_view,
 )
 from .charts import Chart, escalation_chart, withheld_chart
-from .panel import Panel
+from .panel import LastCall, Panel
 
 __all__ = [
     "ALL",
@@ -221,8 +221,9 @@ def withheld_panel(data: Any) -> Panel:
             **_style("days (UTC, end exclusive)"),
         )
         readouts["window"] = window_readout
+    table = LastCall(withheld_view)  # the table, computed once for the table and the chart
     return Panel(
-        [withheld_view, withheld_chart],
+        [table, functools.partial(withheld_chart, view=table)],
         receipts,
         controls,
         title="withheld-count explorer",

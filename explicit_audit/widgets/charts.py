@@ -142,6 +142,7 @@ def withheld_chart(
     space: str = ALL,
     by: str = "scope",
     window: tuple[Any, Any] | None = None,
+    view: Callable[..., pd.DataFrame] = withheld_view,
 ) -> Chart:
     """Records withheld per group of :func:`withheld_view`, drawn, with the totals as caption.
 
@@ -149,12 +150,16 @@ def withheld_chart(
     ----------
     data, audience, space, by, window
         As for :func:`withheld_view`.
+    view : callable, default :func:`withheld_view`
+        What computes the table; a panel passes the one its table view
+        remembers (:class:`~explicit_audit.widgets.panel.LastCall`), so that
+        the table is computed once for both.
 
     Returns
     -------
     Chart
     """
-    table = withheld_view(data, audience=audience, space=space, by=by, window=window)
+    table = view(data, audience=audience, space=space, by=by, window=window)
     groups = "; ".join(
         f"{NO_AUDIENCE if pd.isna(label) else label}: {int(row['records_withheld'])}"
         for label, row in table.iterrows()

@@ -17,7 +17,7 @@ from .keyboard import CONTROLS_CLASS, ControlAttributes
 from .live_chart import LiveChart
 from .twin import control_text, output_html, twin_html
 
-__all__ = ["UPDATING", "Panel"]
+__all__ = ["UPDATING", "LastCall", "Panel"]
 
 #: What the panel's status line says while its views run for new values.
 UPDATING = "updating… (the views below still show the values before)"
@@ -45,6 +45,45 @@ def _same(values: Mapping[str, Any], before: Mapping[str, Any] | None) -> bool:
         return all(bool(values[name] == before[name]) for name in values)
     except (TypeError, ValueError):  # a value that does not compare as one bool: run again
         return False
+
+
+class LastCall:
+    """A view that remembers its last call: called again with the same data and values, it
+    returns the same result without computing it again.
+
+    Two views of one panel that need the same result (a table, and the chart of
+    that table) share one, computed once per change of the controls.
+
+    Parameters
+    ----------
+    view : callable
+        ``view(data, **values)``; its signature is kept, so a panel passes it
+        the values it names.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> def view(data, *, k=1):
+    ...     calls.append(k)
+    ...     return data * k
+    >>> once = LastCall(view)
+    >>> once(2, k=3), once(2, k=3), once(2, k=4), calls
+    (6, 6, 8, [3, 4])
+    """
+
+    def __init__(self, view: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, view)
+        self.view = view
+        self._last: tuple[Any, dict[str, Any], Any] | None = None
+
+    def __call__(self, data: Any, **values: Any) -> Any:
+        if self._last is not None:
+            last_data, last_values, result = self._last
+            if last_data is data and _same(values, last_values):
+                return result
+        result = self.view(data, **values)
+        self._last = (data, values, result)
+        return result
 
 
 class Panel(widgets.VBox):
