@@ -248,10 +248,12 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
     notebook.run_all()
     page, panel = notebook.page, notebook.panel
     own = sweep_view(audit)
+    # The compact table: short headers ("conf." for confidence_threshold, "escalated" for
+    # escalations), each with its column's name as its title.
     table = notebook.table()
-    assert {k: float(v["confidence_threshold"]) for k, v in table.items()} == dict(
-        own["confidence_threshold"]
-    )
+    assert {k: float(v["conf."]) for k, v in table.items()} == dict(own["confidence_threshold"])
+    titles = notebook.output(0).locator("th[title]").evaluate_all("a => a.map(t => t.title)")
+    assert "confidence_threshold: confidence threshold (4B model confidence, 0 to 1)" in titles
 
     # Keyboard: the confidence slider ten steps right, from baseline's 0.6 to 0.7.
     confidence = panel.locator(".widget-slider").filter(has_text="confidence threshold")
@@ -274,8 +276,8 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
     notebook.wait_for_text(notebook.output(0), r"0\.7\b")
     table = notebook.table()
     for policy_id in moved.index:
-        assert int(table[policy_id]["escalations"]) == moved.loc[policy_id, "escalations"]
-        assert float(table[policy_id]["confidence_threshold"]) == 0.7
+        assert int(table[policy_id]["escalated"]) == moved.loc[policy_id, "escalations"]
+        assert float(table[policy_id]["conf."]) == 0.7
 
     # Mouse: back to each variant at its own thresholds.
     panel.get_by_role("button", name="each variant at its own thresholds").click()
@@ -283,7 +285,7 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
     notebook.wait_for_text(notebook.output(0), r"0\.45")
     table = notebook.table()
     for policy_id in own.index:
-        assert int(table[policy_id]["escalations"]) == own.loc[policy_id, "escalations"]
+        assert int(table[policy_id]["escalated"]) == own.loc[policy_id, "escalations"]
 
     # Mouse: the context cap dragged to 0; the chart follows the moved threshold.
     cap = panel.locator(".widget-slider").filter(has_text="context cap")
@@ -293,7 +295,7 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
     notebook.wait_for_text(notebook.output(0), rf"\b{at_zero.loc['baseline', 'escalations']:,}\b")
     table = notebook.table()
     for policy_id in at_zero.index:
-        assert int(table[policy_id]["escalations"]) == at_zero.loc[policy_id, "escalations"]
+        assert int(table[policy_id]["escalated"]) == at_zero.loc[policy_id, "escalations"]
     notebook.assert_clean()
 
 
@@ -469,7 +471,7 @@ def test_the_chart_and_the_controls_fit_a_laptop_with_the_file_browser_open(
     page.wait_for_function("() => !window.jupyterapp.shell.leftCollapsed")
     notebook.run_all()
     panel = notebook.panel
-    chart = notebook.output(1).locator("img")
+    chart = notebook.output(1).locator("figure.ea-chart svg")
     chart.wait_for()
     width = panel.evaluate("p => p.clientWidth")
     assert width < 1000, f"the output area is {width} px: is the side panel open?"

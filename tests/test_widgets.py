@@ -665,3 +665,17 @@ def _sliders(panel) -> dict:
         name: panel.values[name]
         for name in ("context_char_cap_4b", "escalate_on_multi_doc_count", "confidence_threshold")
     }
+
+
+def test_the_routing_table_is_shown_compact_and_its_result_stays_the_view(audit):
+    panel = widgets.sweep_panel(audit)
+    pd.testing.assert_frame_equal(panel.result, sweep_view(audit, own_thresholds=True))
+    shown = _shown(panel, 0)["text/html"]
+    head = re.findall(r"<th title='([^']*)'>([^<]*)</th>", shown)
+    assert [short for _, short in head][:4] == ["policy", "cap", "docs", "conf."]
+    assert all(title.split(":")[0] in ("policy_id", *panel.result.columns) for title, _ in head)
+    rate = panel.result.loc["baseline", "escalation_rate"]
+    assert f"<td>{rate:.1%}</td>" in shown
+    count = panel.result.loc["baseline", "decisions"]
+    assert f"<td>{count:,}</td>" in shown and "overflow-x:auto" in shown
+    assert shown in panel.twin_html()

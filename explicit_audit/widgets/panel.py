@@ -117,6 +117,10 @@ class Panel(widgets.VBox):
     above : int, optional
         The index of the view shown above the controls (a chart, so that it
         stays in sight while a slider moves); the others follow the controls.
+    shown : mapping of int to callable, optional
+        For a view's index, a function of its result giving what the panel
+        and its twin show instead (a compact table,
+        :mod:`~explicit_audit.widgets.tables`); :attr:`results` keeps the result.
 
     Attributes
     ----------
@@ -150,8 +154,10 @@ class Panel(widgets.VBox):
         readouts: Mapping[str, Callable[[Any], str]] | None = None,
         link: Callable[[Panel, str, Any], None] | None = None,
         above: int | None = None,
+        shown: Mapping[int, Callable[[Any], Any]] | None = None,
     ) -> None:
         self.views = list(views)
+        self.shown = dict(shown or {})
         self.data = data
         self.title = title
         self.controls = dict(controls)
@@ -225,7 +231,8 @@ class Panel(widgets.VBox):
                 values[description] = self.labels[name].value
             else:
                 values[description] = control_text(control)
-        return twin_html(self.title, values, [output_html(result) for result in self.results])
+        outputs = [output_html(self._form(index, r)) for index, r in enumerate(self.results)]
+        return twin_html(self.title, values, outputs)
 
     @property
     def values(self) -> dict[str, Any]:
@@ -280,8 +287,16 @@ class Panel(widgets.VBox):
             self._show(index, results[index])
         self.status.value = ""
 
+    def _form(self, index: int, result: Any) -> Any:
+        """What the panel shows for view ``index``'s ``result``."""
+        form = self.shown.get(index)
+        if form is None or isinstance(result, str):  # a message why the view failed
+            return result
+        return form(result)
+
     def _show(self, index: int, result: Any) -> None:
         """Show ``result`` in output ``index``: a chart in place, anything else anew."""
+        result = self._form(index, result)
         output = self.outputs[index]
         if isinstance(result, Chart) and result.spec is not None:
             live = self.live[index]
