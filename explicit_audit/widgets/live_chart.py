@@ -130,7 +130,9 @@ function axes(layer, spec, box, xticks, X, yticks, Y, grid) {
 }
 
 function lines(layers, spec) {
-  const box = [62, spec.title ? 24 : 10, W - 12, H - 40];
+  // The legend right of the plot, so that it never hides a line or a marker's label.
+  const longest = Math.max(6, ...spec.series.map((s) => s.name.length));
+  const box = [62, spec.title ? 24 : 10, W - Math.min(220, 36 + longest * 6), H - 40];
   const [left, top, right, bottom] = box;
   const xs = spec.series.flatMap((s) => s.x).concat(spec.vlines);
   let x0 = Math.min(...xs), x1 = Math.max(...xs);
@@ -169,16 +171,17 @@ function lines(layers, spec) {
     text(label, m.text);
   });
   const legend = layers["ea-legend"];
-  keyed(legend, "g", spec.series.map((s) => s.name)).forEach((entry, i) => {
-    const s = spec.series[i];
-    const y = top + 14 + i * 14;
+  const entries = [{ name: spec.legend || "", color: "" }, ...spec.series];
+  keyed(legend, "g", entries.map((s) => "legend " + s.name)).forEach((entry, i) => {
+    const s = entries[i];
+    const y = top + 10 + i * 14;
     if (!entry.firstChild) {
       make(entry, "line", { "stroke-width": 2 });
       make(entry, "text", { "font-size": 10, fill: "#222" });
     }
-    set(entry.firstChild, { x1: right - 118, x2: right - 100, y1: y - 3, y2: y - 3,
-      stroke: s.color });
-    set(entry.lastChild, { x: right - 95, y });
+    set(entry.firstChild, { x1: right + 8, x2: right + 24, y1: y - 3, y2: y - 3,
+      stroke: s.color || "none" });
+    set(entry.lastChild, { x: i ? right + 28 : right + 8, y });
     text(entry.lastChild, s.name);
   });
 }
