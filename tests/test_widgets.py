@@ -327,6 +327,20 @@ def test_flips_view_lists_exactly_the_decisions_that_flip(audit):
     assert (flips["escalate_to_26b"]).sum() == table.loc["cost_saver", "flips_to_26b"]
 
 
+def test_flips_view_lists_the_rows_replay_decides_otherwise_in_table_order(audit):
+    from explicit_audit.decisions.routing import escalates
+
+    policy = audit.policies["baseline"].with_escalation(confidence_threshold=0.7)
+    replayed = ea.replay(audit.decisions, policy)["escalate_to_26b"].to_numpy(dtype=bool)
+    assert (escalates(audit.decisions, policy) == replayed).all()
+    recorded = audit.decisions["recorded_escalate_to_26b"].to_numpy(dtype=bool)
+    expected = audit.decisions.index[replayed != recorded]
+    every = flips_view(audit, variant="baseline", confidence_threshold=0.7, limit=None)
+    assert list(every["decision_row"]) == list(expected)
+    first = flips_view(audit, variant="baseline", confidence_threshold=0.7, limit=4)
+    pd.testing.assert_frame_equal(first, every.head(4))
+
+
 def test_only_named_counts_each_policy_on_its_own_decisions(audit):
     table = sweep_view(audit, only_named=True)
     named = audit.decisions["policy_id"].astype(str).value_counts()
