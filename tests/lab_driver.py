@@ -380,7 +380,8 @@ def press(notebook: Notebook, key: str, quiet_ms: int = 800) -> dict:
     dict
         ``took``: milliseconds from the keydown to the last change of an output
         (0 when no output changed); ``updating``: milliseconds from the keydown
-        to the status line saying "updating".
+        to the status line saying "updating"; ``cleared``: to the status line
+        emptied again (the kernel's last message of the update).
     """
     page = notebook.page
     page.evaluate(
@@ -390,7 +391,8 @@ def press(notebook: Notebook, key: str, quiet_ms: int = 800) -> dict:
     page.wait_for_function(QUIET, arg=quiet_ms, polling=50)
     return page.evaluate(
         """() => ({took: window.eaChangedAt ? window.eaChangedAt - window.eaKeyAt : 0,
-                   updating: window.eaUpdatingAt - window.eaKeyAt})"""
+                   updating: window.eaUpdatingAt - window.eaKeyAt,
+                   cleared: window.eaClearedAt - window.eaKeyAt})"""
     )
 
 
