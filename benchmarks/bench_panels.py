@@ -101,7 +101,10 @@ def measure(browser, lab: dict, name: str, presses: int) -> dict[str, tuple[int,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=f"Goal: p95 <= {LATENCY_MS} ms for every control; exit 1 when one misses it.",
+    )
     parser.add_argument("--presses", type=int, default=20, help="keys per control (default 20)")
     parser.add_argument(
         "--notebook",
