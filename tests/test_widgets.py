@@ -9,6 +9,7 @@ import re
 import warnings
 from pathlib import Path
 
+import ipywidgets
 import pandas as pd
 import pytest
 
@@ -44,8 +45,13 @@ def audit():
 
 
 def _shown(panel, index: int = 0) -> dict:
-    """What the panel's output widget holds for the view at ``index``."""
+    """What the panel's output widget holds for the view at ``index``; for a table, the
+    markup of the HTML widget it holds."""
     (output,) = panel.outputs[index].outputs
+    live = panel.live[index]
+    if isinstance(live, ipywidgets.HTML):
+        assert output["data"][WIDGET_VIEW]["model_id"] == live.model_id
+        return {"text/html": live.value}
     return output["data"]
 
 
@@ -316,7 +322,7 @@ def test_sweep_panel_follows_sliders_and_variant(audit):
     assert panel.result.index.tolist() == ["strict"]
     flips = panel.results[2]
     assert set(flips["policy_id"]) == {"strict"} and len(flips) <= 10
-    assert "strict" in _shown(panel, 2)["text/plain"]
+    assert "<td>strict</td>" in _shown(panel, 2)["text/html"]
 
 
 def test_flips_view_lists_exactly_the_decisions_that_flip(audit):
@@ -693,3 +699,8 @@ def test_the_routing_table_is_shown_compact_and_its_result_stays_the_view(audit)
     count = panel.result.loc["baseline", "decisions"]
     assert f"<td>{count:,}</td>" in shown and "overflow-x:auto" in shown
     assert shown in panel.twin_html()
+    # Moved, the same HTML widget takes the new table: the output is not displayed again.
+    live, outputs = panel.live[0], panel.outputs[0].outputs
+    panel.controls["confidence_threshold"].value = 0.7
+    assert panel.live[0] is live and panel.outputs[0].outputs is outputs
+    assert "<td>0.7</td>" in live.value and live.value != shown

@@ -9,12 +9,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+import pandas as pd
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..errors import AuditError
 from .charts import Chart
 from .keyboard import CONTROLS_CLASS, ControlAttributes
 from .live_chart import LiveChart
+from .tables import CompactTable
 from .twin import control_text, output_html, twin_html
 
 __all__ = ["UPDATING", "LastCall", "Panel"]
@@ -129,13 +131,15 @@ class Panel(widgets.VBox):
     results : list
         What each view returned for the current values.
     outputs : list of ipywidgets.Output
-        Where each result is displayed: a table anew for each result, a
-        :class:`~explicit_audit.widgets.Chart` in a
-        :class:`~explicit_audit.widgets.live_chart.LiveChart` shown once
-        and updated in place.
+        Where each result is displayed. A
+        :class:`~explicit_audit.widgets.Chart` is shown in a
+        :class:`~explicit_audit.widgets.live_chart.LiveChart` and a table in
+        an :class:`ipywidgets.HTML`, each displayed once and updated in place
+        (the page replaces their content, not the output); anything else is
+        displayed anew.
     live : list
-        For each view, the LiveChart showing its chart (None for a view
-        showing anything else).
+        For each view, the LiveChart or HTML widget showing its result (None
+        for a view showing anything else).
     labels : dict
         The readout label of each control that has one.
     status : ipywidgets.Label
@@ -172,7 +176,7 @@ class Panel(widgets.VBox):
             for index in range(len(self.views))
         ]
         self.results: list[Any] = []
-        self.live: list[LiveChart | None] = [None] * len(self.views)
+        self.live: list[LiveChart | widgets.HTML | None] = [None] * len(self.views)
         self.labels = {
             name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
             for name in self.readouts
@@ -295,7 +299,7 @@ class Panel(widgets.VBox):
         return form(result)
 
     def _show(self, index: int, result: Any) -> None:
-        """Show ``result`` in output ``index``: a chart in place, anything else anew."""
+        """Show ``result`` in output ``index``: a chart or a table in place, anything else anew."""
         result = self._form(index, result)
         output = self.outputs[index]
         if isinstance(result, Chart) and result.spec is not None:
@@ -306,6 +310,16 @@ class Panel(widgets.VBox):
                 output.outputs = (_display_data(live),)
             else:
                 live.show(result)  # the same elements, new coordinates: no new output
+            return
+        if isinstance(result, pd.DataFrame | CompactTable):
+            # A table: its HTML in one HTML widget, shown once, its markup replaced in place.
+            markup = output_html(result)
+            live = self.live[index]
+            if isinstance(live, widgets.HTML):
+                live.value = markup
+            else:
+                self.live[index] = widgets.HTML(markup, _dom_classes=("ea-table-view",))
+                output.outputs = (_display_data(self.live[index]),)
             return
         self.live[index] = None
         output.outputs = (_display_data(result),)
