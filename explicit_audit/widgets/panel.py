@@ -313,7 +313,11 @@ class Panel(widgets.VBox):
             return
         if isinstance(result, pd.DataFrame | CompactTable):
             # A table: its HTML in one HTML widget, shown once, its markup replaced in place.
-            markup = output_html(result)
+            # Styled as the notebook styles a table output (JupyterLab's and Notebook 7's class).
+            markup = (
+                "<div class='jp-RenderedHTMLCommon jp-RenderedHTML' style='line-height:normal'>"
+                f"{output_html(result)}</div>"
+            )
             live = self.live[index]
             if isinstance(live, widgets.HTML):
                 live.value = markup
