@@ -705,3 +705,21 @@ def test_the_routing_table_is_shown_compact_and_its_result_stays_the_view(audit)
     panel.controls["confidence_threshold"].value = 0.7
     assert panel.live[0] is live and panel.outputs[0].outputs is outputs
     assert "<td>0.7</td>" in live.value and live.value != shown
+
+
+def test_a_table_after_a_failed_view_is_shown_anew_and_the_old_widget_closed():
+    from explicit_audit.widgets import Panel
+
+    def view(data, *, k=1):
+        if k < 0:
+            raise ValueError("k must not be negative")
+        return pd.DataFrame({"k": [k]})
+
+    panel = Panel([view], None, {"k": ipywidgets.IntText(value=1)})
+    first = panel.live[0]
+    assert isinstance(first, ipywidgets.HTML) and "<td>1</td>" in first.value
+    panel.controls["k"].value = -1
+    assert panel.live[0] is None and first.comm is None  # closed
+    assert "k must not be negative" in _shown(panel)["text/plain"]
+    panel.controls["k"].value = 2
+    assert isinstance(panel.live[0], ipywidgets.HTML) and "<td>2</td>" in _shown(panel)["text/html"]

@@ -301,29 +301,27 @@ class Panel(widgets.VBox):
     def _show(self, index: int, result: Any) -> None:
         """Show ``result`` in output ``index``: a chart or a table in place, anything else anew."""
         result = self._form(index, result)
-        output = self.outputs[index]
+        live = self.live[index]
         if isinstance(result, Chart) and result.spec is not None:
-            live = self.live[index]
-            if live is None:
-                live = self.live[index] = LiveChart()
-                live.show(result)
-                output.outputs = (_display_data(live),)
-            else:
+            if isinstance(live, LiveChart):
                 live.show(result)  # the same elements, new coordinates: no new output
-            return
-        if isinstance(result, pd.DataFrame | CompactTable):
+                return
+            shown = LiveChart()
+            shown.show(result)
+        elif isinstance(result, pd.DataFrame | CompactTable):
             # A table: its HTML in one HTML widget, shown once, its markup replaced in place.
             # Styled as the notebook styles a table output (JupyterLab's and Notebook 7's class).
             markup = (
                 "<div class='jp-RenderedHTMLCommon jp-RenderedHTML' style='line-height:normal'>"
                 f"{output_html(result)}</div>"
             )
-            live = self.live[index]
             if isinstance(live, widgets.HTML):
                 live.value = markup
-            else:
-                self.live[index] = widgets.HTML(markup, _dom_classes=("ea-table-view",))
-                output.outputs = (_display_data(self.live[index]),)
-            return
-        self.live[index] = None
-        output.outputs = (_display_data(result),)
+                return
+            shown = widgets.HTML(markup, _dom_classes=("ea-table-view",))
+        else:
+            shown = None
+        self.live[index] = shown
+        self.outputs[index].outputs = (_display_data(result if shown is None else shown),)
+        if live is not None:  # replaced in the output: closed, so that no model is left behind
+            live.close()
