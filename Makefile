@@ -44,13 +44,14 @@ test: $(STAMP) browser
 sample-data: $(STAMP)
 	$(BIN)/python -m scripts.sample_data data
 
-bench: $(STAMP)
+bench: $(STAMP) browser
 	$(BIN)/python benchmarks/bench_reading.py
 	$(BIN)/python benchmarks/bench_receipts.py
 	$(BIN)/python benchmarks/bench_plans.py
 	$(BIN)/python benchmarks/bench_routing.py
 	$(BIN)/python benchmarks/bench_dask.py
 	$(BIN)/python benchmarks/bench_planning.py
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python benchmarks/bench_panels.py
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache

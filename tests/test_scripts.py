@@ -27,6 +27,13 @@ def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+def test_the_panels_benchmark_says_how_to_run_it_from_any_folder(tmp_path):
+    finished = _run([str(ROOT / "benchmarks" / "bench_panels.py"), "--help"], tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    assert "--presses" in finished.stdout and "150 ms" in finished.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_sample_data_help_writes_nothing(tmp_path):
     finished = _run(["-m", "scripts.sample_data", "--help"], tmp_path)
     assert finished.returncode == 0

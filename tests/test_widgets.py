@@ -9,6 +9,7 @@ import re
 import warnings
 from pathlib import Path
 
+import ipywidgets
 import pandas as pd
 import pytest
 
@@ -44,8 +45,13 @@ def audit():
 
 
 def _shown(panel, index: int = 0) -> dict:
-    """What the panel's output widget holds for the view at ``index``."""
+    """What the panel's output widget holds for the view at ``index``; for a table, the
+    markup of the HTML widget it holds."""
     (output,) = panel.outputs[index].outputs
+    live = panel.live[index]
+    if isinstance(live, ipywidgets.HTML):
+        assert output["data"][WIDGET_VIEW]["model_id"] == live.model_id
+        return {"text/html": live.value}
     return output["data"]
 
 
@@ -251,11 +257,19 @@ def test_withheld_panel_chart_follows_the_window(audit):
     assert "open → open" in chart.caption
     total = int(panel.result.loc["(all)", "records_withheld"])
     assert f"(all): {total}." in chart.caption
+    shown = panel.outputs[1].outputs
     panel.controls["window"].index = (2, 4)
     narrower = int(panel.result.loc["(all)", "records_withheld"])
     assert narrower < total
     assert f"(all): {narrower}." in panel.results[1].caption
-    assert "data:image/png;base64," in _shown(panel, 1)["text/html"]
+    # The live chart: one widget, shown once, its data and caption replaced in place.
+    live = panel.live[1]
+    assert WIDGET_VIEW in _shown(panel, 1) and shown is panel.outputs[1].outputs
+    assert live.caption == panel.results[1].caption
+    bars = {bar["label"]: bar["value"] for bar in live.spec["bars"]}
+    expected = panel.result.drop(index="(all)")["records_withheld"]
+    assert bars == {str(k): float(v) for k, v in expected.items()}
+    assert "Bar chart: x axis records withheld (count), y axis scope" in live.alt
 
 
 def test_withheld_panel_has_no_window_without_timestamps(audit):
@@ -308,7 +322,7 @@ def test_sweep_panel_follows_sliders_and_variant(audit):
     assert panel.result.index.tolist() == ["strict"]
     flips = panel.results[2]
     assert set(flips["policy_id"]) == {"strict"} and len(flips) <= 10
-    assert "strict" in _shown(panel, 2)["text/plain"]
+    assert "<td>strict</td>" in _shown(panel, 2)["text/html"]
 
 
 def test_flips_view_lists_exactly_the_decisions_that_flip(audit):
@@ -317,6 +331,20 @@ def test_flips_view_lists_exactly_the_decisions_that_flip(audit):
     assert len(flips) == table.loc["cost_saver", "flips"]
     assert (flips["escalate_to_26b"] != flips["recorded_escalate_to_26b"]).all()
     assert (flips["escalate_to_26b"]).sum() == table.loc["cost_saver", "flips_to_26b"]
+
+
+def test_flips_view_lists_the_rows_replay_decides_otherwise_in_table_order(audit):
+    from explicit_audit.decisions.routing import escalates
+
+    policy = audit.policies["baseline"].with_escalation(confidence_threshold=0.7)
+    replayed = ea.replay(audit.decisions, policy)["escalate_to_26b"].to_numpy(dtype=bool)
+    assert (escalates(audit.decisions, policy) == replayed).all()
+    recorded = audit.decisions["recorded_escalate_to_26b"].to_numpy(dtype=bool)
+    expected = audit.decisions.index[replayed != recorded]
+    every = flips_view(audit, variant="baseline", confidence_threshold=0.7, limit=None)
+    assert list(every["decision_row"]) == list(expected)
+    first = flips_view(audit, variant="baseline", confidence_threshold=0.7, limit=4)
+    pd.testing.assert_frame_equal(first, every.head(4))
 
 
 def test_only_named_counts_each_policy_on_its_own_decisions(audit):
@@ -467,6 +495,13 @@ def test_sweep_panel_chart_follows_the_moved_threshold(audit):
     panel.controls["escalate_on_multi_doc_count"].value = 5
     assert panel.results[1].png != before
     assert "baseline at 5:" in panel.results[1].caption
+    # The live chart: the marker where the slider stands, the rate of the table's row.
+    spec = panel.live[1].spec
+    (marker,) = [m for m in spec["markers"] if m["name"] == "baseline"]
+    rate = panel.result.loc["baseline", "escalation_rate"]
+    assert marker["x"] == 5 and marker["text"] == f"{rate:.1%}" and spec["vlines"] == [5.0]
+    assert spec["xlabel"] == "multi-document escalation count (documents)"
+    assert [s["name"] for s in spec["series"]] == list(panel.result.index)
 
 
 def test_a_panel_reads_as_text_where_widgets_are_not_rendered(audit):
@@ -650,3 +685,41 @@ def _sliders(panel) -> dict:
         name: panel.values[name]
         for name in ("context_char_cap_4b", "escalate_on_multi_doc_count", "confidence_threshold")
     }
+
+
+def test_the_routing_table_is_shown_compact_and_its_result_stays_the_view(audit):
+    panel = widgets.sweep_panel(audit)
+    pd.testing.assert_frame_equal(panel.result, sweep_view(audit, own_thresholds=True))
+    shown = _shown(panel, 0)["text/html"]
+    head = re.findall(r"<th title='([^']*)'>([^<]*)</th>", shown)
+    assert [short for _, short in head][:4] == ["policy", "cap", "docs", "conf."]
+    assert all(title.split(":")[0] in ("policy_id", *panel.result.columns) for title, _ in head)
+    rate = panel.result.loc["baseline", "escalation_rate"]
+    assert f"<td>{rate:.1%}</td>" in shown
+    count = panel.result.loc["baseline", "decisions"]
+    assert f"<td>{count:,}</td>" in shown and "overflow-x:auto" in shown
+    table = shown[shown.index("<div class='ea-table'") : shown.rindex("</div>")]
+    assert table.endswith("</table></div>") and table in panel.twin_html()
+    # Moved, the same HTML widget takes the new table: the output is not displayed again.
+    live, outputs = panel.live[0], panel.outputs[0].outputs
+    panel.controls["confidence_threshold"].value = 0.7
+    assert panel.live[0] is live and panel.outputs[0].outputs is outputs
+    assert "<td>0.7</td>" in live.value and live.value != shown
+
+
+def test_a_table_after_a_failed_view_is_shown_anew_and_the_old_widget_closed():
+    from explicit_audit.widgets import Panel
+
+    def view(data, *, k=1):
+        if k < 0:
+            raise ValueError("k must not be negative")
+        return pd.DataFrame({"k": [k]})
+
+    panel = Panel([view], None, {"k": ipywidgets.IntText(value=1)})
+    first = panel.live[0]
+    assert isinstance(first, ipywidgets.HTML) and "<td>1</td>" in first.value
+    panel.controls["k"].value = -1
+    assert panel.live[0] is None and first.comm is None  # closed
+    assert "k must not be negative" in _shown(panel)["text/plain"]
+    panel.controls["k"].value = 2
+    assert isinstance(panel.live[0], ipywidgets.HTML) and "<td>2</td>" in _shown(panel)["text/html"]

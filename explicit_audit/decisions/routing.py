@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -246,9 +247,9 @@ def replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     return engine.each_row(_replay, decisions, policy=policy)
 
 
-def _replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
-    """:func:`replay` of an in-memory table (or one partition of it)."""
-    encoded = encode_inputs(decisions)
+def _decide(encoded: Any, policy: Policy) -> tuple[Any, ...]:
+    """Per row: the policy's view, the three thresholds tripped, the flag state, whether a
+    flag requires 26B, and whether the row escalates."""
     view = apply_policy(encoded, policy)
     escalation = policy.escalation
     long_context = encoded.content_chars > escalation.context_char_cap_4b
@@ -257,6 +258,34 @@ def _replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     state = encoded.combo * 4 + multi_doc * 2 + low_confidence
     requires = view.requires_table[state]
     escalate = view.high_impact | requires | long_context | multi_doc | low_confidence
+    return view, long_context, multi_doc, low_confidence, state, requires, escalate
+
+
+def escalates(decisions: pd.DataFrame, policy: Policy) -> np.ndarray:
+    """Per row of an in-memory table, whether ``policy`` escalates it to 26B.
+
+    The ``escalate_to_26b`` column of :func:`replay`, computed alone (no
+    reasons, flags or directives): for a caller that needs only that.
+
+    Parameters
+    ----------
+    decisions : DataFrame
+        An in-memory decisions table (or one partition of a Dask one).
+    policy : Policy
+
+    Returns
+    -------
+    numpy.ndarray of bool
+    """
+    return _decide(encode_inputs(decisions), policy)[-1]
+
+
+def _replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
+    """:func:`replay` of an in-memory table (or one partition of it)."""
+    encoded = encode_inputs(decisions)
+    view, long_context, multi_doc, low_confidence, state, requires, escalate = _decide(
+        encoded, policy
+    )
     fired = {
         REASON_HIGH_IMPACT: view.high_impact,
         REASON_LONG_CONTEXT: long_context,

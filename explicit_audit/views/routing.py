@@ -17,7 +17,7 @@ import pandas as pd
 
 from .._core import engine
 from .._core.engine import concat_parts
-from ..decisions.routing import replay
+from ..decisions.routing import escalates
 from ..decisions.sweep import GRID_AXES, sweep
 from ._shared import ALL, rounded
 
@@ -101,7 +101,8 @@ def sweep_view(
         ).items()
     }
     chosen = sweep(data.decisions, policies, grid, only_named=only_named)
-    written = sweep(data.decisions, policies, {}, only_named=only_named)
+    # At each variant's own thresholds (no grid) the sweep as written is the one just done.
+    written = sweep(data.decisions, policies, {}, only_named=only_named) if grid else chosen
     table = chosen.set_index("policy_id")
     table.index = table.index.astype(str)
     as_written = written.set_index(written["policy_id"].astype(str))["escalations"]
@@ -205,21 +206,22 @@ def _flips(
     rows = decisions
     if only_named:
         rows = decisions[(decisions["policy_id"] == policy_id).to_numpy(dtype=bool)]
-    replayed = replay(rows, policy)
+    escalate = escalates(rows, policy)  # replay's escalate_to_26b, alone
     recorded = rows["recorded_escalate_to_26b"].to_numpy(dtype=bool)
-    flipped = replayed["escalate_to_26b"].to_numpy(dtype=bool) != recorded
-    picked = rows[flipped]
-    frame = pd.DataFrame(
+    flipped = np.flatnonzero(escalate != recorded)
+    if limit is not None:
+        flipped = flipped[:limit]  # as DataFrame.head(limit)
+    picked = rows.iloc[flipped]
+    return pd.DataFrame(
         {
             "policy_id": policy_id,
             "decision_row": picked.index,
             "recorded_policy_id": picked["policy_id"].astype(str).to_numpy(),
             **{name: picked[name].to_numpy() for name in _SHOWN if name in picked},
             "recorded_escalate_to_26b": recorded[flipped],
-            "escalate_to_26b": replayed["escalate_to_26b"].to_numpy(dtype=bool)[flipped],
+            "escalate_to_26b": escalate[flipped],
         }
     )
-    return frame if limit is None else frame.head(limit)
 
 
 def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:

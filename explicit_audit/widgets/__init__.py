@@ -61,7 +61,8 @@ from ..views import (
     withheld_view,
 )
 from .charts import Chart, escalation_chart, withheld_chart
-from .panel import Panel
+from .panel import LastCall, Panel
+from .tables import compact_sweep
 
 __all__ = [
     "ALL",
@@ -221,8 +222,9 @@ def withheld_panel(data: Any) -> Panel:
             **_style("days (UTC, end exclusive)"),
         )
         readouts["window"] = window_readout
+    table = LastCall(withheld_view)  # the table, computed once for the table and the chart
     return Panel(
-        [withheld_view, withheld_chart],
+        [table, functools.partial(withheld_chart, view=table)],
         receipts,
         controls,
         title="withheld-count explorer",
@@ -278,8 +280,9 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
         thresholds", the start, or the sliders' thresholds for every variant),
         ``context_char_cap_4b``, ``escalate_on_multi_doc_count``,
         ``confidence_threshold``, ``axis`` (the threshold charted) and
-        ``only_named``, above :func:`sweep_view`, :func:`escalation_chart` and
-        :func:`flips_view`. The sliders start at the first policy's own
+        ``only_named``, above :func:`sweep_view` (shown compact:
+        :func:`~explicit_audit.widgets.tables.compact_sweep`),
+        :func:`escalation_chart` and :func:`flips_view`. The sliders start at the first policy's own
         thresholds; moving one applies the sliders to every variant and
         charts that threshold.
 
@@ -336,4 +339,5 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
         title="routing explorer",
         link=_follow,
         above=1,
+        shown={0: compact_sweep},
     )

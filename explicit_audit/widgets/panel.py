@@ -9,12 +9,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+import pandas as pd
+from IPython.core.interactiveshell import InteractiveShell
 
 from ..errors import AuditError
+from .charts import Chart
 from .keyboard import CONTROLS_CLASS, ControlAttributes
+from .live_chart import LiveChart
+from .tables import CompactTable
 from .twin import control_text, output_html, twin_html
 
-__all__ = ["UPDATING", "Panel"]
+__all__ = ["UPDATING", "LastCall", "Panel"]
 
 #: What the panel's status line says while its views run for new values.
 UPDATING = "updating… (the views below still show the values before)"
@@ -28,6 +33,12 @@ def _parameters(view: Callable[..., Any]) -> set[str] | None:
     return set(list(signature.parameters)[1:])
 
 
+def _display_data(result: Any) -> dict[str, Any]:
+    """``result`` as one output of an :class:`ipywidgets.Output`."""
+    data, metadata = InteractiveShell.instance().display_formatter.format(result)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
 def _same(values: Mapping[str, Any], before: Mapping[str, Any] | None) -> bool:
     """Whether a view would run with the values it last ran with."""
     if before is None or values.keys() != before.keys():
@@ -36,6 +47,45 @@ def _same(values: Mapping[str, Any], before: Mapping[str, Any] | None) -> bool:
         return all(bool(values[name] == before[name]) for name in values)
     except (TypeError, ValueError):  # a value that does not compare as one bool: run again
         return False
+
+
+class LastCall:
+    """A view that remembers its last call: called again with the same data and values, it
+    returns the same result without computing it again.
+
+    Two views of one panel that need the same result (a table, and the chart of
+    that table) share one, computed once per change of the controls.
+
+    Parameters
+    ----------
+    view : callable
+        ``view(data, **values)``; its signature is kept, so a panel passes it
+        the values it names.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> def view(data, *, k=1):
+    ...     calls.append(k)
+    ...     return data * k
+    >>> once = LastCall(view)
+    >>> once(2, k=3), once(2, k=3), once(2, k=4), calls
+    (6, 6, 8, [3, 4])
+    """
+
+    def __init__(self, view: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, view)
+        self.view = view
+        self._last: tuple[Any, dict[str, Any], Any] | None = None
+
+    def __call__(self, data: Any, **values: Any) -> Any:
+        if self._last is not None:
+            last_data, last_values, result = self._last
+            if last_data is data and _same(values, last_values):
+                return result
+        result = self.view(data, **values)
+        self._last = (data, values, result)
+        return result
 
 
 class Panel(widgets.VBox):
@@ -69,6 +119,10 @@ class Panel(widgets.VBox):
     above : int, optional
         The index of the view shown above the controls (a chart, so that it
         stays in sight while a slider moves); the others follow the controls.
+    shown : mapping of int to callable, optional
+        For a view's index, a function of its result giving what the panel
+        and its twin show instead (a compact table,
+        :mod:`~explicit_audit.widgets.tables`); :attr:`results` keeps the result.
 
     Attributes
     ----------
@@ -77,7 +131,15 @@ class Panel(widgets.VBox):
     results : list
         What each view returned for the current values.
     outputs : list of ipywidgets.Output
-        Where each result is displayed.
+        Where each result is displayed. A
+        :class:`~explicit_audit.widgets.Chart` is shown in a
+        :class:`~explicit_audit.widgets.live_chart.LiveChart` and a table in
+        an :class:`ipywidgets.HTML`, each displayed once and updated in place
+        (the page replaces their content, not the output); anything else is
+        displayed anew.
+    live : list
+        For each view, the LiveChart or HTML widget showing its result (None
+        for a view showing anything else).
     labels : dict
         The readout label of each control that has one.
     status : ipywidgets.Label
@@ -96,8 +158,10 @@ class Panel(widgets.VBox):
         readouts: Mapping[str, Callable[[Any], str]] | None = None,
         link: Callable[[Panel, str, Any], None] | None = None,
         above: int | None = None,
+        shown: Mapping[int, Callable[[Any], Any]] | None = None,
     ) -> None:
         self.views = list(views)
+        self.shown = dict(shown or {})
         self.data = data
         self.title = title
         self.controls = dict(controls)
@@ -112,6 +176,7 @@ class Panel(widgets.VBox):
             for index in range(len(self.views))
         ]
         self.results: list[Any] = []
+        self.live: list[LiveChart | widgets.HTML | None] = [None] * len(self.views)
         self.labels = {
             name: widgets.Label(layout=widgets.Layout(width="auto"), _dom_classes=("ea-readout",))
             for name in self.readouts
@@ -170,7 +235,8 @@ class Panel(widgets.VBox):
                 values[description] = self.labels[name].value
             else:
                 values[description] = control_text(control)
-        return twin_html(self.title, values, [output_html(result) for result in self.results])
+        outputs = [output_html(self._form(index, r)) for index, r in enumerate(self.results)]
+        return twin_html(self.title, values, outputs)
 
     @property
     def values(self) -> dict[str, Any]:
@@ -222,7 +288,40 @@ class Panel(widgets.VBox):
             redrawn.append(index)
         self.results = results
         for index in redrawn:
-            output = self.outputs[index]
-            output.outputs = ()
-            output.append_display_data(results[index])
+            self._show(index, results[index])
         self.status.value = ""
+
+    def _form(self, index: int, result: Any) -> Any:
+        """What the panel shows for view ``index``'s ``result``."""
+        form = self.shown.get(index)
+        if form is None or isinstance(result, str):  # a message why the view failed
+            return result
+        return form(result)
+
+    def _show(self, index: int, result: Any) -> None:
+        """Show ``result`` in output ``index``: a chart or a table in place, anything else anew."""
+        result = self._form(index, result)
+        live = self.live[index]
+        if isinstance(result, Chart) and result.spec is not None:
+            if isinstance(live, LiveChart):
+                live.show(result)  # the same elements, new coordinates: no new output
+                return
+            shown = LiveChart()
+            shown.show(result)
+        elif isinstance(result, pd.DataFrame | CompactTable):
+            # A table: its HTML in one HTML widget, shown once, its markup replaced in place.
+            # Styled as the notebook styles a table output (JupyterLab's and Notebook 7's class).
+            markup = (
+                "<div class='jp-RenderedHTMLCommon jp-RenderedHTML' style='line-height:normal'>"
+                f"{output_html(result)}</div>"
+            )
+            if isinstance(live, widgets.HTML):
+                live.value = markup
+                return
+            shown = widgets.HTML(markup, _dom_classes=("ea-table-view",))
+        else:
+            shown = None
+        self.live[index] = shown
+        self.outputs[index].outputs = (_display_data(result if shown is None else shown),)
+        if live is not None:  # replaced in the output: closed, so that no model is left behind
+            live.close()
