@@ -362,7 +362,7 @@ def watch(panel) -> None:
     panel.evaluate(WATCH)
 
 
-def press(notebook: Notebook, key: str, quiet_ms: int = 800) -> dict:
+def press(notebook: Notebook, key: str, quiet_ms: int = 300) -> dict:
     """Press ``key`` in the focused control; wait until the panel has updated and is quiet.
 
     Parameters
@@ -372,8 +372,9 @@ def press(notebook: Notebook, key: str, quiet_ms: int = 800) -> dict:
     key : str
         A key for the focused control; when it changes the control's value, the
         panel updates.
-    quiet_ms : int, default 800
-        How long the outputs must stay unchanged to count the update as over.
+    quiet_ms : int, default 300
+        How long the outputs must stay unchanged, once the status line is emptied
+        again (the kernel's last message of the update), to count the update as over.
 
     Returns
     -------

@@ -315,7 +315,7 @@ GUARDED = """() => {
 }"""
 # noUiSlider writes aria-valuenow with one decimal (0.61 reads 0.6): the value as text instead.
 HANDLE_VALUE = "h => h.getAttribute('aria-valuetext')"
-SETTLED = f"""() => performance.now() - window.eaChangedAt > 800 && ({KERNEL_IDLE})()"""
+SETTLED = f"""() => performance.now() - window.eaChangedAt > 300 && ({KERNEL_IDLE})()"""
 
 
 def _letters(panel) -> list[str]:
@@ -327,7 +327,7 @@ def _letters(panel) -> list[str]:
 
 
 def _settle(notebook) -> None:
-    """Wait until the kernel is idle and the panel's outputs have not changed for 800 ms."""
+    """Wait until the kernel is idle and the panel's outputs have not changed for 300 ms."""
     notebook.page.wait_for_function(SETTLED, polling=100)
 
 
