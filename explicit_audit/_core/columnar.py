@@ -47,10 +47,12 @@ class NotClean(Exception):
 
 
 class TooManyFields(NotClean):
-    """The values hold more extra fields than ``max_extra_columns``: read them value by value.
+    """The values hold more extra fields than ``max_extra_columns``.
 
-    Not worth splitting to find a part that fits: read whole by the exact
-    path, which keeps the fields past the limit as JSON text per row.
+    The caller sets the keys past the limit apart from the bytes and parses
+    the rest (:mod:`explicit_audit._core.wide_keys`); where it cannot, the
+    values are read one by one, which keeps the fields past the limit as JSON
+    text per row.
     """
 
 
