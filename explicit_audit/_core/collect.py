@@ -458,6 +458,7 @@ def build_kind(
     *,
     strict_keys: bool = False,
     limits: Limits | None = None,
+    times: bool = True,
 ) -> KindTables:
     """Build one kind's tables from its segments, with the notes of its records' keys.
 
@@ -465,7 +466,9 @@ def build_kind(
     (:func:`explicit_audit._core.key_table.settle`): the notes of the values
     loaded are in ``notes``; a rejection lists every problem of its value;
     under ``strict_keys`` a value holding an unknown key is rejected. Time
-    columns are typed (:mod:`.times`). Each table has at most
+    columns are typed (:mod:`.times`), unless ``times`` is False: a
+    partition's are typed as the whole load's meta types them, when it is
+    fitted to it (:mod:`explicit_audit.partitioned.conform`). Each table has at most
     ``limits.max_extra_columns`` extra columns (:mod:`.columns`).
     """
 
@@ -480,7 +483,8 @@ def build_kind(
             kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys
         )
     # Time columns typed as UTC times, on both engines alike (:mod:`.times`).
-    built.tables = {name: typed_times(table) for name, table in built.tables.items()}
+    if times:
+        built.tables = {name: typed_times(table) for name, table in built.tables.items()}
     return built
 
 

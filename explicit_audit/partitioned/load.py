@@ -127,12 +127,15 @@ def _built(
     """``build_kind``, but for no values: then the kind's empty tables, built once per process.
 
     Nothing changes a built table in place (copy-on-write), so they are shared.
+    Time columns are left as read: :func:`~.conform.conform` types them as
+    the meta does, which the partition's own values alone may not (a key
+    that is text here and a number in another partition is neither).
     """
     if segments:
-        return build_kind(kind, segments, strict_keys=strict_keys, limits=limits)
+        return build_kind(kind, segments, strict_keys=strict_keys, limits=limits, times=False)
     built = _NO_VALUES.get(kind.name)
     if built is None:
-        built = _NO_VALUES[kind.name] = build_kind(kind, [])
+        built = _NO_VALUES[kind.name] = build_kind(kind, [], times=False)
     return built
 
 
