@@ -333,6 +333,21 @@ def test_a_key_numeric_in_one_partition_and_text_in_another_loads_as_in_memory(
     assert computed.receipts["ts"].tolist().count(text) == 40
 
 
+def test_a_key_named_extra_json_loads_on_dask_as_in_memory(tmp_path, scheduler):
+    values = [3, "text", {"nested": [1]}, None, 2.5] * 20
+    lines = [
+        json.dumps({"host": "h", "extra_json": value, **make_receipt(query=f"q{i}")})
+        for i, value in enumerate(values)
+    ]
+    (tmp_path / "named.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    with pytest.warns(ea.ExtraColumnsWarning, match="a key named 'extra_json'"):
+        memory = _quiet_load(tmp_path)
+    with pytest.warns(ea.ExtraColumnsWarning, match="a key named 'extra_json'"):
+        lazy = ea.load(tmp_path, engine="dask", blocksize=4096)
+    computed = assert_same_audit(memory, lazy)
+    assert computed.receipts["extra_json"].iloc[0] == '{"extra_json":3}'
+
+
 def test_strict_names_file_and_line_when_computed(spread):
     lazy = ea.load(spread, engine="dask", blocksize=2048, strict=True)
     with dask.config.set(scheduler="synchronous"), pytest.raises(ea.InputError) as error:

@@ -523,14 +523,19 @@ def warn_unparsed_times(tables: dict[str, pd.DataFrame]) -> None:
 
 
 def warn_extra_json(tables: dict[str, pd.DataFrame], limits: Limits | None = None) -> None:
-    """Warn once about every table whose extra keys went past ``max_extra_columns``."""
+    """Warn once about every table whose extra keys went past ``max_extra_columns``.
+
+    Or held a key named ``extra_json``, which is never a column (see
+    :mod:`.columns`).
+    """
     found = [name for name, frame in tables.items() if EXTRA_JSON in frame.columns]
     if found:
         limit = (limits or DEFAULT_LIMITS).max_extra_columns
         warn(
-            f"more keys beside the records than max_extra_columns ({limit}) in "
-            f"{', '.join(found)}: the first {limit} are columns, and the rest of each row's "
-            f"keys are kept, not dropped, as JSON text in the {EXTRA_JSON!r} column",
+            f"more keys beside the records than max_extra_columns ({limit}), or a key named "
+            f"{EXTRA_JSON!r}, in {', '.join(found)}: the first {limit} are columns, and the "
+            f"rest of each row's keys (and any named {EXTRA_JSON!r}) are kept, not dropped, as "
+            f"JSON text in the {EXTRA_JSON!r} column",
             ExtraColumnsWarning,
         )
 

@@ -10,7 +10,11 @@ Extra (logger) keys become one column each, up to ``max_extra_columns``
 (:mod:`explicit_audit._core.limits`) per table: past it, the keys that come
 later (ranked by the first row holding a value, then by name) are kept, not
 dropped, in one text column, :data:`EXTRA_JSON`: per row, the JSON object of
-its later keys that hold a value, keys sorted. :func:`extra_columns` builds
+its later keys that hold a value, keys sorted. A key itself named
+``extra_json`` is never a column, whatever the number of keys: it is kept in
+that text too (``{"extra_json": ...}``), so that the column always holds the
+JSON text of keys that are not columns, and no key's values are merged with
+it. :func:`extra_columns` builds
 every kind's extra columns from the values read one by one, and
 :func:`limit_extra_parts` applies the same limit to parts joined from both
 reading paths, so that a key lands in the same place whichever path read it.
@@ -139,7 +143,8 @@ def extra_columns(
     mixed types) stays ``object``, holding the values as written.
 
     Past :func:`max_extra_columns` keys, the later ones (see the module
-    docstring) go to one :data:`EXTRA_JSON` column, last; with
+    docstring), and a key named ``extra_json``, go to one :data:`EXTRA_JSON`
+    column, last; with
     ``as_text=False``, to an object column of dicts (:data:`OVERFLOW`), for
     :func:`limit_extra_parts` to place across parts.
     """
@@ -151,7 +156,7 @@ def extra_columns(
                 first_held[name] = -1
             if value is not None and first_held[name] < 0:
                 first_held[name] = row
-    if len(first_held) <= limit:
+    if len(first_held) <= limit and EXTRA_JSON not in first_held:
         names = list(first_held)
         return typed_columns(
             {name: [record.get(name) for record in records] for name in names}, index
@@ -220,7 +225,7 @@ def limit_extra_parts(
     limit = max_extra_columns()
     names = {name for frame in frames for name in frame.columns if name != OVERFLOW}
     overflowing = any(OVERFLOW in frame.columns for frame in frames)
-    if len(names) <= limit and not overflowing:
+    if len(names) <= limit and not overflowing and EXTRA_JSON not in names:
         return frames
     end = 1 << 62
     first_held: dict[str, int] = {}

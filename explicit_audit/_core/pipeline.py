@@ -22,7 +22,7 @@ import orjson
 import pandas as pd
 
 from .columnar import NotClean, TooManyFields, parse_piece
-from .columns import OVERFLOW
+from .columns import EXTRA_JSON, OVERFLOW
 from .describe import FORMATS_DOC, json_type
 from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, likely_typo, nearest_shape
@@ -728,7 +728,7 @@ class PieceReader:
         def keep(name: str) -> bool:
             if name in known or name in columns:
                 return True
-            if room[0] > 0:
+            if room[0] > 0 and name != EXTRA_JSON:
                 room[0] -= 1
                 return True
             if top and likely_typo(name, top) is not None:
@@ -745,6 +745,8 @@ class PieceReader:
         key would cost rows times keys (lines each with a key of their own).
         """
         extra = set(names).difference(schema.names if schema is not None else ())
+        if EXTRA_JSON in extra:
+            raise TooManyFields  # never a column: set apart, kept in that text (see .columns)
         seen = self.extra_fields
         if extra <= seen:
             return
