@@ -367,7 +367,12 @@ class FileReader:
         return bytes(buffer)
 
     def _gathered(self) -> Iterator[bytes]:
-        """The content in runs of about :data:`PIECE_BYTES` (with what is carried over)."""
+        """The content in runs of about :data:`PIECE_BYTES` (with what is carried over).
+
+        A run is at least as long as what is carried over: a value (an array)
+        carried on without a boundary is joined with runs that double it, so
+        that its bytes are copied a few times, not once per chunk read after it.
+        """
         gathered: list[bytes] = []
         size = 0
         first = True
@@ -378,7 +383,7 @@ class FileReader:
                     chunk = chunk[len(_BOM) :]
             gathered.append(chunk)
             size += len(chunk)
-            if size + self._carried >= PIECE_BYTES:
+            if size + self._carried >= PIECE_BYTES and size >= self._carried:
                 yield b"".join(gathered)
                 gathered, size = [], 0
         if gathered:
