@@ -720,8 +720,8 @@ class PieceReader:
         likely typo of a declared key: the values are then read one by one,
         where such a key is noted.
         """
-        top = {field.name for shape in kind.shapes for field in shape.fields}
-        known = top | set(schema.names if schema is not None else ())
+        top = tuple(dict.fromkeys(field.name for shape in kind.shapes for field in shape.fields))
+        known = set(top) | set(schema.names if schema is not None else ())
         columns = set(self._kind_fields.get(kind.name, ()))
         room = [self.limits.max_extra_columns - len(columns)]
 
