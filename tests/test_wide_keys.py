@@ -39,7 +39,7 @@ def test_members_set_apart_leave_valid_objects_of_the_kept_keys():
         '{"x": 1}',
     ]
     data = _objects(texts)
-    apart = set_apart(data, len(texts), lambda key: key in {"x", "y"})
+    apart = set_apart(data, len(texts), lambda key, first: key in {"x", "y"})
     assert apart is not None and len(apart.data) == len(data)
     assert apart.data.count(b"\n") == data.count(b"\n")
     lines = apart.data.decode().splitlines()
@@ -64,7 +64,7 @@ def test_members_set_apart_leave_valid_objects_of_the_kept_keys():
 
 def test_nothing_set_apart_when_every_key_is_kept():
     data = _objects(['{"a": 1}', '{"b": 2}'])
-    apart = set_apart(data, 2, lambda key: True)
+    apart = set_apart(data, 2, lambda key, first: True)
     assert apart is not None and apart.data == data and apart.overflow is None
 
 
@@ -78,7 +78,7 @@ def test_nothing_set_apart_when_every_key_is_kept():
     ],
 )
 def test_what_the_pass_cannot_read_with_certainty_is_left_as_it_was(texts):
-    assert set_apart(_objects(texts), len(texts), lambda key: key == "a") is None
+    assert set_apart(_objects(texts), len(texts), lambda key, first: key == "a") is None
 
 
 # -- a load ----------------------------------------------------------------------------------------

@@ -265,14 +265,22 @@ def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
                 keys = later[row] = {}
             keys[name] = _plain(values[row])
     columns = {name: frame[name] for name in frame.columns if name in kept}
-    lifted: dict[str, list] = {}
+    # Per key lifted to a column: its rows and values (a key of few rows costs those).
+    pairs: dict[str, tuple[list[int], list]] = {}
     for row, keys in enumerate(later):
         if not keys:
             continue
         for name in [key for key in keys if key in kept]:
-            lifted.setdefault(name, [None] * len(frame))[row] = keys.pop(name)
-    if lifted:
-        for name, values in typed_columns(lifted, frame.index).items():
+            rows, values = pairs.setdefault(name, ([], []))
+            rows.append(row)
+            values.append(keys.pop(name))
+    if pairs:
+        lifted: dict[str, pd.Series] = {}
+        for name, (rows, values) in pairs.items():
+            lifted[_column_name(name, lifted)] = _sparse_series(
+                len(frame), rows, values, frame.index
+            )
+        for name, values in lifted.items():
             if name in columns:
                 merged = columns[name].astype(object).where(columns[name].notna(), None).tolist()
                 values = [
@@ -289,6 +297,32 @@ def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
     result = pd.DataFrame(columns, index=frame.index)
     result[EXTRA_JSON] = _json_column([keys or None for keys in later], frame.index)
     return result
+
+
+def _sparse_series(size: int, rows: list[int], values: list, index: pd.Index) -> pd.Series:
+    """A column of ``size`` rows holding ``values`` at ``rows``, typed as :func:`typed_columns`.
+
+    The same column ``typed_columns`` makes of a list holding None elsewhere,
+    built without a Python object per row.
+    """
+    dtype = _dtype(values)
+    where = np.asarray(rows, dtype=np.int64)
+    mask = np.ones(size, dtype=bool)
+    mask[where] = False
+    if dtype in ("Int64", "Float64", "boolean"):
+        kind = {"Int64": np.int64, "Float64": np.float64, "boolean": np.bool_}[dtype]
+        data = np.zeros(size, dtype=kind)
+        data[where] = np.asarray(values, dtype=np.float64 if dtype == "Float64" else kind)
+        array = {
+            "Int64": pd.arrays.IntegerArray,
+            "Float64": pd.arrays.FloatingArray,
+            "boolean": pd.arrays.BooleanArray,
+        }[dtype](data, mask)
+        return pd.Series(array, index=index)
+    held = np.full(size, None, dtype=object)
+    for row, value in zip(rows, values, strict=True):
+        held[row] = value
+    return text_safe_series(held, dtype, index)
 
 
 def _plain(value: Any) -> Any:

@@ -712,23 +712,26 @@ class PieceReader:
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
 
-    def _keeper(self, kind: RecordKind, schema) -> Callable[[str], bool]:
-        """``keep(key)`` for :func:`set_apart`: declared keys, and extra ones while columns last.
+    def _keeper(self, kind: RecordKind, schema) -> Callable[[str, bool], bool]:
+        """``keep(key, first)`` for :func:`set_apart`: declared keys, and the first object's.
 
-        An extra key that would be a column past ``max_extra_columns`` (the
-        kind's columns of earlier parts counted) is set apart, unless it is a
-        likely typo of a declared key: the values are then read one by one,
-        where such a key is noted.
+        An extra key stays a column when an earlier part made it one, or the
+        first object holds it and the columns last (``max_extra_columns``, the
+        kind's columns of earlier parts counted). Any other is set apart,
+        unless it is a likely typo of a declared key: the values are then read
+        one by one, where such a key is noted. (Which keys end as columns is
+        decided over all the rows when the parts are joined:
+        :func:`~explicit_audit._core.columns.limit_extra_parts`.)
         """
         top = tuple(dict.fromkeys(field.name for shape in kind.shapes for field in shape.fields))
         known = set(top) | set(schema.names if schema is not None else ())
         columns = set(self._kind_fields.get(kind.name, ()))
         room = [self.limits.max_extra_columns - len(columns)]
 
-        def keep(name: str) -> bool:
+        def keep(name: str, first: bool) -> bool:
             if name in known or name in columns:
                 return True
-            if room[0] > 0 and name != EXTRA_JSON:
+            if first and room[0] > 0 and name != EXTRA_JSON:
                 room[0] -= 1
                 return True
             if top and likely_typo(name, top) is not None:

@@ -45,7 +45,7 @@ class SetApart:
         null), parsed, or None when it has none; None when ``keep`` took
         every key (nothing set apart).
     taken : list of str
-        The keys kept as columns that ``keep`` was first asked about and took.
+        The keys ``keep`` took, in the order it was asked about them.
     """
 
     data: bytes
@@ -61,7 +61,10 @@ _EVENT[[_QUOTE, _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA]] = True
 def _real_quotes(buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
     """Whether each quote opens or closes a string (an escaped one does not)."""
     real = np.ones(len(quotes), dtype=bool)
-    for at in np.flatnonzero(buffer[np.maximum(quotes - 1, 0)] == _BACKSLASH).tolist():
+    after_backslash = np.flatnonzero(buffer == _BACKSLASH) + 1  # most logs hold none
+    if not len(after_backslash):
+        return real
+    for at in np.flatnonzero(np.isin(quotes, after_backslash, assume_unique=True)).tolist():
         position, run = int(quotes[at]), 0
         while position - run - 1 >= 0 and buffer[position - run - 1] == _BACKSLASH:
             run += 1
@@ -157,8 +160,9 @@ def set_apart(data: bytes, rows: int, keep: Callable[[str], bool]) -> SetApart |
         each a clean span.
     rows : int
     keep : callable
-        ``keep(key) -> bool``, asked once per distinct key, in the order the
-        keys first appear: whether the key stays in the bytes (a column).
+        ``keep(key, first) -> bool``, asked once per distinct key, in the
+        order the keys first appear (``first``: the first object holds it):
+        whether the key stays in the bytes (a column).
 
     Returns
     -------
@@ -183,11 +187,13 @@ def set_apart(data: bytes, rows: int, keep: Callable[[str], bool]) -> SetApart |
     ]
     verdicts: dict[bytes, bool] = {}
     taken: list[str] = []
-    for key in dict.fromkeys(keys):  # in order of first appearance
+    for index, key in enumerate(keys):  # in order of first appearance
+        if key in verdicts:
+            continue
         name = _name(key)
         if name is None:
             return None
-        verdicts[key] = keep(name)
+        verdicts[key] = keep(name, index < template)
         if verdicts[key]:
             taken.append(name)
     decided = np.fromiter(map(verdicts.__getitem__, keys), dtype=bool, count=len(keys))
