@@ -79,15 +79,26 @@ def _text(value: str) -> str:
         return value.encode("utf-8", errors="backslashreplace").decode("utf-8")
 
 
+def _texts(values: list[str]) -> pd.Series:
+    """A ``str`` column of ``values``, each as :func:`_text` stores it.
+
+    Arrow refuses a lone surrogate: only then is each value looked at.
+    """
+    try:
+        return pd.Series(values, dtype="str")
+    except UnicodeEncodeError:
+        return pd.Series([_text(value) for value in values], dtype="str")
+
+
 def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
     """The rejected rows as a DataFrame with the columns of :data:`REJECTED_COLUMNS`."""
     frame = pd.DataFrame(
         {
-            "source_file": pd.Series([_text(r.source_file) for r in rejections], dtype="str"),
+            "source_file": _texts([r.source_file for r in rejections]),
             "source_line": pd.Series([r.source_line for r in rejections], dtype="int64"),
             "kind": pd.Series([r.kind for r in rejections], dtype="category"),
-            "reason": pd.Series([_text(r.reason) for r in rejections], dtype="str"),
-            "raw": pd.Series([_text(r.raw) for r in rejections], dtype="str"),
+            "reason": _texts([r.reason for r in rejections]),
+            "raw": _texts([r.raw for r in rejections]),
         }
     )
     return frame
