@@ -133,8 +133,9 @@ def _many_fields(data: bytes, schema: pa.Schema | None, limit: int) -> bool:
     window only is counted as a field that grows with the bytes (lines each
     with a key of their own): scaled by the bytes not looked at. Arrow parses
     N lines of N fields into N columns of N rows each, which takes minutes
-    and gigabytes; refused, they are read value by value, where the fields
-    past ``max_extra_columns`` are kept as one column of JSON text.
+    and gigabytes; refused, the fields past ``max_extra_columns`` are set
+    apart from the bytes and kept as one column of JSON text
+    (:mod:`explicit_audit._core.wide_keys`), or the values read one by one.
     """
     if len(data) <= _WINDOW_BYTES:
         return False  # Arrow's table of so few bytes is small, whatever their fields
