@@ -54,16 +54,15 @@ class SetApart:
 
 
 #: Bytes the pass looks at: quotes, and brackets and commas (outside strings, structure).
-_EVENT = np.zeros(256, dtype=bool)
-_EVENT[[_QUOTE, _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA]] = True
+_EVENT = bytes(byte in b'"{}[],' for byte in range(256))
 
 
-def _real_quotes(buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+def _real_quotes(data: bytes, buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
     """Whether each quote opens or closes a string (an escaped one does not)."""
     real = np.ones(len(quotes), dtype=bool)
-    after_backslash = np.flatnonzero(buffer == _BACKSLASH) + 1  # most logs hold none
-    if not len(after_backslash):
+    if b"\\" not in data:  # most logs hold no backslash
         return real
+    after_backslash = np.flatnonzero(buffer == _BACKSLASH) + 1
     for at in np.flatnonzero(np.isin(quotes, after_backslash, assume_unique=True)).tolist():
         position, run = int(quotes[at]), 0
         while position - run - 1 >= 0 and buffer[position - run - 1] == _BACKSLASH:
@@ -72,7 +71,7 @@ def _real_quotes(buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
     return real
 
 
-def _members(buffer: np.ndarray, rows: int):
+def _members(data: bytes, buffer: np.ndarray, rows: int):
     """Per top-level member: its object, where it starts and ends, where its key is.
 
     One pass finds the quotes, brackets and commas; a bracket or comma is
@@ -80,11 +79,11 @@ def _members(buffer: np.ndarray, rows: int):
     when the bytes are not ``rows`` objects one after another that the pass
     can read with certainty.
     """
-    events = np.flatnonzero(_EVENT[buffer])
+    events = np.flatnonzero(np.frombuffer(data.translate(_EVENT), dtype=bool))
     byte = buffer[events]
     quote = byte == _QUOTE
     if quote.any():
-        quote[quote] = _real_quotes(buffer, events[quote])
+        quote[quote] = _real_quotes(data, buffer, events[quote])
         keep = quote | (byte != _QUOTE)
         events, byte, quote = events[keep], byte[keep], quote[keep]
     inside = np.bitwise_xor.accumulate(quote)  # a string's opening quote on: inside it
@@ -173,7 +172,7 @@ def set_apart(data: bytes, rows: int, keep: Callable[[str], bool]) -> SetApart |
         rows as before.
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    found = _members(buffer, rows)
+    found = _members(data, buffer, rows)
     if found is None:
         return None
     starts, ends, row, after_comma, key_open, key_close, before = found
