@@ -76,7 +76,7 @@ def test_a_kind_with_no_records_gets_empty_tables_of_its_own_at_each_load(tmp_pa
     for kind in kinds():
         if kind.name == "receipts":
             continue
-        for name, fresh in _build_kind(kind, [], False, None).tables.items():
+        for name, fresh in _build_kind(kind, [], False, None, True).tables.items():
             shown = getattr(second, name)
             pd.testing.assert_frame_equal(shown, fresh)
             assert shown.attrs == fresh.attrs, name

@@ -308,6 +308,46 @@ def test_a_key_the_sample_did_not_show_is_an_error_naming_file_and_key(tmp_path)
         assert_same_table(_quiet_load(tmp_path).receipts, whole.receipts)
 
 
+@pytest.mark.parametrize("text", ["not a time", "2025-01-01T00:00:00Z"])
+@pytest.mark.parametrize("numbers_first", [True, False])
+def test_a_key_numeric_in_one_partition_and_text_in_another_loads_as_in_memory(
+    tmp_path, scheduler, text, numbers_first
+):
+    # The heads of both files show both types: the in-memory engine makes ``ts`` (a time
+    # key) and ``level`` (a logger key) object columns of the values as written; each
+    # partition holds one type only, and is typed as that whole load, not on its own.
+    numbers = [json.dumps({"ts": i, "level": i, **make_receipt(query=f"n{i}")}) for i in range(40)]
+    texts = [
+        json.dumps({"ts": text, "level": "info", **make_receipt(query=f"t{i}")}) for i in range(40)
+    ]
+    (tmp_path / "numbers.jsonl").write_text("\n".join(numbers) + "\n", "utf-8")
+    (tmp_path / "texts.jsonl").write_text("\n".join(texts) + "\n", "utf-8")
+    files = [tmp_path / "numbers.jsonl", tmp_path / "texts.jsonl"]
+    if not numbers_first:
+        files.reverse()
+    memory = _quiet_load(files)
+    assert memory.receipts["ts"].dtype == object and memory.receipts["level"].dtype == object
+    lazy = ea.load(files, engine="dask", blocksize=2048, sample_bytes=1024)
+    assert lazy.receipts.npartitions > 4
+    computed = assert_same_audit(memory, lazy)
+    assert computed.receipts["ts"].tolist().count(text) == 40
+
+
+def test_a_key_named_extra_json_loads_on_dask_as_in_memory(tmp_path, scheduler):
+    values = [3, "text", {"nested": [1]}, None, 2.5] * 20
+    lines = [
+        json.dumps({"host": "h", "extra_json": value, **make_receipt(query=f"q{i}")})
+        for i, value in enumerate(values)
+    ]
+    (tmp_path / "named.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    with pytest.warns(ea.ExtraColumnsWarning, match="a key named 'extra_json'"):
+        memory = _quiet_load(tmp_path)
+    with pytest.warns(ea.ExtraColumnsWarning, match="a key named 'extra_json'"):
+        lazy = ea.load(tmp_path, engine="dask", blocksize=4096)
+    computed = assert_same_audit(memory, lazy)
+    assert computed.receipts["extra_json"].iloc[0] == '{"extra_json":3}'
+
+
 def test_strict_names_file_and_line_when_computed(spread):
     lazy = ea.load(spread, engine="dask", blocksize=2048, strict=True)
     with dask.config.set(scheduler="synchronous"), pytest.raises(ea.InputError) as error:

@@ -427,3 +427,38 @@ def test_lines_each_with_a_key_of_their_own_load_in_linear_time(tmp_path):
     rows, narrow, seconds = _in_child(code, timeout=120).split()
     assert (rows, narrow) == ("6000", "True")
     assert float(seconds) < 15  # a column per key: 12 s for 4,000 lines, 157 s for 16,000
+
+
+@pytest.mark.parametrize("limit", [256, 1])
+def test_a_key_named_extra_json_is_kept_in_that_text_never_as_a_column(tmp_path, limit):
+    import pandas as pd
+
+    import explicit_audit as ea
+    from explicit_audit._core import registry
+
+    path = tmp_path / "named.jsonl"
+    values = [3, "text", {"nested": [1]}, None, 2.5] * 20  # groups of lines read in bulk too
+    lines = [
+        json.dumps({"host": "h", "extra_json": value, **make_receipt(query=f"q {index}")})
+        for index, value in enumerate(values)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.warns(ea.ExtraColumnsWarning, match="or a key named 'extra_json'"):
+        audit = _load(path, limits={"max_extra_columns": limit})
+    kinds = tuple(without_columnar(kind) for kind in registry.kinds())
+    with registry.replaced(kinds), pytest.warns(ea.ExtraColumnsWarning):
+        exactly = _load(path, limits={"max_extra_columns": limit})
+    pd.testing.assert_frame_equal(audit.receipts, exactly.receipts)
+    receipts = audit.receipts
+    assert list(receipts.columns).count("extra_json") == 1 and receipts.columns[-1] == "extra_json"
+    assert receipts["extra_json"].dtype == "str"
+    texts = [text if isinstance(text, str) else None for text in receipts["extra_json"]]
+    assert texts[:5] == [
+        '{"extra_json":3}',  # as written: not 3.0 beside the 2.5 of other lines
+        '{"extra_json":"text"}',
+        '{"extra_json":{"nested":[1]}}',
+        None,  # a null is no value, as for any key past the limit
+        '{"extra_json":2.5}',
+    ]
+    assert texts[5:] == texts[:95]
+    assert receipts["host"].tolist() == ["h"] * 100  # the one other key is still a column

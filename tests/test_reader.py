@@ -304,3 +304,46 @@ def test_a_file_of_interleaved_shapes_loads_as_value_by_value(tmp_path, values):
         and len(loaded.plans)
     )
     _accounted(loaded)
+
+
+def test_an_array_carried_over_many_pieces_is_searched_for_its_end_once(tmp_path, monkeypatch):
+    """``[\\n{...},\\n{...}\\n]`` read in pieces far smaller than it: each piece's search for
+    the last value boundary starts where the one before ended, and the values, their
+    lines and the values after the array are those of one piece."""
+    from explicit_audit._core import content
+
+    elements = [_line(make_receipt(query=f"q {index}")) for index in range(400)]
+    after = json.dumps(make_receipt(query="after"), indent=2)
+    text = "[\n" + ",\n".join(elements) + "\n]\n" + after + "\n   \n" + after + "\n"
+    path = tmp_path / "array.json"
+    path.write_text(text, "utf-8")
+    whole = _load(path)
+    checked = []
+    ends_a_value = content._ends_a_value
+
+    def counted(data, end):
+        checked.append(end)
+        return ends_a_value(data, end)
+
+    searches = []
+    last_cut = content.FileReader._last_cut
+
+    def searched(self, data, start=0):
+        searches.append(len(data))
+        return last_cut(self, data, start)
+
+    monkeypatch.setattr(content, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(content, "_READ_BYTES", 4096)
+    monkeypatch.setattr(content, "_ends_a_value", counted)
+    monkeypatch.setattr(content.FileReader, "_last_cut", searched)
+    pieces = _load(path)
+    assert len(path.read_bytes()) > 40 * 4096
+    for name in whole.tables:
+        pd.testing.assert_frame_equal(whole.tables[name], pieces.tables[name], obj=name)
+    second = 403 + after.count("\n") + 2  # after the first and a line of spaces
+    assert pieces.receipts.source_line.tolist()[-3:] == [401, 403, second]
+    assert whole.rejected.empty and pieces.rejected.empty
+    # Each element's line start is judged about once, not once per piece after it; and
+    # the array carried on is joined with runs that double it, not once per chunk read.
+    assert len(checked) < 3 * len(elements)
+    assert len(searches) < 16 and sum(searches) < 4 * len(path.read_bytes())

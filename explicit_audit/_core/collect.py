@@ -79,15 +79,26 @@ def _text(value: str) -> str:
         return value.encode("utf-8", errors="backslashreplace").decode("utf-8")
 
 
+def _texts(values: list[str]) -> pd.Series:
+    """A ``str`` column of ``values``, each as :func:`_text` stores it.
+
+    Arrow refuses a lone surrogate: only then is each value looked at.
+    """
+    try:
+        return pd.Series(values, dtype="str")
+    except UnicodeEncodeError:
+        return pd.Series([_text(value) for value in values], dtype="str")
+
+
 def rejected_frame(rejections: Sequence[Rejection]) -> pd.DataFrame:
     """The rejected rows as a DataFrame with the columns of :data:`REJECTED_COLUMNS`."""
     frame = pd.DataFrame(
         {
-            "source_file": pd.Series([_text(r.source_file) for r in rejections], dtype="str"),
+            "source_file": _texts([r.source_file for r in rejections]),
             "source_line": pd.Series([r.source_line for r in rejections], dtype="int64"),
             "kind": pd.Series([r.kind for r in rejections], dtype="category"),
-            "reason": pd.Series([_text(r.reason) for r in rejections], dtype="str"),
-            "raw": pd.Series([_text(r.raw) for r in rejections], dtype="str"),
+            "reason": _texts([r.reason for r in rejections]),
+            "raw": _texts([r.raw for r in rejections]),
         }
     )
     return frame
@@ -452,8 +463,8 @@ def read_bytes(
     return reading
 
 
-#: Per process, by kind: its tables built from no segments, and the kind they are of.
-_NO_VALUES: dict[int, tuple[RecordKind, dict[str, pd.DataFrame]]] = {}
+#: Per process, by kind and ``times``: its tables built from no segments, and the kind.
+_NO_VALUES: dict[tuple[int, bool], tuple[RecordKind, dict[str, pd.DataFrame]]] = {}
 
 
 def build_kind(
@@ -462,6 +473,7 @@ def build_kind(
     *,
     strict_keys: bool = False,
     limits: Limits | None = None,
+    times: bool = True,
 ) -> KindTables:
     """Build one kind's tables from its segments, with the notes of its records' keys.
 
@@ -469,7 +481,9 @@ def build_kind(
     (:func:`explicit_audit._core.key_table.settle`): the notes of the values
     loaded are in ``notes``; a rejection lists every problem of its value;
     under ``strict_keys`` a value holding an unknown key is rejected. Time
-    columns are typed (:mod:`.times`). Each table has at most
+    columns are typed (:mod:`.times`), unless ``times`` is False: a
+    partition's are typed as the whole load's meta types them, when it is
+    fitted to it (:mod:`explicit_audit.partitioned.conform`). Each table has at most
     ``limits.max_extra_columns`` extra columns (:mod:`.columns`).
 
     With no segments (most loads and most partitions hold few kinds), the
@@ -478,15 +492,20 @@ def build_kind(
     another, nor the next load's).
     """
     if not segments:
-        entry = _NO_VALUES.get(id(kind))
+        entry = _NO_VALUES.get((id(kind), times))
         if entry is None or entry[0] is not kind:
-            entry = _NO_VALUES[id(kind)] = (kind, _build_kind(kind, [], False, None).tables)
+            built = _build_kind(kind, [], False, None, times)
+            entry = _NO_VALUES[(id(kind), times)] = (kind, built.tables)
         return KindTables({name: table.copy(deep=False) for name, table in entry[1].items()})
-    return _build_kind(kind, segments, strict_keys, limits)
+    return _build_kind(kind, segments, strict_keys, limits, times)
 
 
 def _build_kind(
-    kind: RecordKind, segments: list[tuple], strict_keys: bool, limits: Limits | None
+    kind: RecordKind,
+    segments: list[tuple],
+    strict_keys: bool,
+    limits: Limits | None,
+    times: bool,
 ) -> KindTables:
 
     def shape_for(value):
@@ -500,7 +519,8 @@ def _build_kind(
             kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys
         )
     # Time columns typed as UTC times, on both engines alike (:mod:`.times`).
-    built.tables = {name: typed_times(table) for name, table in built.tables.items()}
+    if times:
+        built.tables = {name: typed_times(table) for name, table in built.tables.items()}
     return built
 
 
@@ -539,14 +559,19 @@ def warn_unparsed_times(tables: dict[str, pd.DataFrame]) -> None:
 
 
 def warn_extra_json(tables: dict[str, pd.DataFrame], limits: Limits | None = None) -> None:
-    """Warn once about every table whose extra keys went past ``max_extra_columns``."""
+    """Warn once about every table whose extra keys went past ``max_extra_columns``.
+
+    Or held a key named ``extra_json``, which is never a column (see
+    :mod:`.columns`).
+    """
     found = [name for name, frame in tables.items() if EXTRA_JSON in frame.columns]
     if found:
         limit = (limits or DEFAULT_LIMITS).max_extra_columns
         warn(
-            f"more keys beside the records than max_extra_columns ({limit}) in "
-            f"{', '.join(found)}: the first {limit} are columns, and the rest of each row's "
-            f"keys are kept, not dropped, as JSON text in the {EXTRA_JSON!r} column",
+            f"more keys beside the records than max_extra_columns ({limit}), or a key named "
+            f"{EXTRA_JSON!r}, in {', '.join(found)}: the first {limit} are columns, and the "
+            f"rest of each row's keys (and any named {EXTRA_JSON!r}) are kept, not dropped, as "
+            f"JSON text in the {EXTRA_JSON!r} column",
             ExtraColumnsWarning,
         )
 

@@ -47,10 +47,12 @@ class NotClean(Exception):
 
 
 class TooManyFields(NotClean):
-    """The values hold more extra fields than ``max_extra_columns``: read them value by value.
+    """The values hold more extra fields than ``max_extra_columns``.
 
-    Not worth splitting to find a part that fits: read whole by the exact
-    path, which keeps the fields past the limit as JSON text per row.
+    The caller sets the keys past the limit apart from the bytes and parses
+    the rest (:mod:`explicit_audit._core.wide_keys`); where it cannot, the
+    values are read one by one, which keeps the fields past the limit as JSON
+    text per row.
     """
 
 
@@ -131,8 +133,9 @@ def _many_fields(data: bytes, schema: pa.Schema | None, limit: int) -> bool:
     window only is counted as a field that grows with the bytes (lines each
     with a key of their own): scaled by the bytes not looked at. Arrow parses
     N lines of N fields into N columns of N rows each, which takes minutes
-    and gigabytes; refused, they are read value by value, where the fields
-    past ``max_extra_columns`` are kept as one column of JSON text.
+    and gigabytes; refused, the fields past ``max_extra_columns`` are set
+    apart from the bytes and kept as one column of JSON text
+    (:mod:`explicit_audit._core.wide_keys`), or the values read one by one.
     """
     if len(data) <= _WINDOW_BYTES:
         return False  # Arrow's table of so few bytes is small, whatever their fields

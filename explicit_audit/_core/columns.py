@@ -10,7 +10,11 @@ Extra (logger) keys become one column each, up to ``max_extra_columns``
 (:mod:`explicit_audit._core.limits`) per table: past it, the keys that come
 later (ranked by the first row holding a value, then by name) are kept, not
 dropped, in one text column, :data:`EXTRA_JSON`: per row, the JSON object of
-its later keys that hold a value, keys sorted. :func:`extra_columns` builds
+its later keys that hold a value, keys sorted. A key itself named
+``extra_json`` is never a column, whatever the number of keys: it is kept in
+that text too (``{"extra_json": ...}``), so that the column always holds the
+JSON text of keys that are not columns, and no key's values are merged with
+it. :func:`extra_columns` builds
 every kind's extra columns from the values read one by one, and
 :func:`limit_extra_parts` applies the same limit to parts joined from both
 reading paths, so that a key lands in the same place whichever path read it.
@@ -139,7 +143,8 @@ def extra_columns(
     mixed types) stays ``object``, holding the values as written.
 
     Past :func:`max_extra_columns` keys, the later ones (see the module
-    docstring) go to one :data:`EXTRA_JSON` column, last; with
+    docstring), and a key named ``extra_json``, go to one :data:`EXTRA_JSON`
+    column, last; with
     ``as_text=False``, to an object column of dicts (:data:`OVERFLOW`), for
     :func:`limit_extra_parts` to place across parts.
     """
@@ -151,7 +156,7 @@ def extra_columns(
                 first_held[name] = -1
             if value is not None and first_held[name] < 0:
                 first_held[name] = row
-    if len(first_held) <= limit:
+    if len(first_held) <= limit and EXTRA_JSON not in first_held:
         names = list(first_held)
         return typed_columns(
             {name: [record.get(name) for record in records] for name in names}, index
@@ -220,7 +225,7 @@ def limit_extra_parts(
     limit = max_extra_columns()
     names = {name for frame in frames for name in frame.columns if name != OVERFLOW}
     overflowing = any(OVERFLOW in frame.columns for frame in frames)
-    if len(names) <= limit and not overflowing:
+    if len(names) <= limit and not overflowing and EXTRA_JSON not in names:
         return frames
     end = 1 << 62
     first_held: dict[str, int] = {}
@@ -260,14 +265,22 @@ def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
                 keys = later[row] = {}
             keys[name] = _plain(values[row])
     columns = {name: frame[name] for name in frame.columns if name in kept}
-    lifted: dict[str, list] = {}
+    # Per key lifted to a column: its rows and values (a key of few rows costs those).
+    pairs: dict[str, tuple[list[int], list]] = {}
     for row, keys in enumerate(later):
         if not keys:
             continue
         for name in [key for key in keys if key in kept]:
-            lifted.setdefault(name, [None] * len(frame))[row] = keys.pop(name)
-    if lifted:
-        for name, values in typed_columns(lifted, frame.index).items():
+            rows, values = pairs.setdefault(name, ([], []))
+            rows.append(row)
+            values.append(keys.pop(name))
+    if pairs:
+        lifted: dict[str, pd.Series] = {}
+        for name, (rows, values) in pairs.items():
+            lifted[_column_name(name, lifted)] = _sparse_series(
+                len(frame), rows, values, frame.index
+            )
+        for name, values in lifted.items():
             if name in columns:
                 merged = columns[name].astype(object).where(columns[name].notna(), None).tolist()
                 values = [
@@ -284,6 +297,32 @@ def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
     result = pd.DataFrame(columns, index=frame.index)
     result[EXTRA_JSON] = _json_column([keys or None for keys in later], frame.index)
     return result
+
+
+def _sparse_series(size: int, rows: list[int], values: list, index: pd.Index) -> pd.Series:
+    """A column of ``size`` rows holding ``values`` at ``rows``, typed as :func:`typed_columns`.
+
+    The same column ``typed_columns`` makes of a list holding None elsewhere,
+    built without a Python object per row.
+    """
+    dtype = _dtype(values)
+    where = np.asarray(rows, dtype=np.int64)
+    mask = np.ones(size, dtype=bool)
+    mask[where] = False
+    if dtype in ("Int64", "Float64", "boolean"):
+        kind = {"Int64": np.int64, "Float64": np.float64, "boolean": np.bool_}[dtype]
+        data = np.zeros(size, dtype=kind)
+        data[where] = np.asarray(values, dtype=np.float64 if dtype == "Float64" else kind)
+        array = {
+            "Int64": pd.arrays.IntegerArray,
+            "Float64": pd.arrays.FloatingArray,
+            "boolean": pd.arrays.BooleanArray,
+        }[dtype](data, mask)
+        return pd.Series(array, index=index)
+    held = np.full(size, None, dtype=object)
+    for row, value in zip(rows, values, strict=True):
+        held[row] = value
+    return text_safe_series(held, dtype, index)
 
 
 def _plain(value: Any) -> Any:

@@ -283,8 +283,13 @@ class FileReader:
         # What a boundary test may need to see of the bytes dropped before it.
         keep = 0 if self.jsonl else 64
         limit = self.limits.max_value_bytes
+        # How many bytes at the start of ``carry`` _last_cut found no boundary in: a
+        # boundary depends only on the bytes before it, so they are not searched again
+        # (one array of many elements, carried on piece after piece, is searched once).
+        searched = 0
         for data in self._gathered():
             data = carry + data if carry else data
+            start, searched = (max(searched - 1, 0) if carry else 0), 0
             carry = b""
             self._carried = 0
             if self._array_indent is not None:
@@ -297,8 +302,8 @@ class FileReader:
                     continue
                 line += data.count(b"\n", 0, cut)
                 data = data[cut:]
-                skipping = False
-            cut = self._last_cut(data)
+                skipping, start = False, 0
+            cut = self._last_cut(data, start)
             if cut is None and len(data) > limit and not self.jsonl:
                 # An array larger than a value may be: max_value_bytes applies to
                 # each of its elements, read as values one after another.
@@ -314,10 +319,11 @@ class FileReader:
                     carry = data[len(data) - keep :] if keep else b""
                     line += data.count(b"\n", 0, len(data) - len(carry))
                 else:
-                    carry = data
+                    carry, searched = data, len(data)
                 self._carried = len(carry)
                 continue
             piece, carry = data[:cut], data[cut:]
+            searched = len(carry)  # the last boundary is at cut: none after it
             self._carried = len(carry)
             yield Piece(piece, line)
             line += piece.count(b"\n")
@@ -361,7 +367,12 @@ class FileReader:
         return bytes(buffer)
 
     def _gathered(self) -> Iterator[bytes]:
-        """The content in runs of about :data:`PIECE_BYTES` (with what is carried over)."""
+        """The content in runs of about :data:`PIECE_BYTES` (with what is carried over).
+
+        A run is at least as long as what is carried over: a value (an array)
+        carried on without a boundary is joined with runs that double it, so
+        that its bytes are copied a few times, not once per chunk read after it.
+        """
         gathered: list[bytes] = []
         size = 0
         first = True
@@ -372,7 +383,7 @@ class FileReader:
                     chunk = chunk[len(_BOM) :]
             gathered.append(chunk)
             size += len(chunk)
-            if size + self._carried >= PIECE_BYTES:
+            if size + self._carried >= PIECE_BYTES and size >= self._carried:
                 yield b"".join(gathered)
                 gathered, size = [], 0
         if gathered:
@@ -391,15 +402,19 @@ class FileReader:
             )
         )
 
-    def _last_cut(self, data: bytes) -> int | None:
-        """Where the last whole value of ``data`` ends, or None when none does."""
+    def _last_cut(self, data: bytes, start: int = 0) -> int | None:
+        """Where the last whole value of ``data`` ends, or None when none does.
+
+        Only boundaries at ``start`` or after are looked for (the bytes before
+        were searched already, and held none).
+        """
         if self.jsonl:
             cut = data.rfind(b"\n") + 1
             return cut or None
         # Each kind of line start is searched for once from where its last one
         # was found: searching both from each candidate anew is quadratic when
         # one of them is rare (``[\n{...},\n{...}`` has one "\n[").
-        brace, bracket = data.rfind(b"\n{"), data.rfind(b"\n[")
+        brace, bracket = data.rfind(b"\n{", start), data.rfind(b"\n[", start)
         while True:
             cut = max(brace, bracket)
             if cut == -1:
@@ -407,9 +422,9 @@ class FileReader:
             if _ends_a_value(data, cut):
                 return cut + 1
             if cut == brace:
-                brace = data.rfind(b"\n{", 0, cut)
+                brace = data.rfind(b"\n{", start, cut)
             else:
-                bracket = data.rfind(b"\n[", 0, cut)
+                bracket = data.rfind(b"\n[", start, cut)
 
     def _first_cut(self, data: bytes) -> int | None:
         """Where the first value boundary of ``data`` is, or None."""

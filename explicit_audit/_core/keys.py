@@ -90,9 +90,12 @@ class KeyNote:
 # -- how near a key is to a declared one -------------------------------------------------
 
 
+_SEPARATORS = re.compile(r"[_\-\s]")
+
+
 def _folded(name: str) -> str:
     # camelCase, snake_case and kebab-case spellings of one name fold together.
-    return re.sub(r"[_\-\s]", "", name).lower()
+    return _SEPARATORS.sub("", name).lower()
 
 
 def _distance(left: str, right: str, bound: int) -> int:
@@ -130,21 +133,42 @@ def likely_typo(key: str, declared: Iterable[str]) -> str | None:
 def _likely_typo(key: str, declared: tuple[str, ...]) -> str | None:
     # A log repeats its keys on every line: each pair is judged once.
     folded = _folded(key)
+    exact, by_length, every_char = _folded_names(declared)
+    if folded in exact:
+        return exact[folded]
+    chars = set(folded)
+    if len(folded) < 5 or len(chars - every_char) > 2:
+        # No bound but 0 (same spelling) for so short a name; or more than two of
+        # its characters are in no declared name: each edit brings at most one.
+        return None
+    # Within two edits (the largest bound) only, in declared order.
+    sizes = range(len(folded) - 2, len(folded) + 3)
+    near = sorted(entry for size in sizes for entry in by_length.get(size, ()))
     best: tuple[int, str] | None = None
-    for name, other in _folded_names(declared):
-        if other == folded:
-            return name
+    for _, name, other, other_chars in near:
         shorter = min(len(folded), len(other))
         bound = 0 if shorter < 5 else 1 if shorter < 8 else 2
-        if bound and (found := _distance(folded, other, bound)) <= bound:
+        # Each edit brings at most one character the other name lacks: a cheap test first.
+        if not bound or len(chars - other_chars) > bound:
+            continue
+        if (found := _distance(folded, other, bound)) <= bound:
             if best is None or found < best[0]:
                 best = (found, name)
     return best[1] if best else None
 
 
 @functools.lru_cache(maxsize=64)
-def _folded_names(declared: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    return tuple((name, _folded(name)) for name in declared)
+def _folded_names(
+    declared: tuple[str, ...],
+) -> tuple[dict[str, str], dict[int, list[tuple]], frozenset[str]]:
+    """The declared names by folded spelling (the first of each), by folded length, their chars."""
+    exact: dict[str, str] = {}
+    by_length: dict[int, list[tuple]] = {}
+    for index, name in enumerate(declared):
+        other = _folded(name)
+        exact.setdefault(other, name)
+        by_length.setdefault(len(other), []).append((index, name, other, frozenset(other)))
+    return exact, by_length, frozenset("".join(exact))
 
 
 def closest_key(key: str, declared: Iterable[str]) -> str | None:

@@ -19,14 +19,17 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pandas as pd
 
 from .columnar import NotClean, TooManyFields, parse_piece
+from .columns import EXTRA_JSON, OVERFLOW
 from .describe import FORMATS_DOC, json_type
 from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
-from .keys import columnar_fits, nearest_shape
+from .keys import columnar_fits, likely_typo, nearest_shape
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
 from .spans import Spans, array_spans, split_piece
+from .wide_keys import set_apart
 
 __all__ = ["PieceReader", "sort_value"]
 
@@ -122,6 +125,8 @@ class PieceReader:
         self.count_over: Callable[[int, int, int], None] | None = None
         #: The extra top-level fields the columnar path has taken (shared by a load's files).
         self.extra_fields: set[str] = set()
+        #: Per kind, the extra top-level fields its columnar parts have taken as columns.
+        self._kind_fields: dict[str, set[str]] = {}
         #: Reading an array on one line: its elements, joined by line ends, are lines.
         self._one_line = False
 
@@ -667,31 +672,84 @@ class PieceReader:
         else:
             buffer = b"\n".join(data[int(s) : int(e)] for s, e in zip(starts, ends, strict=True))
         first_value = data[int(starts[0]) : int(ends[0])]
-        piece = parse_piece(
-            buffer,
-            spans.lines[members],
-            self.name,
-            schema,
-            first_value,
-            multiline=not (self.jsonl or self._one_line),
-            max_fields=self.limits.max_extra_columns,
-        )
-        self._few_extra_fields(schema, piece.table.column_names)
+        lines = spans.lines[members]
+        multiline = not (self.jsonl or self._one_line)
+        overflow = None
+        try:
+            piece = parse_piece(
+                buffer,
+                lines,
+                self.name,
+                schema,
+                first_value,
+                multiline=multiline,
+                max_fields=self.limits.max_extra_columns,
+            )
+            self._few_extra_fields(schema, piece.table.column_names)
+        except TooManyFields:
+            # Keys past the limit set apart from the bytes, kept per row as written.
+            apart = set_apart(buffer, len(members), self._keeper(kind, schema))
+            if apart is None:
+                raise
+            piece = parse_piece(
+                apart.data,
+                lines,
+                self.name,
+                schema,
+                apart.data[: len(first_value)],
+                multiline=multiline,
+            )
+            self._few_extra_fields(schema, piece.table.column_names)
+            overflow = apart.overflow
         if not columnar_fits(kind.shapes, piece.table):
             # A key the shapes do not account for is noted value by value.
             raise NotClean
         part = convert(piece)
+        if overflow is not None:
+            part.extras[OVERFLOW] = pd.Series(_objects(overflow), index=part.extras.index)
+        extra = set(piece.table.column_names).difference(schema.names if schema else ())
+        self._kind_fields.setdefault(kind.name, set()).update(extra)
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
+
+    def _keeper(self, kind: RecordKind, schema) -> Callable[[str, bool], bool]:
+        """``keep(key, first)`` for :func:`set_apart`: declared keys, and the first object's.
+
+        An extra key stays a column when an earlier part made it one, or the
+        first object holds it and the columns last (``max_extra_columns``, the
+        kind's columns of earlier parts counted). Any other is set apart,
+        unless it is a likely typo of a declared key: the values are then read
+        one by one, where such a key is noted. (Which keys end as columns is
+        decided over all the rows when the parts are joined:
+        :func:`~explicit_audit._core.columns.limit_extra_parts`.)
+        """
+        top = tuple(dict.fromkeys(field.name for shape in kind.shapes for field in shape.fields))
+        known = set(top) | set(schema.names if schema is not None else ())
+        columns = set(self._kind_fields.get(kind.name, ()))
+        room = [self.limits.max_extra_columns - len(columns)]
+
+        def keep(name: str, first: bool) -> bool:
+            if name in known or name in columns:
+                return True
+            if first and room[0] > 0 and name != EXTRA_JSON:
+                room[0] -= 1
+                return True
+            if top and likely_typo(name, top) is not None:
+                raise NotClean
+            return False
+
+        return keep
 
     def _few_extra_fields(self, schema, names: list[str]) -> None:
         """Refuse a part that would take the load's columnar extra fields past the limit.
 
-        Its values are read one by one instead, where keys past
-        ``max_extra_columns`` are kept as JSON text per row: a column per key
-        would cost rows times keys (lines each with a key of their own).
+        The keys past ``max_extra_columns`` are then set apart from its bytes
+        (see :meth:`_emit_part`), or its values read one by one: a column per
+        key would cost rows times keys (lines each with a key of their own).
         """
         extra = set(names).difference(schema.names if schema is not None else ())
+        if EXTRA_JSON in extra:
+            raise TooManyFields  # never a column: set apart, kept in that text (see .columns)
         seen = self.extra_fields
         if extra <= seen:
             return
@@ -706,6 +764,12 @@ class _Unparsed:
 
 
 _UNPARSED = _Unparsed()
+
+
+def _objects(values: list) -> np.ndarray:
+    held = np.empty(len(values), dtype=object)
+    held[:] = values
+    return held
 
 
 def _line_of(item: RawValue | Rejection) -> int:

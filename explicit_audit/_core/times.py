@@ -16,6 +16,8 @@ rebuilt from the records as written.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 
 __all__ = ["TIME_KEYS", "UNPARSED_SUFFIX", "typed_times", "unparsed_counts"]
@@ -40,13 +42,16 @@ _UTC = pd.DatetimeTZDtype("ns", "UTC")
 _FIRST, _LAST = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
 
 
-def typed_times(frame: pd.DataFrame) -> pd.DataFrame:
+def typed_times(frame: pd.DataFrame, only: Collection[str] | None = None) -> pd.DataFrame:
     """``frame`` with each text column named in :data:`TIME_KEYS` typed as UTC times.
 
     Parameters
     ----------
     frame : DataFrame
         A table as its kind built it.
+    only : collection of str, optional
+        Type these columns only (a partition typed as the lazy table's meta
+        types its columns); by default every one named in :data:`TIME_KEYS`.
 
     Returns
     -------
@@ -70,6 +75,7 @@ def typed_times(frame: pd.DataFrame) -> pd.DataFrame:
         name
         for name in frame.columns
         if name in TIME_KEYS
+        and (only is None or name in only)
         and name + UNPARSED_SUFFIX not in frame.columns
         and pd.api.types.is_string_dtype(frame[name].dtype)
         and frame[name].dtype != object

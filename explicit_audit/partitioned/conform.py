@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.columns import EXTRA_JSON, OVERFLOW, limit_placed
+from .._core.times import typed_times
 from ..errors import InputError
 
 __all__ = [
@@ -267,6 +268,9 @@ def _overflowed(table: pd.DataFrame, meta: pd.DataFrame, where: Where) -> pd.Dat
 
 def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: Where) -> pd.DataFrame:
     """``table``'s columns fitted to ``meta``'s, its row labels unchanged."""
+    # A time column is typed where the meta types it, over every row: here too.
+    times = [c for c in meta.columns if isinstance(meta[c].dtype, pd.DatetimeTZDtype)]
+    table = typed_times(table, only=times)
     if EXTRA_JSON in meta.columns:
         table = _overflowed(table, meta, where)
     unknown = [column for column in table.columns if column not in meta.columns]

@@ -144,9 +144,8 @@ def _build_paused(
     for kind in kinds:
         if keep is not None and kind.name not in keep:
             continue
-        built = build_kind(
-            kind, reading.segments.pop(kind.name, []), strict_keys=strict_keys, limits=limits
-        )
+        segments = reading.segments.pop(kind.name, [])
+        built = build_kind(kind, segments, strict_keys=strict_keys, limits=limits, times=False)
         notes.append((kind.name, built.notes))
         tables.update(built.tables)
         main.append(kind.loaded_rows(built))
@@ -302,7 +301,7 @@ def _metas(
         if keep is not None and kind.name not in keep:
             continue
         built = build_kind(kind, segments.get(kind.name, []), limits=limits)
-        declared = build_kind(kind, []).tables
+        declared = build_kind(kind, [], times=False).tables
         for name, table in built.tables.items():
             metas[name] = meta = empty_meta(table, declared.get(name))
             if EXTRA_JSON in table.columns:

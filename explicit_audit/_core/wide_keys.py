@@ -1,0 +1,241 @@
+"""Top-level keys past ``max_extra_columns``, set apart from objects' bytes before a bulk parse.
+
+Lines that each hold a logger key of their own (``"k17": 17``) would make
+Arrow's table one column per key: N lines, N columns of N rows. Instead, the
+columnar path finds every object's top-level members with NumPy (strings set
+aside, the commas at depth 1 cut the members), keeps the members whose key
+is declared or already a column while the columns last, and turns every
+other member, with a comma next to it, into white space. Arrow parses what
+is left; the members set apart are parsed per row, with orjson, as the one
+object they make, and go beside the part's extra columns as
+:data:`~explicit_audit._core.columns.OVERFLOW` (a dict of the row's keys
+holding a value, or None), exactly what the values read one by one give, so
+that the limit on extra columns places them alike whichever path read them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+from .spans import _NESTING
+
+__all__ = ["SetApart", "set_apart"]
+
+_LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA, _SPACE = 123, 125, 91, 93, 44, 32
+_QUOTE, _BACKSLASH = 34, 92
+#: An integer orjson would read as a float (beyond 64 bits): such rows are read exactly.
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+
+@dataclass(frozen=True, slots=True)
+class SetApart:
+    """Objects' bytes with some top-level members made white space, and those members.
+
+    Attributes
+    ----------
+    data : bytes
+        The bytes, same length and same lines, without the members set apart.
+    overflow : list of (dict or None), or None
+        Per object, in order: its members set apart that hold a value (not
+        null), parsed, or None when it has none; None when ``keep`` took
+        every key (nothing set apart).
+    taken : list of str
+        The keys ``keep`` took, in the order it was asked about them.
+    """
+
+    data: bytes
+    overflow: list[dict | None] | None
+    taken: list[str]
+
+
+#: Bytes the pass looks at: quotes, and brackets and commas (outside strings, structure).
+_EVENT = bytes(byte in b'"{}[],' for byte in range(256))
+
+
+def _real_quotes(data: bytes, buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+    """Whether each quote opens or closes a string (an escaped one does not)."""
+    real = np.ones(len(quotes), dtype=bool)
+    if b"\\" not in data:  # most logs hold no backslash
+        return real
+    after_backslash = np.flatnonzero(buffer == _BACKSLASH) + 1
+    for at in np.flatnonzero(np.isin(quotes, after_backslash, assume_unique=True)).tolist():
+        position, run = int(quotes[at]), 0
+        while position - run - 1 >= 0 and buffer[position - run - 1] == _BACKSLASH:
+            run += 1
+        real[at] = run % 2 == 0
+    return real
+
+
+def _members(data: bytes, buffer: np.ndarray, rows: int):
+    """Per top-level member: its object, where it starts and ends, where its key is.
+
+    One pass finds the quotes, brackets and commas; a bracket or comma is
+    structure when an even number of string quotes comes before it. None
+    when the bytes are not ``rows`` objects one after another that the pass
+    can read with certainty.
+    """
+    events = np.flatnonzero(np.frombuffer(data.translate(_EVENT), dtype=bool))
+    byte = buffer[events]
+    quote = byte == _QUOTE
+    if quote.any():
+        quote[quote] = _real_quotes(data, buffer, events[quote])
+        keep = quote | (byte != _QUOTE)
+        events, byte, quote = events[keep], byte[keep], quote[keep]
+    inside = np.bitwise_xor.accumulate(quote)  # a string's opening quote on: inside it
+    if len(inside) and inside[-1]:
+        return None
+    # Structure (outside strings) and the string quotes, in order.
+    kept = quote | ~inside
+    events, byte, quote = events[kept], byte[kept], quote[kept]
+    depth = np.cumsum(_NESTING[byte], dtype=np.int32)  # a quote is no step
+    if not len(depth) or (depth < 0).any() or depth[-1] != 0 or (quote & (depth == 0)).any():
+        return None  # not objects closed at the end, or a string outside them
+    opens = (byte == _LBRACE) & (depth == 1)
+    closes = (byte == _RBRACE) & (depth == 0)
+    # Every top-level value must be an object, one per row.
+    if not int(opens.sum()) == int(closes.sum()) == int(((depth == 0) & ~quote).sum()) == rows:
+        return None
+    separators = np.flatnonzero(opens | closes | ((byte == _COMMA) & (depth == 1)))
+    what = byte[separators]
+    begins = separators[what != _RBRACE]  # an opening brace or a comma: a member follows
+    after_comma = byte[begins] == _COMMA
+    row = np.cumsum(what == _LBRACE)[what != _RBRACE] - 1
+    # A member's key is the string right after its separator; "{}" has no member.
+    following = np.minimum(begins + 1, len(events) - 1)
+    has_key = quote[following] & (begins + 1 < len(events))
+    if not (has_key | ~after_comma).all() or (byte[following][~has_key] != _RBRACE).any():
+        return None
+    begins, after_comma, row = begins[has_key], after_comma[has_key], row[has_key]
+    ends = events[separators[np.searchsorted(separators, begins) + 1]]
+    key_open, key_close = events[begins + 1], events[begins + 2]
+    return events[begins] + 1, ends, row, after_comma, key_open, key_close, events[begins]
+
+
+def _like_first_object(
+    buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: np.ndarray
+) -> np.ndarray:
+    """Per member, the member of the first object at its place whose key is the same, or -1.
+
+    Objects of a log mostly hold the keys of the first one in its order: those
+    keys are compared with NumPy, byte by byte, and only the others are read
+    one by one.
+    """
+    lengths = ends - starts
+    ordinal = np.arange(len(starts)) - first
+    template = int(np.count_nonzero(first == 0))
+    place = np.minimum(ordinal, max(template - 1, 0))
+    same = (ordinal < template) & (lengths == lengths[place])
+    for offset in range(int(lengths[:template].max()) if template else 0):
+        at = np.flatnonzero(same & (lengths > offset))
+        same[at] = buffer[starts[at] + offset] == buffer[starts[place[at]] + offset]
+    return np.where(same, place, -1)
+
+
+def _name(key: bytes) -> str | None:
+    if b"\\" not in key:
+        try:
+            return key.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        name = orjson.loads(b'"' + key + b'"')
+    except orjson.JSONDecodeError:
+        return None  # a lone surrogate: the exact path judges it
+    return name
+
+
+def set_apart(data: bytes, rows: int, keep: Callable[[str], bool]) -> SetApart | None:
+    """Set apart the top-level members whose key ``keep`` refuses.
+
+    Parameters
+    ----------
+    data : bytes
+        ``rows`` JSON objects one after another (white space between them),
+        each a clean span.
+    rows : int
+    keep : callable
+        ``keep(key, first) -> bool``, asked once per distinct key, in the
+        order the keys first appear (``first``: the first object holds it):
+        whether the key stays in the bytes (a column).
+
+    Returns
+    -------
+    SetApart or None
+        None when the members cannot be found with certainty, or a member
+        set apart cannot be parsed as the exact path would parse it (an
+        integer beyond 64 bits, a lone surrogate): the caller then reads the
+        rows as before.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    found = _members(data, buffer, rows)
+    if found is None:
+        return None
+    starts, ends, row, after_comma, key_open, key_close, before = found
+    first = np.searchsorted(row, row, side="left")  # each member's object's first member
+    like_first = _like_first_object(buffer, key_open + 1, key_close, first)
+    other = np.flatnonzero(like_first < 0)
+    template = int(np.count_nonzero(row == row[0])) if len(row) else 0
+    keys = [
+        data[int(key_open[index]) + 1 : int(key_close[index])]
+        for index in [*range(template), *other.tolist()]
+    ]
+    verdicts: dict[bytes, bool] = {}
+    taken: list[str] = []
+    for index, key in enumerate(keys):  # in order of first appearance
+        if key in verdicts:
+            continue
+        name = _name(key)
+        if name is None:
+            return None
+        verdicts[key] = keep(name, index < template)
+        if verdicts[key]:
+            taken.append(name)
+    decided = np.fromiter(map(verdicts.__getitem__, keys), dtype=bool, count=len(keys))
+    kept = np.empty(len(row), dtype=bool)
+    same = like_first >= 0
+    kept[same] = decided[like_first[same]]
+    kept[other] = decided[template:]
+    if kept.all():
+        return SetApart(data, None, taken)
+    # A comma before a member stays when the member stays and one before it in its object does.
+    held = np.concatenate(([0], np.cumsum(kept)))
+    kept_before = held[np.arange(len(row))] - held[first]
+    blank_comma = after_comma & ~(kept & (kept_before > 0))
+    blank_starts = np.concatenate((starts[~kept], before[blank_comma]))
+    blank_ends = np.concatenate((ends[~kept], before[blank_comma] + 1))
+    lengths = blank_ends - blank_starts
+    # Every byte of every range, without a pass over all the bytes (the ranges are few).
+    offsets = np.arange(int(lengths.sum()), dtype=np.int64)
+    offsets -= np.repeat(np.cumsum(lengths) - lengths, lengths)
+    blank = np.repeat(blank_starts, lengths) + offsets
+    buffer = buffer.copy()
+    # Line ends stay: a line's members never hold one in JSON Lines, and lines keep their count.
+    buffer[blank[buffer[blank] != 10]] = _SPACE
+    overflow: list[dict | None] = [None] * rows
+    out = (~kept).nonzero()[0]
+    # Every row's members set apart as one object, the objects as one array: one parse.
+    out_rows = row[out]
+    opens = np.concatenate(([True], out_rows[1:] != out_rows[:-1]))
+    texts: list[bytes] = []
+    for start, end, new_row in zip(
+        starts[out].tolist(), ends[out].tolist(), opens.tolist(), strict=True
+    ):
+        texts.append(b"},{" if new_row else b",")
+        texts.append(data[start:end])
+    texts[0] = b"[{"
+    text = b"".join(texts) + b"}]"
+    if _LONG_DIGITS.search(text):
+        return None
+    try:
+        values = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    for index, value in zip(out_rows[opens].tolist(), values, strict=True):
+        held = {key: item for key, item in value.items() if item is not None}
+        overflow[index] = held or None
+    return SetApart(buffer.tobytes(), overflow, taken)

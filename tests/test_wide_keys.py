@@ -1,0 +1,148 @@
+"""Keys past ``max_extra_columns`` set apart from the bytes before the bulk parse.
+
+The columnar path keeps the lines whose extra keys go past the limit (each
+line a key of its own) and sets those keys apart per row; the result must be
+the one of reading every value one by one: same frames, same rejections,
+same key notes, same warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import orjson
+import pandas as pd
+import pytest
+from conftest import accounted, make_receipt, without_columnar
+
+import explicit_audit as ea
+from explicit_audit._core import registry
+from explicit_audit._core.collect import read_all
+from explicit_audit._core.limits import Limits
+from explicit_audit._core.wide_keys import set_apart
+
+# -- the bytes ----------------------------------------------------------------------------------
+
+
+def _objects(texts: list[str]) -> bytes:
+    return ("\n".join(texts) + "\n").encode()
+
+
+def test_members_set_apart_leave_valid_objects_of_the_kept_keys():
+    texts = [
+        '{"x": 1, "a": 2, "y": {"z": [1, ",", "}"]}}',
+        '{"a": 1, "b": 2, "x": 3}',  # two set apart before a kept one
+        '{"x": 1, "a": {"q": "\\"{,"}, "b": null}',  # a string holding a quote, braces, a comma
+        "{}",
+        '{ "a" : [1, 2] , "x" : "\\u00e9" }',
+        '{"x": 1}',
+    ]
+    data = _objects(texts)
+    apart = set_apart(data, len(texts), lambda key, first: key in {"x", "y"})
+    assert apart is not None and len(apart.data) == len(data)
+    assert apart.data.count(b"\n") == data.count(b"\n")
+    lines = apart.data.decode().splitlines()
+    assert [orjson.loads(line) for line in lines] == [
+        {"x": 1, "y": {"z": [1, ",", "}"]}},
+        {"x": 3},
+        {"x": 1},
+        {},
+        {"x": "é"},
+        {"x": 1},
+    ]
+    assert apart.overflow == [
+        {"a": 2},
+        {"a": 1, "b": 2},
+        {"a": {"q": '"{,'}},  # a null is no value, as when read one by one
+        None,
+        {"a": [1, 2]},
+        None,
+    ]
+    assert apart.taken == ["x", "y"]
+
+
+def test_nothing_set_apart_when_every_key_is_kept():
+    data = _objects(['{"a": 1}', '{"b": 2}'])
+    apart = set_apart(data, 2, lambda key, first: True)
+    assert apart is not None and apart.data == data and apart.overflow is None
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ['{"a": 1}', '{"b": 123456789012345678901}'],  # orjson would read a float
+        ['{"a": 1}', '{"b": "\\ud800"}'],  # a lone surrogate: judged by the exact path
+        ['{"a": 1}', "[1]"],  # not an object
+        ['{"a": 1}', '{"b": 1'],  # not closed
+    ],
+)
+def test_what_the_pass_cannot_read_with_certainty_is_left_as_it_was(texts):
+    assert set_apart(_objects(texts), len(texts), lambda key, first: key == "a") is None
+
+
+# -- a load ----------------------------------------------------------------------------------------
+
+
+def _wide_file(path, n: int, typo: bool) -> None:
+    """Receipts with a logger's ``host``, each with a key of its own, and a few odd ones."""
+    lines = []
+    for index in range(n):
+        record = {"host": f"h{index % 3}", **make_receipt(query=f"q {index}")}
+        record[f"k{index}"] = index
+        if index % 50 == 7 and index > 300:  # past the columns: an object column is read exactly
+            record[f"nested{index}"] = {"a": [1, 2.5, None], "b": "é\u2028"}
+        if index % 50 == 9:
+            record[f"nothing{index}"] = None
+        if index % 50 == 11:
+            record[f"float{index}"] = 1e300 if index > 300 else 2.5e-300
+        lines.append(json.dumps(record))
+    if typo:
+        # A key past the limit that is a likely typo of a declared one (noted value by value).
+        typo_line = {**make_receipt(query="typo"), "relevanceTreshold": 0.5, "k_typo": 1}
+        lines.insert(n // 2, json.dumps(typo_line))
+    lines.insert(n // 3, "not json")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _load(path, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        audit = ea.load(path, progress=False, **options)
+    return audit, sorted((w.category.__name__, str(w.message)) for w in caught)
+
+
+def _columnar_rows(path, limits: Limits) -> int:
+    reading = read_all(path, registry.kinds(), progress=False, limits=limits)
+    return sum(
+        segment.table.num_rows
+        for segments in reading.segments.values()
+        for what, segment in segments
+        if what == "part"
+    )
+
+
+@pytest.mark.parametrize("typo", [False, True])
+@pytest.mark.parametrize("limit", [5, 256])
+def test_keys_past_the_limit_load_in_bulk_as_they_load_one_by_one(tmp_path, limit, typo):
+    path = tmp_path / "wide.jsonl"
+    _wide_file(path, 700, typo)
+    bulk, bulk_warnings = _load(path, limits={"max_extra_columns": limit})
+    if not typo:  # every line each with a key of its own, in bulk
+        assert _columnar_rows(path, Limits(max_extra_columns=limit)) == 700
+    kinds = tuple(without_columnar(kind) for kind in registry.kinds())
+    with registry.replaced(kinds):
+        exact, exact_warnings = _load(path, limits={"max_extra_columns": limit})
+    for name in ("receipts", "exposed", "rejected", "keys", "sources"):
+        pd.testing.assert_frame_equal(getattr(bulk, name), getattr(exact, name), obj=name)
+    assert bulk_warnings == exact_warnings
+    assert any(category == "ExtraColumnsWarning" for category, _ in bulk_warnings)
+    accounted(bulk)
+    receipts = bulk.receipts
+    assert len(receipts) == 700 + typo and bulk.rejected.source_line.tolist() == [234]
+    assert receipts["extra_json"].notna().sum() > 400
+    assert (bulk.keys["key"] == "relevanceTreshold").sum() == typo
+    kept = [json.loads(text) for text in receipts["extra_json"].dropna()]
+    assert {"a": [1, 2.5, None], "b": "é\u2028"} in [
+        value for keys in kept for value in keys.values()
+    ]
