@@ -33,10 +33,12 @@ browser:
 	  || echo "chromium could not be installed: the browser test will fail"; }
 
 # VIRTUAL_ENV names this project's environment, whatever the calling shell had
-# activated: IPython (widgets, kernels) reads it. The tests run in 2 processes
+# activated: IPython (widgets, kernels) reads it. The tests run in 3 processes
 # (pytest-xdist), a file's tests in one of them: a notebook's cells run in order
 # in one kernel, and a module's fixtures (a LocalCluster, a JupyterLab) start once.
-TEST_PROCESSES ?= 2
+# Three, on two cores: the browser, kernel and server tests wait more than they
+# compute, and the longest modules start first (conftest.py, LONG_MODULES).
+TEST_PROCESSES ?= 3
 test: $(STAMP) browser
 	$(BIN)/python -m ruff check explicit_audit tests benchmarks scripts
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile

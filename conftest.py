@@ -30,3 +30,34 @@ def _doctest_namespace(request, doctest_namespace, monkeypatch):
         yield
     if "matplotlib.pyplot" in sys.modules:  # an example that drew: its figure goes
         sys.modules["matplotlib.pyplot"].close("all")
+
+
+#: The modules that run longest (a JupyterLab or Notebook 7 server, rendered reports,
+#: a LocalCluster, installed wheels), longest first. The tests run in several processes,
+#: a module's tests in one of them (``--dist loadfile``); started first, these long
+#: modules run beside the many short ones instead of after them.
+LONG_MODULES = (
+    "tests/test_jupyterlab.py",
+    "tests/test_notebook7.py",
+    "tests/test_browser.py",
+    "tests/test_dask.py",
+    "tests/test_report.py",
+    "tests/test_reading_properties.py",
+    "tests/test_wheel.py",
+    "tests/test_dask_notebooks.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    """Put the tests of :data:`LONG_MODULES` first, in that order; the rest keep theirs."""
+    rank = {name: index for index, name in enumerate(LONG_MODULES)}
+
+    def first(item) -> int:
+        path = Path(str(item.path)).resolve()
+        try:
+            name = path.relative_to(ROOT).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(name, len(rank))
+
+    items.sort(key=first)  # stable: a module's and a notebook's cells keep their order
