@@ -53,11 +53,6 @@ def pytest_collection_modifyitems(items):
     rank = {name: index for index, name in enumerate(LONG_MODULES)}
 
     def first(item) -> int:
-        path = Path(str(item.path)).resolve()
-        try:
-            name = path.relative_to(ROOT).as_posix()
-        except ValueError:
-            return len(rank)
-        return rank.get(name, len(rank))
+        return rank.get(item.nodeid.split("::", 1)[0], len(rank))  # relative to the root
 
     items.sort(key=first)  # stable: a module's and a notebook's cells keep their order

@@ -45,6 +45,7 @@ __all__ = [
     "limit_extra_parts",
     "limit_placed",
     "max_extra_columns",
+    "overflow_column",
     "text_safe_series",
     "typed_columns",
 ]
@@ -178,7 +179,7 @@ def extra_columns(
     if as_text:
         frame[EXTRA_JSON] = _json_column(later, index)
     else:
-        frame[OVERFLOW] = pd.Series(_objects(later), index=index, dtype=object)
+        frame[OVERFLOW] = overflow_column(later, index)
     return frame
 
 
@@ -192,10 +193,11 @@ def _first_keys(first_held: dict[str, int], limit: int) -> set[str]:
     return set(ranked[:limit])
 
 
-def _objects(values: list[Any]) -> np.ndarray:
+def overflow_column(values: list[Any], index: pd.Index) -> pd.Series:
+    """The :data:`OVERFLOW` column of ``values``: per row, a dict of its keys set apart, or None."""
     held = np.empty(len(values), dtype=object)
-    held[:] = values
-    return held
+    held[:] = values  # each dict one element, never spread into columns
+    return pd.Series(held, index=index, dtype=object)
 
 
 def _json_column(later: list[dict | None], index: pd.Index) -> pd.Series:

@@ -19,10 +19,9 @@ from typing import Any
 
 import numpy as np
 import orjson
-import pandas as pd
 
 from .columnar import NotClean, TooManyFields, parse_piece
-from .columns import EXTRA_JSON, OVERFLOW
+from .columns import EXTRA_JSON, OVERFLOW, overflow_column
 from .describe import FORMATS_DOC, json_type
 from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, likely_typo, nearest_shape
@@ -706,7 +705,7 @@ class PieceReader:
             raise NotClean
         part = convert(piece)
         if overflow is not None:
-            part.extras[OVERFLOW] = pd.Series(_objects(overflow), index=part.extras.index)
+            part.extras[OVERFLOW] = overflow_column(overflow, part.extras.index)
         extra = set(piece.table.column_names).difference(schema.names if schema else ())
         self._kind_fields.setdefault(kind.name, set()).update(extra)
         self.emit(kind.name, ("part", part))
@@ -764,12 +763,6 @@ class _Unparsed:
 
 
 _UNPARSED = _Unparsed()
-
-
-def _objects(values: list) -> np.ndarray:
-    held = np.empty(len(values), dtype=object)
-    held[:] = values
-    return held
 
 
 def _line_of(item: RawValue | Rejection) -> int:
