@@ -49,7 +49,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
         A file, a folder (read recursively), a glob, or a list of them.
     **options
         ``strict``, ``strict_keys``, ``progress``, ``limits``, ``engine``, ``blocksize``,
-        ``sample_bytes``: see :class:`~explicit_audit.LoadOptions`.
+        ``sample_bytes``, ``cache``, ``threads``: see :class:`~explicit_audit.LoadOptions`.
 
     Returns
     -------
@@ -138,7 +138,8 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
     asked = {
         "keep": keep,
         "kinds": [kind.name for kind in registry.kinds()],
-        "limits": dataclasses.asdict(limits),
+        # Threads change how fast the tables are read, never what they hold.
+        "limits": {k: v for k, v in dataclasses.asdict(limits).items() if k != "max_threads"},
         "strict_keys": found["strict_keys"],
         "problems": [[p.source_file, p.reason] for p in listing.problems],
     }

@@ -347,3 +347,17 @@ def test_an_array_carried_over_many_pieces_is_searched_for_its_end_once(tmp_path
     # the array carried on is joined with runs that double it, not once per chunk read.
     assert len(checked) < 3 * len(elements)
     assert len(searches) < 16 and sum(searches) < 4 * len(path.read_bytes())
+
+
+def test_engram_shapes_that_share_a_first_key_differ_in_the_key_of_their_first_container():
+    """The guess that regroups a first key holding several shapes (pipeline._container_key)."""
+    from explicit_audit._core.pipeline import _container_key
+
+    outcome = (FIXTURES / "outcomes.jsonl").read_bytes().splitlines()
+    presentation = (FIXTURES / "presentations.jsonl").read_bytes().splitlines()
+    keys = {_container_key(line, 0) for line in outcome if line.startswith(b'{"schema_version"')}
+    assert keys == {b"records", b"errors"}  # engram's CLI outcomes: hits, misses, failures
+    # A presentation holds its receipt (a failed one its errors, as a failed outcome does).
+    assert {_container_key(line, 0) for line in presentation} == {b"receipt", b"errors"}
+    assert _container_key(b'{"a":1}', 0) == b""
+    assert _container_key(b'  {"a":{"b":[]}}', 2) == b"a"

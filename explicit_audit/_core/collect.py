@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
+from .ahead import read_ahead
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .caller import warn
 from .columns import EXTRA_JSON, extra_columns_limited
@@ -240,11 +241,17 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=Non
     pieces.room = lambda: max(0, reading.room() - len(held))
     pieces.count_over = lambda count, first, last: reading.count_over(name, count, first, last)
     pieces.extra_fields = reading.extra_fields
-    for piece in reader if pieces_read is None else pieces_read:
+    # The next piece is read and split in a second thread while this one is parsed.
+    ahead = read_ahead(
+        reader if pieces_read is None else pieces_read,
+        lambda piece: pieces.split(piece.data, piece.first_line),
+        threads=reading.limits.max_threads,
+    )
+    for piece, spans in ahead:
         for rejection in held:
             reading.reject(rejection)
         held.clear()
-        pieces.read(piece.data, piece.first_line)
+        pieces.read(piece.data, piece.first_line, spans)
     problems = list(reader.problems)
     last = pieces.last_item
     if reader.cut and isinstance(last, Rejection) and held and held[-1] is last:

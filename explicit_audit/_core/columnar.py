@@ -77,14 +77,16 @@ class JsonlPiece:
     lines: np.ndarray
 
 
-def _parse(data: pa.Buffer, schema: pa.Schema | None, multiline: bool = False) -> pa.Table:
+def _parse(
+    data: pa.Buffer, schema: pa.Schema | None, multiline: bool = False, threads: bool = True
+) -> pa.Table:
     # Blocks of whole lines are parsed in parallel. Values that run over
     # several lines are parsed as one block: pyarrow then need not search for
     # value ends between them.
     block = max(_BLOCK_SIZE, data.size + 1) if multiline else _BLOCK_SIZE
     return pa_json.read_json(
         pa.BufferReader(data),
-        read_options=pa_json.ReadOptions(block_size=block, use_threads=True),
+        read_options=pa_json.ReadOptions(block_size=block, use_threads=threads),
         parse_options=pa_json.ParseOptions(explicit_schema=schema, newlines_in_values=multiline),
         # The system allocator hands parse buffers back at once, so that peak
         # memory stays close to what the caller keeps.
@@ -188,6 +190,7 @@ def parse_piece(
     *,
     multiline: bool,
     max_fields: int | None = None,
+    threads: bool = True,
 ) -> JsonlPiece:
     """Parse JSON objects, one per span, into an Arrow table with their lines.
 
@@ -209,6 +212,8 @@ def parse_piece(
         Refuse, before parsing, spans that look like they hold more top-level
         fields than ``schema`` declares plus this many (``max_extra_columns``;
         see :func:`_many_fields`): Arrow's table would be as wide as they are.
+    threads : bool, default True
+        Whether pyarrow parses blocks of lines in its thread pool.
 
     Returns
     -------
@@ -226,7 +231,7 @@ def parse_piece(
         declared = _declared(first_value, data, schema)
         if max_fields is not None and _many_fields(data, declared, max_fields):
             raise TooManyFields
-        table = _parse(pa.py_buffer(data), declared, multiline)
+        table = _parse(pa.py_buffer(data), declared, multiline, threads)
         table.validate(full=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotClean from exc

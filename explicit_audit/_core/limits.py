@@ -30,6 +30,13 @@ limit                       default      what happens past it
                                          one ``extra_json`` text column (per row, the JSON
                                          object of its later keys), with an
                                          ``ExtraColumnsWarning``
+``max_threads``             2            threads a load reads with: with 1, everything in
+                                         the calling thread; with more, a file's next
+                                         piece is read and split in a second thread while
+                                         the current one is parsed (pyarrow in its thread
+                                         pool). 1 by default where ``OMP_NUM_THREADS`` is
+                                         1 or the machine has one core. The tables are the
+                                         same either way
 ==========================  ===========  ===================================================
 
 Only regular files are read from a folder (a FIFO, a socket or a device is
@@ -40,12 +47,23 @@ value it cut, not a signal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+import os
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..errors import AuditError
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "limits_from"]
+
+
+def _default_threads() -> int:
+    """2, or 1 where ``OMP_NUM_THREADS`` asks for one thread or there is one core."""
+    if os.environ.get("OMP_NUM_THREADS", "").strip() == "1" or (os.cpu_count() or 1) < 2:
+        return 1
+    return 2
+
+
+_DEFAULT_THREADS = _default_threads()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +86,7 @@ class Limits:
     excerpt_chars: int = 300
     max_gzip_ratio: int = 200
     max_extra_columns: int = 256
+    max_threads: int = field(default_factory=lambda: _DEFAULT_THREADS)
 
     def __post_init__(self) -> None:
         for item in fields(self):

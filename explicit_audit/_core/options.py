@@ -8,11 +8,12 @@ default.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, TypedDict
 
 from ..errors import AuditError
 from .extras import require
-from .limits import Limits
+from .limits import Limits, limits_from
 from .progress import wanted
 
 __all__ = ["ENGINES", "LoadOptions", "resolved"]
@@ -55,6 +56,14 @@ class LoadOptions(TypedDict, total=False):
     sample_bytes : int, optional
         With ``engine="dask"``: bytes of each file's head read at once to
         learn the tables' columns (default 1 MiB).
+    threads : int, optional
+        Threads a load reads with: with 1, every file is read, split and
+        parsed in the calling thread; with 2 or more (the default, unless
+        ``OMP_NUM_THREADS=1`` or the machine has one core), the next piece of
+        a file is read, decompressed, hashed and split in a second thread
+        while the current one is parsed, and pyarrow parses in its own thread
+        pool. The tables are the same either way. Shorthand for the limit
+        ``max_threads``.
     cache : str or path-like, optional
         A folder where the tables of this load are kept, keyed by the kit's
         version and every file's SHA-256: a later load of unchanged files
@@ -70,6 +79,7 @@ class LoadOptions(TypedDict, total=False):
     blocksize: int | None
     sample_bytes: int | None
     cache: str | os.PathLike | None
+    threads: int | None
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -81,6 +91,7 @@ _DEFAULTS: dict[str, Any] = {
     "blocksize": None,
     "sample_bytes": None,
     "cache": None,
+    "threads": None,
 }
 
 
@@ -99,6 +110,9 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
         raise TypeError(f"{what}() got an unexpected keyword argument {unknown[0]!r}")
     found = {**_DEFAULTS, **options}
     found["progress"] = wanted(found["progress"])
+    found["limits"] = limits_from(found["limits"])
+    if found["threads"] is not None:
+        found["limits"] = replace(found["limits"], max_threads=found["threads"])
     if found["engine"] not in ENGINES:
         raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
     if found["engine"] == "dask":

@@ -14,6 +14,7 @@ rows of every path are sorted back into file order by the kinds' builders.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,6 +42,12 @@ _SHORT_SPANS_WORTH_IT = 1024
 #: spans, while it halves refused groups; past it, a refused group is read
 #: value by value at once (every row refused costs as much either way).
 _BISECT_BUDGET = 4
+
+#: An object or an array opening.
+_CONTAINER = re.compile(rb"[\[{]")
+
+#: The first byte that is not JSON white space.
+_SOLID = re.compile(rb"[^ \t\r\n]")
 
 #: How many spans the bulk path parses at a time (see ``PieceReader._bulk_values``).
 _BULK_RUN = 1 << 14
@@ -131,13 +138,31 @@ class PieceReader:
 
     # -- one piece -------------------------------------------------------------------
 
-    def read(self, data: bytes, first_line: int) -> None:
-        """Read one piece that starts on file line ``first_line``."""
-        if not self.jsonl and (
-            self._read_array(data, first_line) or self._read_line_array(data, first_line)
-        ):
-            return
-        spans = split_piece(data, first_line, self.jsonl, self.limits)
+    def split(self, data: bytes, first_line: int) -> Spans | None:
+        """The spans :meth:`read` would split a piece into, or None where it decides later.
+
+        It reads nothing else of the reader (a pure function of the piece), so
+        it may run for the next piece in another thread (see
+        :func:`explicit_audit._core.ahead.read_ahead`). None for a ``.json``
+        piece that opens with ``[``: :meth:`read` first tries it as one array.
+        """
+        if not self.jsonl:
+            solid = _SOLID.search(data)
+            if solid is not None and solid.group() == b"[":
+                return None
+        return split_piece(data, first_line, self.jsonl, self.limits)
+
+    def read(self, data: bytes, first_line: int, spans: Spans | None = None) -> None:
+        """Read one piece that starts on file line ``first_line``.
+
+        ``spans``, when given, are what :meth:`split` gave for the same piece.
+        """
+        if spans is None:
+            if not self.jsonl and (
+                self._read_array(data, first_line) or self._read_line_array(data, first_line)
+            ):
+                return
+            spans = split_piece(data, first_line, self.jsonl, self.limits)
         if not len(spans):
             return
         exact: list[RawValue | Rejection] = []
@@ -452,9 +477,34 @@ class PieceReader:
                 if len(refused):
                     leftovers.extend(self._classified(data, spans, refused, key, unclaimed))
                 continue
-            if key in self._mixed_keys or not self._bulk(data, spans, members):
+            if key in self._mixed_keys:
+                leftovers.extend(self._by_container_key(data, spans, members, key, unclaimed))
+            elif not self._bulk(data, spans, members):
                 leftovers.extend(self._classified(data, spans, members, key, unclaimed))
         return leftovers, unclaimed
+
+    def _by_container_key(
+        self, data: bytes, spans: Spans, members: np.ndarray, key: bytes, unclaimed: dict
+    ) -> list[tuple]:
+        """Spans of a first key that holds several shapes, grouped again before any is parsed.
+
+        Engram's CLI outcomes, its failures and its presentations all start
+        with ``"schema_version"``; the key that holds their first object or
+        array (``"records"``, ``"errors"``, ``"receipt"``) tells them apart
+        (:func:`_container_key`, a guess checked as every group is). Each
+        group is taken in bulk as the kind and layout of its first span;
+        what is refused is parsed span by span and regrouped exactly
+        (:meth:`_classified`), as the whole key's spans were before.
+        """
+        groups = _grouped(
+            members, [_container_key(data, start) for start in spans.starts[members].tolist()]
+        )
+        if len(groups) == 1:
+            return self._classified(data, spans, members, key, unclaimed)
+        refused = [group for group in groups if not self._bulk(data, spans, group)]
+        if not refused:
+            return []
+        return self._classified(data, spans, np.sort(np.concatenate(refused)), key, unclaimed)
 
     def _short_unclaimed(
         self, data: bytes, spans: Spans, clean: np.ndarray, unclaimed: dict
@@ -683,6 +733,7 @@ class PieceReader:
                 first_value,
                 multiline=multiline,
                 max_fields=self.limits.max_extra_columns,
+                threads=self.limits.max_threads > 1,
             )
             self._few_extra_fields(schema, piece.table.column_names)
         except TooManyFields:
@@ -697,6 +748,7 @@ class PieceReader:
                 schema,
                 apart.data[: len(first_value)],
                 multiline=multiline,
+                threads=self.limits.max_threads > 1,
             )
             self._few_extra_fields(schema, piece.table.column_names)
             overflow = apart.overflow
@@ -834,6 +886,28 @@ def _by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[tuple[
         groups.setdefault(_first_key(data, int(spans.starts[index])), []).append(index)
     found = [(key, np.asarray(sorted(group), dtype=np.int64)) for key, group in groups.items()]
     return sorted(found, key=lambda pair: int(pair[1][0]))
+
+
+def _grouped(members: np.ndarray, keys: list) -> list[np.ndarray]:
+    """``members`` grouped by ``keys`` (one per member), groups in order of their first member."""
+    groups: dict[Any, list[int]] = {}
+    for index, key in zip(members.tolist(), keys, strict=True):
+        groups.setdefault(key, []).append(index)
+    return [np.asarray(group, dtype=np.int64) for group in groups.values()]
+
+
+def _container_key(data: bytes, start: int) -> bytes:
+    """The key written before a span's first nested ``{`` or ``[`` (within 512 bytes), or b"".
+
+    A guess at the span's shape, never trusted: a bracket inside a string
+    before it, or a key with an escaped quote, only makes the guess worse.
+    """
+    found = _CONTAINER.search(data, start + 1, start + 512)
+    if found is None:
+        return b""
+    closing = data.rfind(b'"', start, found.start())
+    opening = data.rfind(b'"', start, closing) if closing > start else -1
+    return data[opening + 1 : closing] if opening != -1 else b""
 
 
 def _first_key(data: bytes, start: int) -> bytes:
