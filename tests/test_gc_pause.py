@@ -109,3 +109,18 @@ def test_loads_in_threads_restore_the_collector_when_the_last_ends(tmp_path, col
     holder.join()
     assert states[0] is False and states[1] is False
     assert gc.isenabled()
+
+
+def test_what_a_pause_made_is_not_left_for_the_next_young_pass():
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        gc.collect()
+        with cyclic_gc_paused():
+            made = [[index] for index in range(50_000)]
+        # Without the ageing, the first young pass after the pause walks all 50,000 lists.
+        young = len(gc.get_objects(generation=0))
+        assert young < 5_000, young
+        assert any(item is made[-1] for item in gc.get_objects(generation=2))
+    finally:
+        (gc.enable if was_enabled else gc.disable)()

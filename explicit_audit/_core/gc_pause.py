@@ -8,6 +8,12 @@ finding nothing to free. The collector is paused for the load and restored
 after it, whatever happens; loads in several threads share one pause, which
 ends when the last of them does. Reference counting frees memory as usual
 meanwhile: only cycles wait for the next pass.
+
+While the collector is paused, every container made stays in its youngest
+generation, so the first young pass after the pause would walk them all. When
+the pause ends, they are moved to the oldest generation instead
+(``gc.freeze()`` then ``gc.unfreeze()``): a full pass still finds their
+cycles, when full passes come due.
 """
 
 from __future__ import annotations
@@ -44,4 +50,8 @@ def cyclic_gc_paused() -> Iterator[None]:
         with _lock:
             _holders -= 1
             if _holders == 0 and _was_enabled:
+                # What the block made is aged into the oldest generation (frozen, then
+                # thawed there): the next young pass would walk all of it at once.
+                gc.freeze()
+                gc.unfreeze()
                 gc.enable()
