@@ -12,7 +12,7 @@ Contenders on each receipt input, each run in a fresh process (its own peak
 memory, VmHWM above the process's starting point), best of ``--repeat``
 runs, the order of every (input, contender) run shuffled in each round:
 
-- ``kit``: ``ea.load(path)``;
+- ``kit``: ``ea.load(path)``; ``kit1``: the same on one thread (``threads=1``);
 - ``pandas``: ``pandas.read_json(lines=True)`` on the same records as JSON
   Lines (for the pretty log: the compact file, which pandas can read);
 - ``pyarrow``: ``pyarrow.json.read_json`` on the same bytes
@@ -59,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _engram_shapes import write_engram_shapes
 from _seeds import add_seeds_option
 
-CONTENDERS = ("kit", "base", "pandas", "pyarrow", "read", "seed")
+CONTENDERS = ("kit", "kit1", "base", "pandas", "pyarrow", "read", "seed")
 RECEIPT_INPUTS = (
     "outcomes.jsonl",
     "mixed.jsonl",
@@ -135,10 +135,12 @@ if which == "pandas":
     import pandas as pd
 elif which == "pyarrow":
     import pyarrow as pa, pyarrow.json as pa_json
-elif which in ("kit", "base"):
+elif which in ("kit", "kit1", "base"):
     if which == "base":  # the kit as it was, from the folder --base names
         sys.path.insert(0, os.environ["EXPLICIT_AUDIT_BENCH_BASE"])
     import explicit_audit as ea
+    # kit1: the kit on one thread (threads=1); the others with the load's default.
+    kit_options = {"threads": 1} if which == "kit1" else {}
     which = "kit"
 elif which == "seed":
     sys.path.insert(0, sys.argv[4])
@@ -166,10 +168,10 @@ elif which == "pyarrow":
     options = pa_json.ParseOptions(newlines_in_values=".json" in path)
     rows = pa_json.read_json(path, parse_options=options).num_rows
 elif which == "kit" and "plans" in path:
-    verdicts = ea.plan_verdicts(ea.load_plans(path, progress=False))
+    verdicts = ea.plan_verdicts(ea.load_plans(path, progress=False, **kit_options))
     rows, matched = len(verdicts), int(verdicts["match"].sum())
 elif which == "kit":
-    audit = ea.load(path, progress=False)
+    audit = ea.load(path, progress=False, **kit_options)
     sources = audit.sources
     rows = int(sources["values_read"].sum())
     assert rows == int(sources["loaded"].sum() + sources["rejected"].sum()), sources
@@ -228,11 +230,11 @@ def _load() -> str:
 
 
 def _contenders(name: str, chosen: list[str]) -> list[str]:
-    offered = ["kit", "base", "seed", "pandas", "read"] if name == "plans.jsonl" else [
-        "kit", "base", "pandas", "pyarrow", "read"
+    offered = ["kit", "kit1", "base", "seed", "pandas", "read"] if name == "plans.jsonl" else [
+        "kit", "kit1", "base", "pandas", "pyarrow", "read"
     ]  # fmt: skip
     if name == "damaged.jsonl":  # pandas and pyarrow refuse it whole (pyarrow may hang)
-        offered = ["kit", "base", "read"]
+        offered = ["kit", "kit1", "base", "read"]
     return [which for which in offered if which in chosen]
 
 
@@ -261,7 +263,8 @@ def _seconds(run: dict | None) -> str:
 def _report(paths, names, best, args) -> list[str]:
     missed: list[str] = []
     header = (
-        f"{'input':<18}{'MB':>5}{'kit s':>7}{'base s':>7}{'x base':>7}{'pandas':>8}{'x pd':>7}"
+        f"{'input':<18}{'MB':>5}{'kit s':>7}{'1thr s':>7}{'x 1thr':>7}{'base s':>7}{'x base':>7}"
+        f"{'pandas':>8}{'x pd':>7}"
         f"{'pyarrow':>8}{'/pa':>6}{'read':>6}{'seed':>6}{'x seed':>7}{'kit pk':>7}{'base pk':>8}"
         f"{'pd pk':>6}{'pa pk':>6}"
     )
@@ -283,7 +286,8 @@ def _report(paths, names, best, args) -> list[str]:
         def peak(run, size=size):
             return "-" if run is None or run.get("error") else f"{run['peak'] / size:.2f}"
 
-        x_base, x_pandas, over_arrow, x_seed = (
+        x_one, x_base, x_pandas, over_arrow, x_seed = (
+            ratio(get["kit1"]),
             ratio(get["base"]),
             ratio(get["pandas"]),
             ratio(get["pyarrow"], False),
@@ -291,8 +295,9 @@ def _report(paths, names, best, args) -> list[str]:
         )
         show = lambda value, unit: "-" if value is None else f"{value:.2f}{unit}"  # noqa: E731
         print(
-            f"{name:<18}{size / 1e6:>5.0f}{_seconds(kit):>7}{_seconds(get['base']):>7}"
-            f"{show(x_base, 'x'):>7}{_seconds(get['pandas']):>8}{show(x_pandas, 'x'):>7}"
+            f"{name:<18}{size / 1e6:>5.0f}{_seconds(kit):>7}{_seconds(get['kit1']):>7}"
+            f"{show(x_one, 'x'):>7}{_seconds(get['base']):>7}{show(x_base, 'x'):>7}"
+            f"{_seconds(get['pandas']):>8}{show(x_pandas, 'x'):>7}"
             f"{_seconds(get['pyarrow']):>8}{show(over_arrow, 'x'):>6}{_seconds(get['read']):>6}"
             f"{_seconds(get['seed']):>6}{show(x_seed, 'x'):>7}{peak(kit):>7}"
             f"{peak(get['base']):>8}{peak(get['pandas']):>6}{peak(get['pyarrow']):>6}"
@@ -332,7 +337,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each contender; best kept")
     parser.add_argument("--only", help="comma-separated inputs to measure (default: all)")
     parser.add_argument(
-        "--contenders", default="kit,pandas,pyarrow,read,seed", help="comma-separated contenders"
+        "--contenders",
+        default="kit,kit1,pandas,pyarrow,read,seed",
+        help="comma-separated contenders (kit1: the kit with threads=1)",
     )
     parser.add_argument("--data", help="folder to keep the inputs in and reuse")
     parser.add_argument(

@@ -189,6 +189,28 @@ def test_presentations_after_receipts_in_one_file(tmp_path):
     assert list(audit.presentations["receipt_row"].astype("Int64")) == [2, pd.NA, 3]
 
 
+def test_presentations_sharing_a_line_each_keep_their_own_receipt(tmp_path):
+    # An array on one line: its elements share line 1. The second's receipt does not
+    # fit, so it has no receipt row; the third must not take the first's, nor the first
+    # the third's.
+    first, broken, third = presented(), presented(), presented()
+    first["receipt"]["retrievalReceipt"]["query"] = "first"
+    broken["receipt"]["retrievalReceipt"]["withheld"]["count"] = "many"
+    third["receipt"]["retrievalReceipt"]["query"] = "third"
+    path = tmp_path / "render.json"
+    path.write_text(json.dumps([first, broken, third], ensure_ascii=False) + "\n", "utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        audit = ea.load(path, progress=False)
+    assert audit.rejected["source_line"].tolist() == [1]
+    assert "withheld.count" in audit.rejected["reason"].iloc[0]
+    presentations = audit.presentations
+    assert presentations["source_line"].tolist() == [1, 1]
+    own = [record["receipt"]["retrievalReceipt"]["query"] for record in presentations["record"]]
+    embedded = audit.receipts.loc[presentations["receipt_row"].to_numpy(), "query"]
+    assert own == embedded.tolist() == ["first", "third"]
+
+
 def _mixed_logs(root: Path) -> list[Path]:
     """Receipt logs with presentation lines among them, each first line a different shape."""
     cli = json.loads((ENGRAM / "outcomes.jsonl").read_text("utf-8").splitlines()[0])

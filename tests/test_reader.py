@@ -6,6 +6,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import accounted as _accounted
@@ -361,3 +362,32 @@ def test_engram_shapes_that_share_a_first_key_differ_in_the_key_of_their_first_c
     assert {_container_key(line, 0) for line in presentation} == {b"receipt", b"errors"}
     assert _container_key(b'{"a":1}', 0) == b""
     assert _container_key(b'  {"a":{"b":[]}}', 2) == b"a"
+
+
+def test_long_digit_runs_are_found_alike_span_by_span_and_in_one_scan():
+    """pipeline._long_digit_spans: a few spans searched one by one find what the scan finds."""
+    import random
+
+    from explicit_audit._core.limits import Limits
+    from explicit_audit._core.pipeline import _long_digit_spans
+    from explicit_audit._core.spans import split_piece
+
+    rng = random.Random(7)
+    lines = []
+    for index in range(400):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.choice([3, 18, 19, 40])))
+        where = rng.choice(["value", "string", "key"])
+        if where == "value":
+            lines.append(f'{{"n": {digits}, "i": {index}}}')
+        elif where == "string":
+            lines.append(f'{{"s": "x{digits}y", "i": {index}}}')
+        else:
+            lines.append(f'{{"k{digits}": 1, "i": {index}}}')
+    data = ("\n".join(lines) + "\n").encode()
+    spans = split_piece(data, 1, True, Limits())
+    whole = _long_digit_spans(data, spans)
+    assert 50 < whole.sum() < 350  # some spans hold such a run, some do not
+    for members in ([3, 4, 5], list(range(0, 400, 9)), list(range(400))):
+        found = _long_digit_spans(data, spans, members)
+        assert found[members].tolist() == whole[members].tolist()
+        assert not np.delete(found, members).any()

@@ -43,6 +43,11 @@ _SHORT_SPANS_WORTH_IT = 1024
 #: value by value at once (every row refused costs as much either way).
 _BISECT_BUDGET = 4
 
+#: A run of digits that may be an integer beyond 64 bits (see _long_digit_spans).
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+#: Spans asked about whose bytes are under 1/8 of the piece are searched one by one.
+_WHOLE_SCAN_SHARE = 8
+
 #: An object or an array opening.
 _CONTAINER = re.compile(rb"[\[{]")
 
@@ -308,7 +313,8 @@ class PieceReader:
         A span that may hold an integer beyond 64 bits, or whose text no
         verdict rejects, is returned to be read as before.
         """
-        long_digits = _long_digit_spans(data, spans)
+        asked = [index for _, members in unclaimed.values() for index in members]
+        long_digits = _long_digit_spans(data, spans, asked)
         left: list[tuple] = []
         verdicts: dict[bytes, Rejection | None] = {}
         for value, members in unclaimed.values():
@@ -403,7 +409,7 @@ class PieceReader:
         reads as a float: such a span, and one nested deeper than the limit,
         goes through :meth:`_exact_span`.
         """
-        long_digits = _long_digit_spans(data, spans).tolist()
+        long_digits = _long_digit_spans(data, spans, [entry[0] for entry in leftovers]).tolist()
         starts, ends, lines = spans.starts.tolist(), spans.ends.tolist(), spans.lines.tolist()
         name, max_depth = self.name, self.limits.max_depth
         unclaimed: dict[bytes, Rejection | None] = {}
@@ -938,12 +944,33 @@ def _same_opening(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     return same
 
 
-def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:
+def _long_digit_spans(
+    data: bytes, spans: Spans, members: Sequence[int] | None = None
+) -> np.ndarray:
     """Spans holding a run of 19 or more digits: maybe an integer beyond 64 bits.
 
     orjson reads such an integer as a float; those spans are parsed again by
-    the exact path, which keeps every integer exact.
+    the exact path, which keeps every integer exact. Only ``members`` (span
+    indices; all by default) are looked at: when their bytes are a small
+    part of the piece, each is searched on its own (a piece of many records
+    with a few left for the exact path is not scanned whole); otherwise the
+    piece is scanned once with NumPy. Both find the same runs: a span starts
+    with ``{`` and ends with ``}``, so no run of digits crosses its ends.
     """
+    flagged = np.zeros(len(spans), dtype=bool)
+    if members is not None:
+        indices = np.asarray(members, dtype=np.int64)
+        size = int((spans.ends[indices] - spans.starts[indices]).sum()) if len(indices) else 0
+        if size * _WHOLE_SCAN_SHARE < len(data):
+            search = _LONG_DIGITS.search
+            for index, start, end in zip(
+                indices.tolist(),
+                spans.starts[indices].tolist(),
+                spans.ends[indices].tolist(),
+                strict=True,
+            ):
+                flagged[index] = search(data, start, end) is not None
+            return flagged
     buffer = np.frombuffer(data, dtype=np.uint8)
     digit = (buffer - np.uint8(48)) < 10
     edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1
@@ -953,7 +980,6 @@ def _long_digit_spans(data: bytes, spans: Spans) -> np.ndarray:
         edges = np.concatenate((edges, [len(digit)]))
     runs_start, runs_end = edges[::2], edges[1::2]
     long_runs = runs_start[(runs_end - runs_start) >= 19]
-    flagged = np.zeros(len(spans), dtype=bool)
     if len(long_runs):
         owner = np.searchsorted(spans.starts, long_runs, side="right") - 1
         inside = (owner >= 0) & (long_runs < spans.ends[np.maximum(owner, 0)])

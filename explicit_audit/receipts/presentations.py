@@ -63,7 +63,7 @@ is left to :func:`~explicit_audit.check_presentations`.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -285,13 +285,18 @@ def presentations_table(
     in_order = sorted(
         presentations, key=lambda kept: (rank[kept[0].source_file], kept[0].source_line)
     )
+    # A line's receipt row is there when its receipt fitted. Only where several
+    # presentations share a line (an array's elements) is each receipt checked again,
+    # so that one that did not fit takes no other's row.
+    sharing = Counter((item.source_file, item.source_line) for item, _ in presentations)
     rows, extras = [], []
     for item, fields in in_order:
         row = dict(fields)
         if _carries_receipt(item.value):
-            if not _receipt_fits(item.value):
+            where = (item.source_file, item.source_line)
+            if sharing[where] > 1 and not _receipt_fits(item.value):
                 continue
-            labels = rows_at.get((item.source_file, item.source_line))
+            labels = rows_at.get(where)
             if not labels:
                 continue
             row["receipt_row"] = labels.pop(0)
