@@ -28,7 +28,7 @@ from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, likely_typo, nearest_shape
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
-from .spans import Spans, array_spans, split_piece
+from .spans import Spans, array_spans, first_solid, split_piece
 from .wide_keys import set_apart
 
 __all__ = ["PieceReader", "sort_value"]
@@ -48,11 +48,10 @@ _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 #: Spans asked about whose bytes are under 1/8 of the piece are searched one by one.
 _WHOLE_SCAN_SHARE = 8
 
+_LBRACKET = ord("[")
+
 #: An object or an array opening.
 _CONTAINER = re.compile(rb"[\[{]")
-
-#: The first byte that is not JSON white space.
-_SOLID = re.compile(rb"[^ \t\r\n]")
 
 #: How many spans the bulk path parses at a time (see ``PieceReader._bulk_values``).
 _BULK_RUN = 1 << 14
@@ -152,8 +151,8 @@ class PieceReader:
         piece that opens with ``[``: :meth:`read` first tries it as one array.
         """
         if not self.jsonl:
-            solid = _SOLID.search(data)
-            if solid is not None and solid.group() == b"[":
+            head = first_solid(data)
+            if head is not None and data[head] == _LBRACKET:
                 return None
         return split_piece(data, first_line, self.jsonl, self.limits)
 

@@ -25,6 +25,7 @@ everything else is read by :mod:`explicit_audit._core.exact`.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 
@@ -32,11 +33,13 @@ import numpy as np
 
 from .limits import Limits
 
-__all__ = ["Spans", "array_spans", "split_piece"]
+__all__ = ["Spans", "array_spans", "first_solid", "split_piece"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
 _WHITESPACE = b" \t\r\n"
 _SPACE_BYTES = (9, 10, 13, 32)
+#: A byte that is not JSON white space.
+_SOLID = re.compile(rb"[^ \t\r\n]")
 #: Whether each byte value is JSON white space: a table lookup, many times faster than np.isin.
 _IS_SPACE = np.isin(np.arange(256), _SPACE_BYTES)
 #: Spans longer than this have their opening brackets counted (see _too_many_brackets).
@@ -67,6 +70,12 @@ class Spans:
 
     def __len__(self) -> int:
         return len(self.starts)
+
+
+def first_solid(data: bytes) -> int | None:
+    """Where the first byte that is not JSON white space is, or None (no copy of ``data``)."""
+    found = _SOLID.search(data)
+    return None if found is None else found.start()
 
 
 def _line_ends(buffer: np.ndarray) -> np.ndarray:
@@ -206,7 +215,8 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
     -------
     Spans
     """
-    if not data.strip(_WHITESPACE):  # blank lines only: nothing to split (a cheap test in C)
+    head = first_solid(data)
+    if head is None:  # blank lines only: nothing to split
         empty = np.zeros(0, dtype=np.int64)
         return Spans(empty, empty, empty, np.zeros(0, dtype=bool))
     buffer = np.frombuffer(data, dtype=np.uint8)
@@ -231,7 +241,6 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
     else:
         begins = newlines[newlines + 1 < len(data)] + 1
         begins = begins[np.isin(buffer[begins], (_LBRACE, _LBRACKET))]
-        head = len(data) - len(data.lstrip(_WHITESPACE))
         starts = begins if len(begins) and begins[0] == head else np.concatenate(([head], begins))
         starts = starts.astype(np.int64)
         if head >= len(data):
