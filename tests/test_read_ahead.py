@@ -164,6 +164,39 @@ def test_a_strict_load_stops_at_the_same_line_with_two_threads(tmp_path, monkeyp
     assert errors[0] == errors[1] and "log.jsonl:334" in errors[0]
 
 
+def test_a_load_that_raises_midway_leaves_no_thread_reading(tmp_path, monkeypatch):
+    """A kind that raises on the 50th value (a plugin's bug, say): the error leaves the
+    load from inside its loop over pieces, its traceback kept, and no thread reads on."""
+    import dataclasses
+
+    from explicit_audit._core import registry
+
+    lines = _engram_lines()
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(lines[index % len(lines)] for index in range(400)) + "\n")
+    monkeypatch.setattr(content, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(content, "_READ_BYTES", 4096)
+    seen = []
+
+    def matches(value):
+        seen.append(1)
+        if len(seen) == 50:
+            raise RuntimeError("a bug in a kind")
+        return receipts.matches(value)
+
+    kinds = registry.kinds()
+    receipts = next(kind for kind in kinds if kind.name == "receipts")
+    broken = dataclasses.replace(receipts, matches=matches, columnar=None, bulk=None)
+    kept = None
+    with registry.replaced(tuple(broken if kind is receipts else kind for kind in kinds)):
+        try:
+            ea.load(path, progress=False, threads=2)
+        except RuntimeError as exc:
+            kept = exc  # its traceback holds the load's frames, as a notebook keeps it
+    assert kept is not None and "a bug in a kind" in str(kept)
+    assert not [thread for thread in threading.enumerate() if "read-ahead" in thread.name]
+
+
 def test_no_thread_is_left_behind_after_a_load(tmp_path, monkeypatch):
     _write_inputs(tmp_path)
     monkeypatch.setattr(content, "PIECE_BYTES", 4096)

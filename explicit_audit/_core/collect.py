@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -241,17 +242,19 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=Non
     pieces.room = lambda: max(0, reading.room() - len(held))
     pieces.count_over = lambda count, first, last: reading.count_over(name, count, first, last)
     pieces.extra_fields = reading.extra_fields
-    # The next piece is read and split in a second thread while this one is parsed.
+    # The next piece is read and split in a second thread while this one is parsed;
+    # closed on the way out, so that a load that raises leaves no thread reading.
     ahead = read_ahead(
         reader if pieces_read is None else pieces_read,
         lambda piece: pieces.split(piece.data, piece.first_line),
         threads=reading.limits.max_threads,
     )
-    for piece, spans in ahead:
-        for rejection in held:
-            reading.reject(rejection)
-        held.clear()
-        pieces.read(piece.data, piece.first_line, spans)
+    with closing(ahead):
+        for piece, spans in ahead:
+            for rejection in held:
+                reading.reject(rejection)
+            held.clear()
+            pieces.read(piece.data, piece.first_line, spans)
     problems = list(reader.problems)
     last = pieces.last_item
     if reader.cut and isinstance(last, Rejection) and held and held[-1] is last:
