@@ -204,3 +204,29 @@ def test_no_thread_is_left_behind_after_a_load(tmp_path, monkeypatch):
     _load(tmp_path, threads=2)
     after = {thread.name for thread in threading.enumerate()}
     assert not {name for name in after - before if "read-ahead" in name}
+
+
+@pytest.mark.parametrize("name", ["mixed.jsonl", "mixed.jsonl.gz", "recall.json"])
+def test_the_progress_bar_moves_from_the_loading_thread_by_every_byte(
+    tmp_path, monkeypatch, name
+):
+    """The bytes read in the second thread are counted to the bar from the caller's thread
+    (in Jupyter the bar is a widget of the caller's cell), all of them, as they come."""
+    from explicit_audit._core import collect, registry
+
+    _write_inputs(tmp_path)
+    monkeypatch.setattr(content, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(content, "_READ_BYTES", 4096)
+    path = tmp_path / name
+    counted = []
+
+    def advance(count):
+        counted.append((threading.get_ident(), count))
+
+    reading = collect.Reading([name], [], Limits(max_threads=2))
+    collect.read_files(reading, [path], registry.kinds(), None, names=[name], on_bytes=advance)
+    assert {ident for ident, _ in counted} == {threading.get_ident()}
+    assert sum(count for _, count in counted) == path.stat().st_size  # gzip: its stored bytes
+    # As the pieces come, not once at the end (the gzip file's 17 KB come in two reads).
+    assert len(counted) > (1 if name.endswith(".gz") else 10)
+    assert reading.values_read[name] > 100

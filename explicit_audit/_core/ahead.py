@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-__all__ = ["read_ahead"]
+__all__ = ["Relay", "read_ahead"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -119,3 +120,37 @@ def read_ahead(
             except queue.Empty:
                 pass
         thread.join()
+
+
+class Relay:
+    """Calls of ``target(n)`` made in the second thread, made in the caller's thread instead.
+
+    A progress bar is drawn by the thread that reads the bytes; in Jupyter
+    that is a widget, which belongs in the caller's cell. The reading thread
+    calls the relay, which only counts; the caller calls :meth:`flush` as it
+    takes each piece, and once at the end, and ``target`` gets the sum.
+
+    Examples
+    --------
+    >>> from explicit_audit._core.ahead import Relay
+    >>> seen = []
+    >>> relay = Relay(seen.append)
+    >>> relay(3); relay(4); relay.flush(); relay.flush()
+    >>> seen
+    [7]
+    """
+
+    def __init__(self, target: Callable[[int], None]) -> None:
+        self.target = target
+        self._counts: deque[int] = deque()
+
+    def __call__(self, count: int) -> None:
+        self._counts.append(count)  # deque appends and pops are thread-safe
+
+    def flush(self) -> None:
+        """Hand ``target`` the sum of the counts made since the last flush, if any."""
+        total = 0
+        while self._counts:
+            total += self._counts.popleft()
+        if total:
+            self.target(total)

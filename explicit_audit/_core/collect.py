@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
-from .ahead import read_ahead
+from .ahead import Relay, read_ahead
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .caller import warn
 from .columns import EXTRA_JSON, extra_columns_limited
@@ -243,18 +243,31 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=Non
     pieces.count_over = lambda count, first, last: reading.count_over(name, count, first, last)
     pieces.extra_fields = reading.extra_fields
     # The next piece is read and split in a second thread while this one is parsed;
-    # closed on the way out, so that a load that raises leaves no thread reading.
+    # closed on the way out, so that a load that raises leaves no thread reading. The
+    # bytes it reads move the progress bar from this thread (a widget in Jupyter).
+    threads = reading.limits.max_threads
+    report = getattr(reader, "on_bytes", None)
+    relay = Relay(report) if report is not None and threads > 1 else None
+    if relay is not None:
+        reader.on_bytes = relay
     ahead = read_ahead(
         reader if pieces_read is None else pieces_read,
         lambda piece: pieces.split(piece.data, piece.first_line),
-        threads=reading.limits.max_threads,
+        threads=threads,
     )
-    with closing(ahead):
-        for piece, spans in ahead:
-            for rejection in held:
-                reading.reject(rejection)
-            held.clear()
-            pieces.read(piece.data, piece.first_line, spans)
+    try:
+        with closing(ahead):
+            for piece, spans in ahead:
+                if relay is not None:
+                    relay.flush()
+                for rejection in held:
+                    reading.reject(rejection)
+                held.clear()
+                pieces.read(piece.data, piece.first_line, spans)
+    finally:
+        if relay is not None:
+            reader.on_bytes = report
+            relay.flush()
     problems = list(reader.problems)
     last = pieces.last_item
     if reader.cut and isinstance(last, Rejection) and held and held[-1] is last:
