@@ -178,9 +178,21 @@ def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit):
 
     lower = panel.locator(".noUi-handle-lower")
     upper = panel.locator(".noUi-handle-upper")
+    # The handles announce their names and dates (a screen reader's slider role).
+    page.wait_for_function(GUARDED)
+    assert lower.get_attribute("aria-label") == "days (UTC, end exclusive): start"
+    assert upper.get_attribute("aria-label") == "days (UTC, end exclusive): end"
+    assert lower.get_attribute("aria-valuetext") == "open (start)"
+    assert upper.get_attribute("aria-valuetext") == "open (end)"
     # Keyboard: the start handle one day in, the end handle two options back.
     lower.focus()
     page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"() => document.querySelector('.noUi-handle-lower')"
+        f".getAttribute('aria-valuetext') === '{days[0]:%Y-%m-%d}'"
+    )
+    role = page.get_by_role("slider", name="days (UTC, end exclusive): end")
+    assert role.get_attribute("aria-valuetext") == "open (end)"
     notebook.wait_for_text(readout, rf"^{days[0]:%Y-%m-%d} → open")
     upper.focus()
     page.keyboard.press("ArrowLeft")
@@ -260,6 +272,22 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
     titles = notebook.output(0).locator("th[title]").evaluate_all("a => a.map(t => t.title)")
     assert "confidence_threshold: confidence threshold (4B model confidence, 0 to 1)" in titles
 
+    # The sliders announce their names; the two mode buttons their pressed state, which
+    # follows a click on the other one.
+    page.wait_for_function(GUARDED)
+    for name in ("context cap (characters)", "multi-document count", "confidence threshold"):
+        assert page.get_by_role("slider", name=name).count() == 1
+    own_button = panel.get_by_role("button", name="each variant at its own thresholds")
+    sliders_button = panel.get_by_role("button", name="the sliders' thresholds for every variant")
+    assert own_button.get_attribute("aria-pressed") == "true"
+    assert sliders_button.get_attribute("aria-pressed") == "false"
+    sliders_button.click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.ea-panel-controls button')]"
+        ".find(b => b.innerText.startsWith('the sliders')).getAttribute('aria-pressed') === 'true'"
+    )
+    assert own_button.get_attribute("aria-pressed") == "false"
+
     # Keyboard: the confidence slider ten steps right, from baseline's 0.6 to 0.7.
     confidence = panel.locator(".widget-slider").filter(has_text="confidence threshold")
     confidence.locator(".noUi-handle").focus()
@@ -285,7 +313,7 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
         assert float(table[policy_id]["conf."]) == 0.7
 
     # Mouse: back to each variant at its own thresholds.
-    panel.get_by_role("button", name="each variant at its own thresholds").click()
+    own_button.click()
     notebook.wait_for_text(caption, r"each variant at its own thresholds")
     notebook.wait_for_text(notebook.output(0), r"0\.45")
     table = notebook.table()
@@ -413,47 +441,6 @@ def check_keys(open_notebook, name: str, front_end: str, record_property) -> Non
     figures = {label: percentiles(times) for label, times in latencies.items()}
     record_property("latency_ms", json.dumps(figures))
     print(f"\n{name}: ms from keydown to the last output change (p50, p95): {figures}")
-    notebook.assert_clean()
-
-
-def test_handles_and_toggles_announce_names_dates_and_pressed_state(open_notebook, audit):
-    days = time_range(audit.receipts)
-    notebook = open_notebook("withheld_counts.ipynb")
-    notebook.run_all()
-    page, panel = notebook.page, notebook.panel
-    page.wait_for_function(GUARDED)
-    lower = panel.locator(".noUi-handle-lower")
-    upper = panel.locator(".noUi-handle-upper")
-    assert lower.get_attribute("aria-label") == "days (UTC, end exclusive): start"
-    assert upper.get_attribute("aria-label") == "days (UTC, end exclusive): end"
-    assert lower.get_attribute("aria-valuetext") == "open (start)"
-    assert upper.get_attribute("aria-valuetext") == "open (end)"
-    lower.focus()
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function(
-        f"() => document.querySelector('.noUi-handle-lower')"
-        f".getAttribute('aria-valuetext') === '{days[0]:%Y-%m-%d}'"
-    )
-    role = page.get_by_role("slider", name="days (UTC, end exclusive): end")
-    assert role.get_attribute("aria-valuetext") == "open (end)"
-    notebook.close()
-
-    notebook = open_notebook("routing_sweep.ipynb")
-    notebook.run_all()
-    page, panel = notebook.page, notebook.panel
-    page.wait_for_function(GUARDED)
-    for name in ("context cap (characters)", "multi-document count", "confidence threshold"):
-        assert page.get_by_role("slider", name=name).count() == 1
-    own = panel.get_by_role("button", name="each variant at its own thresholds")
-    sliders = panel.get_by_role("button", name="the sliders' thresholds for every variant")
-    assert own.get_attribute("aria-pressed") == "true"
-    assert sliders.get_attribute("aria-pressed") == "false"
-    sliders.click()
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.ea-panel-controls button')]"
-        ".find(b => b.innerText.startsWith('the sliders')).getAttribute('aria-pressed') === 'true'"
-    )
-    assert own.get_attribute("aria-pressed") == "false"
     notebook.assert_clean()
 
 
