@@ -94,6 +94,7 @@ def open_notebook(browser, lab):
 
 
 def _drag(page, handle, dx: float) -> None:
+    handle.scroll_into_view_if_needed()  # the mouse reaches only what is in the window
     box = handle.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x, y)
@@ -101,6 +102,79 @@ def _drag(page, handle, dx: float) -> None:
     page.mouse.move(x + dx / 2, y, steps=5)
     page.mouse.move(x + dx, y, steps=5)
     page.mouse.up()
+
+
+# The layout at 1366x768 with Lab's file browser open
+
+#: A laptop's window: the chart and the controls must fit it beside Lab's file browser.
+LAPTOP = (1366, 768)
+# Whether anything in the panel is cut: the panel wider than its output area, or a view
+# wider than its box without a sideways scroll.
+CUT = """panel => {
+  const cut = [];
+  if (panel.scrollWidth > panel.clientWidth + 1) cut.push(`panel ${panel.scrollWidth}`);
+  for (const view of panel.querySelectorAll('.ea-view')) {
+    const overflow = getComputedStyle(view).overflowX;
+    if (view.scrollWidth > view.clientWidth + 1 && !['auto', 'scroll'].includes(overflow)) {
+      cut.push(`${view.className} ${view.scrollWidth} > ${view.clientWidth}`);
+    }
+  }
+  return cut;
+}"""
+IN_VIEW = "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }"
+
+
+def _run_beside_the_file_browser(open_notebook, name: str) -> Notebook:
+    """Open ``name`` in a laptop's window with Lab's file browser open, and run it.
+
+    Parameters
+    ----------
+    open_notebook : callable
+        The :func:`open_notebook` fixture.
+    name : str
+        A notebook of ``notebooks/``.
+
+    Returns
+    -------
+    Notebook
+        The notebook, every cell run, the file browser beside it.
+    """
+    notebook = open_notebook(name, viewport=LAPTOP)
+    notebook.command("filebrowser:activate")
+    notebook.page.wait_for_function("() => !window.jupyterapp.shell.leftCollapsed")
+    notebook.run_all()
+    return notebook
+
+
+def check_fits_a_laptop(notebook: Notebook, screenshot: Path) -> None:
+    """Assert that the panel's chart and controls fit a laptop's window beside the file browser.
+
+    The output area is narrowed by the side panel, the chart and the last slider
+    handle are in sight together, and nothing in the panel is cut.
+
+    Parameters
+    ----------
+    notebook : Notebook
+        Run by :func:`_run_beside_the_file_browser`, its controls not moved yet.
+    screenshot : Path
+        Where the window's screenshot goes: the test's folder, never the repository.
+    """
+    page, panel = notebook.page, notebook.panel
+    chart = notebook.output(1).locator("figure.ea-chart svg")
+    chart.wait_for()
+    width = panel.evaluate("p => p.clientWidth")
+    assert width < 1000, f"the output area is {width} px: is the side panel open?"
+    notebook.output(1).evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=screenshot)
+    # The chart and the last slider handle in sight together, so a moved handle's
+    # marker is seen moving.
+    height = LAPTOP[1]
+    top, bottom = chart.evaluate(IN_VIEW)
+    handle_top, handle_bottom = panel.locator(".noUi-handle").last.evaluate(IN_VIEW)
+    assert 0 <= top and bottom <= height, (top, bottom)
+    assert 0 <= handle_top and handle_bottom <= height, (handle_top, handle_bottom)
+    assert panel.evaluate(CUT) == []
 
 
 # Whether the panel's cell (the last code cell) is trusted.
@@ -166,11 +240,11 @@ def check_twin(open_notebook, name: str, values: set, chart: bool, front_end: st
     notebook.assert_clean()
 
 
-def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit):
+def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit, tmp_path):
     receipts = audit.receipts
     days = time_range(receipts)
-    notebook = open_notebook("withheld_counts.ipynb")
-    notebook.run_all()
+    notebook = _run_beside_the_file_browser(open_notebook, "withheld_counts.ipynb")
+    check_fits_a_laptop(notebook, tmp_path / "withheld_counts.png")
     page, panel = notebook.page, notebook.panel
     readout = panel.locator(".ea-readout")
     assert notebook.wait_for_text(readout, r"^open → open").startswith("open → open")
@@ -259,10 +333,10 @@ def test_plan_editor_shows_the_hash_and_what_the_seed_would_refuse(open_notebook
 
 
 def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
-    open_notebook, audit
+    open_notebook, audit, tmp_path
 ):
-    notebook = open_notebook("routing_sweep.ipynb")
-    notebook.run_all()
+    notebook = _run_beside_the_file_browser(open_notebook, "routing_sweep.ipynb")
+    check_fits_a_laptop(notebook, tmp_path / "routing_sweep.png")
     page, panel = notebook.page, notebook.panel
     own = sweep_view(audit)
     # The compact table: short headers ("conf." for confidence_threshold, "escalated" for
@@ -438,49 +512,4 @@ def check_keys(open_notebook, name: str, front_end: str, record_property) -> Non
     figures = {label: percentiles(times) for label, times in latencies.items()}
     record_property("latency_ms", json.dumps(figures))
     print(f"\n{name}: ms from keydown to the last output change (p50, p95): {figures}")
-    notebook.assert_clean()
-
-
-# The layout at 1366x768 with Lab's file browser open
-
-# Whether anything in the panel is cut: the panel wider than its output area, or a view
-# wider than its box without a sideways scroll.
-CUT = """panel => {
-  const cut = [];
-  if (panel.scrollWidth > panel.clientWidth + 1) cut.push(`panel ${panel.scrollWidth}`);
-  for (const view of panel.querySelectorAll('.ea-view')) {
-    const overflow = getComputedStyle(view).overflowX;
-    if (view.scrollWidth > view.clientWidth + 1 && !['auto', 'scroll'].includes(overflow)) {
-      cut.push(`${view.className} ${view.scrollWidth} > ${view.clientWidth}`);
-    }
-  }
-  return cut;
-}"""
-IN_VIEW = "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }"
-
-
-@pytest.mark.parametrize("name", ["withheld_counts.ipynb", "routing_sweep.ipynb"])
-def test_the_chart_and_the_controls_fit_a_laptop_with_the_file_browser_open(
-    open_notebook, name, tmp_path
-):
-    notebook = open_notebook(name, viewport=(1366, 768))
-    page = notebook.page
-    notebook.command("filebrowser:activate")
-    page.wait_for_function("() => !window.jupyterapp.shell.leftCollapsed")
-    notebook.run_all()
-    panel = notebook.panel
-    chart = notebook.output(1).locator("figure.ea-chart svg")
-    chart.wait_for()
-    width = panel.evaluate("p => p.clientWidth")
-    assert width < 1000, f"the output area is {width} px: is the side panel open?"
-    notebook.output(1).evaluate("e => e.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(300)
-    page.screenshot(path=tmp_path / f"{name}.png")  # in the test's folder, never the repository
-    # The chart and the last slider handle in sight together, so a moved handle's
-    # marker is seen moving.
-    top, bottom = chart.evaluate(IN_VIEW)
-    handle_top, handle_bottom = panel.locator(".noUi-handle").last.evaluate(IN_VIEW)
-    assert 0 <= top and bottom <= 768, (top, bottom)
-    assert 0 <= handle_top and handle_bottom <= 768, (handle_top, handle_bottom)
-    assert panel.evaluate(CUT) == []
     notebook.assert_clean()
