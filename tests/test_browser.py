@@ -183,14 +183,8 @@ def _measuring_copy(report: Path, folder: Path) -> Path:
     return copy
 
 
-def _measure(flags: list[str], copy: Path, window: str) -> dict:
-    dom = subprocess.run(
-        [*flags, f"--window-size={window}", "--dump-dom", copy.resolve().as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    ).stdout
+def _measured(dom: str) -> dict:
+    """What the measuring script wrote into ``dom``, the page it ran in."""
     found = re.search(r'<pre id="ea-measure">(.*?)</pre>', dom, re.DOTALL)
     assert found, "the measuring script did not run"
     return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
@@ -219,29 +213,45 @@ def report_folder(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def rendered(report_folder):
-    """Every notebook's report on the marked-up data, and Chromium's DOM and screenshot of it."""
+def browser():
+    """Debian's Chromium, headless, driven through Playwright: one launch for the module."""
+    from playwright.sync_api import sync_playwright
+
     chromium = _chromium()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _window(size: str) -> dict:
+    width, height = size.split(",")
+    return {"width": int(width), "height": int(height)}
+
+
+@pytest.fixture(scope="module")
+def rendered(report_folder, browser):
+    """Every notebook's report on the marked-up data, and Chromium's DOM and screenshot of it."""
     root, _, reports = report_folder
     pages = {}
     for report in reports:
-        profile = root / f"profile-{report.stem}"
-        profile.mkdir()
-        flags = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
-        url = report.resolve().as_uri()
-        dom = subprocess.run(
-            [*flags, "--dump-dom", url], capture_output=True, text=True, timeout=180, check=True
-        ).stdout
+        # A fresh profile for each report, the window at the wide size.
+        context = browser.new_context(viewport=_window(WINDOWS["wide"]))
+        page = context.new_page()
+        page.goto(report.resolve().as_uri())
+        dom = page.content()  # the DOM once the page has loaded
         screenshot = root / f"{report.stem}.png"
-        subprocess.run(
-            [*flags, f"--screenshot={screenshot}", "--window-size=1280,2000", url],
-            capture_output=True,
-            timeout=180,
-            check=True,
-        )
+        page.screenshot(path=screenshot)
         print(f"screenshot of {report.name}: {screenshot}")
         copy = _measuring_copy(report, root)
-        layout = {name: _measure(flags, copy, size) for name, size in WINDOWS.items()}
+        layout = {}
+        for name, size in WINDOWS.items():
+            page.set_viewport_size(_window(size))
+            page.goto(copy.resolve().as_uri())
+            layout[name] = _measured(page.content())
+        context.close()
         parsed = _Page()
         parsed.feed(dom)
         pages[report.stem] = {
@@ -470,26 +480,18 @@ VIEWPORTS = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "
 
 
 @pytest.fixture(scope="module")
-def layouts(report_folder):
+def layouts(report_folder, browser):
     """The index's and every page's layout at a laptop's and a phone's size, by page and size."""
-    from playwright.sync_api import sync_playwright
-
-    chromium = _chromium()
     root, _, reports = report_folder
     pages = [root / "reports" / "index.html", *reports]
     measured = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        try:
-            for name, viewport in VIEWPORTS.items():
-                context = browser.new_context(viewport=viewport)
-                page = context.new_page()
-                for path in pages:
-                    page.goto(path.resolve().as_uri())
-                    measured[path.name, name] = page.evaluate(MEASURE_LAYOUT)
-                context.close()
-        finally:
-            browser.close()
+    for name, viewport in VIEWPORTS.items():
+        context = browser.new_context(viewport=viewport)
+        page = context.new_page()
+        for path in pages:
+            page.goto(path.resolve().as_uri())
+            measured[path.name, name] = page.evaluate(MEASURE_LAYOUT)
+        context.close()
     return measured
 
 

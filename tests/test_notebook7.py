@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from test_jupyterlab import (  # noqa: F401 (fixtures, started anew for this module)
-    TWINS,
+    TWIN_ONLY,
     WITH_CONTROLS,
     browser,
     check_keys,
@@ -22,14 +22,12 @@ from test_jupyterlab import (  # noqa: F401 (fixtures, started anew for this mod
 )
 
 
-@pytest.mark.parametrize(("name", "values", "chart"), TWINS)
+@pytest.mark.parametrize("name", TWIN_ONLY)
 def test_a_notebook_opened_before_it_runs_shows_its_panels_static_twin(
     open_notebook,  # noqa: F811
     name,
-    values,
-    chart,
 ):
-    check_twin(open_notebook, name, values, chart, front_end="notebook")
+    check_twin(open_notebook(name, front_end="notebook"), name)
 
 
 @pytest.mark.parametrize("name", WITH_CONTROLS)
@@ -38,4 +36,5 @@ def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
     name,
     record_property,
 ):
-    check_keys(open_notebook, name, "notebook", record_property)
+    # The first test to open these notebooks here: their static twins, before they run.
+    check_keys(open_notebook, name, "notebook", record_property, twin=True)
