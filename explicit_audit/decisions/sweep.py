@@ -34,8 +34,9 @@ import pandas as pd
 from .._core import engine
 from .._core.columns import INT64_MAX
 from ..errors import AuditError
-from ._encoded import EncodedInputs, apply_policy, encode_inputs
+from ._encoded import EncodedInputs, apply_policy
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC
+from ._input_cache import encoded_inputs
 from .policies import policies_by_id
 from .policy import Policy
 
@@ -218,7 +219,7 @@ def _sweep(
 ) -> pd.DataFrame:
     """:func:`sweep` of an in-memory table (or one partition of it)."""
     by_id = policies_by_id(policies)
-    encoded = encode_inputs(decisions)
+    encoded = encoded_inputs(decisions)
     recorded = None
     if "recorded_escalate_to_26b" in decisions:
         recorded = decisions["recorded_escalate_to_26b"].to_numpy(dtype=bool)
