@@ -210,23 +210,27 @@ def flips_view(
         escalate_on_multi_doc_count=escalate_on_multi_doc_count,
         confidence_threshold=confidence_threshold,
     )
+    key = tuple((name, type(value), value) for name, value in point.items())
+    applied = [
+        (policy.policy_id, _with_escalation(policy, key)) for policy in _variants(data, variant)
+    ]
+    if not applied:
+        return pd.DataFrame()
+    if not engine.is_partitioned(decisions):  # every variant in one pass over the table
+        return pd.concat(_flips(decisions, applied, only_named, limit), ignore_index=True)
     frames = []
-    for policy in _variants(data, variant):
-        applied = _with_escalation(policy, tuple((k, type(v), v) for k, v in point.items()))
+    for policy_id, policy in applied:
         flips = engine.reduce(
-            _flips,
+            _flips_of_one,
             _joined,
             decisions,
             what="flips_view",
-            whole=_flips,
-            policy=applied,
-            policy_id=policy.policy_id,
+            policy_id=policy_id,
+            policy=policy,
             only_named=only_named,
             limit=limit,
         )
         frames.append(flips if limit is None else flips.head(limit))
-    if not frames:
-        return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
 
 
@@ -250,33 +254,52 @@ _SHOWN = ["decision_id", "subject_domain", "content_chars", "evidence_doc_count"
 
 
 def _flips(
-    decisions: pd.DataFrame, policy: Any, policy_id: str, only_named: bool, limit: int | None
-) -> pd.DataFrame:
-    """The decisions (at most ``limit``, in table order) that ``policy`` decides otherwise."""
-    # Every row decided (its inputs are encoded once per table), then the rows picked: only
-    # the columns shown are taken, never the whole table.
-    escalate = escalates(decisions, policy)  # replay's escalate_to_26b, alone
+    decisions: pd.DataFrame, applied: list[tuple[str, Any]], only_named: bool, limit: int | None
+) -> list[pd.DataFrame]:
+    """Per variant ``(policy_id, policy)``: the decisions (at most ``limit``, in table order)
+    that the policy decides otherwise."""
     recorded = decisions["recorded_escalate_to_26b"].to_numpy(dtype=bool)
-    differs = escalate != recorded
-    if only_named:
-        differs &= (decisions["policy_id"] == policy_id).to_numpy(dtype=bool)
-    flipped = np.flatnonzero(differs)
-    if limit is not None:
-        flipped = flipped[:limit]  # as DataFrame.head(limit)
+    picks, escalated = [], []
+    for policy_id, policy in applied:
+        escalate = escalates(decisions, policy)  # replay's escalate_to_26b, alone
+        differs = escalate != recorded
+        if only_named:
+            differs &= (decisions["policy_id"] == policy_id).to_numpy(dtype=bool)
+        flipped = np.flatnonzero(differs)
+        if limit is not None:
+            flipped = flipped[:limit]  # as DataFrame.head(limit)
+        picks.append(flipped)
+        escalated.append(escalate[flipped])
+    # The shown columns taken once for every variant's rows, then cut per variant: never the
+    # whole table.
+    rows = np.concatenate(picks)
+    taken = {
+        "decision_row": decisions.index[rows],
+        "recorded_policy_id": decisions["policy_id"].iloc[rows].astype(str).to_numpy(),
+        **{name: decisions[name].iloc[rows].to_numpy() for name in _SHOWN if name in decisions},
+    }
+    frames, start = [], 0
+    for (policy_id, _), flipped, escalate in zip(applied, picks, escalated, strict=True):
+        cut = slice(start, start + len(flipped))
+        start = cut.stop
+        frames.append(
+            pd.DataFrame(
+                {
+                    "policy_id": policy_id,
+                    **{name: values[cut] for name, values in taken.items()},
+                    "recorded_escalate_to_26b": recorded[flipped],
+                    "escalate_to_26b": escalate,
+                }
+            )
+        )
+    return frames
 
-    def picked(name: str) -> pd.Series:
-        return decisions[name].iloc[flipped]
 
-    return pd.DataFrame(
-        {
-            "policy_id": policy_id,
-            "decision_row": decisions.index[flipped],
-            "recorded_policy_id": picked("policy_id").astype(str).to_numpy(),
-            **{name: picked(name).to_numpy() for name in _SHOWN if name in decisions},
-            "recorded_escalate_to_26b": recorded[flipped],
-            "escalate_to_26b": escalate[flipped],
-        }
-    )
+def _flips_of_one(
+    decisions: pd.DataFrame, policy_id: str, policy: Any, only_named: bool, limit: int | None
+) -> pd.DataFrame:
+    """:func:`_flips` of one variant, for one partition of a Dask table."""
+    return _flips(decisions, [(policy_id, policy)], only_named, limit)[0]
 
 
 def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
