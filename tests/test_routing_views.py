@@ -16,7 +16,7 @@ from explicit_audit.decisions.sweep import GRID_AXES
 from explicit_audit.views import escalation_curve, flips_view, routing, sweep_view
 from explicit_audit.views._shared import ALL, rounded
 from explicit_audit.views.escalation_curve import CurveSweep, curve_sweep
-from explicit_audit.views.routing import _flips_of_one, as_written
+from explicit_audit.views.routing import _flips, as_written
 from explicit_audit.widgets.panel import LastCall
 
 
@@ -146,7 +146,7 @@ def test_flips_of_every_variant_at_once_equal_one_variant_at_a_time(
     frames = []
     for policy in audit.policies.values():
         applied = policy.with_escalation(**point)
-        one = _flips_of_one(audit.decisions, policy.policy_id, applied, only_named, limit)
+        one = _flips(audit.decisions, [(policy.policy_id, applied)], only_named, limit)[0]
         frames.append(one if limit is None else one.head(limit))
     expected = pd.concat(frames, ignore_index=True)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)

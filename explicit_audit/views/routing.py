@@ -216,22 +216,20 @@ def flips_view(
     ]
     if not applied:
         return pd.DataFrame()
-    if not engine.is_partitioned(decisions):  # every variant in one pass over the table
-        return pd.concat(_flips(decisions, applied, only_named, limit), ignore_index=True)
-    frames = []
-    for policy_id, policy in applied:
-        flips = engine.reduce(
-            _flips_of_one,
-            _joined,
-            decisions,
-            what="flips_view",
-            policy_id=policy_id,
-            policy=policy,
-            only_named=only_named,
-            limit=limit,
-        )
-        frames.append(flips if limit is None else flips.head(limit))
-    return pd.concat(frames, ignore_index=True)
+    # Every variant decided in one pass over the table (over each partition of a Dask one).
+    frames = engine.reduce(
+        _flips,
+        _joined_per_variant,
+        decisions,
+        what="flips_view",
+        whole=_flips,
+        applied=applied,
+        only_named=only_named,
+        limit=limit,
+    )
+    return pd.concat(
+        [frame if limit is None else frame.head(limit) for frame in frames], ignore_index=True
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -248,6 +246,11 @@ def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """The partitions' flips in table order; a partition without any adds no row, nor types."""
     found = [part for part in parts if len(part)]
     return concat_parts(found or parts[:1])
+
+
+def _joined_per_variant(parts: list[list[pd.DataFrame]]) -> list[pd.DataFrame]:
+    """Per variant, its flips in every partition joined in table order."""
+    return [_joined(list(frames)) for frames in zip(*parts, strict=True)]
 
 
 _SHOWN = ["decision_id", "subject_domain", "content_chars", "evidence_doc_count", "confidence"]
@@ -293,13 +296,6 @@ def _flips(
             )
         )
     return frames
-
-
-def _flips_of_one(
-    decisions: pd.DataFrame, policy_id: str, policy: Any, only_named: bool, limit: int | None
-) -> pd.DataFrame:
-    """:func:`_flips` of one variant, for one partition of a Dask table."""
-    return _flips(decisions, [(policy_id, policy)], only_named, limit)[0]
 
 
 def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
