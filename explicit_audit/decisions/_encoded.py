@@ -10,6 +10,7 @@ four ways the two derived flags can join. :func:`~explicit_audit.replay` and
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ import pandas as pd
 
 from .._core.lists import FlatList, flat_list
 from ..errors import AuditError
-from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
+from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome, requires_by_state
 from .policy import Policy
 
 __all__ = ["INPUT_COLUMNS", "EncodedInputs", "PolicyView", "apply_policy", "encode_inputs"]
@@ -39,7 +40,9 @@ class EncodedInputs:
     """The inputs of a decisions table as arrays, independent of any policy.
 
     ``combo`` numbers each row's (subject domain, set of self-declared flags);
-    ``combo_domain`` and ``combo_flags`` describe each such combination.
+    ``combo_domain`` and ``combo_flags`` describe each such combination, and
+    so do ``combo_flag_codes`` and ``combo_flag_owner`` as arrays: each flag
+    of a combination as a code into ``flag_names``, and its combination.
     """
 
     index: pd.Index
@@ -53,6 +56,9 @@ class EncodedInputs:
     combo: np.ndarray
     combo_domain: np.ndarray
     combo_flags: list[frozenset[str]]
+    flag_names: list[str]
+    combo_flag_codes: np.ndarray
+    combo_flag_owner: np.ndarray
 
 
 def _column(decisions: pd.DataFrame, name: str, dtype: type) -> np.ndarray:
@@ -144,6 +150,10 @@ def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
     combo = _row_keys(domain_codes, len(domain_names), self_flags)
     representative = np.zeros(int(combo.max()) + 1 if n else 0, dtype=np.int64)
     representative[combo] = np.arange(n)
+    # The flags of each combination's representative row, as codes.
+    flag_codes, flag_names = self_flags.codes()
+    parents = self_flags.parents
+    shown = representative[combo[parents]] == parents
     return EncodedInputs(
         index=decisions.index,
         domain_codes=domain_codes,
@@ -156,30 +166,76 @@ def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
         combo=combo.astype(np.int64),
         combo_domain=domain_codes[representative],
         combo_flags=[frozenset(self_flags.row(int(row))) for row in representative],
+        flag_names=flag_names,
+        combo_flag_codes=flag_codes[shown],
+        combo_flag_owner=combo[parents[shown]].astype(np.int64),
     )
 
 
-@dataclass(frozen=True)
 class PolicyView:
     """What one policy makes of encoded inputs, before any threshold is applied.
 
     Per row: ``high_impact``, ``used_fallback``, ``domain_used`` (a code into
     ``used_names``). Per combination ``k`` and derived-flag state
-    ``4 * k + 2 * multi_doc + low_confidence``: ``flag_table``,
-    ``requires_table``, ``directive_table``.
+    ``4 * k + 2 * multi_doc + low_confidence``: ``requires_table`` (array
+    operations, :func:`~._flags.requires_by_state`), and ``flag_table`` and
+    ``directive_table``, resolved by :func:`~._flags.flag_outcome` when first
+    read (a replay reads them; a sweep or a flip count never does).
     """
 
-    high_impact: np.ndarray
-    used_fallback: np.ndarray
-    domain_used: np.ndarray
-    used_names: list[str]
-    flag_table: list[tuple[str, ...]]
-    requires_table: np.ndarray
-    directive_table: list[tuple[str, ...]]
+    def __init__(
+        self,
+        encoded: EncodedInputs,
+        policy: Policy,
+        *,
+        high_impact: np.ndarray,
+        used_fallback: np.ndarray,
+        domain_used: np.ndarray,
+        used_names: list[str],
+        spec_defaults: list[tuple[str, ...]],
+        combo_spec: np.ndarray,
+    ) -> None:
+        self.high_impact = high_impact
+        self.used_fallback = used_fallback
+        self.domain_used = domain_used
+        self.used_names = used_names
+        self._encoded = encoded
+        self._policy = policy
+        self._spec_defaults = spec_defaults
+        self._combo_spec = combo_spec
+        self.requires_table = requires_by_state(
+            policy,
+            encoded.flag_names,
+            encoded.combo_flag_codes,
+            encoded.combo_flag_owner,
+            spec_defaults,
+            combo_spec,
+        )
 
     def base_requires(self, combo: np.ndarray) -> np.ndarray:
         """Per row: whether a flag other than the two derived ones requires 26B."""
         return self.requires_table[combo * 4]
+
+    @functools.cached_property
+    def _outcomes(self) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+        flag_table, directive_table = [], []
+        for spec, own_flags in zip(self._combo_spec, self._encoded.combo_flags, strict=True):
+            base = set(self._spec_defaults[spec]) | own_flags
+            for derived in ((), (FLAG_LOW_CONFIDENCE,), (FLAG_MULTI_DOC,), _BOTH_DERIVED):
+                ordered, _, directives = flag_outcome(self._policy, base.union(derived))
+                flag_table.append(ordered)
+                directive_table.append(directives)
+        return flag_table, directive_table
+
+    @property
+    def flag_table(self) -> list[tuple[str, ...]]:
+        """Per combination and state: the sorted risk flags."""
+        return self._outcomes[0]
+
+    @property
+    def directive_table(self) -> list[tuple[str, ...]]:
+        """Per combination and state: the directives of the known flags, in flag order."""
+        return self._outcomes[1]
 
 
 def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
@@ -203,22 +259,15 @@ def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
     spec_to_used = np.array(
         [used_index[name] for name in applied_names], dtype=_small_codes(len(used_names))
     )
-    flag_table, requires_table, directive_table = [], [], []
-    for domain_code, own_flags in zip(encoded.combo_domain, encoded.combo_flags, strict=True):
-        base = set(specs[spec_of_domain[domain_code]].default_risk_flags) | own_flags
-        for derived in ((), (FLAG_LOW_CONFIDENCE,), (FLAG_MULTI_DOC,), _BOTH_DERIVED):
-            ordered, requires, directives = flag_outcome(policy, base.union(derived))
-            flag_table.append(ordered)
-            requires_table.append(requires)
-            directive_table.append(directives)
     return PolicyView(
+        encoded,
+        policy,
         high_impact=encoded.keyword_hit | spec_high_impact[row_spec] | encoded.self_high_impact,
         used_fallback=row_spec == fallback,
         domain_used=spec_to_used[row_spec],
         used_names=used_names,
-        flag_table=flag_table,
-        requires_table=np.array(requires_table, dtype=bool),
-        directive_table=directive_table,
+        spec_defaults=[spec.default_risk_flags for spec in specs],
+        combo_spec=spec_of_domain[encoded.combo_domain],
     )
 
 

@@ -40,8 +40,9 @@ import pandas as pd
 
 from .._core import engine
 from .._core.lists import tuple_series
-from ._encoded import INPUT_COLUMNS, apply_policy, encode_inputs
+from ._encoded import INPUT_COLUMNS, apply_policy
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
+from ._input_cache import encoded_inputs
 from .policy import Policy
 
 __all__ = [
@@ -277,12 +278,12 @@ def escalates(decisions: pd.DataFrame, policy: Policy) -> np.ndarray:
     -------
     numpy.ndarray of bool
     """
-    return _decide(encode_inputs(decisions), policy)[-1]
+    return _decide(encoded_inputs(decisions), policy)[-1]
 
 
 def _replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     """:func:`replay` of an in-memory table (or one partition of it)."""
-    encoded = encode_inputs(decisions)
+    encoded = encoded_inputs(decisions)
     view, long_context, multi_doc, low_confidence, state, requires, escalate = _decide(
         encoded, policy
     )

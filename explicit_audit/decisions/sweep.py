@@ -34,8 +34,9 @@ import pandas as pd
 from .._core import engine
 from .._core.columns import INT64_MAX
 from ..errors import AuditError
-from ._encoded import EncodedInputs, apply_policy, encode_inputs
+from ._encoded import EncodedInputs, apply_policy
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC
+from ._input_cache import encoded_inputs
 from .policies import policies_by_id
 from .policy import Policy
 
@@ -218,12 +219,13 @@ def _sweep(
 ) -> pd.DataFrame:
     """:func:`sweep` of an in-memory table (or one partition of it)."""
     by_id = policies_by_id(policies)
-    encoded = encode_inputs(decisions)
+    encoded = encoded_inputs(decisions)
     recorded = None
     if "recorded_escalate_to_26b" in decisions:
         recorded = decisions["recorded_escalate_to_26b"].to_numpy(dtype=bool)
-    frames = []
-    for policy_id, policy in by_id.items():
+    # Each column's values gathered over the policies, one frame built at the end.
+    codes, gathered = [], {}
+    for code, (policy_id, policy) in enumerate(by_id.items()):
         axes = _axes(grid, policy)
         if only_named:
             rows = np.flatnonzero((decisions["policy_id"] == policy_id).to_numpy(dtype=bool))
@@ -231,20 +233,25 @@ def _sweep(
             rows = np.arange(len(decisions))
         counts = _policy_counts(encoded, policy, axes, rows, recorded)
         points = np.meshgrid(*axes, indexing="ij")
-        frame = {"policy_id": policy_id}
-        frame |= {name: point.ravel() for name, point in zip(GRID_AXES, points, strict=True)}
-        frame |= {name: np.asarray(value).ravel() for name, value in counts.items()}
-        frames.append(pd.DataFrame(frame))
+        codes.append(np.full(points[0].size, code, dtype=np.int64))
+        for name, point in zip(GRID_AXES, points, strict=True):
+            gathered.setdefault(name, []).append(point.ravel())
+        for name, value in counts.items():
+            gathered.setdefault(name, []).append(np.asarray(value).ravel())
     columns = list(SWEEP_COLUMNS)
-    if not frames:
+    if not codes:
         return pd.DataFrame(columns=columns)
-    result = pd.concat(frames, ignore_index=True)
+    result = pd.DataFrame(
+        {
+            "policy_id": pd.Categorical.from_codes(np.concatenate(codes), categories=list(by_id)),
+            **{name: np.concatenate(parts) for name, parts in gathered.items()},
+        }
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         result["escalation_rate"] = result["escalations"] / result["decisions"]
     for name in ("flips", "flips_to_26b", "flips_to_4b"):
         if name not in result:
             result[name] = pd.array([pd.NA] * len(result), dtype="Int64")
-    result["policy_id"] = pd.Categorical(result["policy_id"], categories=list(by_id))
     return result[columns]
 
 

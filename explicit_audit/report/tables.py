@@ -79,8 +79,7 @@ def _label(value: object) -> object:
     return MISSING if _missing(value) else value
 
 
-def _cell_writer(frame: pd.DataFrame, name: object, percent) -> Callable[[object], object]:
-    dtype = frame[name].dtype
+def _cell_writer(dtype: object, name: object, percent) -> Callable[[object], object]:
     numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
     if numeric and (percent is True or name in percent or is_rate(name)):
         return _percent
@@ -97,14 +96,14 @@ def _shown(frame: pd.DataFrame, percent) -> pd.DataFrame:
     ``boolean``) as ``<NA>`` whatever ``na_rep`` says.
     """
     chosen = True if percent is True else set(percent or ())
+    dtypes = frame.dtypes
     columns = {}
     for position in range(frame.shape[1]):
-        column = frame.iloc[:, position]
-        write = _cell_writer(frame.iloc[:, [position]], frame.columns[position], chosen)
-        columns[position] = pd.Series(
-            [write(value) for value in column.astype(object)], index=frame.index, dtype=object
-        )
-    shown = pd.DataFrame(columns, index=frame.index)
+        # By position: two columns may share a name.
+        write = _cell_writer(dtypes.iloc[position], frame.columns[position], chosen)
+        values = frame.iloc[:, position].astype(object).tolist()
+        columns[position] = [write(value) for value in values]
+    shown = pd.DataFrame(columns, index=frame.index, dtype=object)
     shown.columns = frame.columns
     for axis in ("index", "columns"):
         labels = getattr(shown, axis)

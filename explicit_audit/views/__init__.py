@@ -24,14 +24,9 @@ from __future__ import annotations
 
 from ..plans.preview import PlanPreview, plan_view
 from ._shared import ALL, NO_AUDIENCE
+from .escalation_curve import EscalationCurve, escalation_curve_view
 from .plan_edit import PlanEdit, PlanMessage, plan_edit_view
-from .routing import (
-    EscalationCurve,
-    escalation_curve_view,
-    flips_view,
-    sweep_view,
-    threshold_spans,
-)
+from .routing import flips_view, sweep_view, threshold_spans
 from .withheld import (
     OPEN_END,
     OPEN_START,

@@ -17,5 +17,13 @@ NO_AUDIENCE = "(none)"
 
 def rounded(frame: pd.DataFrame, digits: int) -> pd.DataFrame:
     """``frame`` with its float columns rounded to ``digits`` decimals, for display."""
-    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-    return frame.round(dict.fromkeys(floats, digits))
+    if not frame.columns.is_unique:
+        floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+        return frame.round(dict.fromkeys(floats, digits))
+    # Column by column: DataFrame.round(mapping) joins the columns again, which costs more
+    # than the rounding of a small table.
+    out = frame.copy(deep=False)
+    for name, dtype in frame.dtypes.items():
+        if pd.api.types.is_float_dtype(dtype):
+            out[name] = frame[name].round(digits)
+    return out

@@ -1,4 +1,4 @@
-"""The routing explorer's views: escalations, flips and one threshold's curve.
+"""The routing explorer's views: escalations and flips (the curve: :mod:`.escalation_curve`).
 
 Every view takes the three thresholds the explorer's sliders hold and
 ``own_thresholds``: when True, each policy variant is evaluated at its own
@@ -8,8 +8,8 @@ to every variant picked (one left None keeps each variant's own value).
 
 from __future__ import annotations
 
-import html
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,8 +22,7 @@ from ..decisions.sweep import GRID_AXES, sweep
 from ._shared import ALL, rounded
 
 __all__ = [
-    "EscalationCurve",
-    "escalation_curve_view",
+    "as_written",
     "flips_view",
     "sweep_view",
     "threshold_spans",
@@ -56,6 +55,8 @@ def sweep_view(
     only_named: bool = False,
     own_thresholds: bool = False,
     digits: int = 3,
+    swept: Callable[..., Any] | None = None,
+    written: Callable[..., pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Escalations and flips per policy variant at chosen thresholds, against the policy as written.
 
@@ -74,6 +75,15 @@ def sweep_view(
         Evaluate each variant at its own thresholds, ignoring the three above.
     digits : int, default 3
         Rates are rounded to this many decimals.
+    swept : callable, optional
+        Called as :func:`~explicit_audit.views.escalation_curve.curve_sweep`
+        with every parameter above but ``digits``, it returns a sweep across
+        some threshold that holds the chosen point: the rows are then read
+        from it rather than swept again (the same rows). A panel passes the
+        sweep its chart draws, so that one sweep serves both.
+    written : callable, optional
+        :func:`as_written` or one that remembers its last call; by default
+        :func:`as_written`.
 
     Returns
     -------
@@ -90,24 +100,34 @@ def sweep_view(
     >>> from explicit_audit.views import sweep_view
     >>> sweep_view(ea.load("data/"), confidence_threshold=0.7)  # doctest: +SKIP
     """
-    policies = _variants(data, variant)
-    grid = {
-        name: [value]
-        for name, value in _point(
-            own_thresholds,
-            context_char_cap_4b=context_char_cap_4b,
-            escalate_on_multi_doc_count=escalate_on_multi_doc_count,
-            confidence_threshold=confidence_threshold,
-        ).items()
+    thresholds = {
+        "context_char_cap_4b": context_char_cap_4b,
+        "escalate_on_multi_doc_count": escalate_on_multi_doc_count,
+        "confidence_threshold": confidence_threshold,
     }
-    chosen = sweep(data.decisions, policies, grid, only_named=only_named)
+    grid = {name: [value] for name, value in _point(own_thresholds, **thresholds).items()}
+    chosen = None
+    if swept is not None:
+        along = swept(
+            data,
+            variant=variant,
+            **thresholds,
+            only_named=only_named,
+            own_thresholds=own_thresholds,
+        )
+        chosen = along.rows_at()
+    if chosen is None:
+        chosen = sweep(data.decisions, _variants(data, variant), grid, only_named=only_named)
     # At each variant's own thresholds (no grid) the sweep as written is the one just done.
-    written = sweep(data.decisions, policies, {}, only_named=only_named) if grid else chosen
+    if grid:
+        written_rows = (written or as_written)(data, variant=variant, only_named=only_named)
+    else:
+        written_rows = chosen
     table = chosen.set_index("policy_id")
     table.index = table.index.astype(str)
-    as_written = written.set_index(written["policy_id"].astype(str))["escalations"]
-    table["escalations_as_written"] = as_written
-    table["escalation_change"] = table["escalations"] - as_written
+    escalations = written_rows.set_index(written_rows["policy_id"].astype(str))["escalations"]
+    table["escalations_as_written"] = escalations
+    table["escalation_change"] = table["escalations"] - escalations
     columns = [
         *GRID_AXES,
         "decisions",
@@ -120,6 +140,26 @@ def sweep_view(
         "flips_to_4b",
     ]
     return rounded(table[columns], digits)
+
+
+def as_written(data: Any, *, variant: str = ALL, only_named: bool = False) -> pd.DataFrame:
+    """Each variant picked at its own thresholds: the sweep :func:`sweep_view` compares with.
+
+    Parameters
+    ----------
+    data : Audit
+        Anything with ``decisions`` and ``policies``.
+    variant : str, default ALL
+        One ``policy_id``, or :data:`ALL` for every variant.
+    only_named : bool, default False
+        As for :func:`sweep_view`.
+
+    Returns
+    -------
+    DataFrame
+        :func:`~explicit_audit.sweep` with an empty grid: one row per variant.
+    """
+    return sweep(data.decisions, _variants(data, variant), {}, only_named=only_named)
 
 
 def flips_view(
@@ -170,24 +210,36 @@ def flips_view(
         escalate_on_multi_doc_count=escalate_on_multi_doc_count,
         confidence_threshold=confidence_threshold,
     )
-    frames = []
-    for policy in _variants(data, variant):
-        applied = policy.with_escalation(**point)
-        flips = engine.reduce(
-            _flips,
-            _joined,
-            decisions,
-            what="flips_view",
-            whole=_flips,
-            policy=applied,
-            policy_id=policy.policy_id,
-            only_named=only_named,
-            limit=limit,
-        )
-        frames.append(flips if limit is None else flips.head(limit))
-    if not frames:
+    key = tuple((name, type(value), value) for name, value in point.items())
+    applied = [
+        (policy.policy_id, _with_escalation(policy, key)) for policy in _variants(data, variant)
+    ]
+    if not applied:
         return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True)
+    # Every variant decided in one pass over the table (over each partition of a Dask one).
+    frames = engine.reduce(
+        _flips,
+        _joined_per_variant,
+        decisions,
+        what="flips_view",
+        whole=_flips,
+        applied=applied,
+        only_named=only_named,
+        limit=limit,
+    )
+    return pd.concat(
+        [frame if limit is None else frame.head(limit) for frame in frames], ignore_index=True
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _with_escalation(policy: Any, point: tuple[tuple[str, type, Any], ...]) -> Any:
+    """``policy.with_escalation(**point)``, made once per policy and point (a policy is frozen).
+
+    Each value comes with its type, so that ``1`` and ``1.0`` (equal, and hashed alike) are
+    checked apart.
+    """
+    return policy.with_escalation(**{name: value for name, _, value in point})
 
 
 def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -196,32 +248,54 @@ def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return concat_parts(found or parts[:1])
 
 
+def _joined_per_variant(parts: list[list[pd.DataFrame]]) -> list[pd.DataFrame]:
+    """Per variant, its flips in every partition joined in table order."""
+    return [_joined(list(frames)) for frames in zip(*parts, strict=True)]
+
+
 _SHOWN = ["decision_id", "subject_domain", "content_chars", "evidence_doc_count", "confidence"]
 
 
 def _flips(
-    decisions: pd.DataFrame, policy: Any, policy_id: str, only_named: bool, limit: int | None
-) -> pd.DataFrame:
-    """The decisions (at most ``limit``, in table order) that ``policy`` decides otherwise."""
-    rows = decisions
-    if only_named:
-        rows = decisions[(decisions["policy_id"] == policy_id).to_numpy(dtype=bool)]
-    escalate = escalates(rows, policy)  # replay's escalate_to_26b, alone
-    recorded = rows["recorded_escalate_to_26b"].to_numpy(dtype=bool)
-    flipped = np.flatnonzero(escalate != recorded)
-    if limit is not None:
-        flipped = flipped[:limit]  # as DataFrame.head(limit)
-    picked = rows.iloc[flipped]
-    return pd.DataFrame(
-        {
-            "policy_id": policy_id,
-            "decision_row": picked.index,
-            "recorded_policy_id": picked["policy_id"].astype(str).to_numpy(),
-            **{name: picked[name].to_numpy() for name in _SHOWN if name in picked},
-            "recorded_escalate_to_26b": recorded[flipped],
-            "escalate_to_26b": escalate[flipped],
-        }
-    )
+    decisions: pd.DataFrame, applied: list[tuple[str, Any]], only_named: bool, limit: int | None
+) -> list[pd.DataFrame]:
+    """Per variant ``(policy_id, policy)``: the decisions (at most ``limit``, in table order)
+    that the policy decides otherwise."""
+    recorded = decisions["recorded_escalate_to_26b"].to_numpy(dtype=bool)
+    picks, escalated = [], []
+    for policy_id, policy in applied:
+        escalate = escalates(decisions, policy)  # replay's escalate_to_26b, alone
+        differs = escalate != recorded
+        if only_named:
+            differs &= (decisions["policy_id"] == policy_id).to_numpy(dtype=bool)
+        flipped = np.flatnonzero(differs)
+        if limit is not None:
+            flipped = flipped[:limit]  # as DataFrame.head(limit)
+        picks.append(flipped)
+        escalated.append(escalate[flipped])
+    # The shown columns taken once for every variant's rows, then cut per variant: never the
+    # whole table.
+    rows = np.concatenate(picks)
+    taken = {
+        "decision_row": decisions.index[rows],
+        "recorded_policy_id": decisions["policy_id"].iloc[rows].astype(str).to_numpy(),
+        **{name: decisions[name].iloc[rows].to_numpy() for name in _SHOWN if name in decisions},
+    }
+    frames, start = [], 0
+    for (policy_id, _), flipped, escalate in zip(applied, picks, escalated, strict=True):
+        cut = slice(start, start + len(flipped))
+        start = cut.stop
+        frames.append(
+            pd.DataFrame(
+                {
+                    "policy_id": policy_id,
+                    **{name: values[cut] for name, values in taken.items()},
+                    "recorded_escalate_to_26b": recorded[flipped],
+                    "escalate_to_26b": escalate,
+                }
+            )
+        )
+    return frames
 
 
 def threshold_spans(data: Any) -> dict[str, tuple[float, float, float]]:
@@ -274,147 +348,4 @@ def _largest(decisions: Any) -> tuple[Any, Any, int]:
         decisions["content_chars"].max(),
         decisions["evidence_doc_count"].max(),
         decisions.shape[0],
-    )
-
-
-@dataclass(frozen=True)
-class EscalationCurve:
-    """The escalation rate across one threshold, per variant, and where each variant stands.
-
-    Attributes
-    ----------
-    axis : str
-        The threshold on the x axis, one of :data:`~explicit_audit.decisions.sweep.GRID_AXES`.
-    curve : DataFrame
-        Rows of :func:`~explicit_audit.sweep` over ``axis`` (the other two
-        thresholds held at one value per variant), ascending in ``axis``.
-    markers : DataFrame
-        Indexed by ``policy_id``: the ``axis`` value each variant stands at
-        (the slider's value, or the variant's own), with ``escalations`` and
-        ``escalation_rate`` there; every one is a row of ``curve``.
-    own_thresholds : bool
-        Whether each variant stands at its own thresholds.
-    """
-
-    axis: str
-    curve: pd.DataFrame
-    markers: pd.DataFrame
-    own_thresholds: bool
-
-    @property
-    def at(self) -> dict[str, float]:
-        """Each variant's position on the x axis, by ``policy_id``."""
-        return {str(k): float(v) for k, v in self.markers[self.axis].items()}
-
-    def caption(self) -> str:
-        """One line naming the axis and each marker's position and rate."""
-        where = "each variant at its own thresholds" if self.own_thresholds else "the sliders"
-        marks = "; ".join(
-            f"{policy_id} at {_number(row[self.axis])}: {row['escalation_rate']:.1%} "
-            f"({int(row['escalations'])} escalated)"
-            for policy_id, row in self.markers.iterrows()
-        )
-        return f"Escalation rate across {self.axis} ({where}). Markers: {marks or 'none'}."
-
-    def __repr__(self) -> str:
-        return self.caption()
-
-    def _repr_html_(self) -> str:
-        table = self.markers.to_html(float_format=lambda x: f"{x:.3f}")
-        return f"<p>{html.escape(self.caption())}</p>{table}"
-
-
-def _number(value: float) -> str:
-    return f"{value:g}" if float(value) != int(value) else f"{int(value)}"
-
-
-def _axis_values(span: tuple[float, float, float], points: int, extra: list[float]) -> np.ndarray:
-    low, high, step = span
-    if float(step).is_integer():
-        count = int((high - low) // step) + 1
-        values = low + step * np.unique(np.round(np.linspace(0, count - 1, min(points, count))))
-        values = values.astype(np.int64)
-        extra_values = np.asarray([int(v) for v in extra], dtype=np.int64)
-    else:
-        values = np.round(np.linspace(low, high, points), 6)
-        extra_values = np.asarray(extra, dtype=float)
-    return np.union1d(values, extra_values)
-
-
-def escalation_curve_view(
-    data: Any,
-    *,
-    axis: str = "confidence_threshold",
-    variant: str = ALL,
-    context_char_cap_4b: int | None = None,
-    escalate_on_multi_doc_count: int | None = None,
-    confidence_threshold: float | None = None,
-    only_named: bool = False,
-    own_thresholds: bool = False,
-    points: int = 41,
-) -> EscalationCurve:
-    """The escalation rate across one threshold, with each variant's position on it.
-
-    One :func:`~explicit_audit.sweep` over ``axis`` (``points`` values across
-    its slider span, plus every marker's value), the other two thresholds
-    held where the explorer holds them.
-
-    Parameters
-    ----------
-    data : Audit
-        Anything with ``decisions`` and ``policies``.
-    axis : str, default "confidence_threshold"
-        The threshold to vary, one of :data:`~explicit_audit.decisions.sweep.GRID_AXES`.
-    variant, context_char_cap_4b, escalate_on_multi_doc_count, confidence_threshold : optional
-        As for :func:`sweep_view`: the thresholds applied to every variant
-        picked; one left None keeps each variant's own value.
-    only_named, own_thresholds : bool, default False
-        As for :func:`sweep_view`.
-    points : int, default 41
-        Values of ``axis`` across its span (see :func:`threshold_spans`).
-
-    Returns
-    -------
-    EscalationCurve
-
-    Examples
-    --------
-    >>> import explicit_audit as ea
-    >>> from explicit_audit.views import escalation_curve_view
-    >>> audit = ea.load("data/", progress=False)
-    >>> escalation_curve_view(audit, confidence_threshold=0.7).at
-    {'baseline': 0.7, 'cost_saver': 0.7, 'strict': 0.7}
-    """
-    if axis not in GRID_AXES:
-        raise ValueError(f"axis must be one of {', '.join(GRID_AXES)}, not {axis!r}")
-    policies = _variants(data, variant)
-    point = _point(
-        own_thresholds,
-        context_char_cap_4b=context_char_cap_4b,
-        escalate_on_multi_doc_count=escalate_on_multi_doc_count,
-        confidence_threshold=confidence_threshold,
-    )
-    at = {
-        policy.policy_id: point.get(axis, getattr(policy.escalation, axis)) for policy in policies
-    }
-    values = _axis_values(threshold_spans(data)[axis], points, list(at.values()))
-    grid: dict[str, Any] = {name: [value] for name, value in point.items() if name != axis}
-    grid[axis] = values
-    curve = sweep(data.decisions, policies, grid, only_named=only_named)
-    curve = curve[["policy_id", *GRID_AXES, "decisions", "escalations", "escalation_rate"]]
-    rows = []
-    for policy_id, value in at.items():
-        mine = curve[(curve["policy_id"] == policy_id).to_numpy(dtype=bool)]
-        hit = mine[np.isclose(mine[axis].to_numpy(dtype=float), float(value))].iloc[0]
-        rows.append(
-            {
-                "policy_id": str(policy_id),
-                axis: hit[axis],
-                "escalations": int(hit["escalations"]),
-                "escalation_rate": float(hit["escalation_rate"]),
-            }
-        )
-    markers = pd.DataFrame(rows, columns=["policy_id", axis, "escalations", "escalation_rate"])
-    return EscalationCurve(
-        axis, curve.reset_index(drop=True), markers.set_index("policy_id"), own_thresholds
     )

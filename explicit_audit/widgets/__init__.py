@@ -60,6 +60,8 @@ from ..views import (
     window_readout,
     withheld_view,
 )
+from ..views.escalation_curve import curve_sweep
+from ..views.routing import as_written
 from .charts import Chart, escalation_chart, withheld_chart
 from .panel import LastCall, Panel
 from .tables import compact_sweep
@@ -332,8 +334,20 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
     controls["only_named"] = widgets.Checkbox(
         value=False, **_style("only the decisions that name each policy")
     )
+    # One sweep across the charted threshold per move, for the chart and the table's rows
+    # (the table reads its rows from it whatever the axis), and each variant as written only
+    # when the variants or only_named change.
+    swept, written = LastCall(curve_sweep), LastCall(as_written)
+
+    def charted(data: Any, **values: Any) -> Any:
+        return swept(data, axis=controls["axis"].value, **values)
+
     return Panel(
-        [sweep_view, escalation_chart, functools.partial(flips_view, limit=limit)],
+        [
+            functools.partial(sweep_view, swept=charted, written=written),
+            functools.partial(escalation_chart, swept=swept),
+            functools.partial(flips_view, limit=limit),
+        ],
         data,
         controls,
         title="routing explorer",

@@ -54,7 +54,8 @@ class LastCall:
     returns the same result without computing it again.
 
     Two views of one panel that need the same result (a table, and the chart of
-    that table) share one, computed once per change of the controls.
+    that table) share one, computed once per change of the controls. A value
+    left to its default and the same value given are the same call.
 
     Parameters
     ----------
@@ -76,15 +77,20 @@ class LastCall:
     def __init__(self, view: Callable[..., Any]) -> None:
         functools.update_wrapper(self, view)
         self.view = view
+        self._signature = inspect.signature(view)
         self._last: tuple[Any, dict[str, Any], Any] | None = None
 
     def __call__(self, data: Any, **values: Any) -> Any:
+        # A value left to its default and the same value given count as one call.
+        bound = self._signature.bind(data, **values)
+        bound.apply_defaults()
+        arguments = dict(list(bound.arguments.items())[1:])
         if self._last is not None:
-            last_data, last_values, result = self._last
-            if last_data is data and _same(values, last_values):
+            last_data, last_arguments, result = self._last
+            if last_data is data and _same(arguments, last_arguments):
                 return result
         result = self.view(data, **values)
-        self._last = (data, values, result)
+        self._last = (data, arguments, result)
         return result
 
 
