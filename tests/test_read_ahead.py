@@ -207,9 +207,7 @@ def test_no_thread_is_left_behind_after_a_load(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["mixed.jsonl", "mixed.jsonl.gz", "recall.json"])
-def test_the_progress_bar_moves_from_the_loading_thread_by_every_byte(
-    tmp_path, monkeypatch, name
-):
+def test_the_progress_bar_moves_from_the_loading_thread_by_every_byte(tmp_path, monkeypatch, name):
     """The bytes read in the second thread are counted to the bar from the caller's thread
     (in Jupyter the bar is a widget of the caller's cell), all of them, as they come."""
     from explicit_audit._core import collect, registry
