@@ -87,7 +87,7 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
     With ``cache=``, read back from the cache when every file hashes as it did.
     """
     kinds = registry.kinds()
-    limits = limits_from(found["limits"])
+    limits = found["limits"]  # a Limits: resolved() made it one
 
     def parsed() -> Audit:
         # No cyclic garbage collection while the values are read and built (see gc_pause).
@@ -193,7 +193,7 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
         keep=keep,
         strict=found["strict"],
         strict_keys=found["strict_keys"],
-        limits=limits_from(found["limits"]),
+        limits=found["limits"],
         blocksize=found["blocksize"],
         sample_bytes=found["sample_bytes"],
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def test_the_default_is_one_thread_where_omp_num_threads_says_so(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert limits._default_threads() == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    assert limits._default_threads() == (2 if (__import__("os").cpu_count() or 1) > 1 else 1)
+    assert limits._default_threads() == (2 if (os.cpu_count() or 1) > 1 else 1)
     with pytest.raises(ea.AuditError, match="max_threads must be a positive integer"):
         Limits(max_threads=0)
 

@@ -48,7 +48,7 @@ value it cut, not a signal.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..errors import AuditError
@@ -86,7 +86,7 @@ class Limits:
     excerpt_chars: int = 300
     max_gzip_ratio: int = 200
     max_extra_columns: int = 256
-    max_threads: int = field(default_factory=lambda: _DEFAULT_THREADS)
+    max_threads: int = _DEFAULT_THREADS
 
     def __post_init__(self) -> None:
         for item in fields(self):

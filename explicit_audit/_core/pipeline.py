@@ -48,8 +48,6 @@ _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 #: Spans asked about whose bytes are under 1/8 of the piece are searched one by one.
 _WHOLE_SCAN_SHARE = 8
 
-_LBRACKET = ord("[")
-
 #: An object or an array opening.
 _CONTAINER = re.compile(rb"[\[{]")
 
@@ -152,7 +150,7 @@ class PieceReader:
         """
         if not self.jsonl:
             head = first_solid(data)
-            if head is not None and data[head] == _LBRACKET:
+            if head is not None and data[head : head + 1] == b"[":
                 return None
         return split_piece(data, first_line, self.jsonl, self.limits)
 
@@ -162,9 +160,9 @@ class PieceReader:
         ``spans``, when given, are what :meth:`split` gave for the same piece.
         """
         if spans is None:
-            if not self.jsonl and (
-                self._read_array(data, first_line) or self._read_line_array(data, first_line)
-            ):
+            spans = self.split(data, first_line)
+        if spans is None:  # a .json piece that opens an array: tried as one first
+            if self._read_array(data, first_line) or self._read_line_array(data, first_line):
                 return
             spans = split_piece(data, first_line, self.jsonl, self.limits)
         if not len(spans):
