@@ -22,6 +22,7 @@ numpy operations over the flat values rather than a Python loop over rows.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "LIST_OF_STRINGS",
     "LIST_OF_STRINGS_DTYPE",
     "FlatList",
+    "entries_used",
     "flat_list",
     "flat_tuples",
     "list_array",
@@ -184,8 +186,9 @@ class FlatList:
     offsets: np.ndarray
     values: pa.Array
 
-    @property
+    @functools.cached_property
     def lengths(self) -> np.ndarray:
+        """The number of values in each row (computed once: several steps ask)."""
         return np.diff(self.offsets)
 
     @property
@@ -223,15 +226,21 @@ def flat_list(series: pd.Series, name: str = "") -> FlatList:
 
 
 def tuple_series(
-    table: list[tuple[str, ...]], index_into: np.ndarray, index: pd.Index
+    table: list[tuple[str, ...]],
+    index_into: np.ndarray,
+    index: pd.Index,
+    used: np.ndarray | None = None,
 ) -> pd.Series:
     """``table[i]`` for each ``i`` of ``index_into``, as a categorical of tuples.
 
     A routing table holds few distinct lists, so each row stores a small code
     and the tuples are stored once; ``series.iloc[i]`` is a tuple, as in a
     ``RoutingDecision``, and ``series.value_counts()`` counts the combinations.
+    ``used`` (whether each entry of ``table`` is indexed, :func:`entries_used`)
+    may be given when several tables share ``index_into``.
     """
-    used = np.bincount(index_into, minlength=len(table)) > 0
+    if used is None:
+        used = entries_used(index_into, len(table))
     category_of: dict[tuple[str, ...], int] = {}
     code_of_entry = np.full(len(table), -1, dtype=np.int64)
     for entry in np.flatnonzero(used):
@@ -241,8 +250,15 @@ def tuple_series(
     # categories), so that pandas need not convert a million codes after.
     count = len(categories)
     code_type = np.int8 if count < 128 else np.int16 if count < 32768 else np.int32
-    codes = code_of_entry.astype(code_type)[index_into]
-    return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=index)
+    codes = np.take(code_of_entry.astype(code_type), index_into)
+    # Every code was made above from the categories' own positions.
+    categorical = pd.Categorical.from_codes(codes, categories=categories, validate=False)
+    return pd.Series(categorical, index=index)
+
+
+def entries_used(index_into: np.ndarray, entries: int) -> np.ndarray:
+    """Whether each of ``entries`` positions occurs in ``index_into`` (see :func:`tuple_series`)."""
+    return np.bincount(index_into, minlength=entries) > 0
 
 
 def lists_equal(left: FlatList, right: FlatList) -> np.ndarray:

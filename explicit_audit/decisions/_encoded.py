@@ -86,17 +86,19 @@ def _compact(key: np.ndarray, bound: int) -> np.ndarray:
         seen = np.zeros(bound, dtype=bool)
         seen[key] = True
         number = np.cumsum(seen, dtype=np.int64) - 1
-        return number.astype(_small_codes(bound))[key]
+        return np.take(number.astype(_small_codes(bound)), key)
     return pd.factorize(key, sort=True)[0].astype(np.int64)
 
 
-def _row_keys(domain_codes: np.ndarray, n_domains: int, flags: FlatList) -> np.ndarray:
+def _row_keys(
+    domain_codes: np.ndarray, n_domains: int, flags: FlatList, codes: np.ndarray, names: list
+) -> np.ndarray:
     """A code per row naming its (domain, set of flags); order and repeats of flags ignored.
 
+    ``codes`` numbers each flat flag into ``names`` (:meth:`FlatList.codes`).
     Each row's flags become a bit mask (62 distinct flags per word), packed
     next to the domain code, and the packed keys are numbered.
     """
-    codes, names = flags.codes()
     key, bound = domain_codes, max(n_domains, 1)
     # Every row's start, with one zero appended so that a row at the very end
     # (or an empty one) reduces over valid positions; an empty row's reduction
@@ -147,13 +149,18 @@ def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
         raise AuditError("column 'subject_domain': some rows have no value.")
     hits = flat_list(decisions["deterministic_keyword_hits"], "deterministic_keyword_hits")
     self_flags = flat_list(decisions["self_declared_risk_flags"], "self_declared_risk_flags")
-    combo = _row_keys(domain_codes, len(domain_names), self_flags)
+    flag_codes, flag_names = self_flags.codes()
+    combo = _row_keys(domain_codes, len(domain_names), self_flags, flag_codes, flag_names)
     representative = np.zeros(int(combo.max()) + 1 if n else 0, dtype=np.int64)
     representative[combo] = np.arange(n)
-    # The flags of each combination's representative row, as codes.
-    flag_codes, flag_names = self_flags.codes()
-    parents = self_flags.parents
-    shown = representative[combo[parents]] == parents
+    # The flags of each combination's representative row, as codes, gathered
+    # from those rows alone: combinations are few, rows many.
+    counts = self_flags.lengths[representative]
+    owner = np.repeat(np.arange(len(representative)), counts)
+    first = np.cumsum(counts) - counts
+    within = np.arange(len(owner)) - first[owner]
+    combo_flag_codes = flag_codes[self_flags.offsets[representative][owner] + within]
+    own_names = [flag_names[code] for code in combo_flag_codes.tolist()]
     return EncodedInputs(
         index=decisions.index,
         domain_codes=domain_codes,
@@ -165,10 +172,13 @@ def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
         confidence=_column(decisions, "confidence", np.float64),
         combo=combo.astype(np.int64),
         combo_domain=domain_codes[representative],
-        combo_flags=[frozenset(self_flags.row(int(row))) for row in representative],
+        combo_flags=[
+            frozenset(own_names[start : start + count])
+            for start, count in zip(first.tolist(), counts.tolist(), strict=True)
+        ],
         flag_names=flag_names,
-        combo_flag_codes=flag_codes[shown],
-        combo_flag_owner=combo[parents[shown]].astype(np.int64),
+        combo_flag_codes=combo_flag_codes,
+        combo_flag_owner=owner,
     )
 
 
@@ -247,7 +257,6 @@ def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
     spec_of_domain = np.array(
         [position.get(name, fallback) for name in encoded.domain_names] or [0], dtype=np.int64
     )
-    row_spec = spec_of_domain[encoded.domain_codes]
     spec_high_impact = np.array([spec.high_impact for spec in specs], dtype=bool)
     applied_names = [*names, policy.fallback_domain.name]
     # Each name's first position, looked up in a dict: list.index per name is
@@ -259,12 +268,17 @@ def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
     spec_to_used = np.array(
         [used_index[name] for name in applied_names], dtype=_small_codes(len(used_names))
     )
+    # Each answer looked up per domain first, then gathered once per row.
+    codes = encoded.domain_codes
+    high_impact = np.take(spec_high_impact[spec_of_domain], codes)
+    high_impact |= encoded.keyword_hit
+    high_impact |= encoded.self_high_impact
     return PolicyView(
         encoded,
         policy,
-        high_impact=encoded.keyword_hit | spec_high_impact[row_spec] | encoded.self_high_impact,
-        used_fallback=row_spec == fallback,
-        domain_used=spec_to_used[row_spec],
+        high_impact=high_impact,
+        used_fallback=np.take(spec_of_domain == fallback, codes),
+        domain_used=np.take(spec_to_used[spec_of_domain], codes),
         used_names=used_names,
         spec_defaults=[spec.default_risk_flags for spec in specs],
         combo_spec=spec_of_domain[encoded.combo_domain],
