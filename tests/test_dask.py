@@ -639,3 +639,36 @@ def test_a_key_that_might_be_a_column_is_an_error_naming_it(tmp_path):
         lazy.receipts.compute()
     assert "a.jsonl" in str(error.value) and ":80" in str(error.value)
     assert "'early'" in str(error.value)
+
+
+def test_a_line_past_max_value_bytes_is_streamed_not_held_by_its_partition(tmp_path):
+    """A partition whose range holds one very long line reads it as a whole file is read.
+
+    Its bytes are skipped as they are read, so the partition's peak memory does not
+    grow with the line (it held the whole range, and more, before); the rejection and
+    the rows equal the in-memory load's.
+    """
+    import tracemalloc
+
+    line = json.dumps(make_receipt())
+    size = 160 << 20
+    path = tmp_path / "long.jsonl"
+    with open(path, "w") as out:
+        out.write(f"{line}\n{line}\n" + '{"pad": "' + "x" * size + '"}\n' + f"{line}\n{line}\n")
+    limits = {"max_value_bytes": 1 << 20}
+    memory = _quiet_load(path, limits=limits)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = _quiet_load(path, limits=limits, engine="dask", blocksize=4 << 20)
+        assert lazy.tables["receipts"].npartitions > 1
+        tracemalloc.start()
+        try:
+            rejected = lazy.rejected.compute()
+            receipts = lazy.tables["receipts"].compute()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert rejected.source_line.tolist() == memory.rejected.source_line.tolist() == [3]
+    assert rejected.reason.tolist() == memory.rejected.reason.tolist()
+    assert "larger than max_value_bytes" in rejected.reason.iloc[0]
+    assert receipts.source_line.tolist() == memory.receipts.source_line.tolist() == [1, 2, 4, 5]
+    assert peak < size * 3 // 4, f"peak {peak >> 20} MiB for a line of {size >> 20} MiB"

@@ -5,16 +5,20 @@ in it. :func:`line_start` moves a nominal offset to the start of the line it
 falls in or, inside a line, to the next one, so consecutive ranges hold every
 line of the file exactly once, whatever the offsets. The bytes are read with
 ``read()``, never memory-mapped (a file cut short while it is read gives
-fewer bytes, not a signal).
+fewer bytes, not a signal), and in chunks (:func:`range_chunks`): a range
+that holds one very long line is streamed, never held whole.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["count_lines", "line_start", "nominal_ranges", "read_range"]
+__all__ = ["count_lines", "line_start", "nominal_ranges", "range_chunks", "read_range"]
 
 _SCAN_BYTES = 1 << 16
+#: The most bytes :func:`range_chunks` reads at once.
+CHUNK_BYTES = 1 << 20
 
 
 def nominal_ranges(size: int, blocksize: int) -> list[tuple[int, int]]:
@@ -50,17 +54,33 @@ def line_start(handle, offset: int) -> int:
         position += len(block)
 
 
-def read_range(path: Path, start: int, stop: int) -> bytes:
-    """The whole lines of ``path`` that start in nominal range ``[start, stop)``."""
+def range_chunks(path: Path, start: int, stop: int, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The bytes of :func:`read_range`, in chunks of at most ``size`` bytes.
+
+    Raises OSError when the file cannot be opened or read (after the chunks
+    read before it).
+    """
     with open(path, "rb") as handle:
         first = line_start(handle, start)
         last = line_start(handle, stop)
-        if last <= first:
-            return b""
         handle.seek(first)
-        return handle.read(last - first)
+        remaining = last - first
+        while remaining > 0:
+            chunk = handle.read(min(size, remaining))
+            if not chunk:  # the file was cut short meanwhile: fewer bytes
+                return
+            remaining -= len(chunk)
+            yield chunk
+
+
+def read_range(path: Path, start: int, stop: int) -> bytes:
+    """The whole lines of ``path`` that start in nominal range ``[start, stop)``."""
+    return b"".join(range_chunks(path, start, stop))
 
 
 def count_lines(path: Path, start: int, stop: int) -> int:
-    """How many newlines the range ``[start, stop)`` of :func:`read_range` holds."""
-    return read_range(path, start, stop).count(b"\n")
+    """How many newlines the range ``[start, stop)`` of :func:`read_range` holds.
+
+    Counted chunk by chunk: a range of one long line is never held whole.
+    """
+    return sum(chunk.count(b"\n") for chunk in range_chunks(path, start, stop))

@@ -22,7 +22,7 @@ from .ahead import Relay, read_ahead
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .caller import warn
 from .columns import EXTRA_JSON, extra_columns_limited
-from .content import BytesReader, FileDigest, FileReader, HeldFile, hold_file
+from .content import BytesReader, FileDigest, FileReader, HeldFile, RangeReader, hold_file
 from .key_table import settle
 from .keys import shape_of
 from .limits import DEFAULT_LIMITS, Limits
@@ -51,6 +51,7 @@ __all__ = [
     "read_bytes",
     "read_file",
     "read_files",
+    "read_lines_range",
     "read_with",
     "rejected_frame",
     "sources_frame",
@@ -482,6 +483,31 @@ def read_bytes(
         strip_bom=file_start,
     )
     reader.data = data
+    read_with(reading, reader, kinds, keep)
+    return reading
+
+
+def read_lines_range(
+    path: Path,
+    start: int,
+    stop: int,
+    name: str,
+    kinds: Sequence[RecordKind],
+    *,
+    first_line: int,
+    keep: set[str] | None = None,
+    limits: Limits | None = None,
+) -> Reading:
+    """Read the whole lines of a JSON Lines file that start in ``[start, stop)``.
+
+    Numbered from ``first_line``, as :func:`read_bytes` reads them, but
+    streamed from the file (:class:`~explicit_audit._core.content.RangeReader`):
+    a line longer than ``max_value_bytes`` is rejected without being held.
+    """
+    reading = Reading([name], [], limits or Limits())
+    reader = RangeReader(
+        path, reading.limits, name=name, first_line=first_line, start=start, stop=stop
+    )
     read_with(reading, reader, kinds, keep)
     return reading
 

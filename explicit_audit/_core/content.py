@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from .byte_ranges import range_chunks
 from .limits import Limits
 from .records import Rejection, excerpt
 from .sources import CANNOT_READ, display_name, is_gzip_name, is_jsonl_name
@@ -44,6 +45,7 @@ __all__ = [
     "FileReader",
     "HeldFile",
     "Piece",
+    "RangeReader",
     "file_digest",
     "hold_file",
 ]
@@ -610,6 +612,36 @@ class BytesReader(FileReader):
         view = memoryview(self.data)
         for start in range(0, len(self.data), _READ_BYTES):
             yield bytes(view[start : start + _READ_BYTES])
+
+
+@dataclass
+class RangeReader(FileReader):
+    """Reads the whole lines that start in a byte range of a JSON Lines file, streamed.
+
+    As :class:`FileReader` reads a file, the range's bytes are taken chunk by
+    chunk (:func:`~explicit_audit._core.byte_ranges.range_chunks`), so that a
+    value larger than ``max_value_bytes`` is skipped as it is read, never
+    held whole. No digest is taken: a range is not the file.
+
+    Parameters
+    ----------
+    start, stop : int
+        The nominal range (see :mod:`explicit_audit._core.byte_ranges`).
+    """
+
+    start: int = 0
+    stop: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.jsonl = True
+        self.strip_bom = self.start == 0
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        try:
+            yield from range_chunks(self.path, self.start, self.stop, _READ_BYTES)
+        except OSError as exc:
+            self._cannot_read(exc)
 
 
 def _array_head(data: bytes) -> int | None:

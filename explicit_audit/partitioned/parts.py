@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .._core.batches import SMALL_FILE_BYTES
-from .._core.byte_ranges import nominal_ranges, read_range
-from .._core.collect import Reading, read_bytes, read_file, read_files
+from .._core.byte_ranges import nominal_ranges
+from .._core.collect import Reading, read_bytes, read_file, read_files, read_lines_range
 from .._core.limits import Limits
 from .._core.records import RecordKind, Rejection
 from .._core.remote import RemoteFile, read_url
@@ -221,20 +221,16 @@ def read_part(
         if part.whole:
             reading = read_file(part.path, kinds, keep=keep, limits=limits, name=part.name)
         else:
-            try:
-                data = read_range(part.path, part.start, part.stop)
-            except OSError as exc:
-                # As the whole-file reader says it: the file cannot be read.
-                return _rejected(part, kinds, keep, limits, f"cannot read: {exc.strerror or exc}")
-            reading = read_bytes(
-                data,
+            # Streamed, as a whole file is: a line past max_value_bytes is never held.
+            reading = read_lines_range(
+                part.path,
+                part.start,
+                part.stop,
                 part.name,
                 kinds,
-                jsonl=True,
                 first_line=first_line,
                 keep=keep,
                 limits=limits,
-                file_start=part.start == 0,
             )
         changed = _changed(part)  # while it was read
         if changed is None:
