@@ -662,8 +662,7 @@ def test_a_line_past_max_value_bytes_is_streamed_not_held_by_its_partition(tmp_p
         assert lazy.tables["receipts"].npartitions > 1
         tracemalloc.start()
         try:
-            rejected = lazy.rejected.compute()
-            receipts = lazy.tables["receipts"].compute()
+            rejected, receipts = dask.compute(lazy.rejected, lazy.tables["receipts"])
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

@@ -34,18 +34,23 @@ def nominal_ranges(size: int, blocksize: int) -> list[tuple[int, int]]:
     return [(start, min(start + blocksize, size)) for start in range(0, size, blocksize)]
 
 
-def line_start(handle, offset: int) -> int:
+def line_start(handle, offset: int, before: int | None = None) -> int:
     """The offset of the first line that starts at or after nominal ``offset``.
 
     Offset 0 is the file's start; any other offset moves past the first
     newline at or after ``offset - 1`` (the end of the file if there is none).
+    With ``before``, the search stops there: ``before`` is returned when no
+    line starts before it (only the bytes up to it are read).
     """
     if offset <= 0:
         return 0
     handle.seek(offset - 1)
     position = offset - 1
     while True:
-        block = handle.read(_SCAN_BYTES)
+        size = _SCAN_BYTES if before is None else min(_SCAN_BYTES, before - 1 - position)
+        if size <= 0:
+            return before
+        block = handle.read(size)
         if not block:
             return position
         found = block.find(b"\n")
@@ -61,7 +66,12 @@ def range_chunks(path: Path, start: int, stop: int, size: int = CHUNK_BYTES) -> 
     read before it).
     """
     with open(path, "rb") as handle:
-        first = line_start(handle, start)
+        # A range inside one long line holds no line start: only its own bytes
+        # are searched for one, never the rest of that line (each range of a
+        # 1 GB line would read on to its end).
+        first = line_start(handle, start, before=stop)
+        if first >= stop:
+            return
         last = line_start(handle, stop)
         handle.seek(first)
         remaining = last - first
