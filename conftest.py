@@ -32,19 +32,29 @@ def _doctest_namespace(request, doctest_namespace, monkeypatch):
         sys.modules["matplotlib.pyplot"].close("all")
 
 
-#: The modules that run longest (a JupyterLab or Notebook 7 server, rendered reports,
-#: a LocalCluster, installed wheels), longest first. The tests run in several processes,
-#: a module's tests in one of them (``--dist loadfile``); started first, these long
-#: modules run beside the many short ones instead of after them.
+#: The modules that run longest (a LocalCluster, rendered reports, a JupyterLab or
+#: Notebook 7 server, command-line processes, installed wheels), longest first, by the
+#: seconds each takes in its process. The tests run in several processes, a module's tests
+#: in one of them (``--dist loadfile``), each process handed the next module as it frees up:
+#: started first, longest first, these modules run beside the many short ones instead of
+#: after them, and the processes finish together.
 LONG_MODULES = (
-    "tests/test_jupyterlab.py",
-    "tests/test_notebook7.py",
-    "tests/test_browser.py",
     "tests/test_dask.py",
     "tests/test_report.py",
-    "tests/test_reading_properties.py",
+    "tests/test_jupyterlab.py",
+    "tests/test_cli.py",
     "tests/test_wheel.py",
+    "tests/test_notebook7.py",
+    "tests/test_keys.py",
+    "tests/test_reading_properties.py",
+    "tests/test_files.py",
     "tests/test_dask_notebooks.py",
+    "tests/test_browser.py",
+    "tests/test_plans.py",
+    "tests/test_remote.py",
+    "tests/test_progress.py",
+    "tests/test_limits.py",
+    "tests/test_dask_views.py",
 )
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from tqdm import tqdm
 
-from explicit_audit._core.content import FileReader
+from explicit_audit._core.content import PIECE_BYTES, FileReader
 from explicit_audit._core.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,11 +34,17 @@ LOAD = (
 )
 
 
+#: Receipts in :func:`large`: about 22 MB, read in more than one piece
+#: (``PIECE_BYTES``) and many reads, each counted on the bar.
+RECEIPTS = 20_000
+
+
 @pytest.fixture(scope="module")
 def large(tmp_path_factory) -> Path:
-    """Receipts enough that a load lasts past the half second before a bar shows."""
+    """A file the bar counts over many reads; the cases set the delay before it shows to 0."""
     path = tmp_path_factory.mktemp("progress") / "receipts.jsonl"
-    write_receipts(path, 60_000)
+    write_receipts(path, RECEIPTS)
+    assert path.stat().st_size > PIECE_BYTES
     return path
 
 
@@ -90,7 +96,7 @@ def _load(path: Path, *, tty: bool, options: str = "", **env) -> str:
         [sys.executable, "-c", script, str(path)], tty=tty, env=_env(**env)
     )
     assert status == 0, stderr
-    assert int(stdout.split()[-1]) == 60_000
+    assert int(stdout.split()[-1]) == RECEIPTS
     return stderr
 
 
@@ -197,7 +203,7 @@ def test_dask_computes_show_their_progress_too(large):
     )
     status, stdout, shown = _run([sys.executable, "-c", script, str(large)], tty=True, env=_env())
     assert status == 0, shown
-    assert int(stdout.split()[-1]) == 60_000
+    assert int(stdout.split()[-1]) == RECEIPTS
     assert "100% Completed" in shown  # Dask's own bar, on standard error
     status, _, shown = _run([sys.executable, "-c", script, str(large)], tty=True, env=_env(CI="1"))
     assert status == 0 and "Completed" not in shown
