@@ -8,6 +8,7 @@ the bundled data's own clean ones, as their producers wrote them.
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 from test_reading_properties import SETTINGS
 
 import explicit_audit as ea
+from explicit_audit._core import keys as keys_module
 from explicit_audit._core import registry
 from explicit_audit._core.keys import likely_typo, shape_of
 
@@ -214,6 +216,26 @@ def test_logger_keys_stay_columns_but_a_near_miss_of_a_declared_key_is_flagged(t
 )
 def test_likely_typo(key, declared, expected):
     assert likely_typo(key, declared) == expected
+
+
+def test_a_short_name_is_judged_as_the_full_rule_judges_it():
+    """Names of under five folded characters take a short way; it decides as the rule does.
+
+    Drawn with separators, case pairs and characters whose lower case is longer
+    (``İ``), against declared names of every length, including short ones.
+    """
+    rng = random.Random(23)
+    alphabet = "abcdxyzAIK019_- \u0130\u0131\u00df\u212a"
+    declared = ("id", "ts", "Ab", "x_y", "\u0130ab", "abcde", "audienceId", "kind", "a-b-c")
+    for _ in range(20_000):
+        key = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 7)))
+        assert likely_typo(key, declared) == keys_module._likely_typo(key, declared), key
+    for name in declared:
+        for key in (name, name.upper(), name.lower(), name[:4]):
+            assert likely_typo(key, declared) == keys_module._likely_typo(key, declared), key
+    # Four characters whose lower case is five (``İ`` lowers to two): one edit from a
+    # declared name of six, so a likely typo, as the full rule says.
+    assert likely_typo("\u0130abc", ("\u0130abcd",)) == "\u0130abcd"
 
 
 def test_a_rejection_lists_every_problem_of_the_record(tmp_path):

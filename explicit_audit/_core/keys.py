@@ -126,7 +126,14 @@ def likely_typo(key: str, declared: Iterable[str]) -> str | None:
     Shorter names must fold to the same spelling: a logger's ``ts`` or
     ``id`` is no typo of anything.
     """
-    return _likely_typo(key, tuple(declared))
+    declared = declared if type(declared) is tuple else tuple(declared)
+    if key.isalnum():  # no separator to fold away (none is alphanumeric)
+        folded = key.lower()
+        if len(folded) < 5:
+            # So short a name is a typo only when spelled alike: one look-up, as
+            # _likely_typo decides it (a log may hold a million distinct ones).
+            return _folded_names(declared)[0].get(folded)
+    return _likely_typo(key, declared)
 
 
 @functools.lru_cache(maxsize=8192)
