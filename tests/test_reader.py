@@ -383,11 +383,22 @@ def test_long_digit_runs_are_found_alike_span_by_span_and_in_one_scan():
             lines.append(f'{{"s": "x{digits}y", "i": {index}}}')
         else:
             lines.append(f'{{"k{digits}": 1, "i": {index}}}')
+        lines.extend(["{}"] * rng.choice([0, 0, 3]))  # too short to hold a run
     data = ("\n".join(lines) + "\n").encode()
     spans = split_piece(data, 1, True, Limits())
+    count = len(spans)
     whole = _long_digit_spans(data, spans)
     assert 50 < whole.sum() < 350  # some spans hold such a run, some do not
-    for members in ([3, 4, 5], list(range(0, 400, 9)), list(range(400))):
+    short = np.flatnonzero(spans.ends - spans.starts == 2).tolist()
+    assert len(short) > 100
+    for members in (
+        [3, 4, 5],
+        list(range(0, count, 9)),
+        list(range(0, count, 2)),  # many: scanned whole, then only these kept
+        short,
+        [*short, 3, 4, 5],
+        list(range(count)),
+    ):
         found = _long_digit_spans(data, spans, members)
         assert found[members].tolist() == whole[members].tolist()
         assert not np.delete(found, members).any()

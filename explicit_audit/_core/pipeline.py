@@ -44,9 +44,13 @@ _SHORT_SPANS_WORTH_IT = 1024
 _BISECT_BUDGET = 4
 
 #: A run of digits that may be an integer beyond 64 bits (see _long_digit_spans).
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-#: Spans asked about whose bytes are under 1/8 of the piece are searched one by one.
+_LONG_RUN = 19
+_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % _LONG_RUN)
+#: Spans asked about whose bytes are under 1/8 of the piece are searched one by one,
 _WHOLE_SCAN_SHARE = 8
+#: while they number under one per this many bytes of the piece (each search is a
+#: Python call; the scan costs a few NumPy passes over every byte).
+_BYTES_PER_SEARCH = 256
 
 #: An object or an array opening.
 _CONTAINER = re.compile(rb"[\[{]")
@@ -948,17 +952,23 @@ def _long_digit_spans(
 
     orjson reads such an integer as a float; those spans are parsed again by
     the exact path, which keeps every integer exact. Only ``members`` (span
-    indices; all by default) are looked at: when their bytes are a small
+    indices; all by default) are looked at, and of them only those long
+    enough to hold such a run: when they are few and their bytes a small
     part of the piece, each is searched on its own (a piece of many records
     with a few left for the exact path is not scanned whole); otherwise the
     piece is scanned once with NumPy. Both find the same runs: a span starts
     with ``{`` and ends with ``}``, so no run of digits crosses its ends.
     """
     flagged = np.zeros(len(spans), dtype=bool)
+    asked = None
     if members is not None:
         indices = np.asarray(members, dtype=np.int64)
-        size = int((spans.ends[indices] - spans.starts[indices]).sum()) if len(indices) else 0
-        if size * _WHOLE_SCAN_SHARE < len(data):
+        lengths = spans.ends[indices] - spans.starts[indices]
+        # A span shorter than the run cannot hold one (a million lines of ``{}``).
+        long_enough = lengths >= _LONG_RUN
+        indices = indices[long_enough]
+        size = int(lengths[long_enough].sum())
+        if size * _WHOLE_SCAN_SHARE < len(data) and len(indices) * _BYTES_PER_SEARCH < len(data):
             search = _LONG_DIGITS.search
             for index, start, end in zip(
                 indices.tolist(),
@@ -968,6 +978,8 @@ def _long_digit_spans(
             ):
                 flagged[index] = search(data, start, end) is not None
             return flagged
+        asked = np.zeros(len(spans), dtype=bool)
+        asked[indices] = True
     buffer = np.frombuffer(data, dtype=np.uint8)
     digit = (buffer - np.uint8(48)) < 10
     edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1
@@ -976,12 +988,12 @@ def _long_digit_spans(
     if len(digit) and digit[-1]:
         edges = np.concatenate((edges, [len(digit)]))
     runs_start, runs_end = edges[::2], edges[1::2]
-    long_runs = runs_start[(runs_end - runs_start) >= 19]
+    long_runs = runs_start[(runs_end - runs_start) >= _LONG_RUN]
     if len(long_runs):
         owner = np.searchsorted(spans.starts, long_runs, side="right") - 1
         inside = (owner >= 0) & (long_runs < spans.ends[np.maximum(owner, 0)])
         flagged[owner[inside]] = True
-    return flagged
+    return flagged if asked is None else flagged & asked
 
 
 def _array_as_objects(data: bytes) -> bytes | None:
