@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["count_lines", "line_start", "nominal_ranges", "range_chunks", "read_range"]
+__all__ = ["count_lines", "line_start", "nominal_ranges", "range_chunks"]
 
 _SCAN_BYTES = 1 << 16
 #: The most bytes :func:`range_chunks` reads at once.
@@ -60,7 +60,10 @@ def line_start(handle, offset: int, before: int | None = None) -> int:
 
 
 def range_chunks(path: Path, start: int, stop: int, size: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """The bytes of :func:`read_range`, in chunks of at most ``size`` bytes.
+    """The whole lines of ``path`` that start in nominal range ``[start, stop)``.
+
+    Read in chunks of at most ``size`` bytes: a range of one long line is
+    never held whole.
 
     Raises OSError when the file cannot be opened or read (after the chunks
     read before it).
@@ -83,14 +86,6 @@ def range_chunks(path: Path, start: int, stop: int, size: int = CHUNK_BYTES) -> 
             yield chunk
 
 
-def read_range(path: Path, start: int, stop: int) -> bytes:
-    """The whole lines of ``path`` that start in nominal range ``[start, stop)``."""
-    return b"".join(range_chunks(path, start, stop))
-
-
 def count_lines(path: Path, start: int, stop: int) -> int:
-    """How many newlines the range ``[start, stop)`` of :func:`read_range` holds.
-
-    Counted chunk by chunk: a range of one long line is never held whole.
-    """
+    """How many newlines the range ``[start, stop)`` of :func:`range_chunks` holds."""
     return sum(chunk.count(b"\n") for chunk in range_chunks(path, start, stop))

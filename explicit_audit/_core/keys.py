@@ -94,8 +94,9 @@ _SEPARATORS = re.compile(r"[_\-\s]")
 
 
 def _folded(name: str) -> str:
-    # camelCase, snake_case and kebab-case spellings of one name fold together.
-    return _SEPARATORS.sub("", name).lower()
+    # camelCase, snake_case and kebab-case spellings of one name fold together. A
+    # name of letters and digits holds no separator (none is alphanumeric).
+    return name.lower() if name.isalnum() else _SEPARATORS.sub("", name).lower()
 
 
 def _distance(left: str, right: str, bound: int) -> int:
@@ -127,27 +128,23 @@ def likely_typo(key: str, declared: Iterable[str]) -> str | None:
     ``id`` is no typo of anything.
     """
     declared = declared if type(declared) is tuple else tuple(declared)
-    if key.isalnum():  # no separator to fold away (none is alphanumeric)
-        folded = key.lower()
-        if len(folded) < 5:
-            # So short a name is a typo only when spelled alike: one look-up, as
-            # _likely_typo decides it (a log may hold a million distinct ones).
-            return _folded_names(declared)[0].get(folded)
-    return _likely_typo(key, declared)
+    folded = _folded(key)
+    exact, _, every_char = _folded_names(declared)
+    if folded in exact:
+        return exact[folded]
+    if len(folded) < 5 or len(set(folded) - every_char) > 2:
+        # No bound but 0 (same spelling) for so short a name; or more than two of
+        # its characters are in no declared name: each edit brings at most one.
+        # Decided here, uncached: a log may hold a million distinct short keys.
+        return None
+    return _within_two_edits(folded, declared)
 
 
 @functools.lru_cache(maxsize=8192)
-def _likely_typo(key: str, declared: tuple[str, ...]) -> str | None:
-    # A log repeats its keys on every line: each pair is judged once.
-    folded = _folded(key)
-    exact, by_length, every_char = _folded_names(declared)
-    if folded in exact:
-        return exact[folded]
+def _within_two_edits(folded: str, declared: tuple[str, ...]) -> str | None:
+    # A log repeats its keys on every line: each pair is searched once.
+    _, by_length, _ = _folded_names(declared)
     chars = set(folded)
-    if len(folded) < 5 or len(chars - every_char) > 2:
-        # No bound but 0 (same spelling) for so short a name; or more than two of
-        # its characters are in no declared name: each edit brings at most one.
-        return None
     # Within two edits (the largest bound) only, in declared order.
     sizes = range(len(folded) - 2, len(folded) + 3)
     near = sorted(entry for size in sizes for entry in by_length.get(size, ()))
@@ -286,7 +283,7 @@ def _walk_keys(level: _Level, value: dict, prefix: str, where: str, top: bool, n
         if key in declared:
             continue
         if top:
-            typo = _likely_typo(key, level.names)
+            typo = likely_typo(key, level.names)
             if typo is not None:
                 notes.append(KeyNote(UNKNOWN_KEY, f"{prefix}{key}", f"{prefix}{typo}"))
             continue
@@ -315,7 +312,7 @@ def _unknown_count(level: _Level, value: dict, top: bool) -> int:
     count = 0
     for key in value:
         if key not in level.declared:
-            count += 1 if not top else _likely_typo(key, level.names) is not None
+            count += 1 if not top else likely_typo(key, level.names) is not None
     for name, below in level.objects:
         item = value.get(name)
         if isinstance(item, dict):
