@@ -402,3 +402,32 @@ def test_long_digit_runs_are_found_alike_span_by_span_and_in_one_scan():
         found = _long_digit_spans(data, spans, members)
         assert found[members].tolist() == whole[members].tolist()
         assert not np.delete(found, members).any()
+
+
+@pytest.mark.parametrize("long_runs", [3, 3_000])
+def test_lines_of_white_space_are_left_out_and_every_other_line_kept(long_runs):
+    """split_piece: each line kept exactly when it holds a byte that is not white space.
+
+    Short white-space lines are judged byte by byte in step; long runs of white
+    space, few (one by one) or many (one count over the piece), another way.
+    """
+    import random
+
+    from explicit_audit._core.limits import Limits
+    from explicit_audit._core.spans import split_piece
+
+    rng = random.Random(long_runs)
+    lines = []
+    for _ in range(6_000):
+        lead = "".join(rng.choice(" \t\r") for _ in range(rng.choice([0, 1, 2, 5, 14, 15])))
+        lines.append(lead + rng.choice(["", "", "{}", "x", " ", '{"a": 1}  ']))
+    for _ in range(long_runs):
+        where = rng.randrange(len(lines))
+        lines[where] = " " * rng.choice([15, 16, 17, 40]) + rng.choice(["", "\t", "{}", "y"])
+    for ending in ("\n", ""):
+        data = ("\n".join(lines) + ending).encode()
+        spans = split_piece(data, 7, True, Limits())
+        solid = [index + 7 for index, line in enumerate(lines) if line.strip(" \t\r\n")]
+        assert spans.lines.tolist() == solid
+        texts = [data[s:e].decode() for s, e in zip(spans.starts, spans.ends, strict=True)]
+        assert texts == [line for line in lines if line.strip(" \t\r\n")]

@@ -82,6 +82,45 @@ def _line_ends(buffer: np.ndarray) -> np.ndarray:
     return np.flatnonzero(buffer == _NEWLINE)
 
 
+#: Bytes of each line :func:`_holds_solid` looks at in step, all lines at once.
+_STEPS = 16
+#: Spans past :data:`_STEPS` searched one by one, at most; more make one count over the piece.
+_ONE_BY_ONE = 1024
+
+
+def _holds_solid(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Whether each span, which starts with white space, holds a byte that is not.
+
+    The spans' bytes are looked at in step, the second of every span longer
+    than one byte, then the third of those undecided, and so on, so that
+    millions of short blank lines cost a few passes over their own bytes and
+    never one over the piece. Spans still undecided after :data:`_STEPS`
+    bytes (long runs of white space) are searched one by one when they are
+    few, else by one count of the solid bytes over the whole piece.
+    """
+    lengths = ends - starts
+    solid = np.zeros(len(starts), dtype=bool)
+    undecided = np.flatnonzero(lengths > 1)
+    for offset in range(1, _STEPS):
+        if offset > 1:
+            undecided = undecided[lengths[undecided] > offset]
+        if not len(undecided):
+            return solid
+        found = ~_IS_SPACE[buffer[starts[undecided] + offset]]
+        solid[undecided[found]] = True
+        undecided = undecided[~found]
+    if len(undecided) <= _ONE_BY_ONE:
+        for index in undecided.tolist():
+            start = int(starts[index]) + _STEPS
+            solid[index] = first_solid(buffer[start : int(ends[index])].tobytes()) is not None
+        return solid
+    count = np.int32 if len(buffer) < 2**31 else np.int64
+    running = np.zeros(len(buffer) + 1, dtype=count)
+    np.cumsum(~_IS_SPACE[buffer], dtype=count, out=running[1:])
+    solid[undecided] = running[ends[undecided]] > running[starts[undecided]]
+    return solid
+
+
 def _trimmed(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Each span's end with its trailing white space left out."""
     ends = ends.copy()
@@ -222,20 +261,27 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
     buffer = np.frombuffer(data, dtype=np.uint8)
     newlines = _line_ends(buffer)
     if jsonl:
-        starts = np.concatenate(([0], newlines + 1)).astype(np.int64)
-        ends = np.concatenate((newlines, [len(data)])).astype(np.int64)
-        lines = np.arange(len(starts), dtype=np.int64) + first_line
-        keep = ends > starts
-        first = buffer[np.minimum(starts, max(len(data) - 1, 0))]
-        doubtful = np.flatnonzero(keep & _IS_SPACE[first])
+        # Line i runs from starts[i] to ends[i]; every line but the last ends with a line end.
+        count = len(newlines) + 1
+        starts = np.empty(count, dtype=np.int64)
+        starts[0] = 0
+        np.add(newlines, 1, out=starts[1:])
+        ends = np.empty(count, dtype=np.int64)
+        ends[:-1] = newlines
+        ends[-1] = len(data)
+        lengths = ends - starts
+        first = np.empty(count, dtype=np.uint8)
+        first[:-1] = buffer[starts[:-1]]  # each starts at or before the line end after it
+        first[-1] = buffer[starts[-1]] if starts[-1] < len(data) else _NEWLINE
+        spaced = _IS_SPACE[first]
+        keep = (lengths > 0) & ~spaced
+        # A line starting with white space is kept when it holds another byte: one
+        # byte long, it is blank (millions of " " lines cost no look at their bytes).
+        doubtful = np.flatnonzero(spaced & (lengths > 1))
         if len(doubtful):
-            # A line starting with white space is kept when it holds another byte:
-            # counted for all such lines at once (millions of blank lines are one pass).
-            count = np.int32 if len(data) < 2**31 else np.int64
-            solid = np.zeros(len(data) + 1, dtype=count)
-            np.cumsum(~_IS_SPACE[buffer], dtype=count, out=solid[1:])
-            keep[doubtful] = solid[ends[doubtful]] > solid[starts[doubtful]]
-        starts, ends, lines = starts[keep], ends[keep], lines[keep]
+            keep[doubtful] = _holds_solid(buffer, starts[doubtful], ends[doubtful])
+        kept = np.flatnonzero(keep)
+        starts, ends, lines = starts[kept], ends[kept], kept + first_line
         opens = buffer[starts] == _LBRACE if len(starts) else np.zeros(0, dtype=bool)
         clean = opens & _last_byte_is(buffer, starts, ends, (_RBRACE,))
     else:
