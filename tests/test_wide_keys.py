@@ -146,3 +146,88 @@ def test_keys_past_the_limit_load_in_bulk_as_they_load_one_by_one(tmp_path, limi
     assert {"a": [1, 2.5, None], "b": "é\u2028"} in [
         value for keys in kept for value in keys.values()
     ]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_keys_like_the_first_objects_are_found_as_a_byte_by_byte_look_finds_them(
+    seed, monkeypatch
+):
+    """_like_first_object compares keys in words of eight bytes: the same answer as byte by byte.
+
+    Keys of every length around the word size, differing in their first, middle
+    or last byte, and members near the end of the bytes; in one run, and in runs
+    of 97 members in one and two threads.
+    """
+    import random
+
+    import numpy as np
+
+    from explicit_audit._core import wide_keys
+    from explicit_audit._core.wide_keys import _like_first_object, _members
+
+    rng = random.Random(seed)
+    template = ["a", "schemaVersion", "k" * 8, "k" * 9, "x" * 16, "é" * 3, "y" * 23]
+
+    def changed(key: str) -> str:
+        if not rng.randrange(3) or len(key) < 2:
+            return key
+        at = rng.choice([0, len(key) // 2, len(key) - 1])
+        return key[:at] + rng.choice("zq") + key[at + 1 :]
+
+    texts = [json.dumps({key: 1 for key in template}, ensure_ascii=False)]
+    for _ in range(300):
+        keys = [changed(key) for key in template[: rng.randrange(len(template) + 1)]]
+        keys += ["extra"] * rng.randrange(2)
+        texts.append(json.dumps(dict.fromkeys(keys, 1), ensure_ascii=False))
+    texts.append('{"a":1}')  # a key within the last eight bytes
+    data = "\n".join(texts).encode()
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    _, _, row, _, key_open, key_close, _ = _members(data, buffer, len(texts))
+    first = np.searchsorted(row, row, side="left")
+    found = _like_first_object(buffer, key_open + 1, key_close, first)
+    monkeypatch.setattr(wide_keys, "_CHUNK_MEMBERS", 97)
+    for threads in (1, 2):
+        runs = _like_first_object(buffer, key_open + 1, key_close, first, threads)
+        assert runs.tolist() == found.tolist()
+    keys = [data[o + 1 : c] for o, c in zip(key_open.tolist(), key_close.tolist(), strict=True)]
+    size = int(np.count_nonzero(row == 0))
+    expected = [
+        ordinal if ordinal < size and keys[index] == keys[ordinal] else -1
+        for index, ordinal in enumerate((np.arange(len(row)) - first).tolist())
+    ]
+    assert found.tolist() == expected
+    unlike = sum(place < 0 for place in expected)
+    assert 100 < unlike < len(expected) - 100  # both kinds, many of each
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_members_found_in_runs_of_objects_are_the_members_of_one_pass(pretty):
+    """set_apart given where the objects start looks at them in runs, in threads: same result.
+
+    More bytes than two runs, JSON Lines and pretty objects (whose lines are no
+    object boundaries), and object starts that are wrong (a run would cut an
+    object: the bytes are then read in one pass).
+    """
+    import numpy as np
+
+    from explicit_audit._core import wide_keys
+
+    texts = []
+    for index in range(60_000):
+        value = {"id": index, "text": "a, {b}: [c] \\\"d\\\"" * (index % 5), f"k{index}": [index]}
+        texts.append(json.dumps(value, indent=2 if pretty else None))
+    data = "\n".join(texts).encode()
+    assert len(data) > 2 * wide_keys._CHUNK_BYTES
+    lengths = np.array([len(text.encode()) + 1 for text in texts])
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+
+    def keep(key, first):
+        return key in {"id", "text", "k0"}
+
+    whole = set_apart(data, len(texts), keep)
+    assert whole is not None and whole.overflow[5] == {"k5": [5]}
+    for threads in (1, 2):
+        runs = set_apart(data, len(texts), keep, object_starts=starts, threads=threads)
+        assert runs == whole
+    wrong = starts + 3  # inside each object
+    assert set_apart(data, len(texts), keep, object_starts=wrong, threads=2) == whole

@@ -725,8 +725,10 @@ class PieceReader:
         starts, ends = spans.starts[members], spans.ends[members]
         if len(members) > 1 and np.all(starts[1:] == ends[:-1] + (1 if self.jsonl else 0)):
             buffer = data[int(starts[0]) : int(ends[-1])]  # contiguous: no copy of the spans
+            object_starts = starts - starts[0]
         else:
             buffer = b"\n".join(data[int(s) : int(e)] for s, e in zip(starts, ends, strict=True))
+            object_starts = np.concatenate(([0], np.cumsum(ends - starts + 1)[:-1]))
         first_value = data[int(starts[0]) : int(ends[0])]
         lines = spans.lines[members]
         multiline = not (self.jsonl or self._one_line)
@@ -745,7 +747,13 @@ class PieceReader:
             self._few_extra_fields(schema, piece.table.column_names)
         except TooManyFields:
             # Keys past the limit set apart from the bytes, kept per row as written.
-            apart = set_apart(buffer, len(members), self._keeper(kind, schema))
+            apart = set_apart(
+                buffer,
+                len(members),
+                self._keeper(kind, schema),
+                object_starts=object_starts,
+                threads=self.limits.max_threads,
+            )
             if apart is None:
                 raise
             piece = parse_piece(

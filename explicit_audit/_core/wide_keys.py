@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,11 @@ _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA, _SPACE = 123, 125, 91, 93, 44, 3
 _QUOTE, _BACKSLASH = 34, 92
 #: An integer orjson would read as a float (beyond 64 bits): such rows are read exactly.
 _LONG_DIGITS = re.compile(rb"\d{19}")
+#: Bytes of objects :func:`_members` looks at in one pass: its arrays of a few
+#: million events stay in the processor's cache, and the passes share the threads.
+_CHUNK_BYTES = 1 << 21
+#: Members :func:`_like_first_object` compares in one run.
+_CHUNK_MEMBERS = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +88,7 @@ def _members(data: bytes, buffer: np.ndarray, rows: int):
     events = np.flatnonzero(np.frombuffer(data.translate(_EVENT), dtype=bool))
     byte = buffer[events]
     quote = byte == _QUOTE
-    if quote.any():
+    if b"\\" in data and quote.any():  # an escaped quote is no event
         quote[quote] = _real_quotes(data, buffer, events[quote])
         keep = quote | (byte != _QUOTE)
         events, byte, quote = events[keep], byte[keep], quote[keep]
@@ -90,8 +96,10 @@ def _members(data: bytes, buffer: np.ndarray, rows: int):
     if len(inside) and inside[-1]:
         return None
     # Structure (outside strings) and the string quotes, in order.
-    kept = quote | ~inside
-    events, byte, quote = events[kept], byte[kept], quote[kept]
+    inside &= ~quote  # a closing quote is no longer inside
+    if inside.any():
+        kept = ~inside
+        events, byte, quote = events[kept], byte[kept], quote[kept]
     depth = np.cumsum(_NESTING[byte], dtype=np.int32)  # a quote is no step
     if not len(depth) or (depth < 0).any() or depth[-1] != 0 or (quote & (depth == 0)).any():
         return None  # not objects closed at the end, or a string outside them
@@ -116,24 +124,65 @@ def _members(data: bytes, buffer: np.ndarray, rows: int):
     return events[begins] + 1, ends, row, after_comma, key_open, key_close, events[begins]
 
 
+def _words(buffer: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The 8 bytes from each position as one little-endian word, zero past the end."""
+    if len(buffer) < 8:
+        buffer = np.concatenate((buffer, np.zeros(8 - len(buffer), dtype=np.uint8)))
+    last = len(buffer) - 8
+    clamped = np.minimum(positions, last)
+    words = np.lib.stride_tricks.sliding_window_view(buffer, 8)[clamped]
+    words = np.ascontiguousarray(words).view("<u8").ravel()
+    # Read from before the position near the end: the bytes wanted are the higher ones.
+    return words >> ((positions - clamped).astype(np.uint64) * np.uint64(8))
+
+
 def _like_first_object(
-    buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: np.ndarray
+    buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: np.ndarray, threads: int = 1
 ) -> np.ndarray:
     """Per member, the member of the first object at its place whose key is the same, or -1.
 
     Objects of a log mostly hold the keys of the first one in its order: those
-    keys are compared with NumPy, byte by byte, and only the others are read
-    one by one.
+    keys are compared with NumPy, eight bytes at a time (runs of members in
+    ``threads``), and only the others are read one by one.
     """
     lengths = ends - starts
     ordinal = np.arange(len(starts)) - first
     template = int(np.count_nonzero(first == 0))
-    place = np.minimum(ordinal, max(template - 1, 0))
+    if not template:
+        return np.full(len(starts), -1, dtype=np.int64)
+    place = np.minimum(ordinal, template - 1)
     same = (ordinal < template) & (lengths == lengths[place])
-    for offset in range(int(lengths[:template].max()) if template else 0):
-        at = np.flatnonzero(same & (lengths > offset))
-        same[at] = buffer[starts[at] + offset] == buffer[starts[place[at]] + offset]
+    longest = int(lengths[:template].max())
+
+    def compare(bounds: tuple[int, int]) -> None:
+        at = np.flatnonzero(same[bounds[0] : bounds[1]]) + bounds[0]
+        for offset in range(0, longest, 8):
+            at = at[lengths[at] > offset]
+            if not len(at):
+                return
+            left = lengths[at] - offset  # bytes of the key from here on, at least 1
+            mask = np.full(len(at), np.uint64(0xFFFFFFFFFFFFFFFF))
+            short = left < 8
+            bits = left[short].astype(np.uint64) * np.uint64(8)
+            mask[short] = (np.uint64(1) << bits) - np.uint64(1)
+            differ = _words(buffer, starts[at] + offset) ^ _words(
+                buffer, starts[place[at]] + offset
+            )
+            unlike = (differ & mask) != 0
+            same[at[unlike]] = False  # each run writes its own members only
+            at = at[~unlike]
+
+    _in_runs(compare, len(starts), _CHUNK_MEMBERS, threads)
     return np.where(same, place, -1)
+
+
+def _in_runs(work: Callable[[tuple[int, int]], object], size: int, run: int, threads: int) -> list:
+    """``work((start, stop))`` for runs of ``run`` positions over ``size``, in ``threads``."""
+    bounds = [(start, min(start + run, size)) for start in range(0, size, run)] or [(0, 0)]
+    if threads > 1 and len(bounds) > 1:
+        with ThreadPoolExecutor(threads, thread_name_prefix="explicit-audit-members") as pool:
+            return list(pool.map(work, bounds))
+    return list(map(work, bounds))
 
 
 def _name(key: bytes) -> str | None:
@@ -149,7 +198,53 @@ def _name(key: bytes) -> str | None:
     return name
 
 
-def set_apart(data: bytes, rows: int, keep: Callable[[str], bool]) -> SetApart | None:
+def _chunked_members(data: bytes, rows: int, object_starts: np.ndarray | None, threads: int):
+    """:func:`_members` of ``data``, computed over runs of whole objects and joined.
+
+    ``object_starts`` are where the objects start in ``data`` (the spans the
+    caller found); the runs are cut there only, each run must hold its own
+    objects, and the members found are the ones one pass over ``data``
+    finds. Without them, or when a run cannot be read with certainty, the
+    bytes are read in one pass.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    if object_starts is None or len(object_starts) != rows or len(data) <= 2 * _CHUNK_BYTES:
+        return _members(data, buffer, rows)
+    cuts = np.searchsorted(object_starts, np.arange(_CHUNK_BYTES, len(data), _CHUNK_BYTES))
+    cuts = np.unique(np.concatenate(([0], cuts[(cuts > 0) & (cuts < rows)], [rows])))
+    offsets = [int(object_starts[i]) if i < rows else len(data) for i in cuts.tolist()]
+    offsets[0] = 0
+
+    def run(index: int):
+        start, stop = offsets[index], offsets[index + 1]
+        return _members(data[start:stop], buffer[start:stop], int(cuts[index + 1] - cuts[index]))
+
+    indices = range(len(offsets) - 1)
+    if threads > 1:
+        with ThreadPoolExecutor(threads, thread_name_prefix="explicit-audit-members") as pool:
+            found = list(pool.map(run, indices))
+    else:
+        found = list(map(run, indices))
+    if any(part is None for part in found):
+        return _members(data, buffer, rows)
+    joined = []
+    for field in range(7):
+        pieces = []
+        for index, part in enumerate(found):
+            shift = int(cuts[index]) if field == 2 else offsets[index]
+            pieces.append(part[field] + shift if field != 3 else part[field])
+        joined.append(np.concatenate(pieces))
+    return tuple(joined)
+
+
+def set_apart(
+    data: bytes,
+    rows: int,
+    keep: Callable[[str], bool],
+    *,
+    object_starts: np.ndarray | None = None,
+    threads: int = 1,
+) -> SetApart | None:
     """Set apart the top-level members whose key ``keep`` refuses.
 
     Parameters
@@ -162,6 +257,11 @@ def set_apart(data: bytes, rows: int, keep: Callable[[str], bool]) -> SetApart |
         ``keep(key, first) -> bool``, asked once per distinct key, in the
         order the keys first appear (``first``: the first object holds it):
         whether the key stays in the bytes (a column).
+    object_starts : ndarray of int64, optional
+        Where each of the ``rows`` objects starts in ``data``: the objects are
+        then looked at in runs (see :func:`_chunked_members`).
+    threads : int, default 1
+        Threads the runs are looked at in.
 
     Returns
     -------
@@ -172,12 +272,12 @@ def set_apart(data: bytes, rows: int, keep: Callable[[str], bool]) -> SetApart |
         rows as before.
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    found = _members(data, buffer, rows)
+    found = _chunked_members(data, rows, object_starts, threads)
     if found is None:
         return None
     starts, ends, row, after_comma, key_open, key_close, before = found
     first = np.searchsorted(row, row, side="left")  # each member's object's first member
-    like_first = _like_first_object(buffer, key_open + 1, key_close, first)
+    like_first = _like_first_object(buffer, key_open + 1, key_close, first, threads)
     other = np.flatnonzero(like_first < 0)
     template = int(np.count_nonzero(row == row[0])) if len(row) else 0
     keys = [
