@@ -124,7 +124,17 @@ def _columnar_rows(path, limits: Limits) -> int:
 
 @pytest.mark.parametrize("typo", [False, True])
 @pytest.mark.parametrize("limit", [5, 256])
-def test_keys_past_the_limit_load_in_bulk_as_they_load_one_by_one(tmp_path, limit, typo):
+@pytest.mark.parametrize("run_bytes", [None, 4096])
+def test_keys_past_the_limit_load_in_bulk_as_they_load_one_by_one(
+    tmp_path, limit, typo, run_bytes, monkeypatch
+):
+    """Same tables as value by value; with ``run_bytes``, members are found in runs of that many
+    bytes (and keys compared in runs of 50 members), in two threads, as in a large file."""
+    if run_bytes is not None:
+        from explicit_audit._core import wide_keys
+
+        monkeypatch.setattr(wide_keys, "_CHUNK_BYTES", run_bytes)
+        monkeypatch.setattr(wide_keys, "_CHUNK_MEMBERS", 50)
     path = tmp_path / "wide.jsonl"
     _wide_file(path, 700, typo)
     bulk, bulk_warnings = _load(path, limits={"max_extra_columns": limit})
