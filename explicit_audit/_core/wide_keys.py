@@ -179,10 +179,15 @@ def _like_first_object(
 def _in_runs(work: Callable[[tuple[int, int]], object], size: int, run: int, threads: int) -> list:
     """``work((start, stop))`` for runs of ``run`` positions over ``size``, in ``threads``."""
     bounds = [(start, min(start + run, size)) for start in range(0, size, run)] or [(0, 0)]
-    if threads > 1 and len(bounds) > 1:
+    return _in_threads(work, bounds, threads)
+
+
+def _in_threads(work: Callable, items: list, threads: int) -> list:
+    """``[work(item) for item in items]``, in a pool of ``threads`` when there are several."""
+    if threads > 1 and len(items) > 1:
         with ThreadPoolExecutor(threads, thread_name_prefix="explicit-audit-members") as pool:
-            return list(pool.map(work, bounds))
-    return list(map(work, bounds))
+            return list(pool.map(work, items))
+    return list(map(work, items))
 
 
 def _name(key: bytes) -> str | None:
@@ -219,12 +224,7 @@ def _chunked_members(data: bytes, rows: int, object_starts: np.ndarray | None, t
         start, stop = offsets[index], offsets[index + 1]
         return _members(data[start:stop], buffer[start:stop], int(cuts[index + 1] - cuts[index]))
 
-    indices = range(len(offsets) - 1)
-    if threads > 1:
-        with ThreadPoolExecutor(threads, thread_name_prefix="explicit-audit-members") as pool:
-            found = list(pool.map(run, indices))
-    else:
-        found = list(map(run, indices))
+    found = _in_threads(run, list(range(len(offsets) - 1)), threads)
     if any(part is None for part in found):
         return _members(data, buffer, rows)
     joined = []
