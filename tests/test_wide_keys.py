@@ -13,6 +13,7 @@ import warnings
 
 import orjson
 import pandas as pd
+import pyarrow as pa
 import pytest
 from conftest import accounted, make_receipt, without_columnar
 
@@ -159,9 +160,7 @@ def test_keys_past_the_limit_load_in_bulk_as_they_load_one_by_one(
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_keys_like_the_first_objects_are_found_as_a_byte_by_byte_look_finds_them(
-    seed, monkeypatch
-):
+def test_keys_like_the_first_objects_are_found_as_a_byte_by_byte_look_finds_them(seed, monkeypatch):
     """_like_first_object compares keys in words of eight bytes: the same answer as byte by byte.
 
     Keys of every length around the word size, differing in their first, middle
@@ -224,7 +223,7 @@ def test_members_found_in_runs_of_objects_are_the_members_of_one_pass(pretty):
 
     texts = []
     for index in range(60_000):
-        value = {"id": index, "text": "a, {b}: [c] \\\"d\\\"" * (index % 5), f"k{index}": [index]}
+        value = {"id": index, "text": 'a, {b}: [c] \\"d\\"' * (index % 5), f"k{index}": [index]}
         texts.append(json.dumps(value, indent=2 if pretty else None))
     data = "\n".join(texts).encode()
     assert len(data) > 2 * wide_keys._CHUNK_BYTES
@@ -241,3 +240,57 @@ def test_members_found_in_runs_of_objects_are_the_members_of_one_pass(pretty):
         assert runs == whole
     wrong = starts + 3  # inside each object
     assert set_apart(data, len(texts), keep, object_starts=wrong, threads=2) == whole
+
+
+# -- how many fields a piece seems to hold -------------------------------------------------------
+
+
+def _lines(count: int, key_of_its_own, extra=None) -> bytes:
+    rows = []
+    for index in range(count):
+        value = {**make_receipt(query=f"q {index}")}
+        if key_of_its_own(index):
+            value[f"k{index}"] = index
+        if extra is not None:
+            value.update(extra(index))
+        rows.append(json.dumps(value))
+    return ("\n".join(rows) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("key_of_its_own", "many"),
+    [
+        (lambda index: False, False),  # clean records
+        (lambda index: True, True),  # each line a key of its own
+        (lambda index: index % 4 == 0, True),  # every 4th line
+        (lambda index: index < 30, False),  # a few, at the top only
+    ],
+)
+def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_its_own, many):
+    """_many_fields on JSON Lines parses its windows together: same fields, same verdict."""
+    from explicit_audit._core import columnar
+
+    data = _lines(3_000, key_of_its_own)
+    windows = columnar._windows(data)
+    assert len(windows) == columnar._WINDOWS
+    found = columnar._names_in_one_parse(windows)
+    assert found is not None  # no field holds null here: the same names as parsed alone
+    assert [names for names, _ in found] == [
+        set(columnar._parse(pa.py_buffer(window), None, multiline=True).column_names)
+        for window in windows
+    ]
+    together = columnar._many_fields(data, None, 256, multiline=False)
+    alone = columnar._many_fields(data, None, 256, multiline=True)  # each window in its own call
+    assert together == alone == many
+
+
+def test_windows_whose_fields_change_type_are_parsed_one_by_one():
+    """A field numeric in one window and text in another: no parse of them together."""
+    from explicit_audit._core import columnar
+
+    data = _lines(3_000, lambda index: False, lambda index: {"host": index if index < 9 else "h"})
+    windows = columnar._windows(data)
+    assert len(windows) == columnar._WINDOWS
+    assert columnar._names_in_one_parse(windows) is None
+    found = columnar._names_in_one_parse(windows[1:2] * 2)  # text in both
+    assert found is not None and all("host" in names for names, _ in found)
