@@ -296,7 +296,7 @@ def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
                 columns[name] = typed_columns({name: values}, frame.index)[name]
             else:
                 columns[name] = values
-    result = pd.DataFrame(columns, index=frame.index)
+    result = pd.DataFrame(columns, index=frame.index, copy=False)
     result[EXTRA_JSON] = _json_column([keys or None for keys in later], frame.index)
     return result
 
