@@ -9,6 +9,7 @@ same key notes, same warnings.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import orjson
@@ -249,8 +250,9 @@ def _lines(count: int, key_of_its_own, extra=None) -> bytes:
     rows = []
     for index in range(count):
         value = {**make_receipt(query=f"q {index}")}
-        if key_of_its_own(index):
-            value[f"k{index}"] = index
+        held = key_of_its_own(index)
+        if held or held is None:
+            value[f"k{index}"] = index if held else None
         if extra is not None:
             value.update(extra(index))
         rows.append(json.dumps(value))
@@ -264,6 +266,7 @@ def _lines(count: int, key_of_its_own, extra=None) -> bytes:
         (lambda index: True, True),  # each line a key of its own
         (lambda index: index % 4 == 0, True),  # every 4th line
         (lambda index: index < 30, False),  # a few, at the top only
+        (lambda index: None, True),  # each line a key of its own, null
     ],
 )
 def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_its_own, many):
@@ -274,11 +277,19 @@ def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_it
     windows = columnar._windows(data)
     assert len(windows) == columnar._WINDOWS
     found = columnar._names_in_one_parse(windows)
-    assert found is not None  # no field holds null here: the same names as parsed alone
-    assert [names for names, _ in found] == [
+    alone = [
         set(columnar._parse(pa.py_buffer(window), None, multiline=True).column_names)
         for window in windows
     ]
+    assert found is not None
+    if key_of_its_own(0) is not None:  # no field holds null: the same names as parsed alone
+        assert [names for names, _ in found] == alone
+    else:  # each null key of its own seen, in one window
+        own = re.compile(r"k\d+")
+        seen = [name for names, _ in found for name in names if own.fullmatch(name)]
+        assert sorted(seen) == sorted(
+            name for names in alone for name in names if own.fullmatch(name)
+        )
     together = columnar._many_fields(data, None, 256, multiline=False)
     alone = columnar._many_fields(data, None, 256, multiline=True)  # each window in its own call
     assert together == alone == many

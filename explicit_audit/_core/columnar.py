@@ -186,8 +186,11 @@ def _names_in_one_parse(windows: list[bytes]) -> list[tuple[set[str], int]] | No
 
     The windows are parsed together, in one call (each call costs about a
     millisecond however few its bytes), and each field is placed in the
-    windows whose rows hold it. None when there is one window, or the parse
-    fails or gives other rows than lines (each window is then parsed alone).
+    windows whose rows hold a value of it (Arrow does not tell a null from a
+    missing key: a field written null is seen in fewer windows, which counts
+    it as growing with the bytes, as :func:`_many_fields` counts a field seen
+    once). None when there is one window, or the parse fails or gives other
+    rows than lines (each window is then parsed alone).
     """
     if len(windows) < 2 or not all(window.endswith(b"\n") for window in windows):
         return None
@@ -202,7 +205,10 @@ def _names_in_one_parse(windows: list[bytes]) -> list[tuple[set[str], int]] | No
     names: list[set[str]] = [set() for _ in windows]
     for name, column in zip(table.column_names, table.columns, strict=True):
         held = pc.is_valid(column).to_numpy(zero_copy_only=False)
-        for index in np.flatnonzero(np.add.reduceat(held, firsts)).tolist():
+        # A field that is null wherever it is written (a key of its own per line, null)
+        # counts as seen in one window: the most it may grow by, never less.
+        windows_held = np.flatnonzero(np.add.reduceat(held, firsts)).tolist() or [0]
+        for index in windows_held:
             names[index].add(name)
     return [(found, len(window)) for found, window in zip(names, windows, strict=True)]
 
