@@ -138,6 +138,8 @@ def _many_fields(data: bytes, schema: pa.Schema | None, limit: int, multiline: b
     and gigabytes; refused, the fields past ``max_extra_columns`` are set
     apart from the bytes and kept as one column of JSON text
     (:mod:`explicit_audit._core.wide_keys`), or the values read one by one.
+    The windows of JSON Lines (``multiline`` false: one object per line) are
+    parsed in one call (:func:`_names_in_one_parse`), others one call each.
     """
     if len(data) <= _WINDOW_BYTES:
         return False  # Arrow's table of so few bytes is small, whatever their fields
