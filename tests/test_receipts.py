@@ -144,6 +144,7 @@ def test_logger_keys_are_kept_as_columns(tmp_path):
         ({"schemaVersion": 1}, "schemaVersion is 1, a receipt schema this kit does not know"),
         ({"scope": "global"}, "scope must be one of search, space"),
         ({"recordIds": "brief"}, "recordIds must be an array of strings"),
+        ({"recordIds": ["r-1", 7, None]}, "recordIds[1] must be a string, got the number 7"),
         ({"relevanceThreshold": "high"}, "relevanceThreshold must be a finite number or null"),
     ],
 )

@@ -83,7 +83,8 @@ def _strings(value: Any, field: str) -> list[str]:
     if not isinstance(value, list):
         raise _misfit(field, f"must be an array of strings, got {describe(value)}")
     for index, item in enumerate(value):
-        _string(item, f"{field}[{index}]")
+        if not isinstance(item, str):  # the item's field is named only when it is wrong
+            _string(item, f"{field}[{index}]")
     return value
 
 
