@@ -291,8 +291,8 @@ def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_it
             name for names in alone for name in names if own.fullmatch(name)
         )
     together = columnar._many_fields(data, None, 256, multiline=False)
-    alone = columnar._many_fields(data, None, 256, multiline=True)  # each window in its own call
-    assert together == alone == many
+    one_by_one = columnar._many_fields(data, None, 256, multiline=True)  # a call per window
+    assert together == one_by_one == many
 
 
 def test_windows_whose_fields_change_type_are_parsed_one_by_one():

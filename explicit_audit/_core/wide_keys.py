@@ -227,6 +227,8 @@ def _chunked_members(data: bytes, rows: int, object_starts: np.ndarray | None, t
     found = _in_threads(run, list(range(len(offsets) - 1)), threads)
     if any(part is None for part in found):
         return _members(data, buffer, rows)
+    # Per field of _members: the row (2) moves by the run's first row, the flag (3)
+    # stays, every other field is a byte offset and moves by the run's first byte.
     joined = []
     for field in range(7):
         pieces = []
