@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -451,9 +451,25 @@ def read_file(
     leave unparsed (a head read only to sample it): no digest then.
     """
     shown = name or display_name(path)
-    reading = Reading([shown], [], limits or Limits())
-    reader = FileReader(path, reading.limits, name=shown, hash_whole=hash_whole)
-    read_with(reading, reader, kinds, keep)
+    return _read_one(
+        shown,
+        lambda limits: FileReader(path, limits, name=shown, hash_whole=hash_whole),
+        kinds,
+        keep,
+        limits,
+    )
+
+
+def _read_one(
+    name: str,
+    reader_for: Callable[[Limits], FileReader],
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    limits: Limits | None,
+) -> Reading:
+    """A reading of the one file ``name``, by the reader ``reader_for(limits)`` gives."""
+    reading = Reading([name], [], limits or Limits())
+    read_with(reading, reader_for(reading.limits), kinds, keep)
     return reading
 
 
@@ -473,18 +489,21 @@ def read_bytes(
     ``file_start`` says whether the bytes begin the file: only there is a
     UTF-8 byte order mark dropped, as when the whole file is read.
     """
-    reading = Reading([name], [], limits or Limits())
-    reader = BytesReader(
-        None,
-        reading.limits,
-        name=name,
-        jsonl=jsonl,
-        first_line=first_line,
-        strip_bom=file_start,
+    return _read_one(
+        name,
+        lambda limits: BytesReader(
+            None,
+            limits,
+            name=name,
+            jsonl=jsonl,
+            first_line=first_line,
+            strip_bom=file_start,
+            data=data,
+        ),
+        kinds,
+        keep,
+        limits,
     )
-    reader.data = data
-    read_with(reading, reader, kinds, keep)
-    return reading
 
 
 def read_lines_range(
@@ -504,12 +523,15 @@ def read_lines_range(
     streamed from the file (:class:`~explicit_audit._core.content.RangeReader`):
     a line longer than ``max_value_bytes`` is rejected without being held.
     """
-    reading = Reading([name], [], limits or Limits())
-    reader = RangeReader(
-        path, reading.limits, name=name, first_line=first_line, start=start, stop=stop
+    return _read_one(
+        name,
+        lambda limits: RangeReader(
+            path, limits, name=name, first_line=first_line, start=start, stop=stop
+        ),
+        kinds,
+        keep,
+        limits,
     )
-    read_with(reading, reader, kinds, keep)
-    return reading
 
 
 #: Per process, by kind and ``times``: its tables built from no segments, and the kind.

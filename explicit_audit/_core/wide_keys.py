@@ -154,9 +154,12 @@ def _like_first_object(
     same = (ordinal < template) & (lengths == lengths[place])
     longest = int(lengths[:template].max())
 
+    # The first object's keys, word by word: read once, not once per member like them.
+    template_words = [_words(buffer, starts[:template] + offset) for offset in range(0, longest, 8)]
+
     def compare(bounds: tuple[int, int]) -> None:
         at = np.flatnonzero(same[bounds[0] : bounds[1]]) + bounds[0]
-        for offset in range(0, longest, 8):
+        for step, offset in enumerate(range(0, longest, 8)):
             at = at[lengths[at] > offset]
             if not len(at):
                 return
@@ -165,9 +168,7 @@ def _like_first_object(
             short = left < 8
             bits = left[short].astype(np.uint64) * np.uint64(8)
             mask[short] = (np.uint64(1) << bits) - np.uint64(1)
-            differ = _words(buffer, starts[at] + offset) ^ _words(
-                buffer, starts[place[at]] + offset
-            )
+            differ = _words(buffer, starts[at] + offset) ^ template_words[step][place[at]]
             unlike = (differ & mask) != 0
             same[at[unlike]] = False  # each run writes its own members only
             at = at[~unlike]
