@@ -314,7 +314,7 @@ def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit, tmp_p
 
 
 def test_plan_editor_shows_the_hash_and_what_the_seed_would_refuse(open_notebook, audit):
-    first_plan = audit.plans["plan"].iloc[0]
+    first_plan = json.loads(audit.plans["plan"].iloc[0])
     notebook = open_notebook("plan_hashes.ipynb")
     notebook.run_all()
     page, panel = notebook.page, notebook.panel

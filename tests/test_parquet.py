@@ -83,14 +83,17 @@ def test_values_hashes_are_rebuilt_from_are_kept_as_written(tmp_path):
     audit = _load(source)
     assert len(audit.plans) == len(plans)
     back = ea.read_parquet(audit.to_parquet(tmp_path / "audit"))
-    written = back.plans["plan"].tolist()
+    # The plan is its text as written, kept byte for byte.
+    assert back.plans["plan"].tolist() == audit.plans["plan"].tolist()
+    assert back.plans["plan"].tolist() == [json.dumps(plan) for plan in plans]
+    written = [json.loads(text) for text in back.plans["plan"].tolist()]
     assert written == plans
     # Types as written, not as equal: "5" stays text, 5 an int, -0.0 a float with its sign.
     assert [type(p["top_k"]) for p in written] == [type(p["top_k"]) for p in plans]
     assert str(written[3]["max_context_chars"]) == "-0.0"
     pd.testing.assert_frame_equal(ea.plan_verdicts(back.plans), ea.plan_verdicts(audit.plans))
     assert len(ea.check_plans(back.plans)) == len(ea.check_plans(audit.plans)) > 0
-    # The object column is JSON text in the file, readable as such by any reader.
+    # The text column is text in the file, readable as such by any reader.
     texts = pq.read_table(tmp_path / "audit" / "plans.parquet").column("plan").to_pylist()
     assert [json.loads(text) for text in texts] == plans
 

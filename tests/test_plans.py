@@ -186,7 +186,8 @@ def test_load_plans_reads_both_shapes_with_declared_dtypes(tmp_path):
     assert plans["source_line"].tolist() == [1, 2]
     assert plans["plan_shape"].tolist() == ["canonical", "flat"]
     assert plans["top_k"].dtype == "Int64" and plans["top_k"].tolist() == [8, 8]
-    assert plans["plan"].iloc[1]["top_k"] == "8"  # kept as written
+    assert json.loads(plans["plan"].iloc[1])["top_k"] == "8"  # kept as written
+    assert plans["plan"].dtype == "str"
     assert plans["seed_coercions"].iloc[1] == "top_k: '8' -> 8 by int()"
     assert plans["has_mt"].tolist() == [False, True]
     assert pd.isna(plans["mt_engine"].iloc[0]) and plans["mt_engine"].iloc[1] == "m2m100"
@@ -204,7 +205,8 @@ def test_lone_surrogates_load_and_hash_as_the_seed_hashes_them(tmp_path):
     # json.dumps writes the lone surrogate as the escape \ud800, as a Python producer would.
     path.write_text(json.dumps(_record(vector["plan"], vector["expected"])) + "\n", "utf-8")
     plans = ea.load_plans(path, progress=False)
-    assert plans["plan"].iloc[0]["retrieval_keywords"] == "x\ud800y"
+    assert json.loads(plans["plan"].iloc[0])["retrieval_keywords"] == "x\ud800y"
+    assert "\\ud800" in plans["plan"].iloc[0]  # the escape, as written
     assert plans["retrieval_keywords"].iloc[0] == "x\ufffdy"  # shown; the plan column is exact
     assert ea.plan_verdicts(plans)["match"].all()
 
@@ -216,7 +218,7 @@ def test_counts_beyond_64_bits_load_and_hash_exactly(tmp_path):
     path = _write_jsonl(tmp_path / "big.jsonl", [_record(plan, ea.plan_hash(plan))])
     plans = ea.load_plans(path, progress=False)
     assert pd.isna(plans["top_k"].iloc[0]) and pd.isna(plans["over_fetch"].iloc[0])
-    assert plans["plan"].iloc[0]["top_k"] == 2**70
+    assert json.loads(plans["plan"].iloc[0])["top_k"] == 2**70
     assert ea.plan_verdicts(plans)["match"].all()
 
 
@@ -384,12 +386,34 @@ def test_verify_rebuilds_from_the_written_plan_not_the_columns():
     assert ea.plan_verdicts(plans)["match"].all()
 
 
-def test_verify_reports_a_plan_the_seed_cannot_hash_in_a_hand_made_frame():
+@pytest.mark.parametrize("as_text", [True, False], ids=["text", "dict"])
+def test_verify_reports_a_plan_the_seed_cannot_hash_in_a_hand_made_frame(as_text):
     plans = _frame([_record(BASE, ea.plan_hash(BASE))])
-    plans.at[0, "plan"] = dict(BASE, top_k="8.0")
+    edited = dict(BASE, top_k="8.0")
+    if as_text:
+        plans.loc[0, "plan"] = json.dumps(edited)
+    else:  # a frame of parsed plans (a table saved before plans were kept as text)
+        plans["plan"] = pd.Series([edited], dtype=object)
     row = ea.plan_verdicts(plans).iloc[0]
     assert row["status"] == "unhashable" and pd.isna(row["rebuilt_hash"])
     assert "retrieval_plan.top_k" in row["diagnosis"]
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ('{"top_k": 8', "is text that is not JSON"),
+        ("", "is text that is not JSON"),
+        ("[1, 2]", "not an object"),
+        ('{"retrieval_keywords": "k", "top_k": 8, "top_k": "8.0"}', "retrieval_plan.top_k"),
+    ],
+)
+def test_a_plan_text_the_seed_cannot_read_or_hash_is_unhashable(text, says):
+    plans = _frame([_record(BASE, ea.plan_hash(BASE))] * 3)
+    plans.loc[1, "plan"] = text
+    verdicts = ea.plan_verdicts(plans)
+    assert verdicts["status"].tolist() == ["match", "unhashable", "match"]
+    assert says in verdicts["diagnosis"].iloc[1]
 
 
 def test_verify_result_columns_and_dtypes():

@@ -120,6 +120,12 @@ def _plan_texts() -> list[str]:
         .replace('"ab', '"')
         .replace('"source_lang": "ko"', '"source_lang": ""'),
         flat.replace('"mt_engine": ""', '"mt_engine": "x", "mt": {}'),
+        # Arrow reads a key written null as a key left out; the seed does not.
+        with_mt.replace(json.dumps(MT), "null"),
+        with_mt.replace('"source_lang": "ko"}', '"source_lang": "ko"}, "mt_engine": null'),
+        flat.replace('"mt_engine": ""', '"mt_engine": null'),
+        canonical.replace('"max_context_chars": 12000', '"max_context_chars": null'),
+        json.dumps(dict(PLAN, mt=MT), indent=2),  # several lines
         "[1, 2]",
         "null",
     ]
@@ -248,3 +254,51 @@ def test_spans_read_in_runs_give_the_same_rows(tmp_path, monkeypatch):
     audit = _compare(path)
     assert audit.plans["source_line"].tolist() == [*range(1, 10), *range(11, 14)]
     assert audit.rejected["source_line"].tolist() == [10]
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        dict(PLAN, mt=None),
+        dict(PLAN, mt=MT, mt_engine=None),
+        dict(PLAN, mt_engine="e", mt_manifest_hash=None, source_lang="ja"),
+        dict(PLAN, mt_engine=None),
+    ],
+    ids=["mt null", "mt and a flat key null", "a flat key null", "one flat key null"],
+)
+def test_a_plan_key_written_null_among_clean_records_loads_as_on_the_exact_path(tmp_path, plan):
+    # Arrow reads a key written null as a key left out: the piece parses, and the
+    # columnar path itself must see the difference.
+    good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+    odd = {"run_id": "odd", "retrieval_plan": plan, "retrieval_plan_hash": _hashed(plan)}
+    lines = [json.dumps(dict(good, run_id=f"r{index}")) for index in range(20)]
+    lines.insert(7, json.dumps(odd))
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    audit = _compare(path)
+    assert len(audit.plans) + len(audit.rejected) == 21
+
+
+def test_the_plan_text_is_the_records_own_bytes(tmp_path):
+    plan_text = (
+        '{ "top_k" : 8,"shard_ids":["wiki-ko" , "law-kr"], "retrieval_keywords":"\\uc11c\\uc6b8",\n'
+    )
+    plan_text += '  "over_fetch": 2, "max_context_chars": 12000}'
+    digest = ea.plan_hash(json.loads(plan_text))
+    lines = [
+        '{"run_id": "a", "retrieval_plan": '
+        + plan_text.replace("\n", "")
+        + f', "retrieval_plan_hash": "{digest}"}}',
+        json.dumps(
+            {"run_id": "b", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+        ),
+    ]
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    audit = _compare(path)
+    assert audit.plans["plan"].tolist() == [plan_text.replace("\n", ""), json.dumps(PLAN)]
+    pretty = tmp_path / "plans.json"
+    pretty.write_text(json.dumps([json.loads(line) for line in lines], indent=2), "utf-8")
+    audit = _compare(pretty)
+    assert audit.plans["plan"].iloc[1] == json.dumps(PLAN, indent=2).replace("\n", "\n    ")
+    assert ea.plan_verdicts(audit.plans)["match"].all()

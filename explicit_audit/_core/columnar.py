@@ -75,6 +75,13 @@ class JsonlPiece:
     source_file: str
     table: pa.Table
     lines: np.ndarray
+    data: bytes | None = None
+    """The bytes parsed, for a kind that must look at what Arrow cannot tell
+    (a key written ``null`` and a key left out both read as null)."""
+    starts: np.ndarray | None = None
+    """Where each row's value starts in ``data``."""
+    threads: int = 1
+    """Threads a kind may use on ``data`` (``max_threads``)."""
 
 
 def _parse(
@@ -235,6 +242,8 @@ def parse_piece(
     multiline: bool,
     max_fields: int | None = None,
     threads: bool = True,
+    starts: np.ndarray | None = None,
+    workers: int = 1,
 ) -> JsonlPiece:
     """Parse JSON objects, one per span, into an Arrow table with their lines.
 
@@ -258,6 +267,10 @@ def parse_piece(
         see :func:`_many_fields`): Arrow's table would be as wide as they are.
     threads : bool, default True
         Whether pyarrow parses blocks of lines in its thread pool.
+    starts : ndarray of int64, optional
+        Where each span starts in ``data``, kept in the piece with ``data``.
+    workers : int, default 1
+        Threads the kind's conversion may use (kept in the piece).
 
     Returns
     -------
@@ -281,7 +294,7 @@ def parse_piece(
         raise NotClean from exc
     if table.num_rows != len(lines):
         raise NotClean
-    return JsonlPiece(source_file, table, lines)
+    return JsonlPiece(source_file, table, lines, data, starts, workers)
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)
@@ -373,6 +386,42 @@ def scalar_frame(columns: dict[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
         else:
             frame[name] = column.to_pandas(types_mapper=_PANDAS_TYPES.get)
     return pd.DataFrame(frame, index=pd.RangeIndex(n))
+
+
+def frame_from_parts(parts: list, dtypes: dict, *, taken: str) -> pd.DataFrame:
+    """A kind's DataFrame from its parts, in file order, with the given column dtypes.
+
+    Parameters
+    ----------
+    parts : list of (pyarrow.Table, DataFrame)
+        As for :func:`in_file_order`.
+    dtypes : dict
+        Each column of the kind's normal table, and its pandas dtype.
+    taken : str
+        The prefix an extra column takes when its name is a column already
+        (``"record."``: ``record.top_k``).
+    """
+    table, extra = in_file_order(parts)
+    frame = pd.DataFrame(
+        {name: typed_series(table.column(name), dtype) for name, dtype in dtypes.items()}
+    )
+    if len(extra.columns):
+        extra.columns = [f"{taken}{c}" if c in frame.columns else c for c in extra.columns]
+        frame = pd.concat([frame, extra], axis=1)
+    return frame
+
+
+def typed_series(column: pa.ChunkedArray, dtype) -> pd.Series:
+    """An Arrow column as a pandas column of ``dtype``, text without Python objects."""
+    if dtype == "str":
+        return string_series(column)
+    if dtype == "category" or isinstance(dtype, pd.CategoricalDtype):
+        return string_series(column).astype(dtype)
+    if isinstance(dtype, pd.ArrowDtype):
+        return pd.Series(pd.arrays.ArrowExtensionArray(column))
+    if dtype in ("Int64", "boolean"):  # nullable: a missing value stays <NA>
+        return column.to_pandas(types_mapper=_PANDAS_TYPES.get)
+    return pd.Series(column.to_numpy(), dtype=dtype)
 
 
 def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.DataFrame]:

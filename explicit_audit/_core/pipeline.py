@@ -131,6 +131,9 @@ class PieceReader:
         self.values_read = 0
         self.last_item: RawValue | Rejection | None = None
         self._mixed_keys: set[bytes] = set()
+        # First keys whose spans the columnar path refused in an earlier piece, of a
+        # kind that reads record by record in bulk: their later spans go there at once.
+        self._bulk_keys: set[bytes] = set()
         #: ``room()``: how many more rejections the caller keeps one by one (None: all).
         self.room: Callable[[], int] | None = None
         #: ``count_over(count, first_line, last_line)``: rejections past that room, counted.
@@ -462,7 +465,9 @@ class PieceReader:
         The spans are grouped by their first key before any is parsed (lines
         of one shape start alike), so that a piece of several shapes is not
         parsed whole only to be refused: each group is parsed in bulk as the
-        kind and layout of its first span; a group refused is parsed span by
+        kind and layout of its first span; a group refused is read record by
+        record in bulk where its kind can (:attr:`RecordKind.bulk`), as are
+        the later spans of its first key, and what is left is parsed span by
         span and regrouped exactly. A first key whose spans held several
         kinds or layouts in an earlier piece (``"schema_version"`` starts
         both engram's CLI outcomes and its presentations) is regrouped at
@@ -479,15 +484,20 @@ class PieceReader:
         unclaimed: dict[bytes, tuple[Any, Any]] = {}
         clean = self._short_unclaimed(data, spans, clean, unclaimed)
         for key, members in _by_first_key(data, spans, clean):
-            refused = self._bulk_values(data, spans, members)
-            if refused is not None:
-                if len(refused):
-                    leftovers.extend(self._classified(data, spans, refused, key, unclaimed))
-                continue
             if key in self._mixed_keys:
                 leftovers.extend(self._by_container_key(data, spans, members, key, unclaimed))
-            elif not self._bulk(data, spans, members):
-                leftovers.extend(self._classified(data, spans, members, key, unclaimed))
+                continue
+            if key not in self._bulk_keys and self._bulk(data, spans, members):
+                continue
+            # Refused whole: a kind that also reads record by record in bulk takes
+            # what it can, and only what it refuses is parsed span by span.
+            refused = self._bulk_values(data, spans, members)
+            if refused is None:
+                refused = members
+            else:
+                self._bulk_keys.add(key)
+            if len(refused):
+                leftovers.extend(self._classified(data, spans, refused, key, unclaimed))
         return leftovers, unclaimed
 
     def _by_container_key(
@@ -610,9 +620,9 @@ class PieceReader:
             self.name,
             guard,
         )
-        if part is not None and len(part):
+        if part is not None and part.table.num_rows:
             self.emit(kind.name, ("part", part))
-            self.values_read += len(part)
+            self.values_read += part.table.num_rows
         claimed[taken[np.asarray(refused, dtype=np.int64)]] = False
         return members[~claimed]
 
@@ -678,9 +688,10 @@ class PieceReader:
         for (kind_name, layout), group in groups.items():
             kind = by_name[kind_name]
             reader = kind.columnar(layout, _span_bytes(data, spans, group[0]))
+            # A kind that reads record by record in bulk has refused these already.
             refused = (
                 group
-                if reader is None
+                if reader is None or kind.bulk is not None
                 else self._bisect(kind, reader, data, spans, np.asarray(group), budget)
             )
             leftovers.extend((int(index), values[int(index)], kind) for index in refused)
@@ -743,6 +754,8 @@ class PieceReader:
                 multiline=multiline,
                 max_fields=self.limits.max_extra_columns,
                 threads=self.limits.max_threads > 1,
+                starts=object_starts,
+                workers=self.limits.max_threads,
             )
             self._few_extra_fields(schema, piece.table.column_names)
         except TooManyFields:
@@ -764,6 +777,8 @@ class PieceReader:
                 apart.data[: len(first_value)],
                 multiline=multiline,
                 threads=self.limits.max_threads > 1,
+                starts=object_starts,
+                workers=self.limits.max_threads,
             )
             self._few_extra_fields(schema, piece.table.column_names)
             overflow = apart.overflow

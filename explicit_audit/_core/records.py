@@ -304,14 +304,17 @@ class RecordKind:
         (:func:`explicit_audit._core.keys.shape_of`).
     bulk : callable, optional
         ``bulk(values, texts, lines, source_file, guard) -> (part, refused)``:
-        the bulk path of a kind whose rows are built from values parsed in
-        bulk (orjson over a group of spans) rather than from an Arrow table.
+        for a group of spans the columnar path refused whole (one odd record
+        among many), rows built record by record from values parsed in bulk
+        (orjson over the group), so that only the records it refuses are
+        read value by value.
         ``values`` are the parsed values of spans this kind claims (in file
         order), ``texts`` their bytes, ``lines`` their lines; ``guard(text)``
         says whether a text may hold what orjson does not read exactly (an
         integer beyond 64 bits, a nesting deeper than the limit). It returns
-        a part (emitted as ``("part", part)``, with ``len(part)`` rows) or
-        None, and the positions it refuses, which are read exactly. A value
+        a :class:`~explicit_audit._core.columnar.ColumnarPart` (emitted as
+        ``("part", part)``) or None, and the positions it refuses, which are
+        read exactly. A value
         is taken only when the exact path would load the very same row with
         no key note.
     """

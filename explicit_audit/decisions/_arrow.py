@@ -1,8 +1,9 @@
 """Routing decisions in Arrow: the normal layout, the columnar fast path, the frame.
 
 Both reading paths produce a *part*: a table in :data:`NORMAL_SCHEMA` and a
-row-aligned DataFrame of extra keys. :func:`frame_from_parts` turns parts into
-the ``decisions`` DataFrame, so the two paths cannot drift apart.
+row-aligned DataFrame of extra keys.
+:func:`~explicit_audit._core.columnar.frame_from_parts` turns parts into the
+``decisions`` DataFrame, so the two paths cannot drift apart.
 
 The fast path takes a JSON Lines file only when every field of every line is
 present, not null and valid as it stands: a missing field (which may take
@@ -22,12 +23,10 @@ from .._core.columnar import (
     ColumnarPart,
     JsonlPiece,
     NotClean,
-    in_file_order,
     key_order,
     not_finite,
     order_like,
     scalar_lists,
-    string_series,
 )
 from .._core.columns import extra_columns
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
@@ -37,7 +36,6 @@ __all__ = [
     "FIELD_TYPES",
     "NORMAL_SCHEMA",
     "columnar",
-    "frame_from_parts",
     "layout",
     "part_from_rows",
 ]
@@ -173,27 +171,3 @@ def columnar(layout_name: str, first_value: bytes):
         return ColumnarPart(*_piece(piece, nested, first_keys))
 
     return (NESTED_LINE if nested else FLAT_LINE), convert
-
-
-def _column(column: pa.ChunkedArray, dtype) -> object:
-    if dtype == "str":
-        return string_series(column)
-    if dtype == "category":
-        return string_series(column).astype("category")
-    if isinstance(dtype, pd.ArrowDtype):
-        return pd.Series(pd.arrays.ArrowExtensionArray(column))
-    return pd.Series(column.to_numpy(), dtype=dtype)
-
-
-def frame_from_parts(parts: Sequence, dtypes: dict) -> pd.DataFrame:
-    """The ``decisions`` DataFrame from parts, with the given column dtypes."""
-    # A logger's keys are typed as every other kind's (text as "str"), one dtype per
-    # column name across tables.
-    table, extra = in_file_order(parts)
-    frame = pd.DataFrame(
-        {name: _column(table.column(name), dtype) for name, dtype in dtypes.items()}
-    )
-    if len(extra.columns):
-        extra.columns = [f"extra.{c}" if c in frame.columns else c for c in extra.columns]
-        frame = pd.concat([frame, extra], axis=1)
-    return frame

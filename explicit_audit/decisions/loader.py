@@ -58,6 +58,7 @@ from typing import Any, Unpack
 import pandas as pd
 
 from .._core.collect import Source
+from .._core.columnar import frame_from_parts
 from .._core.columns import INT64_MAX
 from .._core.describe import describe
 from .._core.lists import LIST_OF_STRINGS_DTYPE as LIST_OF_STRINGS
@@ -65,7 +66,7 @@ from .._core.options import LoadOptions
 from .._core.records import KindTables, sort_out
 from .._core.registry import load_tables
 from ..errors import RecordError
-from ._arrow import frame_from_parts, part_from_rows
+from ._arrow import part_from_rows
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 from .shape import INPUT_DEFAULTS, INPUT_FIELDS, OUTPUT_DEFAULTS, OUTPUT_FIELDS
 
@@ -206,7 +207,9 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
         rejected.extend(misfits)
     if not parts:
         parts.append(part_from_rows([], [], []))
-    return KindTables({"decisions": frame_from_parts(parts, COLUMN_DTYPES)}, rejected)
+    return KindTables(
+        {"decisions": frame_from_parts(parts, COLUMN_DTYPES, taken="extra.")}, rejected
+    )
 
 
 def load_decisions(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:

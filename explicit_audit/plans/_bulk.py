@@ -1,12 +1,13 @@
-"""Plan records read in bulk: values parsed together, rows kept as columns.
+"""Plan records read in bulk, record by record, where the columnar path refused a piece.
 
-The reading core parses every span of a group with orjson in one pass and
-hands the plans kind the values it claims (:attr:`RecordKind.bulk`).
-:func:`read_bulk` takes those in a producer shape
-(:func:`~explicit_audit.plans._producer.producer_fields`) as a
-:class:`PlanPart`: their fields, plans and lines, with no value object, row
-dict or key walk per record. It refuses, for the exact path to read value by
-value, every record whose row or key notes could differ there.
+The columnar path (:mod:`explicit_audit.plans._arrow`) takes a piece whole or
+not at all: one record with ``top_k: "8"`` makes Arrow refuse every record
+around it. The reading core then parses the piece's spans with orjson in one
+pass and hands the plans kind the values it claims (:attr:`RecordKind.bulk`).
+:func:`read_bulk` takes each record written as producers write it, as the
+row the exact path builds for it (:func:`~explicit_audit.plans.loader._producer_row`),
+and refuses, for the exact path to read value by value, every record whose
+row or key notes could differ there.
 """
 
 from __future__ import annotations
@@ -16,123 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core.columnar import ColumnarPart
+from .._core.columns import extra_columns
 from .._core.keys import likely_typo
+from ._arrow import part_from_columns
 from ._producer import ProducerFields, producer_fields
-from .loader import _RECORD_KEYS, _extra_keys
+from .loader import _RECORD_KEYS, _extra_keys, _member_text
 
-__all__ = ["PlanPart", "read_bulk"]
-
-
-class PlanPart:
-    """Plan records taken in bulk from one file: their lines and fields, no row objects.
-
-    Built by :func:`read_bulk` from values parsed in bulk; its rows are the
-    rows :func:`_producer_row` builds for the same values (records in a
-    producer shape, each with its key notes empty).
-    """
-
-    __slots__ = (
-        "extras",
-        "fields",
-        "files",
-        "lines",
-        "plans",
-        "recorded",
-        "run_ids",
-        "source_file",
-    )
-
-    def __init__(self, source_file: str, lines: np.ndarray) -> None:
-        self.source_file = source_file
-        self.lines = lines
-        self.run_ids: list[Any] = []
-        self.recorded: list[str] = []
-        self.fields: list[ProducerFields] = []
-        self.plans: list[dict] = []
-        self.extras: list[dict] = []
-        #: Each row's file, when the rows come from several (small files read as one batch).
-        self.files: list[str] | None = None
-
-    def __len__(self) -> int:
-        return len(self.plans)
-
-    def file_names(self) -> list[str]:
-        """The files its rows come from, in row order, each once."""
-        return [self.source_file] if self.files is None else list(dict.fromkeys(self.files))
-
-    def row_files(self) -> list[str]:
-        """Each row's file."""
-        return [self.source_file] * len(self) if self.files is None else self.files
-
-    def _take(self, rows: Any) -> PlanPart:
-        """The part's rows at ``rows`` (positions), in that order."""
-        rows = np.asarray(rows, dtype=np.int64)
-        part = PlanPart(self.source_file, self.lines[rows])
-        positions = rows.tolist()
-        part.run_ids = [self.run_ids[i] for i in positions]
-        part.recorded = [self.recorded[i] for i in positions]
-        part.fields = [self.fields[i] for i in positions]
-        part.plans = [self.plans[i] for i in positions]
-        part.extras = [self.extras[i] for i in positions] if self.extras else []
-        part.files = None if self.files is None else [self.files[i] for i in positions]
-        return part
-
-    def slice(self, start: int, stop: int) -> PlanPart:
-        """Rows ``start`` to ``stop`` (a batch's run of files, see ``_core/batches.py``)."""
-        return self._take(np.arange(start, stop))
-
-    @classmethod
-    def batched(
-        cls, parts: list[PlanPart], names: list[str], starts: np.ndarray
-    ) -> tuple[PlanPart, np.ndarray]:
-        """Parts read from a batch of small files, joined; each row named by its own file.
-
-        ``starts`` holds each file's first line in the batch. Returns the rows
-        in file and line order, and the batch's file of each row.
-        """
-        joined = cls("", np.concatenate([part.lines for part in parts]))
-        for part in parts:
-            joined.run_ids += part.run_ids
-            joined.recorded += part.recorded
-            joined.fields += part.fields
-            joined.plans += part.plans
-        if any(part.extras for part in parts):
-            for part in parts:
-                joined.extras += part.extras or [{}] * len(part)
-        ordered = joined._take(np.argsort(joined.lines, kind="stable"))
-        files = np.searchsorted(starts, ordered.lines, side="right") - 1
-        ordered.files = [names[index] for index in files.tolist()]
-        ordered.lines = ordered.lines - starts[files] + 1
-        return ordered, files
-
-    def add_to(self, columns: dict[str, list], extras: list[dict]) -> None:
-        """Append its rows to the builder's column lists (see :func:`build_tables`)."""
-        n = len(self)
-        columns["source_file"] += self.row_files()
-        columns["source_line"] += self.lines.tolist()
-        columns["run_id"] += [pd.NA if r is None else r for r in self.run_ids]
-        columns["retrieval_plan_hash"] += self.recorded
-        (keywords, top_k, over_fetch, max_chars, shard_ids, engine, manifest, lang, shape) = (
-            zip(*self.fields, strict=True) if n else ((),) * 9
-        )
-        has_mt = [bool(e or m or s) for e, m, s in zip(engine, manifest, lang, strict=True)]
-        columns["plan_shape"] += shape
-        columns["retrieval_keywords"] += keywords
-        columns["keywords_non_ascii"] += [not text.isascii() for text in keywords]
-        columns["top_k"] += top_k
-        columns["over_fetch"] += over_fetch
-        columns["max_context_chars"] += max_chars
-        columns["shard_ids"] += shard_ids
-        columns["has_mt"] += has_mt
-        columns["mt_engine"] += [e if h else pd.NA for e, h in zip(engine, has_mt, strict=True)]
-        columns["mt_manifest_hash"] += [
-            m if h else pd.NA for m, h in zip(manifest, has_mt, strict=True)
-        ]
-        columns["source_lang"] += [s if h else pd.NA for s, h in zip(lang, has_mt, strict=True)]
-        columns["seed_coercions"] += [pd.NA] * n
-        columns["plan"] += self.plans
-        extras += self.extras if any(self.extras) else [{}] * n
-
+__all__ = ["read_bulk"]
 
 #: Types of an extra value orjson reads exactly as the exact path does: any other
 #: (a float, an object, an array) may hold an integer beyond 64 bits, or nest deeply.
@@ -143,26 +35,28 @@ _NO_EXTRAS: dict = {}
 
 def read_bulk(
     values: list[Any], texts: list[bytes], lines: np.ndarray, source_file: str, guard: Any
-) -> tuple[PlanPart | None, list[int]]:
+) -> tuple[ColumnarPart | None, list[int]]:
     """The plan records among values parsed in bulk, as a part; the positions refused.
 
-    A record is taken when it is in a producer shape (:func:`_record_fields`)
-    and the exact path would give it no key note: its other keys are logger
-    keys, none a likely typo of a record key, and a value among them that
-    orjson might not read as the exact path does (see ``guard``) sends the
-    record to the exact path. Everything refused is read value by value there.
+    A record is taken when it is in a producer shape (as
+    :func:`~explicit_audit.plans.loader._record_fields` finds it) and the
+    exact path would give it no key note: its other keys are logger keys,
+    none a likely typo of a record key, and a value among them that orjson
+    might not read as the exact path does (see ``guard``) sends the record
+    to the exact path. Its plan's text is its bytes in the record, as on
+    every path; a run whose plans the bytes do not show with certainty is
+    refused whole.
     """
-    part = PlanPart(source_file, lines)
     taken: list[int] = []
     refused: list[int] = []
-    run_ids, recorded_hashes, all_fields = part.run_ids, part.recorded, part.fields
-    plans, extras = part.plans, part.extras
-    has_extras = False
+    run_ids: list[Any] = []
+    recorded_hashes: list[str] = []
+    all_fields: list[ProducerFields] = []
+    extras: list[dict] = []
     for position, value in enumerate(values):
-        # _record_fields, inlined: this loop runs once per record of a file.
+        # _record_fields, inlined: this loop runs once per record of a piece.
         recorded, run_id = value.get("retrieval_plan_hash"), value.get("run_id")
-        plan = value.get("retrieval_plan")
-        fields = producer_fields(plan)
+        fields = producer_fields(value.get("retrieval_plan"))
         if (
             fields is None
             or type(recorded) is not str
@@ -176,18 +70,48 @@ def read_bulk(
             if _doubtful_extras(extra, texts[position], guard):
                 refused.append(position)
                 continue
-            has_extras = True
         taken.append(position)
         run_ids.append(run_id)
         recorded_hashes.append(recorded)
         all_fields.append(fields)
-        plans.append(plan)
         extras.append(extra)
-    if not has_extras:
-        part.extras = []
-    if refused:
-        part.lines = lines[np.asarray(taken, dtype=np.int64)]
-    return part, refused
+    if not taken:
+        return None, refused
+    chosen = [texts[position] for position in taken]
+    starts = np.cumsum([0, *(len(text) + 1 for text in chosen[:-1])])
+    plans = _member_text(b"\n".join(chosen), len(chosen), starts)
+    if plans is None:
+        return None, sorted(refused + taken)
+    columns = _columns(all_fields)
+    columns["source_file"] = [source_file] * len(taken)
+    columns["source_line"] = lines[np.asarray(taken, dtype=np.int64)].tolist()
+    columns["run_id"] = run_ids
+    columns["retrieval_plan_hash"] = recorded_hashes
+    columns["plan"] = plans
+    index = pd.RangeIndex(len(taken))
+    return part_from_columns(columns, extra_columns(extras, index, as_text=False)), refused
+
+
+def _columns(all_fields: list[ProducerFields]) -> dict[str, list]:
+    """The plan's columns of records in a producer shape (the rows ``_producer_row`` builds)."""
+    (keywords, top_k, over_fetch, max_chars, shard_ids, engine, manifest, lang, shape) = zip(
+        *all_fields, strict=True
+    )
+    has_mt = [bool(e or m or s) for e, m, s in zip(engine, manifest, lang, strict=True)]
+    return {
+        "plan_shape": shape,
+        "retrieval_keywords": keywords,
+        "keywords_non_ascii": [not text.isascii() for text in keywords],
+        "top_k": top_k,
+        "over_fetch": over_fetch,
+        "max_context_chars": max_chars,
+        "shard_ids": shard_ids,
+        "has_mt": has_mt,
+        "mt_engine": [e if h else None for e, h in zip(engine, has_mt, strict=True)],
+        "mt_manifest_hash": [m if h else None for m, h in zip(manifest, has_mt, strict=True)],
+        "source_lang": [s if h else None for s, h in zip(lang, has_mt, strict=True)],
+        "seed_coercions": [None] * len(all_fields),
+    }
 
 
 def _doubtful_extras(extra: dict, text: bytes, guard: Any) -> bool:

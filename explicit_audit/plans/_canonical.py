@@ -50,6 +50,7 @@ __all__ = [
     "digest",
     "digests",
     "seed_canonical",
+    "written_plan",
 ]
 
 CORE_FIELDS = ("retrieval_keywords", "top_k", "over_fetch", "max_context_chars", "shard_ids")
@@ -77,6 +78,24 @@ _sha256 = hashlib.sha256
 #: A written plan the seed would not hash, or a shape no producer writes: the
 #: kit's one "record does not fit" error, under the name the plans modules use.
 PlanError = RecordError
+
+
+def written_plan(plan: Any) -> Any:
+    """A plan as the seed reads it: JSON text (the ``plan`` column) parsed by ``json.loads``.
+
+    Any other value is returned as it is.
+
+    Raises
+    ------
+    PlanError
+        For text that is not JSON ``json.loads`` reads.
+    """
+    if not isinstance(plan, str):
+        return plan
+    try:
+        return json.loads(plan)
+    except (ValueError, RecursionError) as exc:
+        raise PlanError("retrieval_plan", f"is text that is not JSON ({exc})") from None
 
 
 def dataclass_fields(plan: Any) -> tuple[dict[str, Any], str, list[str]]:

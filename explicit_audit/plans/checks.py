@@ -24,7 +24,9 @@ from ._canonical import (
     PlanError,
     digest,
     digests,
+    written_plan,
 )
+from ._text_digests import text_digests
 from ._variants import diagnose_plan, diagnose_recorded_hash
 from .loader import NAME
 
@@ -130,8 +132,8 @@ def _verdicts(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _verdicts_of(frame: pd.DataFrame) -> pd.DataFrame:
-    written = frame["plan"].tolist()
-    rebuilt = digests(written)
+    written = _WrittenPlans(frame["plan"])
+    rebuilt = written.digests()
     statuses = np.zeros(len(written), dtype=np.int8)
     variants: dict[int, str] = {}
     diagnoses: dict[int, str] = {}
@@ -178,6 +180,38 @@ def _verdicts_of(frame: pd.DataFrame) -> pd.DataFrame:
     result["variant"] = _sparse_text(variants, len(written), index)
     result["diagnosis"] = _sparse_text(diagnoses, len(written), index)
     return result
+
+
+class _WrittenPlans:
+    """The ``plan`` column: JSON text (as loaded) or parsed values (a frame made by hand)."""
+
+    def __init__(self, column: pd.Series) -> None:
+        self.column = column
+        self.is_text = isinstance(column.dtype, pd.StringDtype)
+
+    def __len__(self) -> int:
+        return len(self.column)
+
+    def digests(self) -> list[str | None]:
+        """Each plan's rebuilt hash, None where the seed would not hash it."""
+        if self.is_text:
+            return text_digests(pa.array(self.column, type=pa.string()))
+        return digests([_readable(value) for value in self.column.tolist()])
+
+    def __getitem__(self, position: int) -> Any:
+        """The plan at a position as the seed reads it (text parsed by ``json.loads``).
+
+        Raises :class:`PlanError` for text that is not JSON.
+        """
+        return written_plan(self.column.iloc[position])
+
+
+def _readable(value: Any) -> Any:
+    # Text that is not JSON stays text, which the seed's canonical() refuses.
+    try:
+        return written_plan(value)
+    except PlanError:
+        return value
 
 
 def _sparse_text(values: dict[int, str], size: int, index: pd.Index) -> pd.Series:

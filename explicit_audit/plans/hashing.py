@@ -10,20 +10,23 @@ from ._canonical import (
     PlanError,
     canonical_text,
     digest,
+    written_plan,
 )
 
 __all__ = ["plan_canonical_json", "plan_hash"]
 
 
-def plan_hash(plan: Mapping[str, Any]) -> str:
+def plan_hash(plan: Mapping[str, Any] | str) -> str:
     """arborist's ``retrieval_plan_hash`` of a written plan, byte for byte.
 
     Parameters
     ----------
-    plan : mapping
+    plan : mapping or str
         A ``retrieval_plan`` in the canonical shape (``mt`` object, present
         only when an MT field is set) or the flat dataclass shape
-        (``mt_engine``, ``mt_manifest_hash``, ``source_lang``). Missing fields
+        (``mt_engine``, ``mt_manifest_hash``, ``source_lang``), or its JSON
+        text (a value of the ``plan`` column), read as the seed reads it
+        (``json.loads``). Missing fields
         take the dataclass defaults; the seed's coercions apply (``top_k: "8"``
         hashes as 8, ``retrieval_keywords: null`` as ``""``).
 
@@ -48,9 +51,12 @@ def plan_hash(plan: Mapping[str, Any]) -> str:
     '69948a403a3a1a09'
     >>> ea.plan_hash(dict(plan, top_k="8")) == ea.plan_hash(plan)
     True
+    >>> ea.plan_hash('{"retrieval_keywords": "\\uc11c\\uc6b8", "top_k": 8, "over_fetch": 2, '
+    ...              '"max_context_chars": 12000, "shard_ids": ["s1"]}')[:16]
+    '69948a403a3a1a09'
     """
     try:
-        return digest(plan)
+        return digest(written_plan(plan))
     except PlanError as exc:
         raise AuditError(
             f"cannot hash this plan: {exc}. Fix the field, or check whether the record was "
@@ -58,13 +64,13 @@ def plan_hash(plan: Mapping[str, Any]) -> str:
         ) from None
 
 
-def plan_canonical_json(plan: Mapping[str, Any]) -> str:
+def plan_canonical_json(plan: Mapping[str, Any] | str) -> str:
     """The exact text arborist hashes for a written plan (either shape).
 
     Parameters
     ----------
-    plan : mapping
-        A ``retrieval_plan``, as for :func:`plan_hash`.
+    plan : mapping or str
+        A ``retrieval_plan`` or its JSON text, as for :func:`plan_hash`.
 
     Returns
     -------
@@ -85,6 +91,6 @@ def plan_canonical_json(plan: Mapping[str, Any]) -> str:
     {"max_context_chars":0,"over_fetch":0,"retrieval_keywords":"\\uc11c\\uc6b8","shard_ids":[],"top_k":8}
     """
     try:
-        return canonical_text(plan)
+        return canonical_text(written_plan(plan))
     except PlanError as exc:
         raise AuditError(f"cannot write this plan's canonical JSON: {exc}") from None

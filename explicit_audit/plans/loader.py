@@ -27,7 +27,9 @@ mt_engine               category      MT engine; <NA> without an MT block
 mt_manifest_hash        str           MT manifest hash; <NA> without an MT block
 source_lang             category      query language before MT; <NA> without an MT block
 seed_coercions          str           what the seed's canonical() changed; <NA> for none
-plan                    object        the ``retrieval_plan`` object exactly as written
+plan                    str           the ``retrieval_plan`` object exactly as written:
+                                      its JSON text, byte for byte (key order, spacing
+                                      and escapes kept); ``json.loads`` reads it
 (other keys)            inferred      any other key of the record, e.g. ``question_hash``;
                                       ``record.<key>`` if the name is taken above
 ======================  ============  ===================================================
@@ -39,12 +41,18 @@ null``: ``list()`` raises) or no producer writes (an unknown key, both shapes
 at once). Coercions the seed does make (``top_k: "8"``, ``true``, ``8.9``) load
 and are listed in ``seed_coercions``. A hash that is a string but not 64
 lowercase hex characters loads, and :func:`check_plans` reports it.
+
+The ``plan`` text is the record's own bytes for the plan, taken from the
+file as read. A plan whose key the bytes do not show with certainty (written
+with an escape, such as ``"retrieval\u005fplan"``, or twice) is kept as the
+JSON text Python's ``json`` writes for the value read: same keys in the same
+order, same values. Read one with ``json.loads(plans["plan"].iloc[i])``;
+:func:`plan_verdicts` and the plan editor read the text themselves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import itemgetter
 from typing import Any, Unpack
 
 import numpy as np
@@ -52,16 +60,19 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.collect import Source
-from .._core.columnar import string_series
-from .._core.columns import extra_columns, fits_int64, text_safe_series
+from .._core.columnar import frame_from_parts
+from .._core.columns import extra_columns, fits_int64
+from .._core.member_text import member_texts
 from .._core.options import LoadOptions
-from .._core.records import KindTables, segment_values, sort_out
+from .._core.records import KindTables, RawValue, sort_out
 from .._core.registry import load_tables
+from ._arrow import part_from_rows
 from ._canonical import (
     PlanError,
     dataclass_fields,
     seed_canonical,
 )
+from ._json_text import value_text
 from ._producer import ProducerFields, producer_fields
 
 __all__ = ["NAME", "build_tables", "load_plans", "matches"]
@@ -89,10 +100,8 @@ _COLUMN_DTYPES = {
     "mt_manifest_hash": "str",
     "source_lang": "category",
     "seed_coercions": "str",
-    "plan": "object",
+    "plan": "str",
 }
-#: The columns of a row, as :func:`_row` gives them.
-_ROW_COLUMNS = list(_COLUMN_DTYPES)[2:]
 
 
 def matches(value: dict) -> bool:
@@ -106,6 +115,38 @@ def _text_or_na(value: Any) -> Any:
 def _int64_or_na(number: int) -> Any:
     # The seed hashes any int; the column holds 64 bits (the plan column keeps all).
     return number if fits_int64(number) else pd.NA
+
+
+def _written_plans(items: Sequence[RawValue]) -> list[str]:
+    """Each record's ``retrieval_plan`` as written: its bytes in the record's text.
+
+    A record whose plan the bytes do not show with certainty (its key written
+    with an escape, or twice) keeps the plan as JSON text written from the
+    value read (:func:`~explicit_audit.plans._json_text.value_text`).
+    """
+    if not items:
+        return []
+    texts = [item.text for item in items]
+    starts = np.cumsum([0, *(len(text) + 1 for text in texts[:-1])])
+    found = _member_text(b"\n".join(texts), len(texts), starts)
+    if found is not None:
+        return found
+    return [_one_written_plan(item) for item in items]
+
+
+def _one_written_plan(item: RawValue) -> str:
+    found = _member_text(item.text, 1, None)
+    if found is not None:
+        return found[0]
+    return value_text(item.value["retrieval_plan"])
+
+
+def _member_text(data: bytes, rows: int, starts) -> list[str] | None:
+    try:
+        found = member_texts(data, rows, "retrieval_plan", object_starts=starts)
+    except pa.ArrowInvalid:  # not UTF-8: read from the value instead
+        return None
+    return None if found is None else found.to_pylist()
 
 
 def _row(value: dict) -> dict[str, Any]:
@@ -154,7 +195,6 @@ def _producer_row(value: dict) -> dict[str, Any] | None:
         "mt_manifest_hash": fields.manifest_hash if has_mt else pd.NA,
         "source_lang": fields.source_lang if has_mt else pd.NA,
         "seed_coercions": pd.NA,
-        "plan": value["retrieval_plan"],
     }
 
 
@@ -194,106 +234,35 @@ def _seed_row(value: dict) -> dict[str, Any]:
         "mt_manifest_hash": pd.NA if mt is None else _text_or_na(mt["manifest_hash"]),
         "source_lang": pd.NA if mt is None else _text_or_na(mt["source_lang"]),
         "seed_coercions": "; ".join(notes) if notes else pd.NA,
-        "plan": plan,
     }
 
 
-#: The Arrow type each column's values are first gathered in (pandas would look
-#: at each value on its own to choose how to store it).
-_ARROW_TYPES = {
-    "str": pa.string(),
-    "category": pa.string(),
-    "Int64": pa.int64(),
-    "boolean": pa.bool_(),
-}
-_NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get
-
-
-def _series(name: str, data: list) -> pd.Series:
-    """One column of the table from its values, with its declared dtype."""
-    dtype = _COLUMN_DTYPES[name]
-    if name == "plan":
-        return pd.Series(data, dtype=object)
-    categorical = isinstance(dtype, pd.CategoricalDtype)
-    wanted = pa.string() if categorical else _ARROW_TYPES.get(dtype)
-    if name == "shard_ids":
-        wanted = _LIST_OF_STRINGS.pyarrow_dtype
-    try:
-        array = pa.array(data, type=wanted, from_pandas=True) if wanted is not None else None
-    except (UnicodeEncodeError, pa.ArrowException, OverflowError, TypeError, ValueError):
-        # A lone surrogate, which Arrow cannot store, is shown as U+FFFD instead.
-        array = None
-    if array is None:
-        return text_safe_series(data, dtype)
-    if name == "shard_ids":
-        return pd.Series(pd.arrays.ArrowExtensionArray(array))
-    if dtype == "str":
-        return string_series(array)
-    if categorical or dtype == "category":
-        return string_series(array).astype(dtype)
-    return pd.Series(array.to_pandas(types_mapper=_NULLABLE))
-
-
-def _frame(columns: dict[str, list], extras: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame({name: _series(name, data) for name, data in columns.items()})
-    if any(extras):
-        extra = extra_columns(extras, frame.index)
-        extra.columns = [f"record.{c}" if c in frame.columns else c for c in extra.columns]
-        frame = pd.concat([frame, extra], axis=1)
-    return frame
+def build_tables(segments: Sequence[tuple]) -> KindTables:
+    """The ``plans`` table from values read one by one and from columnar parts, in file order."""
+    parts, rejected = [], []
+    for what, segment in segments:
+        if what == "part":
+            parts.append(segment)
+            continue
+        kept, misfits = sort_out(segment, "plans", _row, PlanError)
+        rows = [row for _, row in kept]
+        for row, text in zip(rows, _written_plans([item for item, _ in kept]), strict=True):
+            row["plan"] = text
+        where = [(item.source_file, item.source_line) for item, _ in kept]
+        extras = [
+            {} if item.value.keys() <= _RECORD_KEY_SET else _extra_keys(item.value)
+            for item, _ in kept
+        ]
+        index = pd.RangeIndex(len(rows))
+        parts.append(part_from_rows(rows, where, extra_columns(extras, index, as_text=False)))
+        rejected.extend(misfits)
+    if not parts:
+        parts.append(part_from_rows([], [], pd.DataFrame(index=pd.RangeIndex(0))))
+    return KindTables({"plans": frame_from_parts(parts, _COLUMN_DTYPES, taken="record.")}, rejected)
 
 
 def _extra_keys(value: dict) -> dict:
     return {k: v for k, v in value.items() if k not in _RECORD_KEYS}
-
-
-def build_tables(segments: Sequence[tuple]) -> KindTables:
-    """The ``plans`` table from values read one by one and from bulk parts, in file order."""
-    values = segment_values(segments)
-    kept, rejected = sort_out(values, "plans", _row, PlanError)
-    columns: dict[str, list] = {
-        "source_file": [item.source_file for item, _ in kept],
-        "source_line": [item.source_line for item, _ in kept],
-    }
-    for name in _ROW_COLUMNS:
-        columns[name] = [row[name] for _, row in kept]
-    extras = [
-        {} if item.value.keys() <= _RECORD_KEY_SET else _extra_keys(item.value) for item, _ in kept
-    ]
-    parts = [part for what, part in segments if what == "part"]
-    if parts:
-        files = _file_order(segments)
-        codes = [files[name] for name in columns["source_file"]]
-        for part in parts:
-            part.add_to(columns, extras)
-            codes += [files[name] for name in part.row_files()]
-        order = _row_order(np.asarray(codes, dtype=np.int64), columns["source_line"])
-        if order is not None:
-            take = itemgetter(*order) if len(order) > 1 else lambda column: (column[order[0]],)
-            columns = {name: list(take(column)) for name, column in columns.items()}
-            extras = list(take(extras))
-    return KindTables({"plans": _frame(columns, extras)}, rejected)
-
-
-def _file_order(segments: Sequence[tuple]) -> dict[str, int]:
-    """Each file's rank, in the order the segments first name it."""
-    files: dict[str, int] = {}
-    for what, segment in segments:
-        names = segment.file_names() if what == "part" else (v.source_file for v in segment)
-        for name in names:
-            files.setdefault(name, len(files))
-    return files
-
-
-def _row_order(codes: np.ndarray, lines: list[int]) -> list[int] | None:
-    """The rows' order by file, then line (stable); None when they are in order already."""
-    lines_array = np.asarray(lines, dtype=np.int64)
-    if len(codes) < 2:
-        return None
-    step_file, step_line = np.diff(codes), np.diff(lines_array)
-    if (step_file >= 0).all() and (step_line[step_file == 0] >= 0).all():
-        return None
-    return np.lexsort((lines_array, codes)).tolist()
 
 
 def load_plans(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AuditError
-from ._canonical import FLAT_MT_FIELDS, PlanError, canonical_text, dataclass_fields
+from ._canonical import FLAT_MT_FIELDS, PlanError, canonical_text, dataclass_fields, written_plan
 from .hashing import plan_hash
 
 __all__ = ["PlanPreview", "plan_view"]
@@ -101,7 +101,7 @@ def _shards(value: Any) -> list[str]:
 
 
 def plan_view(
-    plan: Mapping[str, Any] | None = None,
+    plan: Mapping[str, Any] | str | None = None,
     *,
     retrieval_keywords: str | None = None,
     top_k: int | None = None,
@@ -116,10 +116,11 @@ def plan_view(
 
     Parameters
     ----------
-    plan : mapping, optional
-        The plan to start from, in either written shape (a value of the
-        ``plan`` column); the dataclass defaults (empty keywords, zero counts,
-        no shards, no MT) when None.
+    plan : mapping or str, optional
+        The plan to start from, in either written shape: a mapping, or its
+        JSON text (a value of the ``plan`` column), read as the seed reads
+        it (``json.loads``); the dataclass defaults (empty keywords, zero
+        counts, no shards, no MT) when None.
     retrieval_keywords, top_k, over_fetch, max_context_chars : optional
         Replace the plan's field when given.
     shard_ids : str or sequence of str, optional
@@ -146,7 +147,7 @@ def plan_view(
         fields: dict[str, Any] = {}
     else:
         try:
-            fields = dict(dataclass_fields(plan)[0])
+            fields = dict(dataclass_fields(written_plan(plan))[0])
         except PlanError as exc:
             return PlanPreview({}, "", "", "", False, error=f"cannot read this plan: {exc}")
     edits = {

@@ -291,7 +291,7 @@ def _check_shards(value: Any, out: list[PlanMessage]) -> list[str] | Any:
 
 
 def plan_edit_view(
-    plan: Mapping[str, Any] | None = None,
+    plan: Mapping[str, Any] | str | None = None,
     *,
     retrieval_keywords: str | None = None,
     top_k: int | str | None = None,
@@ -306,9 +306,10 @@ def plan_edit_view(
 
     Parameters
     ----------
-    plan : mapping, optional
-        The plan to start from, in either written shape; the dataclass
-        defaults when None.
+    plan : mapping or str, optional
+        The plan to start from, in either written shape, as a mapping or its
+        JSON text (a value of the ``plan`` column); the dataclass defaults
+        when None.
     retrieval_keywords, mt_engine, mt_manifest_hash, source_lang : str, optional
         Replace the field when given; an empty string unsets an MT field.
     top_k, over_fetch, max_context_chars : int or str, optional

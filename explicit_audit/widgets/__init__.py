@@ -112,7 +112,7 @@ def _count_text(value: Any) -> str:
         return str(value)
 
 
-def plan_panel(plan: Mapping[str, Any] | None = None) -> Panel:
+def plan_panel(plan: Mapping[str, Any] | str | None = None) -> Panel:
     """A plan editor: edit a retrieval plan, watch its canonical JSON, hash and checks.
 
     Every field is a text box, so what is typed reaches the view as typed: the
@@ -122,9 +122,10 @@ def plan_panel(plan: Mapping[str, Any] | None = None) -> Panel:
 
     Parameters
     ----------
-    plan : mapping, optional
-        The plan to start from (either shape, e.g. a value of the ``plan``
-        column of ``ea.load(...).plans``); the dataclass defaults when None.
+    plan : mapping or str, optional
+        The plan to start from (either shape, as a mapping or its JSON text,
+        e.g. a value of the ``plan`` column of ``ea.load(...).plans``); the
+        dataclass defaults when None.
 
     Returns
     -------

@@ -1,0 +1,107 @@
+"""The written text of one top-level member of each object, found with NumPy.
+
+A kind that keeps a value exactly as written (the plans kind keeps each
+``retrieval_plan`` so that hashes are rebuilt from it) takes its bytes from
+the buffer the objects were read from: the same pass that finds every
+object's top-level members for :mod:`~explicit_audit._core.wide_keys`
+(strings and escaped quotes set aside) gives each member's key and where its
+value ends, and the value is the bytes after the key's colon, trimmed of
+white space. Nothing is parsed or written again, so the text keeps the
+writer's key order, spacing and escapes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .wide_keys import _chunked_members, _words
+
+__all__ = ["member_texts"]
+
+#: JSON's white space, and the colon between a key and its value.
+_BEFORE_VALUE = " \t\r\n:"
+_WHITE_SPACE = " \t\r\n"
+
+
+def member_texts(
+    data: bytes,
+    rows: int,
+    key: str,
+    *,
+    object_starts: np.ndarray | None = None,
+    threads: int = 1,
+) -> pa.Array | None:
+    """Per object of ``data``, the written text of its top-level member ``key``.
+
+    Parameters
+    ----------
+    data : bytes
+        ``rows`` JSON objects one after another (white space between them),
+        valid UTF-8.
+    rows : int
+    key : str
+        The member's key, as it must be written (an escape in the key, such
+        as ``"retrieval\\u005fplan"``, is not recognised).
+    object_starts : ndarray of int64, optional
+        Where each object starts in ``data``, to find the members in runs
+        (see :func:`~explicit_audit._core.wide_keys._chunked_members`).
+    threads : int, default 1
+
+    Returns
+    -------
+    pyarrow.StringArray or None
+        The value's text of each object, in order; None when the bytes
+        cannot be read with certainty or an object holds the key written
+        that way not exactly once (the caller then reads the values another
+        way).
+
+    Examples
+    --------
+    >>> member_texts(b'{"a": 1, "p": {"y": 2, "x": [1]}}\\n{"p":{}}', 2, "p").to_pylist()
+    ['{"y": 2, "x": [1]}', '{}']
+    """
+    found = _chunked_members(data, rows, object_starts, threads)
+    if found is None:
+        return None
+    _starts, ends, row, _after_comma, key_open, key_close, _separator = found
+    name = f'"{key}"'.encode()
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    hits = np.flatnonzero(key_close - key_open + 1 == len(name))
+    # Eight bytes at a time: windows at every eighth byte, and one ending the name.
+    windows = sorted({*range(0, max(len(name) - 8, 0), 8), max(len(name) - 8, 0)})
+    for offset in windows:
+        piece = name[offset : offset + 8]
+        wanted = int.from_bytes(piece.ljust(8, b"\0"), "little")
+        mask = (1 << (8 * len(piece))) - 1
+        words = _words(buffer, key_open[hits] + offset) & np.uint64(mask)
+        hits = hits[words == np.uint64(wanted)]
+    if len(hits) != rows or (np.bincount(row[hits], minlength=rows) != 1).any():
+        return None
+    order = np.argsort(row[hits], kind="stable")
+    value_starts, value_ends = key_close[hits][order] + 1, ends[hits][order]
+    return pc.utf8_rtrim(
+        pc.utf8_ltrim(_slices(data, value_starts, value_ends), _BEFORE_VALUE), _WHITE_SPACE
+    )
+
+
+def _slices(data: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """``data[starts[i]:ends[i]]`` for each ``i`` (ordered, apart), as Arrow strings.
+
+    The slices and the gaps between them make one binary array over ``data``
+    without a copy; taking every other element gathers the slices in one
+    Arrow call.
+    """
+    if not len(starts):
+        return pa.array([], type=pa.string())
+    bounds = np.empty(2 * len(starts), dtype=np.int64)
+    bounds[0::2], bounds[1::2] = starts, ends
+    offsets = (bounds - bounds[0]).astype(np.int64)
+    whole = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(),
+        len(offsets) - 1,
+        [None, pa.py_buffer(offsets), pa.py_buffer(data).slice(int(bounds[0]))],
+    )
+    taken = whole.take(pa.array(np.arange(0, len(offsets) - 1, 2, dtype=np.int64)))
+    return taken.cast(pa.large_string()).cast(pa.string())

@@ -1,0 +1,255 @@
+"""Plan records in Arrow: the columnar path and the rows read one by one.
+
+Every reading path makes a *part*: a table in :data:`NORMAL_SCHEMA` and a
+row-aligned DataFrame of the records' other keys;
+:func:`~explicit_audit._core.columnar.frame_from_parts` turns parts into the
+``plans`` DataFrame, so the paths cannot drift apart.
+
+The columnar path takes a piece only when every record in it is written as
+producers write it (:mod:`explicit_audit.plans._producer`): every field
+present and of its exact type, so that the row follows from the fields alone,
+as :func:`~explicit_audit.plans.loader._producer_row` builds it. Arrow reads
+a key written ``null`` as it reads a key left out; the two differ for the
+plan (``"mt": null`` is no shape a producer writes), so every record whose
+bytes hold a ``null`` is parsed again to tell them apart. Anything else
+raises :class:`~explicit_audit._core.columnar.NotClean`, and the values are
+read one by one, where each problem is named.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._core.columnar import (
+    ColumnarPart,
+    JsonlPiece,
+    NotClean,
+    key_order,
+    order_like,
+    scalar_frame,
+)
+from .._core.member_text import member_texts
+
+__all__ = [
+    "LINE",
+    "NORMAL_SCHEMA",
+    "columnar",
+    "layout",
+    "part_from_columns",
+    "part_from_rows",
+]
+
+_STRING = pa.string()
+_SHARDS = pa.list_(_STRING)
+_MT_NAMES = ("engine", "manifest_hash", "source_lang")
+_FLAT_NAMES = ("mt_engine", "mt_manifest_hash", "source_lang")
+#: A written plan, either shape: the core fields, the ``mt`` object, the flat MT keys.
+PLAN_TYPE = pa.struct(
+    [
+        ("retrieval_keywords", _STRING),
+        ("top_k", pa.int64()),
+        ("over_fetch", pa.int64()),
+        ("max_context_chars", pa.int64()),
+        ("shard_ids", _SHARDS),
+        ("mt", pa.struct([(name, _STRING) for name in _MT_NAMES])),
+        *((name, _STRING) for name in _FLAT_NAMES),
+    ]
+)
+#: What the columnar path expects of a record.
+LINE = pa.schema(
+    [("run_id", _STRING), ("retrieval_plan", PLAN_TYPE), ("retrieval_plan_hash", _STRING)]
+)
+#: The rows of both paths, before they become the ``plans`` DataFrame.
+NORMAL_SCHEMA = pa.schema(
+    [
+        ("source_file", _STRING),
+        ("source_line", pa.int64()),
+        ("run_id", _STRING),
+        ("retrieval_plan_hash", _STRING),
+        ("plan_shape", _STRING),
+        ("retrieval_keywords", _STRING),
+        ("keywords_non_ascii", pa.bool_()),
+        ("top_k", pa.int64()),
+        ("over_fetch", pa.int64()),
+        ("max_context_chars", pa.int64()),
+        ("shard_ids", _SHARDS),
+        ("has_mt", pa.bool_()),
+        ("mt_engine", _STRING),
+        ("mt_manifest_hash", _STRING),
+        ("source_lang", _STRING),
+        ("seed_coercions", _STRING),
+        ("plan", _STRING),
+    ]
+)
+_NULL = re.compile(rb"null")
+
+
+def layout(value: dict) -> str:
+    """One layout for both plan shapes: a piece may mix them (see :func:`columnar`)."""
+    return "plan"
+
+
+def columnar(layout_name: str, first_value: bytes):
+    """The columnar path for plan records (see ``RecordKind.columnar``).
+
+    Returns
+    -------
+    (pyarrow.Schema, callable)
+        :data:`LINE`, and ``convert(piece) -> ColumnarPart``, which raises
+        :class:`~explicit_audit._core.columnar.NotClean` unless every record
+        of the piece is written as producers write it.
+    """
+    first_keys = key_order(first_value)
+
+    def convert(piece: JsonlPiece) -> ColumnarPart:
+        return _piece(piece, first_keys)
+
+    return LINE, convert
+
+
+def _present(*columns: pa.ChunkedArray) -> bool:
+    return not any(column.null_count for column in columns)
+
+
+def _piece(piece: JsonlPiece, first_keys: dict) -> ColumnarPart:
+    table = piece.table
+    n = table.num_rows
+    plan, recorded = table.column("retrieval_plan"), table.column("retrieval_plan_hash")
+    if not _present(plan, recorded) or table.column("run_id").type != _STRING:
+        raise NotClean
+    # One chunk: Arrow joins the texts of columns chunked alike much faster.
+    plan = plan.combine_chunks()
+    field = {name: pc.struct_field(plan, name) for name in PLAN_TYPE.names}
+    keywords, shard_ids = field["retrieval_keywords"], field["shard_ids"]
+    counts = [field[name] for name in ("top_k", "over_fetch", "max_context_chars")]
+    if not _present(keywords, shard_ids, *counts) or pc.list_flatten(shard_ids).null_count:
+        raise NotClean
+    mt = field["mt"]
+    in_mt = [pc.struct_field(mt, name) for name in _MT_NAMES]
+    flat = [field[name] for name in _FLAT_NAMES]
+    has_block = pc.is_valid(mt)
+    flat_set = [pc.is_valid(column) for column in flat]
+    is_flat = pc.and_(pc.and_(flat_set[0], flat_set[1]), flat_set[2])
+    any_flat = pc.or_(pc.or_(flat_set[0], flat_set[1]), flat_set[2])
+    # A flat record has all three flat keys and no ``mt``; a canonical one, a whole
+    # ``mt`` object or none, and no flat key.
+    if pc.any(pc.and_(any_flat, pc.or_(pc.invert(is_flat), has_block))).as_py() or (
+        pc.any(pc.and_(has_block, pc.invert(_all_valid(in_mt)))).as_py()
+    ):
+        raise NotClean
+    _no_written_null(piece)
+    plan_texts = member_texts(
+        piece.data, n, "retrieval_plan", object_starts=piece.starts, threads=piece.threads
+    )
+    if plan_texts is None:
+        raise NotClean
+    engine, manifest, lang = (
+        pc.if_else(is_flat, flat_column, block_column)
+        for flat_column, block_column in zip(flat, in_mt, strict=True)
+    )
+    engine, manifest, lang = (pc.fill_null(column, "") for column in (engine, manifest, lang))
+    has_mt = pc.or_(
+        pc.or_(pc.greater(pc.binary_length(engine), 0), pc.greater(pc.binary_length(manifest), 0)),
+        pc.greater(pc.binary_length(lang), 0),
+    )
+    null_text = pa.nulls(n, _STRING)
+    columns = {
+        "source_file": pa.repeat(pa.scalar(piece.source_file, _STRING), n),
+        "source_line": pa.array(piece.lines, type=pa.int64()),
+        "run_id": table.column("run_id"),
+        "retrieval_plan_hash": recorded,
+        "plan_shape": pc.if_else(is_flat, "flat", "canonical"),
+        "retrieval_keywords": keywords,
+        "keywords_non_ascii": pc.invert(pc.string_is_ascii(keywords)),
+        "top_k": counts[0],
+        "over_fetch": counts[1],
+        "max_context_chars": counts[2],
+        "shard_ids": shard_ids,
+        "has_mt": has_mt,
+        "mt_engine": pc.if_else(has_mt, engine, null_text),
+        "mt_manifest_hash": pc.if_else(has_mt, manifest, null_text),
+        "source_lang": pc.if_else(has_mt, lang, null_text),
+        "seed_coercions": null_text,
+        "plan": plan_texts,
+    }
+    normal = pa.Table.from_pydict(columns, schema=NORMAL_SCHEMA)
+    top = [name for name in table.column_names if name not in LINE.names]
+    extras = {name: table.column(name) for name in order_like(top, first_keys)}
+    return ColumnarPart(normal, scalar_frame(extras, n))
+
+
+def _all_valid(columns: Sequence[pa.ChunkedArray]):
+    valid = pc.is_valid(columns[0])
+    for column in columns[1:]:
+        valid = pc.and_(valid, pc.is_valid(column))
+    return valid
+
+
+#: The plan keys whose ``null`` Arrow reads as a key left out, and the two differ.
+_NOT_NULL_KEYS = ("mt", *_FLAT_NAMES)
+
+
+def _no_written_null(piece: JsonlPiece) -> None:
+    """Refuse a piece where a plan writes ``null`` for ``mt`` or a flat MT key.
+
+    Arrow reads such a key as left out. A record whose bytes hold no
+    ``null`` (a literal is never escaped) cannot write one; the others are
+    parsed again, and their plans looked at.
+    """
+    data, starts = piece.data, piece.starts
+    if data is None or starts is None:
+        raise NotClean
+    if data.find(b"null") < 0:
+        return
+    at = np.fromiter((m.start() for m in _NULL.finditer(data)), dtype=np.int64)
+    rows = np.unique(np.searchsorted(starts, at, side="right") - 1)
+    ends = np.append(starts[1:], len(data))
+    for row in rows.tolist():
+        try:
+            plan = orjson.loads(data[starts[row] : ends[row]]).get("retrieval_plan")
+        except (orjson.JSONDecodeError, AttributeError):
+            raise NotClean from None
+        if type(plan) is not dict or any(
+            key in plan and plan[key] is None for key in _NOT_NULL_KEYS
+        ):
+            raise NotClean
+
+
+def part_from_rows(rows: Sequence[dict], where: Sequence[tuple[str, int]], extras) -> ColumnarPart:
+    """A part from records read one by one (rows as ``loader._row`` builds them)."""
+    columns = {"source_file": [w[0] for w in where], "source_line": [w[1] for w in where]}
+    for field in list(NORMAL_SCHEMA)[2:]:
+        columns[field.name] = [row[field.name] for row in rows]
+    return part_from_columns(columns, extras)
+
+
+def part_from_columns(columns: dict[str, list], extras: pd.DataFrame) -> ColumnarPart:
+    """A part from the values of each column of :data:`NORMAL_SCHEMA`, as lists."""
+    arrays = [_arrow_column(columns[f.name], f.type) for f in NORMAL_SCHEMA]
+    return ColumnarPart(pa.Table.from_arrays(arrays, schema=NORMAL_SCHEMA), extras)
+
+
+def _arrow_column(values: list, type_: pa.DataType) -> pa.Array:
+    """Values as an Arrow column; a lone surrogate, which Arrow cannot store, as U+FFFD."""
+    try:
+        return pa.array(values, type=type_, from_pandas=True)
+    except UnicodeEncodeError:
+        return pa.array([_shown(value) for value in values], type=type_, from_pandas=True)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _shown(value):
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    return value

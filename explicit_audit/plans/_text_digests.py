@@ -1,0 +1,243 @@
+"""``retrieval_plan_hash`` rebuilt from plans kept as JSON text, column by column.
+
+The ``plan`` column holds each plan as JSON text. Plans written as producers
+write them (every field present, of its exact type, one shape) are parsed by
+Arrow in bulk, and their canonical text is written column by column, as
+``json.dumps(canonical, sort_keys=True, separators=(",", ":"))`` writes it
+(see :mod:`explicit_audit.plans._json_text`). Any other text, and every text
+of a run Arrow refuses, is read one by one as the seed reads it (orjson where
+it reads exactly as ``json.loads`` does, ``json.loads`` itself otherwise) and
+hashed by :func:`~explicit_audit.plans._canonical.digest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+
+from ._arrow import PLAN_TYPE
+from ._canonical import PlanError, digest
+from ._json_text import join_texts, quoted_lists, quoted_repeated, quoted_strings
+from ._producer import producer_fields, producer_text
+
+__all__ = ["text_digests"]
+
+_PLAN = pa.schema(list(PLAN_TYPE))
+_PARSE = pa_json.ParseOptions(explicit_schema=_PLAN, unexpected_field_behavior="error")
+#: Texts parsed together: a run's parse, texts and digests are let go before the next.
+_RUN = 1 << 14
+#: Searched for one at a time: a pattern with one literal is searched for fast.
+_NULL, _LINE_END = re.compile(rb"null"), re.compile(rb"\n")
+
+
+def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
+    """SHA-256 hex of each plan text's canonical text; None where the seed would not hash it.
+
+    Parameters
+    ----------
+    texts : pyarrow string array
+        Plans as JSON text (the ``plan`` column); a null is no plan.
+
+    Returns
+    -------
+    list of (str or None)
+        What :func:`~explicit_audit.plans._canonical.digest` gives for the
+        value ``json.loads`` reads from each text, or None where it raises
+        or the text is not JSON.
+    """
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    out: list[str | None] = [None] * len(texts)
+    # Arrow reads ``"mt": null`` as a key left out: a text holding a ``null`` is read
+    # one by one, as is a null.
+    doubtful = _holding(texts, _NULL) | texts.is_null().to_numpy(zero_copy_only=False)
+    several_lines = _holding(texts, _LINE_END)
+    left = [np.flatnonzero(doubtful)]
+    for rows, table in _parsed_runs(texts, np.flatnonzero(~doubtful), several_lines):
+        if table is None:
+            left.append(rows)
+            continue
+        found, digests = _canonical_digests(table)
+        for row, value in zip(rows[found].tolist(), digests, strict=True):
+            out[row] = value
+        taken = np.zeros(len(rows), dtype=bool)
+        taken[found] = True
+        left.append(rows[~taken])
+    rows = np.sort(np.concatenate(left))
+    for row, value in zip(rows.tolist(), _read_one_by_one(texts, rows), strict=True):
+        out[row] = value
+    return out
+
+
+def _parsed_runs(texts: pa.Array, rows: np.ndarray, several_lines: np.ndarray):
+    """``(rows, table)`` for runs of :data:`_RUN` texts parsed by Arrow; ``table`` None
+    for a run Arrow refuses.
+
+    Runs keep what a parse holds at once small. Two runs refused in a row say
+    the texts Arrow refuses are spread through them: the rest are then left
+    to be read one by one, without a parse.
+    """
+    refused_in_a_row = 0
+    for start in range(0, len(rows), _RUN):
+        run = rows[start : start + _RUN]
+        table = _parse(texts, run, several_lines[run].any()) if refused_in_a_row < 2 else None
+        refused_in_a_row = refused_in_a_row + 1 if table is None else 0
+        yield run, table
+
+
+def _holding(texts: pa.Array, pattern: re.Pattern) -> np.ndarray:
+    """Per text: whether it holds ``pattern`` (one scan of all their bytes)."""
+    found = np.zeros(len(texts), dtype=bool)
+    _, offsets, data = texts.buffers()
+    if data is None:
+        return found
+    bounds = np.frombuffer(offsets, dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    view = memoryview(data)[bounds[0] : bounds[-1]]
+    at = [match.start() for match in pattern.finditer(view)]
+    if at:
+        rows = np.searchsorted(bounds, np.asarray(at, dtype=np.int64) + bounds[0], side="right") - 1
+        found[rows] = True
+    return found
+
+
+def _read_one_by_one(texts: pa.Array, rows: np.ndarray) -> list[str | None]:
+    """The seed's hash of the plan ``json.loads`` reads from each text at ``rows``, or None.
+
+    orjson reads each text first. A value it reads in a producer shape
+    (:func:`~explicit_audit.plans._producer.producer_fields`: every field of
+    its exact type, integers within 64 bits, no other key) is the value
+    ``json.loads`` reads, since orjson and ``json.loads`` differ only on
+    integers beyond 64 bits (orjson makes them floats) and on what orjson
+    refuses; any other text is read by ``json.loads`` and hashed the seed's
+    way (:func:`~explicit_audit.plans._canonical.digest`).
+    """
+    out: list[str | None] = []
+    sha256 = hashlib.sha256
+    for text in pc.take(texts, pa.array(rows)).to_pylist():
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            fields = producer_fields(orjson.loads(text))
+        except orjson.JSONDecodeError:
+            fields = None
+        if fields is not None:
+            out.append(sha256(producer_text(fields).encode()).hexdigest())
+            continue
+        try:
+            out.append(digest(json.loads(text)))
+        except (ValueError, RecursionError, PlanError):  # not JSON, or not hashable
+            out.append(None)
+    return out
+
+
+def _joined(texts: pa.Array) -> tuple[pa.Buffer, np.ndarray]:
+    """The texts, each followed by a line end, as one buffer; where each starts in it.
+
+    The joined texts' bytes are one Arrow buffer, read without a copy; the
+    last bound is the buffer's end.
+    """
+    joined = join_texts(texts, "\n")
+    _, offsets, data = joined.buffers()
+    bounds = np.frombuffer(offsets, dtype=np.int32)[joined.offset : joined.offset + len(joined) + 1]
+    if data is None:  # every text null
+        return pa.py_buffer(b""), np.zeros(len(texts) + 1, dtype=np.int64)
+    start = int(bounds[0])
+    return data.slice(start, int(bounds[-1]) - start), bounds.astype(np.int64) - start
+
+
+def _parse(texts: pa.Array, rows: np.ndarray, several_lines: bool) -> pa.Table | None:
+    """The texts at ``rows`` parsed by Arrow, one row each; None where Arrow refuses.
+
+    A text of several lines (a plan from a pretty-printed log) is parsed with
+    its line ends as tabs: outside a string both are white space, and inside
+    one Arrow refuses a raw tab as ``json.loads`` refuses a raw line end.
+    """
+    if not len(rows):
+        return None
+    chosen = pc.take(texts, pa.array(rows))
+    if several_lines:
+        chosen = pc.replace_substring(chosen, "\n", "\t")
+    buffer, _bounds = _joined(chosen)
+    try:
+        table = pa_json.read_json(
+            pa.BufferReader(buffer), parse_options=_PARSE, memory_pool=pa.system_memory_pool()
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    return table if table.num_rows == len(rows) else None
+
+
+def _canonical_digests(table: pa.Table) -> tuple[np.ndarray, list[str]]:
+    """The rows of ``table`` whose canonical text follows from Arrow's columns, and their digests.
+
+    A row is taken when the five core fields are written (each of the type
+    Arrow's schema holds it to) and not both the ``mt`` object and a flat MT
+    key: then the seed's ``canonical()`` takes no default for a core field
+    and raises nothing. An MT text left out reads as ``""``, as the seed's
+    dataclass default does (the texts hold no ``null``, see :func:`text_digests`).
+    """
+    column = table.column
+    core = [column(name) for name in ("retrieval_keywords", "top_k", "over_fetch")]
+    core += [column("max_context_chars"), column("shard_ids")]
+    mt = column("mt")
+    in_mt = [pc.struct_field(mt, name) for name in ("engine", "manifest_hash", "source_lang")]
+    flat = [column(name) for name in ("mt_engine", "mt_manifest_hash", "source_lang")]
+    has_block, flat_set = pc.is_valid(mt), [pc.is_valid(c) for c in flat]
+    any_flat = pc.or_(pc.or_(flat_set[0], flat_set[1]), flat_set[2])
+    ok = pc.invert(pc.and_(any_flat, has_block))
+    for part in core:
+        ok = pc.and_(ok, pc.is_valid(part))
+    found = np.flatnonzero(ok.to_numpy(zero_copy_only=False))
+    if not len(found):
+        return found, []
+    # One chunk per column: Arrow joins texts of unlike chunks far slower.
+    take = None if len(found) == table.num_rows else pa.array(found)
+
+    def rows_found(column) -> pa.Array:
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        return column if take is None else pc.take(column, take)
+
+    keywords, top_k, over_fetch, max_chars, shard_ids = map(rows_found, core)
+    engine, manifest, lang = (
+        pc.fill_null(rows_found(pc.if_else(any_flat, f, b)), "")
+        for f, b in zip(flat, in_mt, strict=True)
+    )
+    has_mt = pc.or_(
+        pc.or_(pc.greater(pc.binary_length(engine), 0), pc.greater(pc.binary_length(manifest), 0)),
+        pc.greater(pc.binary_length(lang), 0),
+    )
+    block = join_texts(
+        '"mt":{"engine":',
+        quoted_repeated(engine, ensure_ascii=True),
+        ',"manifest_hash":',
+        quoted_repeated(manifest, ensure_ascii=True),
+        ',"source_lang":',
+        quoted_repeated(lang, ensure_ascii=True),
+        "},",
+    )
+    canonical = join_texts(
+        '{"max_context_chars":',
+        pc.cast(max_chars, pa.string()),
+        ",",
+        pc.if_else(has_mt, block, ""),
+        '"over_fetch":',
+        pc.cast(over_fetch, pa.string()),
+        ',"retrieval_keywords":',
+        quoted_strings(keywords, ensure_ascii=True),
+        ',"shard_ids":',
+        quoted_lists(shard_ids, ensure_ascii=True),
+        ',"top_k":',
+        pc.cast(top_k, pa.string()),
+        "}",
+    )
+    sha256 = hashlib.sha256
+    texts = pc.cast(canonical, pa.binary()).to_pylist()
+    return found, [sha256(text).hexdigest() for text in texts]
