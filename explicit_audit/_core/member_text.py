@@ -21,8 +21,8 @@ from .wide_keys import _chunked_members, _words
 __all__ = ["member_texts"]
 
 #: JSON's white space, and the colon between a key and its value.
-_BEFORE_VALUE = " \t\r\n:"
-_WHITE_SPACE = " \t\r\n"
+_BEFORE_VALUE = b" \t\r\n:"
+_WHITE_SPACE = b" \t\r\n"
 
 
 def member_texts(
@@ -80,10 +80,25 @@ def member_texts(
     if len(hits) != rows or (np.bincount(row[hits], minlength=rows) != 1).any():
         return None
     order = np.argsort(row[hits], kind="stable")
-    value_starts, value_ends = key_close[hits][order] + 1, ends[hits][order]
-    return pc.utf8_rtrim(
-        pc.utf8_ltrim(_slices(data, value_starts, value_ends), _BEFORE_VALUE), _WHITE_SPACE
-    )
+    value_starts = _past(buffer, key_close[hits][order] + 1, _BEFORE_VALUE, 1)
+    value_ends = _past(buffer, ends[hits][order] - 1, _WHITE_SPACE, -1) + 1
+    return _slices(data, value_starts, value_ends)
+
+
+def _past(buffer: np.ndarray, positions: np.ndarray, skipped: bytes, step: int) -> np.ndarray:
+    """From each position, stepping by ``step``, the first byte not in ``skipped``.
+
+    A step per byte skipped, over the positions still on one: a colon and a
+    space after a key, an indent before a closing brace.
+    """
+    positions = positions.copy()
+    table = np.zeros(256, dtype=bool)
+    table[list(skipped)] = True
+    moving = np.arange(len(positions))
+    while len(moving):
+        moving = moving[table[buffer[positions[moving]]]]
+        positions[moving] += step
+    return positions
 
 
 def _slices(data: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
@@ -97,11 +112,21 @@ def _slices(data: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
         return pa.array([], type=pa.string())
     bounds = np.empty(2 * len(starts), dtype=np.int64)
     bounds[0::2], bounds[1::2] = starts, ends
-    offsets = (bounds - bounds[0]).astype(np.int64)
-    whole = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(),
-        len(offsets) - 1,
-        [None, pa.py_buffer(offsets), pa.py_buffer(data).slice(int(bounds[0]))],
+    bounds -= bounds[0]
+    small = bounds[-1] < 2**31
+    whole = (pa.BinaryArray if small else pa.LargeBinaryArray).from_buffers(
+        pa.binary() if small else pa.large_binary(),
+        len(bounds) - 1,
+        [
+            None,
+            pa.py_buffer(bounds.astype(np.int32 if small else np.int64)),
+            pa.py_buffer(data).slice(int(starts[0])),
+        ],
     )
-    taken = whole.take(pa.array(np.arange(0, len(offsets) - 1, 2, dtype=np.int64)))
-    return taken.cast(pa.large_string()).cast(pa.string())
+    # The system allocator hands the gathered copy's memory back once it is let go.
+    taken = pc.take(
+        whole,
+        pa.array(np.arange(0, len(bounds) - 1, 2, dtype=np.int64)),
+        memory_pool=pa.system_memory_pool(),
+    )
+    return taken.cast(pa.string() if small else pa.large_string()).cast(pa.string())

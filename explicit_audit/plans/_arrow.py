@@ -124,8 +124,6 @@ def _piece(piece: JsonlPiece, first_keys: dict) -> ColumnarPart:
     plan, recorded = table.column("retrieval_plan"), table.column("retrieval_plan_hash")
     if not _present(plan, recorded) or table.column("run_id").type != _STRING:
         raise NotClean
-    # One chunk: Arrow joins the texts of columns chunked alike much faster.
-    plan = plan.combine_chunks()
     field = {name: pc.struct_field(plan, name) for name in PLAN_TYPE.names}
     keywords, shard_ids = field["retrieval_keywords"], field["shard_ids"]
     counts = [field[name] for name in ("top_k", "over_fetch", "max_context_chars")]
