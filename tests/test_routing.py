@@ -223,3 +223,44 @@ def test_replay_refuses_a_missing_list_or_a_string_for_a_list(value, message):
     frame["self_declared_risk_flags"] = pd.Series([[], value, []], dtype=object)
     with pytest.raises(ea.AuditError, match=f"'self_declared_risk_flags'.*{message}"):
         ea.replay(frame, POLICIES["kat_base"])
+
+
+def _with_long_rows(rows: list[dict], rng: np.random.Generator, pool: list[str]) -> list[dict]:
+    """Some rows of up to 12 flags, repeats included: longer than one position at a time."""
+    for position in rng.choice(len(rows), len(rows) // 10, replace=False).tolist():
+        rows[position]["self_declared_risk_flags"] = [
+            str(f) for f in rng.choice(pool, int(rng.integers(4, 13)))
+        ]
+    return rows
+
+
+@pytest.mark.parametrize("distinct", [2, 5, 12, 40, 130])
+def test_replay_is_the_same_with_one_thread_and_with_two(distinct):
+    from explicit_audit.decisions.routing import _replay
+
+    rng = np.random.default_rng(distinct)
+    pool = [f"flag_{i:03d}" for i in range(distinct)] + ["legal_advice", "multi_doc_dependency"]
+    frame = _frame(_with_long_rows(_random_inputs(rng, 3000, pool), rng, pool))
+    policy = POLICIES["kat_base"].replace(
+        risk_flags=dict(POLICIES["kat_base"].risk_flags)
+        | {name: ea.RiskFlag(i % 3 == 0, f"directive {i % 4}") for i, name in enumerate(pool)}
+    )
+    for table in (frame, frame.iloc[7:2900:3], pd.DataFrame(frame.astype(object).to_dict("list"))):
+        # A copy each: a table replayed again finds its inputs encoded already.
+        one = _replay(table.copy(deep=True), policy, threads=1)
+        two = _replay(table.copy(deep=True), policy, threads=2)
+        pd.testing.assert_frame_equal(one, two, check_exact=True)
+        for name in ("escalation_reasons", "risk_flags", "synthesis_directives"):
+            assert list(one[name].cat.categories) == list(two[name].cat.categories)
+        _rows_equal_route(table.iloc[:200], policy)
+
+
+def test_a_table_wrong_twice_raises_the_same_error_with_one_thread_and_with_two():
+    from explicit_audit.decisions.routing import _replay
+
+    frame = _frame(_random_inputs(np.random.default_rng(5), 50, ["zz"]))
+    frame["self_declared_risk_flags"] = pd.Series([["zz", None]] * 50, dtype=LISTS)
+    frame["confidence"] = np.nan
+    for threads in (1, 2):
+        with pytest.raises(ea.AuditError, match="self_declared_risk_flags"):
+            _replay(frame.copy(deep=True), POLICIES["kat_base"], threads=threads)

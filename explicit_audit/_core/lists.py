@@ -218,11 +218,15 @@ class FlatList:
 def flat_list(series: pd.Series, name: str = "") -> FlatList:
     """Take a list-of-strings column apart (see :class:`FlatList`)."""
     array = list_array(series, name, nulls="refuse")
-    offsets = np.asarray(array.offsets, dtype=np.int64)
+    offsets = np.asarray(array.offsets)
     values = array.flatten()
     if values.null_count:
         raise AuditError(f"column {name or series.name!r}: a list holds a null string.")
-    return FlatList(offsets - offsets[0], values)
+    # Shifted in Arrow's own type, then widened in one copy: a million rows'
+    # int64 copy is a fresh 8 MB the allocator often has to fault in.
+    if offsets[0]:
+        offsets = offsets - offsets[0]
+    return FlatList(offsets.astype(np.int64), values)
 
 
 def tuple_series(
@@ -239,6 +243,9 @@ def tuple_series(
     ``used`` (whether each entry of ``table`` is indexed, :func:`entries_used`)
     may be given when several tables share ``index_into``.
     """
+    # Converted to numpy's index type once: counting and gathering would each
+    # convert a smaller type into a fresh array.
+    index_into = np.asarray(index_into, dtype=np.intp)
     if used is None:
         used = entries_used(index_into, len(table))
     category_of: dict[tuple[str, ...], int] = {}

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.lists import FlatList, flat_list
+from .._core.overlap import THREADS, both
 from ..errors import AuditError
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome, requires_by_state
 from .policy import Policy
@@ -61,8 +62,8 @@ class EncodedInputs:
     combo_flag_owner: np.ndarray
 
 
-def _column(decisions: pd.DataFrame, name: str, dtype: type) -> np.ndarray:
-    column = decisions[name]
+def _column(columns: dict[str, pd.Series], name: str, dtype: type) -> np.ndarray:
+    column = columns[name]
     missing = int(column.isna().sum())
     if missing:
         raise AuditError(
@@ -90,34 +91,120 @@ def _compact(key: np.ndarray, bound: int) -> np.ndarray:
     return pd.factorize(key, sort=True)[0].astype(np.int64)
 
 
+#: Values of a row read one position at a time; longer rows are reduced whole.
+_POSITIONS = 8
+
+
+def _row_masks(offsets: np.ndarray, several: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """Per row, the bitwise or of its values' ``bits`` (one zero appended after the values).
+
+    ``several`` lists the rows of two values or more. A row of at most one
+    value sums to its bit, so differences of a running sum give those rows
+    in two passes; ``reduceat`` costs about ten nanoseconds per row, empty or
+    not. The sums wrap in the unsigned type, and the difference over one
+    value is that value still.
+    """
+    running = np.zeros(len(bits), dtype=bits.dtype)
+    np.cumsum(bits[:-1], out=running[1:])
+    mask = np.diff(np.take(running, offsets))
+    if not len(several):
+        return mask
+    starts, last = offsets[several], offsets[several + 1] - 1
+    # A row shorter than the position reads its last value again, which the or absorbs.
+    joined = np.take(bits, starts)
+    for position in range(1, min(_POSITIONS, int((last - starts).max()) + 1)):
+        joined |= np.take(bits, np.minimum(starts + position, last))
+    longer = np.flatnonzero(last - starts >= _POSITIONS)
+    if len(longer):
+        # Start and end of each such row, in turn: every other reduction is
+        # the gap from one row's end to the next row's start, and is dropped.
+        bounds = np.empty(2 * len(longer), dtype=np.int64)
+        bounds[0::2] = starts[longer]
+        bounds[1::2] = last[longer] + 1
+        joined[longer] = np.bitwise_or.reduceat(bits, bounds)[0::2]
+    mask[several] = joined
+    return mask
+
+
+#: Bits of a (domain, flags) key packed in 16 bits: numbered with one table, no hashing.
+_PACKED_BITS = 16
+
+
 def _row_keys(
     domain_codes: np.ndarray, n_domains: int, flags: FlatList, codes: np.ndarray, names: list
-) -> np.ndarray:
-    """A code per row naming its (domain, set of flags); order and repeats of flags ignored.
+) -> tuple[np.ndarray, np.ndarray]:
+    """A code per row naming its (domain, set of flags), and the last row of each code.
 
-    ``codes`` numbers each flat flag into ``names`` (:meth:`FlatList.codes`).
-    Each row's flags become a bit mask (62 distinct flags per word), packed
-    next to the domain code, and the packed keys are numbered.
+    Order and repeats of flags are ignored. ``codes`` numbers each flat flag
+    into ``names`` (:meth:`FlatList.codes`). Each row's flags become a bit
+    mask (62 distinct flags per word), packed next to the domain code, and
+    the packed keys are numbered in increasing order.
     """
+    several = np.flatnonzero(flags.lengths > 1)
+    shift = (max(n_domains, 1) - 1).bit_length()
+    if shift + len(names) <= _PACKED_BITS:
+        return _packed_keys(domain_codes, shift, flags, several, codes, len(names))
+    key = _wide_keys(domain_codes, n_domains, flags, several, codes, len(names))
+    representative = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=np.int64)
+    representative[key] = np.arange(len(key))
+    return key, representative
+
+
+def _word_bits(codes: np.ndarray, word: int, width: int, n_names: int) -> np.ndarray:
+    """Each flat flag's bit within word ``word`` (0 outside it), and one zero appended."""
+    bit_type = np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint64
+    # The appended zero makes the end of the last row a valid position.
+    bits = np.zeros(len(codes) + 1, dtype=bit_type)
+    if n_names <= 62:
+        np.left_shift(bit_type(1), codes.astype(bit_type), out=bits[:-1])
+    else:
+        in_word = (codes >= word) & (codes < word + width)
+        shifted = np.left_shift(np.uint64(1), np.clip(codes - word, 0, 61).astype(np.uint64))
+        bits[:-1] = np.where(in_word, shifted, 0)
+    return bits
+
+
+def _packed_keys(
+    domain_codes: np.ndarray,
+    shift: int,
+    flags: FlatList,
+    several: np.ndarray,
+    codes: np.ndarray,
+    n_names: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_row_keys` where the domain and every flag fit in 16 bits.
+
+    The keys are built in 16 bits and the one scatter that finds each key's
+    last row also tells which keys occur: a million rows of int64 key
+    arithmetic are fresh 8 MB arrays each.
+    """
+    key = _row_masks(flags.offsets, several, _word_bits(codes, 0, n_names, n_names))
+    key = key.astype(np.uint16)
+    key <<= shift
+    # Domain codes are below 1 << shift: the or cannot lose a bit.
+    np.bitwise_or(key, domain_codes, out=key, casting="unsafe")
+    last = np.full(1 << (shift + n_names), -1, dtype=np.int64)
+    last[key] = np.arange(len(key))  # the last row of each key wins
+    present = last >= 0
+    number = np.cumsum(present) - 1
+    combo = np.take(number.astype(_small_codes(len(number))), key)
+    return combo, last[present]
+
+
+def _wide_keys(
+    domain_codes: np.ndarray,
+    n_domains: int,
+    flags: FlatList,
+    several: np.ndarray,
+    codes: np.ndarray,
+    n_names: int,
+) -> np.ndarray:
+    """:func:`_row_keys`'s codes, a word of flags at a time (keys of any width)."""
     key, bound = domain_codes, max(n_domains, 1)
-    # Every row's start, with one zero appended so that a row at the very end
-    # (or an empty one) reduces over valid positions; an empty row's reduction
-    # reads its neighbour's first flag and is zeroed after.
-    starts = flags.offsets[:-1]
-    nonempty = flags.lengths > 0
-    for word in range(0, len(names), 62):
-        width = min(62, len(names) - word)
-        bit_type = np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint64
-        bits = np.zeros(len(codes) + 1, dtype=bit_type)
-        if len(names) <= 62:
-            np.left_shift(bit_type(1), codes.astype(bit_type), out=bits[:-1])
-        else:
-            in_word = (codes >= word) & (codes < word + width)
-            shifted = np.left_shift(np.uint64(1), np.clip(codes - word, 0, 61).astype(np.uint64))
-            bits[:-1] = np.where(in_word, shifted, 0)
-        mask = np.bitwise_or.reduceat(bits, starts) if len(starts) else bits[:0]
-        mask *= nonempty
-        mask = mask.astype(np.int64)
+    for word in range(0, n_names, 62):
+        width = min(62, n_names - word)
+        bits = _word_bits(codes, word, width, n_names)
+        mask = _row_masks(flags.offsets, several, bits).astype(np.int64)
         shift = (bound - 1).bit_length()
         if shift + width <= 62:
             key, bound = key | (mask << shift), 1 << (shift + width)
@@ -126,19 +213,43 @@ def _row_keys(
             key, bound = key * (int(mask.max()) + 1) + mask, 1 << 62
         key = _compact(key, bound)
         bound = int(key.max()) + 1 if len(key) else 1
-    return key if len(names) else _compact(key, bound)
+    return key if n_names else _compact(key, bound)
 
 
-def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
-    """Take the input columns of a decisions table apart (see :class:`EncodedInputs`)."""
+def encode_inputs(decisions: pd.DataFrame, threads: int = THREADS) -> EncodedInputs:
+    """Take the input columns of a decisions table apart (see :class:`EncodedInputs`).
+
+    With ``threads`` of 2 or more, the numeric columns are read while the
+    list columns are taken apart (:func:`~explicit_audit._core.overlap.both`);
+    the encoding, and the error a wrong table raises, are the same with one.
+    """
     missing = [name for name in INPUT_COLUMNS if name not in decisions.columns]
     if missing:
         raise AuditError(
             f"the decisions table lacks the input column(s) {', '.join(missing)}; "
             "pass a table loaded by ea.load or ea.load_decisions."
         )
-    n = len(decisions)
-    domains = decisions["subject_domain"]
+    # Each column looked up here once: the steps below may run in two threads.
+    columns = {name: decisions[name] for name in INPUT_COLUMNS}
+    domain_codes, domain_names = _domains(columns["subject_domain"])
+    # The list columns first: a table wrong in both kinds raises as the
+    # columns are read in this order, whichever step finishes first.
+    lists, numbers = both(
+        lambda: _lists(columns, domain_codes, len(domain_names)),
+        lambda: _numbers(columns),
+        threads,
+    )
+    return EncodedInputs(
+        index=decisions.index,
+        domain_codes=domain_codes,
+        domain_names=domain_names,
+        **numbers,
+        **lists,
+    )
+
+
+def _domains(domains: pd.Series) -> tuple[np.ndarray, list]:
+    """Each row's subject domain as a code, and the names the codes number."""
     if isinstance(domains.dtype, pd.CategoricalDtype):
         domain_codes = domains.cat.codes.to_numpy(dtype=np.int64)
         domain_names = list(domains.cat.categories)
@@ -147,12 +258,25 @@ def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
         domain_names = list(uniques)
     if (domain_codes < 0).any():
         raise AuditError("column 'subject_domain': some rows have no value.")
-    hits = flat_list(decisions["deterministic_keyword_hits"], "deterministic_keyword_hits")
-    self_flags = flat_list(decisions["self_declared_risk_flags"], "self_declared_risk_flags")
+    return domain_codes, domain_names
+
+
+def _numbers(columns: dict[str, pd.Series]) -> dict[str, np.ndarray]:
+    """The flag and number columns as arrays, checked complete in the table's order."""
+    return {
+        "self_high_impact": _column(columns, "self_declared_high_impact", bool),
+        "content_chars": _column(columns, "content_chars", np.int64),
+        "evidence_doc_count": _column(columns, "evidence_doc_count", np.int64),
+        "confidence": _column(columns, "confidence", np.float64),
+    }
+
+
+def _lists(columns: dict[str, pd.Series], domain_codes: np.ndarray, n_domains: int) -> dict:
+    """The two list columns taken apart: keyword hits, and each row's combination."""
+    hits = flat_list(columns["deterministic_keyword_hits"], "deterministic_keyword_hits")
+    self_flags = flat_list(columns["self_declared_risk_flags"], "self_declared_risk_flags")
     flag_codes, flag_names = self_flags.codes()
-    combo = _row_keys(domain_codes, len(domain_names), self_flags, flag_codes, flag_names)
-    representative = np.zeros(int(combo.max()) + 1 if n else 0, dtype=np.int64)
-    representative[combo] = np.arange(n)
+    combo, representative = _row_keys(domain_codes, n_domains, self_flags, flag_codes, flag_names)
     # The flags of each combination's representative row, as codes, gathered
     # from those rows alone: combinations are few, rows many.
     counts = self_flags.lengths[representative]
@@ -161,25 +285,18 @@ def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
     within = np.arange(len(owner)) - first[owner]
     combo_flag_codes = flag_codes[self_flags.offsets[representative][owner] + within]
     own_names = [flag_names[code] for code in combo_flag_codes.tolist()]
-    return EncodedInputs(
-        index=decisions.index,
-        domain_codes=domain_codes,
-        domain_names=domain_names,
-        keyword_hit=hits.lengths > 0,
-        self_high_impact=_column(decisions, "self_declared_high_impact", bool),
-        content_chars=_column(decisions, "content_chars", np.int64),
-        evidence_doc_count=_column(decisions, "evidence_doc_count", np.int64),
-        confidence=_column(decisions, "confidence", np.float64),
-        combo=combo.astype(np.int64),
-        combo_domain=domain_codes[representative],
-        combo_flags=[
+    return {
+        "keyword_hit": hits.lengths > 0,
+        "combo": combo.astype(np.int64),
+        "combo_domain": domain_codes[representative],
+        "combo_flags": [
             frozenset(own_names[start : start + count])
             for start, count in zip(first.tolist(), counts.tolist(), strict=True)
         ],
-        flag_names=flag_names,
-        combo_flag_codes=combo_flag_codes,
-        combo_flag_owner=owner,
-    )
+        "flag_names": flag_names,
+        "combo_flag_codes": combo_flag_codes,
+        "combo_flag_owner": owner,
+    }
 
 
 class PolicyView:
