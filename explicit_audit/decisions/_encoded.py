@@ -40,7 +40,9 @@ INPUT_COLUMNS = (
 class EncodedInputs:
     """The inputs of a decisions table as arrays, independent of any policy.
 
-    ``combo`` numbers each row's (subject domain, set of self-declared flags);
+    ``combo`` numbers each row's (subject domain, set of self-declared flags),
+    in the smallest integer type that holds the numbers (widen it before
+    arithmetic);
     ``combo_domain`` and ``combo_flags`` describe each such combination, and
     so do ``combo_flag_codes`` and ``combo_flag_owner`` as arrays: each flag
     of a combination as a code into ``flag_names``, and its combination.
@@ -132,22 +134,41 @@ _PACKED_BITS = 16
 
 def _row_keys(
     domain_codes: np.ndarray, n_domains: int, flags: FlatList, codes: np.ndarray, names: list
-) -> tuple[np.ndarray, np.ndarray]:
-    """A code per row naming its (domain, set of flags), and the last row of each code.
+) -> tuple[np.ndarray, ...]:
+    """A code per row naming its (domain, set of flags), and what each code names.
 
     Order and repeats of flags are ignored. ``codes`` numbers each flat flag
     into ``names`` (:meth:`FlatList.codes`). Each row's flags become a bit
     mask (62 distinct flags per word), packed next to the domain code, and
     the packed keys are numbered in increasing order.
+
+    Returns
+    -------
+    tuple of ndarray
+        The code of each row; the domain of each code; and each flag of
+        each code as a code into ``names`` with its owner, owners in order.
     """
     several = np.flatnonzero(flags.lengths > 1)
     shift = (max(n_domains, 1) - 1).bit_length()
     if shift + len(names) <= _PACKED_BITS:
         return _packed_keys(domain_codes, shift, flags, several, codes, len(names))
     key = _wide_keys(domain_codes, n_domains, flags, several, codes, len(names))
+    return (key, *_described_by_rows(key, domain_codes, flags, codes))
+
+
+def _described_by_rows(
+    key: np.ndarray, domain_codes: np.ndarray, flags: FlatList, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each code's domain and flags, read from its last row (see :func:`_row_keys`)."""
     representative = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=np.int64)
     representative[key] = np.arange(len(key))
-    return key, representative
+    # Gathered from those rows alone: codes are few, rows many.
+    counts = flags.lengths[representative]
+    owner = np.repeat(np.arange(len(representative)), counts)
+    first = np.cumsum(counts) - counts
+    within = np.arange(len(owner)) - first[owner]
+    flag_codes = codes[flags.offsets[representative][owner] + within]
+    return domain_codes[representative], flag_codes, owner
 
 
 def _word_bits(codes: np.ndarray, word: int, width: int, n_names: int) -> np.ndarray:
@@ -171,24 +192,27 @@ def _packed_keys(
     several: np.ndarray,
     codes: np.ndarray,
     n_names: int,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, ...]:
     """:func:`_row_keys` where the domain and every flag fit in 16 bits.
 
-    The keys are built in 16 bits and the one scatter that finds each key's
-    last row also tells which keys occur: a million rows of int64 key
-    arithmetic are fresh 8 MB arrays each.
+    The keys are built in 16 bits, numbered with a table of every possible
+    key, and each one's domain and flags read back from its bits: a million
+    rows of int64 key arithmetic are fresh 8 MB arrays each.
     """
     key = _row_masks(flags.offsets, several, _word_bits(codes, 0, n_names, n_names))
     key = key.astype(np.uint16)
     key <<= shift
     # Domain codes are below 1 << shift: the or cannot lose a bit.
     np.bitwise_or(key, domain_codes, out=key, casting="unsafe")
-    last = np.full(1 << (shift + n_names), -1, dtype=np.int64)
-    last[key] = np.arange(len(key))  # the last row of each key wins
-    present = last >= 0
-    number = np.cumsum(present) - 1
+    seen = np.zeros(1 << (shift + n_names), dtype=bool)
+    seen[key] = True
+    number = np.cumsum(seen) - 1
     combo = np.take(number.astype(_small_codes(len(number))), key)
-    return combo, last[present]
+    # Each code's domain and flags are read from its key: no row of it is needed.
+    keys = np.flatnonzero(seen)
+    flag_bits = (keys[:, None] >> (shift + np.arange(n_names))) & 1
+    owner, flag_codes = np.nonzero(flag_bits)  # owner by owner, as rows are read
+    return combo, keys & ((1 << shift) - 1), flag_codes, owner
 
 
 def _wide_keys(
@@ -276,19 +300,17 @@ def _lists(columns: dict[str, pd.Series], domain_codes: np.ndarray, n_domains: i
     hits = flat_list(columns["deterministic_keyword_hits"], "deterministic_keyword_hits")
     self_flags = flat_list(columns["self_declared_risk_flags"], "self_declared_risk_flags")
     flag_codes, flag_names = self_flags.codes()
-    combo, representative = _row_keys(domain_codes, n_domains, self_flags, flag_codes, flag_names)
-    # The flags of each combination's representative row, as codes, gathered
-    # from those rows alone: combinations are few, rows many.
-    counts = self_flags.lengths[representative]
-    owner = np.repeat(np.arange(len(representative)), counts)
+    combo, combo_domain, combo_flag_codes, owner = _row_keys(
+        domain_codes, n_domains, self_flags, flag_codes, flag_names
+    )
+    counts = np.bincount(owner, minlength=len(combo_domain))
     first = np.cumsum(counts) - counts
-    within = np.arange(len(owner)) - first[owner]
-    combo_flag_codes = flag_codes[self_flags.offsets[representative][owner] + within]
     own_names = [flag_names[code] for code in combo_flag_codes.tolist()]
     return {
-        "keyword_hit": hits.lengths > 0,
-        "combo": combo.astype(np.int64),
-        "combo_domain": domain_codes[representative],
+        # From the offsets: the lengths would be a fresh int64 array, for a bool.
+        "keyword_hit": hits.offsets[1:] > hits.offsets[:-1],
+        "combo": combo,
+        "combo_domain": combo_domain,
         "combo_flags": [
             frozenset(own_names[start : start + count])
             for start, count in zip(first.tolist(), counts.tolist(), strict=True)
@@ -341,7 +363,8 @@ class PolicyView:
 
     def base_requires(self, combo: np.ndarray) -> np.ndarray:
         """Per row: whether a flag other than the two derived ones requires 26B."""
-        return self.requires_table[combo * 4]
+        # Multiplied in the index type: the codes may be in a smaller one.
+        return self.requires_table[np.multiply(combo, 4, dtype=np.intp)]
 
     @functools.cached_property
     def _outcomes(self) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:

@@ -259,7 +259,8 @@ def _decide(encoded: Any, policy: Policy, threads: int = THREADS) -> tuple[Any, 
     )
     # In numpy's index type: the state indexes three tables and is counted,
     # and any other type is converted to it, into a fresh array, at each use.
-    state = encoded.combo.astype(np.intp, copy=False) << 2
+    state = encoded.combo.astype(np.intp)
+    state <<= 2
     derived = multi_doc.view(np.uint8) << 1  # bools viewed as bytes hold 0 or 1
     derived |= low_confidence.view(np.uint8)
     state |= derived
