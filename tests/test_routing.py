@@ -264,3 +264,23 @@ def test_a_table_wrong_twice_raises_the_same_error_with_one_thread_and_with_two(
     for threads in (1, 2):
         with pytest.raises(ea.AuditError, match="self_declared_risk_flags"):
             _replay(frame.copy(deep=True), POLICIES["kat_base"], threads=threads)
+
+
+@pytest.mark.parametrize("named", [3, 63, 64, 127, 128, 150])
+def test_replay_with_many_domains_in_the_policy(named):
+    """The applied domain's code, whether it fell back and its impact, for few and many domains."""
+    base = POLICIES["kat_base"]
+    domains = {
+        f"domain_{i:03d}": ea.SubjectDomain(
+            high_impact=i % 4 == 0, default_risk_flags=("legal_advice",) if i % 3 else ()
+        )
+        for i in range(named)
+    }
+    policy = base.replace(subject_domains=domains)
+    rng = np.random.default_rng(named)
+    rows = _random_inputs(rng, 400, ["legal_advice", "zz"])
+    for row in rows:
+        row["subject_domain"] = f"domain_{int(rng.integers(0, named + 5)):03d}"
+    _rows_equal_route(_frame(rows), policy)
+    few = [dict(row, subject_domain=f"domain_{i % 3:03d}") for i, row in enumerate(rows)]
+    _rows_equal_route(_frame(few), policy)

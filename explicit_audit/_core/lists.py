@@ -43,6 +43,7 @@ __all__ = [
     "list_column",
     "list_lengths",
     "lists_equal",
+    "nonempty_rows",
     "pair_keys",
     "sets_equal",
     "starts_of",
@@ -215,18 +216,36 @@ class FlatList:
         return found
 
 
-def flat_list(series: pd.Series, name: str = "") -> FlatList:
-    """Take a list-of-strings column apart (see :class:`FlatList`)."""
+def _refused_nulls(series: pd.Series, name: str) -> tuple[pa.ListArray, pa.Array]:
+    """The column as one ListArray and its flat values; no null list nor null string."""
     array = list_array(series, name, nulls="refuse")
-    offsets = np.asarray(array.offsets)
     values = array.flatten()
     if values.null_count:
         raise AuditError(f"column {name or series.name!r}: a list holds a null string.")
+    return array, values
+
+
+def flat_list(series: pd.Series, name: str = "") -> FlatList:
+    """Take a list-of-strings column apart (see :class:`FlatList`)."""
+    array, values = _refused_nulls(series, name)
+    offsets = np.asarray(array.offsets)
     # Shifted in Arrow's own type, then widened in one copy: a million rows'
     # int64 copy is a fresh 8 MB the allocator often has to fault in.
     if offsets[0]:
         offsets = offsets - offsets[0]
     return FlatList(offsets.astype(np.int64), values)
+
+
+def nonempty_rows(series: pd.Series, name: str = "") -> np.ndarray:
+    """Whether each row of a list-of-strings column holds a value.
+
+    The column is refused as :func:`flat_list` refuses it. Read from Arrow's
+    own offsets: a :class:`FlatList` would widen them, a fresh array eight
+    times the size of the answer.
+    """
+    array, _ = _refused_nulls(series, name)
+    offsets = np.asarray(array.offsets)
+    return offsets[1:] > offsets[:-1]
 
 
 def tuple_series(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._core.lists import FlatList, flat_list
+from .._core.lists import FlatList, flat_list, nonempty_rows
 from .._core.overlap import THREADS, both
 from ..errors import AuditError
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome, requires_by_state
@@ -275,7 +275,11 @@ def encode_inputs(decisions: pd.DataFrame, threads: int = THREADS) -> EncodedInp
 def _domains(domains: pd.Series) -> tuple[np.ndarray, list]:
     """Each row's subject domain as a code, and the names the codes number."""
     if isinstance(domains.dtype, pd.CategoricalDtype):
-        domain_codes = domains.cat.codes.to_numpy(dtype=np.int64)
+        # Checked in the categorical's own small type, widened after.
+        domain_codes = domains.cat.codes.to_numpy()
+        if (domain_codes < 0).any():
+            raise AuditError("column 'subject_domain': some rows have no value.")
+        domain_codes = domain_codes.astype(np.int64)
         domain_names = list(domains.cat.categories)
     else:
         domain_codes, uniques = pd.factorize(domains)
@@ -297,7 +301,7 @@ def _numbers(columns: dict[str, pd.Series]) -> dict[str, np.ndarray]:
 
 def _lists(columns: dict[str, pd.Series], domain_codes: np.ndarray, n_domains: int) -> dict:
     """The two list columns taken apart: keyword hits, and each row's combination."""
-    hits = flat_list(columns["deterministic_keyword_hits"], "deterministic_keyword_hits")
+    keyword_hit = nonempty_rows(columns["deterministic_keyword_hits"], "deterministic_keyword_hits")
     self_flags = flat_list(columns["self_declared_risk_flags"], "self_declared_risk_flags")
     flag_codes, flag_names = self_flags.codes()
     combo, combo_domain, combo_flag_codes, owner = _row_keys(
@@ -307,8 +311,7 @@ def _lists(columns: dict[str, pd.Series], domain_codes: np.ndarray, n_domains: i
     first = np.cumsum(counts) - counts
     own_names = [flag_names[code] for code in combo_flag_codes.tolist()]
     return {
-        # From the offsets: the lengths would be a fresh int64 array, for a bool.
-        "keyword_hit": hits.offsets[1:] > hits.offsets[:-1],
+        "keyword_hit": keyword_hit,
         "combo": combo,
         "combo_domain": combo_domain,
         "combo_flags": [
@@ -409,20 +412,50 @@ def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
         [used_index[name] for name in applied_names], dtype=_small_codes(len(used_names))
     )
     # Each answer looked up per domain first, then gathered once per row.
-    codes = encoded.domain_codes
-    high_impact = np.take(spec_high_impact[spec_of_domain], codes)
+    high_impact, used_fallback, domain_used = _per_row(
+        encoded.domain_codes,
+        spec_high_impact[spec_of_domain],
+        spec_of_domain == fallback,
+        spec_to_used[spec_of_domain],
+    )
     high_impact |= encoded.keyword_hit
     high_impact |= encoded.self_high_impact
     return PolicyView(
         encoded,
         policy,
         high_impact=high_impact,
-        used_fallback=np.take(spec_of_domain == fallback, codes),
-        domain_used=np.take(spec_to_used[spec_of_domain], codes),
+        used_fallback=used_fallback,
+        domain_used=domain_used,
         used_names=used_names,
         spec_defaults=[spec.default_risk_flags for spec in specs],
         combo_spec=spec_of_domain[encoded.combo_domain],
     )
+
+
+#: Applied domains whose code, fallback bit and high-impact bit share one byte.
+_PACKED_DOMAINS = 64
+
+
+def _per_row(
+    codes: np.ndarray, high_impact: np.ndarray, fallback: np.ndarray, used: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three answers of each row's domain: per domain arrays gathered by ``codes``.
+
+    While the applied domains are few, the three share a byte per domain and
+    are gathered once: a gather reads a million int64 codes, unpacking a
+    byte per row is a fraction of that.
+    """
+    if used.dtype.itemsize > 1 or (len(used) and int(used.max()) >= _PACKED_DOMAINS):
+        return np.take(high_impact, codes), np.take(fallback, codes), np.take(used, codes)
+    table = used.astype(np.uint8) << 2
+    table |= fallback.astype(np.uint8) << 1
+    table |= high_impact.astype(np.uint8)
+    packed = np.take(table, codes)
+    # Each bit taken out as 0 or 1, which a bool array viewed as bytes holds.
+    row_high_impact = (packed & 1).view(bool)
+    row_fallback = (packed & 2) != 0
+    row_used = (packed >> 2).view(used.dtype)  # below 64: the same bytes in int8
+    return row_high_impact, row_fallback, row_used
 
 
 _BOTH_DERIVED = (FLAG_MULTI_DOC, FLAG_LOW_CONFIDENCE)
