@@ -255,14 +255,32 @@ def test_replay_is_the_same_with_one_thread_and_with_two(distinct):
         _rows_equal_route(table.iloc[:200], policy)
 
 
-def test_a_table_wrong_twice_raises_the_same_error_with_one_thread_and_with_two():
+@pytest.mark.parametrize(
+    ("wrong", "named"),
+    [
+        (("self_declared_risk_flags", "confidence"), "self_declared_risk_flags"),
+        (("subject_domain", "self_declared_risk_flags"), "subject_domain"),
+        (("deterministic_keyword_hits", "self_declared_risk_flags"), "deterministic_keyword_hits"),
+        (("subject_domain", "deterministic_keyword_hits"), "subject_domain"),
+        (("confidence", "content_chars"), "content_chars"),
+    ],
+)
+def test_a_table_wrong_twice_raises_the_same_error_with_one_thread_and_with_two(wrong, named):
+    """The first wrong column in the order the columns are read, whichever thread reads it."""
     from explicit_audit.decisions.routing import _replay
 
     frame = _frame(_random_inputs(np.random.default_rng(5), 50, ["zz"]))
-    frame["self_declared_risk_flags"] = pd.Series([["zz", None]] * 50, dtype=LISTS)
-    frame["confidence"] = np.nan
+    broken = {
+        "subject_domain": pd.Series([None] + ["legal"] * 49, dtype="category"),
+        "deterministic_keyword_hits": pd.Series([["kw", None]] * 50, dtype=LISTS),
+        "self_declared_risk_flags": pd.Series([["zz", None]] * 50, dtype=LISTS),
+        "confidence": np.nan,
+        "content_chars": pd.array([None] * 50, dtype="Int64"),
+    }
+    for column in wrong:
+        frame[column] = broken[column]
     for threads in (1, 2):
-        with pytest.raises(ea.AuditError, match="self_declared_risk_flags"):
+        with pytest.raises(ea.AuditError, match=named):
             _replay(frame.copy(deep=True), POLICIES["kat_base"], threads=threads)
 
 

@@ -11,7 +11,9 @@ four ways the two derived flags can join. :func:`~explicit_audit.replay` and
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -243,8 +245,8 @@ def _wide_keys(
 def encode_inputs(decisions: pd.DataFrame, threads: int = THREADS) -> EncodedInputs:
     """Take the input columns of a decisions table apart (see :class:`EncodedInputs`).
 
-    With ``threads`` of 2 or more, the numeric columns are read while the
-    list columns are taken apart (:func:`~explicit_audit._core.overlap.both`);
+    With ``threads`` of 2 or more, the other columns are read while the
+    self-declared flags are encoded (:func:`~explicit_audit._core.overlap.both`);
     the encoding, and the error a wrong table raises, are the same with one.
     """
     missing = [name for name in INPUT_COLUMNS if name not in decisions.columns]
@@ -255,25 +257,51 @@ def encode_inputs(decisions: pd.DataFrame, threads: int = THREADS) -> EncodedInp
         )
     # Each column looked up here once: the steps below may run in two threads.
     columns = {name: decisions[name] for name in INPUT_COLUMNS}
-    domain_codes, domain_names = _domains(columns["subject_domain"])
-    # The list columns first: a table wrong in both kinds raises as the
-    # columns are read in this order, whichever step finishes first.
-    lists, numbers = both(
-        lambda: _lists(columns, domain_codes, len(domain_names)),
-        lambda: _numbers(columns),
+    flags, others = both(
+        lambda: _attempt(_flag_codes, columns),
+        lambda: _other_columns(columns),
         threads,
     )
+    # A table wrong in several columns raises the error of the first one in
+    # the order they are read one at a time: domain, hits, flags, numbers.
+    for _, error in [*others[:2], flags, *others[2:]]:
+        if error is not None:
+            raise error
+    (domain_codes, domain_names), keyword_hit, numbers = (value for value, _ in others)
     return EncodedInputs(
         index=decisions.index,
         domain_codes=domain_codes,
         domain_names=domain_names,
+        keyword_hit=keyword_hit,
         **numbers,
-        **lists,
+        **_combinations(domain_codes, len(domain_names), *flags[0]),
     )
 
 
-def _domains(domains: pd.Series) -> tuple[np.ndarray, list]:
+def _attempt(step: Callable[[dict], Any], columns: dict[str, pd.Series]) -> tuple[Any, Any]:
+    """``(step(columns), None)``, or ``(None, error)`` when the table is wrong."""
+    try:
+        return step(columns), None
+    except AuditError as error:  # raised by the caller, in the columns' order
+        return None, error
+
+
+def _other_columns(columns: dict[str, pd.Series]) -> list[tuple[Any, Any]]:
+    """The domains, keyword hits and numbers, each as :func:`_attempt` gives it.
+
+    Read in that order, up to the first wrong one.
+    """
+    outcomes = []
+    for step in (_domains, _keyword_hits, _numbers):
+        outcomes.append(_attempt(step, columns))
+        if outcomes[-1][1] is not None:
+            break
+    return outcomes
+
+
+def _domains(columns: dict[str, pd.Series]) -> tuple[np.ndarray, list]:
     """Each row's subject domain as a code, and the names the codes number."""
+    domains = columns["subject_domain"]
     if isinstance(domains.dtype, pd.CategoricalDtype):
         # Checked in the categorical's own small type, widened after.
         domain_codes = domains.cat.codes.to_numpy()
@@ -299,11 +327,25 @@ def _numbers(columns: dict[str, pd.Series]) -> dict[str, np.ndarray]:
     }
 
 
-def _lists(columns: dict[str, pd.Series], domain_codes: np.ndarray, n_domains: int) -> dict:
-    """The two list columns taken apart: keyword hits, and each row's combination."""
-    keyword_hit = nonempty_rows(columns["deterministic_keyword_hits"], "deterministic_keyword_hits")
+def _keyword_hits(columns: dict[str, pd.Series]) -> np.ndarray:
+    """Whether each row has a keyword hit."""
+    return nonempty_rows(columns["deterministic_keyword_hits"], "deterministic_keyword_hits")
+
+
+def _flag_codes(columns: dict[str, pd.Series]) -> tuple[FlatList, np.ndarray, list[str]]:
+    """The self-declared flags taken apart, and each flat flag as a code into the names."""
     self_flags = flat_list(columns["self_declared_risk_flags"], "self_declared_risk_flags")
-    flag_codes, flag_names = self_flags.codes()
+    return (self_flags, *self_flags.codes())
+
+
+def _combinations(
+    domain_codes: np.ndarray,
+    n_domains: int,
+    self_flags: FlatList,
+    flag_codes: np.ndarray,
+    flag_names: list[str],
+) -> dict:
+    """Each row's combination, and each combination's domain and flags."""
     combo, combo_domain, combo_flag_codes, owner = _row_keys(
         domain_codes, n_domains, self_flags, flag_codes, flag_names
     )
@@ -311,7 +353,6 @@ def _lists(columns: dict[str, pd.Series], domain_codes: np.ndarray, n_domains: i
     first = np.cumsum(counts) - counts
     own_names = [flag_names[code] for code in combo_flag_codes.tolist()]
     return {
-        "keyword_hit": keyword_hit,
         "combo": combo,
         "combo_domain": combo_domain,
         "combo_flags": [
