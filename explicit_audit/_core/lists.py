@@ -253,6 +253,8 @@ def tuple_series(
     index_into: np.ndarray,
     index: pd.Index,
     used: np.ndarray | None = None,
+    *,
+    through: np.ndarray | None = None,
 ) -> pd.Series:
     """``table[i]`` for each ``i`` of ``index_into``, as a categorical of tuples.
 
@@ -260,7 +262,9 @@ def tuple_series(
     and the tuples are stored once; ``series.iloc[i]`` is a tuple, as in a
     ``RoutingDecision``, and ``series.value_counts()`` counts the combinations.
     ``used`` (whether each entry of ``table`` is indexed, :func:`entries_used`)
-    may be given when several tables share ``index_into``.
+    may be given when several tables share ``index_into``. With ``through``,
+    each value ``k`` of ``index_into`` stands for the entry ``through[k]``
+    (``used`` is then required, and still says which entries of ``table``).
     """
     # Converted to numpy's index type once: counting and gathering would each
     # convert a smaller type into a fresh array.
@@ -276,7 +280,8 @@ def tuple_series(
     # categories), so that pandas need not convert a million codes after.
     count = len(categories)
     code_type = np.int8 if count < 128 else np.int16 if count < 32768 else np.int32
-    codes = np.take(code_of_entry.astype(code_type), index_into)
+    lookup = code_of_entry if through is None else code_of_entry[through]
+    codes = np.take(lookup.astype(code_type), index_into)
     # Every code was made above from the categories' own positions.
     categorical = pd.Categorical.from_codes(codes, categories=categories, validate=False)
     return pd.Series(categorical, index=index)

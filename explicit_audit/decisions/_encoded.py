@@ -405,6 +405,11 @@ class PolicyView:
             combo_spec,
         )
 
+    @property
+    def combo_fallback(self) -> np.ndarray:
+        """Per combination: whether its domain fell back (the fallback spec is the last)."""
+        return self._combo_spec == len(self._spec_defaults) - 1
+
     def base_requires(self, combo: np.ndarray) -> np.ndarray:
         """Per row: whether a flag other than the two derived ones requires 26B."""
         # Multiplied in the index type: the codes may be in a smaller one.

@@ -301,25 +301,30 @@ def escalates(decisions: pd.DataFrame, policy: Policy) -> np.ndarray:
 def _replay(decisions: pd.DataFrame, policy: Policy, threads: int = THREADS) -> pd.DataFrame:
     """:func:`replay` of an in-memory table (or one partition of it).
 
-    With ``threads`` of 2 or more, independent steps run two at a time
+    Each row's answer depends on its combination, the two derived flags and
+    two more bits (high impact, long context): an outcome key (see
+    :func:`_outcome_keys`). The reasons, flags, directives and whether the
+    row escalates are worked out once per key and gathered by it. With
+    ``threads`` of 2 or more, independent steps run two at a time
     (:func:`~explicit_audit._core.overlap.both`); the table is the same with one.
     """
     encoded = encoded_inputs(decisions, threads)
-    view, long_context, multi_doc, low_confidence, state, requires, escalate = _decide(
-        encoded, policy, threads
+    view, (long_context, multi_doc, low_confidence) = both(
+        lambda: apply_policy(encoded, policy),
+        lambda: _tripped(encoded, policy),
+        threads,
     )
-    fired = {
-        REASON_HIGH_IMPACT: view.high_impact,
-        REASON_LONG_CONTEXT: long_context,
-        REASON_MULTI_DOC: multi_doc,
-        REASON_LOW_CONFIDENCE: low_confidence,
-        REASON_RISK_FLAG: requires,
-        REASON_FALLBACK_DOMAIN: view.used_fallback,
-    }
+    key = _outcome_keys(encoded.combo, multi_doc, low_confidence, view.high_impact, long_context)
+    outcomes = _outcomes(view, len(encoded.combo_domain))
+    used = entries_used(key, len(outcomes["state"]))
     index = encoded.index
-    (risk_flags, directives), (reasons, domain_used) = both(
-        lambda: _flag_columns(view, state, index),
-        lambda: (_reason_column(fired, index), _domain_column(view, index)),
+    (risk_flags, directives), (reasons, escalate, domain_used) = both(
+        lambda: _flag_columns(view, key, outcomes["state"], used, index),
+        lambda: (
+            _reason_column(key, outcomes["reasons"], used, index),
+            np.take(outcomes["escalate"], key),
+            _domain_column(view, index),
+        ),
         threads,
     )
     # Not copied: every array here is this call's own. A Series of each bool
@@ -339,28 +344,77 @@ def _replay(decisions: pd.DataFrame, policy: Policy, threads: int = THREADS) -> 
     )
 
 
-def _reason_column(fired: Mapping[str, np.ndarray], index: pd.Index) -> pd.Series:
-    """Each row's reasons, from whether each reason fired for it."""
-    reasons = REASONS
-    # A byte per row (while the reasons fit): a bool array viewed as bytes holds 0 or 1.
-    code_type = np.uint8 if len(reasons) <= 8 else np.uint32
-    reason_code = np.zeros(len(index), dtype=code_type)
-    term = np.empty_like(reason_code)
-    for bit, reason in enumerate(reasons):
-        # Multiplied into one buffer: numpy's shift of a byte array is not
-        # vectorised, a multiplication is (a quarter of the time).
-        fired_bytes = np.ascontiguousarray(fired[reason], dtype=bool).view(np.uint8)
-        np.multiply(fired_bytes, code_type(1 << bit), out=term)
-        reason_code |= term
-    return tuple_series(_reason_table(reasons), reason_code, index)
+def _outcome_keys(
+    combo: np.ndarray,
+    multi_doc: np.ndarray,
+    low_confidence: np.ndarray,
+    high_impact: np.ndarray,
+    long_context: np.ndarray,
+) -> np.ndarray:
+    """Per row, the outcome key ``4 * state + 2 * high_impact + long_context``.
+
+    The state, ``4 * combo + 2 * multi_doc + low_confidence``, is the row's
+    flag state (:class:`~._encoded.PolicyView`). In numpy's index type:
+    the key indexes four tables and is counted, and any other type would be
+    converted to it, into a fresh array, at each use.
+    """
+    low = np.zeros(len(combo), dtype=np.uint8)
+    term = np.empty_like(low)
+    for bit, fired in enumerate((long_context, high_impact, low_confidence, multi_doc)):
+        # A bool array viewed as bytes holds 0 or 1; numpy's shift of a byte
+        # array is not vectorised, a multiplication is.
+        np.multiply(np.ascontiguousarray(fired, dtype=bool).view(np.uint8), 1 << bit, out=term)
+        low |= term
+    key = combo.astype(np.intp)
+    key <<= 4
+    key |= low
+    return key
 
 
-def _flag_columns(view: Any, state: np.ndarray, index: pd.Index) -> tuple[pd.Series, pd.Series]:
-    """Each row's risk flags and directives, from its combination's state."""
-    states_used = entries_used(state, len(view.flag_table))  # flags and directives share it
+def _outcomes(view: Any, combinations: int) -> dict[str, np.ndarray]:
+    """Per outcome key (:func:`_outcome_keys`): its state, its reason code, whether it escalates.
+
+    The reason code has bit ``i`` set when ``REASONS[i]`` fired, as
+    :func:`_reason_table` reads it.
+    """
+    key = np.arange(16 * combinations)
+    state = key >> 2
+    fired = {
+        REASON_HIGH_IMPACT: (key >> 1 & 1).astype(bool),
+        REASON_LONG_CONTEXT: (key & 1).astype(bool),
+        REASON_MULTI_DOC: (state >> 1 & 1).astype(bool),
+        REASON_LOW_CONFIDENCE: (state & 1).astype(bool),
+        REASON_RISK_FLAG: np.asarray(view.requires_table, dtype=bool)[state],
+        REASON_FALLBACK_DOMAIN: view.combo_fallback[state >> 2],
+    }
+    reasons = np.zeros(len(key), dtype=np.int64)
+    escalate = np.zeros(len(key), dtype=bool)
+    for bit, reason in enumerate(REASONS):
+        reasons |= fired[reason].astype(np.int64) << bit
+        if reason in _ESCALATING:
+            escalate |= fired[reason]
+    return {"state": state, "reasons": reasons, "escalate": escalate}
+
+
+def _reason_column(
+    key: np.ndarray, key_reasons: np.ndarray, used: np.ndarray, index: pd.Index
+) -> pd.Series:
+    """Each row's reasons, through its outcome key's reason code."""
+    table = _reason_table(REASONS)
+    reasons_used = np.zeros(len(table), dtype=bool)
+    reasons_used[key_reasons[used]] = True
+    return tuple_series(table, key, index, reasons_used, through=key_reasons)
+
+
+def _flag_columns(
+    view: Any, key: np.ndarray, key_state: np.ndarray, used: np.ndarray, index: pd.Index
+) -> tuple[pd.Series, pd.Series]:
+    """Each row's risk flags and directives, through its outcome key's state."""
+    states_used = np.zeros(len(view.flag_table), dtype=bool)  # flags and directives share it
+    states_used[key_state[used]] = True
     return (
-        tuple_series(view.flag_table, state, index, states_used),
-        tuple_series(view.directive_table, state, index, states_used),
+        tuple_series(view.flag_table, key, index, states_used, through=key_state),
+        tuple_series(view.directive_table, key, index, states_used, through=key_state),
     )
 
 
