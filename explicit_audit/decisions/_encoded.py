@@ -99,18 +99,20 @@ def _compact(key: np.ndarray, bound: int) -> np.ndarray:
 _POSITIONS = 8
 
 
-def _row_masks(offsets: np.ndarray, several: np.ndarray, bits: np.ndarray) -> np.ndarray:
+def _row_masks(offsets: np.ndarray, lengths: np.ndarray, bits: np.ndarray) -> np.ndarray:
     """Per row, the bitwise or of its values' ``bits`` (one zero appended after the values).
 
-    ``several`` lists the rows of two values or more. A row of at most one
-    value sums to its bit, so differences of a running sum give those rows
-    in two passes; ``reduceat`` costs about ten nanoseconds per row, empty or
-    not. The sums wrap in the unsigned type, and the difference over one
-    value is that value still.
+    ``lengths`` are the rows' lengths. Differences of a running sum give
+    each row's sum in two passes (``reduceat`` costs about ten nanoseconds
+    per row, empty or not), and a row's sum is its or unless it holds a bit
+    twice, or a zero: exactly the rows whose sum has fewer set bits than the
+    row has values (a repeated bit carries, and wrapping in the unsigned type
+    only drops bits). Those few are or-ed value by value.
     """
     running = np.zeros(len(bits), dtype=bits.dtype)
     np.cumsum(bits[:-1], out=running[1:])
     mask = np.diff(np.take(running, offsets))
+    several = np.flatnonzero(np.bitwise_count(mask) != lengths)
     if not len(several):
         return mask
     starts, last = offsets[several], offsets[several + 1] - 1
@@ -150,11 +152,12 @@ def _row_keys(
         The code of each row; the domain of each code; and each flag of
         each code as a code into ``names`` with its owner, owners in order.
     """
-    several = np.flatnonzero(flags.lengths > 1)
+    # In int32, as Arrow counts them: the lengths are compared once per word.
+    lengths = np.subtract(flags.offsets[1:], flags.offsets[:-1], dtype=np.int32)
     shift = (max(n_domains, 1) - 1).bit_length()
     if shift + len(names) <= _PACKED_BITS:
-        return _packed_keys(domain_codes, shift, flags, several, codes, len(names))
-    key = _wide_keys(domain_codes, n_domains, flags, several, codes, len(names))
+        return _packed_keys(domain_codes, shift, flags, lengths, codes, len(names))
+    key = _wide_keys(domain_codes, n_domains, flags, lengths, codes, len(names))
     return (key, *_described_by_rows(key, domain_codes, flags, codes))
 
 
@@ -191,7 +194,7 @@ def _packed_keys(
     domain_codes: np.ndarray,
     shift: int,
     flags: FlatList,
-    several: np.ndarray,
+    lengths: np.ndarray,
     codes: np.ndarray,
     n_names: int,
 ) -> tuple[np.ndarray, ...]:
@@ -201,7 +204,7 @@ def _packed_keys(
     key, and each one's domain and flags read back from its bits: a million
     rows of int64 key arithmetic are fresh 8 MB arrays each.
     """
-    key = _row_masks(flags.offsets, several, _word_bits(codes, 0, n_names, n_names))
+    key = _row_masks(flags.offsets, lengths, _word_bits(codes, 0, n_names, n_names))
     key = key.astype(np.uint16)
     key <<= shift
     # Domain codes are below 1 << shift: the or cannot lose a bit.
@@ -221,7 +224,7 @@ def _wide_keys(
     domain_codes: np.ndarray,
     n_domains: int,
     flags: FlatList,
-    several: np.ndarray,
+    lengths: np.ndarray,
     codes: np.ndarray,
     n_names: int,
 ) -> np.ndarray:
@@ -230,7 +233,7 @@ def _wide_keys(
     for word in range(0, n_names, 62):
         width = min(62, n_names - word)
         bits = _word_bits(codes, word, width, n_names)
-        mask = _row_masks(flags.offsets, several, bits).astype(np.int64)
+        mask = _row_masks(flags.offsets, lengths, bits).astype(np.int64)
         shift = (bound - 1).bit_length()
         if shift + width <= 62:
             key, bound = key | (mask << shift), 1 << (shift + width)
