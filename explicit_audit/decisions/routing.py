@@ -245,6 +245,10 @@ def replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
 
     A Dask decisions table (``ea.load(..., engine="dask")``) gives a lazy
     table of the same rows, partition by partition.
+
+    On a machine of two cores or more, some independent steps run in a
+    second thread (none where ``OMP_NUM_THREADS`` is 1); the table is the
+    same either way.
     """
     return engine.each_row(_replay, decisions, policy=policy)
 
