@@ -223,3 +223,82 @@ def test_replay_refuses_a_missing_list_or_a_string_for_a_list(value, message):
     frame["self_declared_risk_flags"] = pd.Series([[], value, []], dtype=object)
     with pytest.raises(ea.AuditError, match=f"'self_declared_risk_flags'.*{message}"):
         ea.replay(frame, POLICIES["kat_base"])
+
+
+def _with_long_rows(rows: list[dict], rng: np.random.Generator, pool: list[str]) -> list[dict]:
+    """Some rows of up to 12 flags, repeats included: longer than one position at a time."""
+    for position in rng.choice(len(rows), len(rows) // 10, replace=False).tolist():
+        rows[position]["self_declared_risk_flags"] = [
+            str(f) for f in rng.choice(pool, int(rng.integers(4, 13)))
+        ]
+    return rows
+
+
+@pytest.mark.parametrize("distinct", [2, 5, 12, 40, 130])
+def test_replay_is_the_same_with_one_thread_and_with_two(distinct):
+    from explicit_audit.decisions.routing import _replay
+
+    rng = np.random.default_rng(distinct)
+    pool = [f"flag_{i:03d}" for i in range(distinct)] + ["legal_advice", "multi_doc_dependency"]
+    frame = _frame(_with_long_rows(_random_inputs(rng, 3000, pool), rng, pool))
+    policy = POLICIES["kat_base"].replace(
+        risk_flags=dict(POLICIES["kat_base"].risk_flags)
+        | {name: ea.RiskFlag(i % 3 == 0, f"directive {i % 4}") for i, name in enumerate(pool)}
+    )
+    for table in (frame, frame.iloc[7:2900:3], pd.DataFrame(frame.astype(object).to_dict("list"))):
+        # A copy each: a table replayed again finds its inputs encoded already.
+        one = _replay(table.copy(deep=True), policy, threads=1)
+        two = _replay(table.copy(deep=True), policy, threads=2)
+        pd.testing.assert_frame_equal(one, two, check_exact=True)
+        for name in ("escalation_reasons", "risk_flags", "synthesis_directives"):
+            assert list(one[name].cat.categories) == list(two[name].cat.categories)
+        _rows_equal_route(table.iloc[:200], policy)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "named"),
+    [
+        (("self_declared_risk_flags", "confidence"), "self_declared_risk_flags"),
+        (("subject_domain", "self_declared_risk_flags"), "subject_domain"),
+        (("deterministic_keyword_hits", "self_declared_risk_flags"), "deterministic_keyword_hits"),
+        (("subject_domain", "deterministic_keyword_hits"), "subject_domain"),
+        (("confidence", "content_chars"), "content_chars"),
+    ],
+)
+def test_a_table_wrong_twice_raises_the_same_error_with_one_thread_and_with_two(wrong, named):
+    """The first wrong column in the order the columns are read, whichever thread reads it."""
+    from explicit_audit.decisions.routing import _replay
+
+    frame = _frame(_random_inputs(np.random.default_rng(5), 50, ["zz"]))
+    broken = {
+        "subject_domain": pd.Series([None] + ["legal"] * 49, dtype="category"),
+        "deterministic_keyword_hits": pd.Series([["kw", None]] * 50, dtype=LISTS),
+        "self_declared_risk_flags": pd.Series([["zz", None]] * 50, dtype=LISTS),
+        "confidence": np.nan,
+        "content_chars": pd.array([None] * 50, dtype="Int64"),
+    }
+    for column in wrong:
+        frame[column] = broken[column]
+    for threads in (1, 2):
+        with pytest.raises(ea.AuditError, match=named):
+            _replay(frame.copy(deep=True), POLICIES["kat_base"], threads=threads)
+
+
+@pytest.mark.parametrize("named", [3, 63, 64, 127, 128, 150])
+def test_replay_with_many_domains_in_the_policy(named):
+    """The applied domain's code, whether it fell back and its impact, for few and many domains."""
+    base = POLICIES["kat_base"]
+    domains = {
+        f"domain_{i:03d}": ea.SubjectDomain(
+            high_impact=i % 4 == 0, default_risk_flags=("legal_advice",) if i % 3 else ()
+        )
+        for i in range(named)
+    }
+    policy = base.replace(subject_domains=domains)
+    rng = np.random.default_rng(named)
+    rows = _random_inputs(rng, 400, ["legal_advice", "zz"])
+    for row in rows:
+        row["subject_domain"] = f"domain_{int(rng.integers(0, named + 5)):03d}"
+    _rows_equal_route(_frame(rows), policy)
+    few = [dict(row, subject_domain=f"domain_{i % 3:03d}") for i, row in enumerate(rows)]
+    _rows_equal_route(_frame(few), policy)

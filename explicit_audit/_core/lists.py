@@ -43,6 +43,7 @@ __all__ = [
     "list_column",
     "list_lengths",
     "lists_equal",
+    "nonempty_rows",
     "pair_keys",
     "sets_equal",
     "starts_of",
@@ -215,14 +216,36 @@ class FlatList:
         return found
 
 
-def flat_list(series: pd.Series, name: str = "") -> FlatList:
-    """Take a list-of-strings column apart (see :class:`FlatList`)."""
+def _refused_nulls(series: pd.Series, name: str) -> tuple[pa.ListArray, pa.Array]:
+    """The column as one ListArray and its flat values; no null list nor null string."""
     array = list_array(series, name, nulls="refuse")
-    offsets = np.asarray(array.offsets, dtype=np.int64)
     values = array.flatten()
     if values.null_count:
         raise AuditError(f"column {name or series.name!r}: a list holds a null string.")
-    return FlatList(offsets - offsets[0], values)
+    return array, values
+
+
+def flat_list(series: pd.Series, name: str = "") -> FlatList:
+    """Take a list-of-strings column apart (see :class:`FlatList`)."""
+    array, values = _refused_nulls(series, name)
+    offsets = np.asarray(array.offsets)
+    # Shifted in Arrow's own type, then widened in one copy: a million rows'
+    # int64 copy is a fresh 8 MB the allocator often has to fault in.
+    if offsets[0]:
+        offsets = offsets - offsets[0]
+    return FlatList(offsets.astype(np.int64), values)
+
+
+def nonempty_rows(series: pd.Series, name: str = "") -> np.ndarray:
+    """Whether each row of a list-of-strings column holds a value.
+
+    The column is refused as :func:`flat_list` refuses it. Read from Arrow's
+    own offsets: a :class:`FlatList` would widen them, a fresh array eight
+    times the size of the answer.
+    """
+    array, _ = _refused_nulls(series, name)
+    offsets = np.asarray(array.offsets)
+    return offsets[1:] > offsets[:-1]
 
 
 def tuple_series(
@@ -230,6 +253,8 @@ def tuple_series(
     index_into: np.ndarray,
     index: pd.Index,
     used: np.ndarray | None = None,
+    *,
+    through: np.ndarray | None = None,
 ) -> pd.Series:
     """``table[i]`` for each ``i`` of ``index_into``, as a categorical of tuples.
 
@@ -237,8 +262,13 @@ def tuple_series(
     and the tuples are stored once; ``series.iloc[i]`` is a tuple, as in a
     ``RoutingDecision``, and ``series.value_counts()`` counts the combinations.
     ``used`` (whether each entry of ``table`` is indexed, :func:`entries_used`)
-    may be given when several tables share ``index_into``.
+    may be given when several tables share ``index_into``. With ``through``,
+    each value ``k`` of ``index_into`` stands for the entry ``through[k]``
+    (``used`` is then required, and still says which entries of ``table``).
     """
+    # Converted to numpy's index type once: counting and gathering would each
+    # convert a smaller type into a fresh array.
+    index_into = np.asarray(index_into, dtype=np.intp)
     if used is None:
         used = entries_used(index_into, len(table))
     category_of: dict[tuple[str, ...], int] = {}
@@ -250,7 +280,8 @@ def tuple_series(
     # categories), so that pandas need not convert a million codes after.
     count = len(categories)
     code_type = np.int8 if count < 128 else np.int16 if count < 32768 else np.int32
-    codes = np.take(code_of_entry.astype(code_type), index_into)
+    lookup = code_of_entry if through is None else code_of_entry[through]
+    codes = np.take(lookup.astype(code_type), index_into)
     # Every code was made above from the categories' own positions.
     categorical = pd.Categorical.from_codes(codes, categories=categories, validate=False)
     return pd.Series(categorical, index=index)

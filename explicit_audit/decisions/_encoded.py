@@ -11,12 +11,15 @@ four ways the two derived flags can join. :func:`~explicit_audit.replay` and
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._core.lists import FlatList, flat_list
+from .._core.lists import FlatList, flat_list, nonempty_rows
+from .._core.overlap import THREADS, both
 from ..errors import AuditError
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome, requires_by_state
 from .policy import Policy
@@ -39,7 +42,9 @@ INPUT_COLUMNS = (
 class EncodedInputs:
     """The inputs of a decisions table as arrays, independent of any policy.
 
-    ``combo`` numbers each row's (subject domain, set of self-declared flags);
+    ``combo`` numbers each row's (subject domain, set of self-declared flags),
+    in the smallest integer type that holds the numbers (widen it before
+    arithmetic);
     ``combo_domain`` and ``combo_flags`` describe each such combination, and
     so do ``combo_flag_codes`` and ``combo_flag_owner`` as arrays: each flag
     of a combination as a code into ``flag_names``, and its combination.
@@ -61,8 +66,8 @@ class EncodedInputs:
     combo_flag_owner: np.ndarray
 
 
-def _column(decisions: pd.DataFrame, name: str, dtype: type) -> np.ndarray:
-    column = decisions[name]
+def _column(columns: dict[str, pd.Series], name: str, dtype: type) -> np.ndarray:
+    column = columns[name]
     missing = int(column.isna().sum())
     if missing:
         raise AuditError(
@@ -90,34 +95,145 @@ def _compact(key: np.ndarray, bound: int) -> np.ndarray:
     return pd.factorize(key, sort=True)[0].astype(np.int64)
 
 
+#: Values of a row read one position at a time; longer rows are reduced whole.
+_POSITIONS = 8
+
+
+def _row_masks(offsets: np.ndarray, lengths: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """Per row, the bitwise or of its values' ``bits`` (one zero appended after the values).
+
+    ``lengths`` are the rows' lengths. Differences of a running sum give
+    each row's sum in two passes (``reduceat`` costs about ten nanoseconds
+    per row, empty or not), and a row's sum is its or unless it holds a bit
+    twice, or a zero: exactly the rows whose sum has fewer set bits than the
+    row has values (a repeated bit carries, and wrapping in the unsigned type
+    only drops bits). Those few are or-ed value by value.
+    """
+    running = np.zeros(len(bits), dtype=bits.dtype)
+    np.cumsum(bits[:-1], out=running[1:])
+    mask = np.diff(np.take(running, offsets))
+    several = np.flatnonzero(np.bitwise_count(mask) != lengths)
+    if not len(several):
+        return mask
+    starts, last = offsets[several], offsets[several + 1] - 1
+    # A row shorter than the position reads its last value again, which the or absorbs.
+    joined = np.take(bits, starts)
+    for position in range(1, min(_POSITIONS, int((last - starts).max()) + 1)):
+        joined |= np.take(bits, np.minimum(starts + position, last))
+    longer = np.flatnonzero(last - starts >= _POSITIONS)
+    if len(longer):
+        # Start and end of each such row, in turn: every other reduction is
+        # the gap from one row's end to the next row's start, and is dropped.
+        bounds = np.empty(2 * len(longer), dtype=np.int64)
+        bounds[0::2] = starts[longer]
+        bounds[1::2] = last[longer] + 1
+        joined[longer] = np.bitwise_or.reduceat(bits, bounds)[0::2]
+    mask[several] = joined
+    return mask
+
+
+#: Bits of a (domain, flags) key packed in 16 bits: numbered with one table, no hashing.
+_PACKED_BITS = 16
+
+
 def _row_keys(
     domain_codes: np.ndarray, n_domains: int, flags: FlatList, codes: np.ndarray, names: list
-) -> np.ndarray:
-    """A code per row naming its (domain, set of flags); order and repeats of flags ignored.
+) -> tuple[np.ndarray, ...]:
+    """A code per row naming its (domain, set of flags), and what each code names.
 
-    ``codes`` numbers each flat flag into ``names`` (:meth:`FlatList.codes`).
-    Each row's flags become a bit mask (62 distinct flags per word), packed
-    next to the domain code, and the packed keys are numbered.
+    Order and repeats of flags are ignored. ``codes`` numbers each flat flag
+    into ``names`` (:meth:`FlatList.codes`). Each row's flags become a bit
+    mask (62 distinct flags per word), packed next to the domain code, and
+    the packed keys are numbered in increasing order.
+
+    Returns
+    -------
+    tuple of ndarray
+        The code of each row; the domain of each code; and each flag of
+        each code as a code into ``names`` with its owner, owners in order.
     """
+    # In int32, as Arrow counts them: the lengths are compared once per word.
+    lengths = np.subtract(flags.offsets[1:], flags.offsets[:-1], dtype=np.int32)
+    shift = (max(n_domains, 1) - 1).bit_length()
+    if shift + len(names) <= _PACKED_BITS:
+        return _packed_keys(domain_codes, shift, flags, lengths, codes, len(names))
+    key = _wide_keys(domain_codes, n_domains, flags, lengths, codes, len(names))
+    return (key, *_described_by_rows(key, domain_codes, flags, codes))
+
+
+def _described_by_rows(
+    key: np.ndarray, domain_codes: np.ndarray, flags: FlatList, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each code's domain and flags, read from its last row (see :func:`_row_keys`)."""
+    representative = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=np.int64)
+    representative[key] = np.arange(len(key))
+    # Gathered from those rows alone: codes are few, rows many.
+    counts = flags.lengths[representative]
+    owner = np.repeat(np.arange(len(representative)), counts)
+    first = np.cumsum(counts) - counts
+    within = np.arange(len(owner)) - first[owner]
+    flag_codes = codes[flags.offsets[representative][owner] + within]
+    return domain_codes[representative], flag_codes, owner
+
+
+def _word_bits(codes: np.ndarray, word: int, width: int, n_names: int) -> np.ndarray:
+    """Each flat flag's bit within word ``word`` (0 outside it), and one zero appended."""
+    bit_type = np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint64
+    # The appended zero makes the end of the last row a valid position.
+    bits = np.zeros(len(codes) + 1, dtype=bit_type)
+    if n_names <= 62:
+        np.left_shift(bit_type(1), codes.astype(bit_type), out=bits[:-1])
+    else:
+        in_word = (codes >= word) & (codes < word + width)
+        shifted = np.left_shift(np.uint64(1), np.clip(codes - word, 0, 61).astype(np.uint64))
+        bits[:-1] = np.where(in_word, shifted, 0)
+    return bits
+
+
+def _packed_keys(
+    domain_codes: np.ndarray,
+    shift: int,
+    flags: FlatList,
+    lengths: np.ndarray,
+    codes: np.ndarray,
+    n_names: int,
+) -> tuple[np.ndarray, ...]:
+    """:func:`_row_keys` where the domain and every flag fit in 16 bits.
+
+    The keys are built in 16 bits, numbered with a table of every possible
+    key, and each one's domain and flags read back from its bits: a million
+    rows of int64 key arithmetic are fresh 8 MB arrays each.
+    """
+    key = _row_masks(flags.offsets, lengths, _word_bits(codes, 0, n_names, n_names))
+    key = key.astype(np.uint16)
+    key <<= shift
+    # Domain codes are below 1 << shift: the or cannot lose a bit.
+    np.bitwise_or(key, domain_codes, out=key, casting="unsafe")
+    seen = np.zeros(1 << (shift + n_names), dtype=bool)
+    seen[key] = True
+    number = np.cumsum(seen) - 1
+    combo = np.take(number.astype(_small_codes(len(number))), key)
+    # Each code's domain and flags are read from its key: no row of it is needed.
+    keys = np.flatnonzero(seen)
+    flag_bits = (keys[:, None] >> (shift + np.arange(n_names))) & 1
+    owner, flag_codes = np.nonzero(flag_bits)  # owner by owner, as rows are read
+    return combo, keys & ((1 << shift) - 1), flag_codes, owner
+
+
+def _wide_keys(
+    domain_codes: np.ndarray,
+    n_domains: int,
+    flags: FlatList,
+    lengths: np.ndarray,
+    codes: np.ndarray,
+    n_names: int,
+) -> np.ndarray:
+    """:func:`_row_keys`'s codes, a word of flags at a time (keys of any width)."""
     key, bound = domain_codes, max(n_domains, 1)
-    # Every row's start, with one zero appended so that a row at the very end
-    # (or an empty one) reduces over valid positions; an empty row's reduction
-    # reads its neighbour's first flag and is zeroed after.
-    starts = flags.offsets[:-1]
-    nonempty = flags.lengths > 0
-    for word in range(0, len(names), 62):
-        width = min(62, len(names) - word)
-        bit_type = np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint64
-        bits = np.zeros(len(codes) + 1, dtype=bit_type)
-        if len(names) <= 62:
-            np.left_shift(bit_type(1), codes.astype(bit_type), out=bits[:-1])
-        else:
-            in_word = (codes >= word) & (codes < word + width)
-            shifted = np.left_shift(np.uint64(1), np.clip(codes - word, 0, 61).astype(np.uint64))
-            bits[:-1] = np.where(in_word, shifted, 0)
-        mask = np.bitwise_or.reduceat(bits, starts) if len(starts) else bits[:0]
-        mask *= nonempty
-        mask = mask.astype(np.int64)
+    for word in range(0, n_names, 62):
+        width = min(62, n_names - word)
+        bits = _word_bits(codes, word, width, n_names)
+        mask = _row_masks(flags.offsets, lengths, bits).astype(np.int64)
         shift = (bound - 1).bit_length()
         if shift + width <= 62:
             key, bound = key | (mask << shift), 1 << (shift + width)
@@ -126,60 +242,130 @@ def _row_keys(
             key, bound = key * (int(mask.max()) + 1) + mask, 1 << 62
         key = _compact(key, bound)
         bound = int(key.max()) + 1 if len(key) else 1
-    return key if len(names) else _compact(key, bound)
+    return key if n_names else _compact(key, bound)
 
 
-def encode_inputs(decisions: pd.DataFrame) -> EncodedInputs:
-    """Take the input columns of a decisions table apart (see :class:`EncodedInputs`)."""
+def encode_inputs(decisions: pd.DataFrame, threads: int = THREADS) -> EncodedInputs:
+    """Take the input columns of a decisions table apart (see :class:`EncodedInputs`).
+
+    With ``threads`` of 2 or more, the other columns are read while the
+    self-declared flags are encoded (:func:`~explicit_audit._core.overlap.both`);
+    the encoding, and the error a wrong table raises, are the same with one.
+    """
     missing = [name for name in INPUT_COLUMNS if name not in decisions.columns]
     if missing:
         raise AuditError(
             f"the decisions table lacks the input column(s) {', '.join(missing)}; "
             "pass a table loaded by ea.load or ea.load_decisions."
         )
-    n = len(decisions)
-    domains = decisions["subject_domain"]
+    # Each column looked up here once: the steps below may run in two threads.
+    columns = {name: decisions[name] for name in INPUT_COLUMNS}
+    flags, others = both(
+        lambda: _attempt(_flag_codes, columns),
+        lambda: _other_columns(columns),
+        threads,
+    )
+    # A table wrong in several columns raises the error of the first one in
+    # the order they are read one at a time: domain, hits, flags, numbers.
+    for _, error in [*others[:2], flags, *others[2:]]:
+        if error is not None:
+            raise error
+    (domain_codes, domain_names), keyword_hit, numbers = (value for value, _ in others)
+    return EncodedInputs(
+        index=decisions.index,
+        domain_codes=domain_codes,
+        domain_names=domain_names,
+        keyword_hit=keyword_hit,
+        **numbers,
+        **_combinations(domain_codes, len(domain_names), *flags[0]),
+    )
+
+
+def _attempt(step: Callable[[dict], Any], columns: dict[str, pd.Series]) -> tuple[Any, Any]:
+    """``(step(columns), None)``, or ``(None, error)`` when the table is wrong."""
+    try:
+        return step(columns), None
+    except AuditError as error:  # raised by the caller, in the columns' order
+        return None, error
+
+
+def _other_columns(columns: dict[str, pd.Series]) -> list[tuple[Any, Any]]:
+    """The domains, keyword hits and numbers, each as :func:`_attempt` gives it.
+
+    Read in that order, up to the first wrong one.
+    """
+    outcomes = []
+    for step in (_domains, _keyword_hits, _numbers):
+        outcomes.append(_attempt(step, columns))
+        if outcomes[-1][1] is not None:
+            break
+    return outcomes
+
+
+def _domains(columns: dict[str, pd.Series]) -> tuple[np.ndarray, list]:
+    """Each row's subject domain as a code, and the names the codes number."""
+    domains = columns["subject_domain"]
     if isinstance(domains.dtype, pd.CategoricalDtype):
-        domain_codes = domains.cat.codes.to_numpy(dtype=np.int64)
+        # Checked in the categorical's own small type, widened after.
+        domain_codes = domains.cat.codes.to_numpy()
+        if (domain_codes < 0).any():
+            raise AuditError("column 'subject_domain': some rows have no value.")
+        domain_codes = domain_codes.astype(np.int64)
         domain_names = list(domains.cat.categories)
     else:
         domain_codes, uniques = pd.factorize(domains)
         domain_names = list(uniques)
     if (domain_codes < 0).any():
         raise AuditError("column 'subject_domain': some rows have no value.")
-    hits = flat_list(decisions["deterministic_keyword_hits"], "deterministic_keyword_hits")
-    self_flags = flat_list(decisions["self_declared_risk_flags"], "self_declared_risk_flags")
-    flag_codes, flag_names = self_flags.codes()
-    combo = _row_keys(domain_codes, len(domain_names), self_flags, flag_codes, flag_names)
-    representative = np.zeros(int(combo.max()) + 1 if n else 0, dtype=np.int64)
-    representative[combo] = np.arange(n)
-    # The flags of each combination's representative row, as codes, gathered
-    # from those rows alone: combinations are few, rows many.
-    counts = self_flags.lengths[representative]
-    owner = np.repeat(np.arange(len(representative)), counts)
+    return domain_codes, domain_names
+
+
+def _numbers(columns: dict[str, pd.Series]) -> dict[str, np.ndarray]:
+    """The flag and number columns as arrays, checked complete in the table's order."""
+    return {
+        "self_high_impact": _column(columns, "self_declared_high_impact", bool),
+        "content_chars": _column(columns, "content_chars", np.int64),
+        "evidence_doc_count": _column(columns, "evidence_doc_count", np.int64),
+        "confidence": _column(columns, "confidence", np.float64),
+    }
+
+
+def _keyword_hits(columns: dict[str, pd.Series]) -> np.ndarray:
+    """Whether each row has a keyword hit."""
+    return nonempty_rows(columns["deterministic_keyword_hits"], "deterministic_keyword_hits")
+
+
+def _flag_codes(columns: dict[str, pd.Series]) -> tuple[FlatList, np.ndarray, list[str]]:
+    """The self-declared flags taken apart, and each flat flag as a code into the names."""
+    self_flags = flat_list(columns["self_declared_risk_flags"], "self_declared_risk_flags")
+    return (self_flags, *self_flags.codes())
+
+
+def _combinations(
+    domain_codes: np.ndarray,
+    n_domains: int,
+    self_flags: FlatList,
+    flag_codes: np.ndarray,
+    flag_names: list[str],
+) -> dict:
+    """Each row's combination, and each combination's domain and flags."""
+    combo, combo_domain, combo_flag_codes, owner = _row_keys(
+        domain_codes, n_domains, self_flags, flag_codes, flag_names
+    )
+    counts = np.bincount(owner, minlength=len(combo_domain))
     first = np.cumsum(counts) - counts
-    within = np.arange(len(owner)) - first[owner]
-    combo_flag_codes = flag_codes[self_flags.offsets[representative][owner] + within]
     own_names = [flag_names[code] for code in combo_flag_codes.tolist()]
-    return EncodedInputs(
-        index=decisions.index,
-        domain_codes=domain_codes,
-        domain_names=domain_names,
-        keyword_hit=hits.lengths > 0,
-        self_high_impact=_column(decisions, "self_declared_high_impact", bool),
-        content_chars=_column(decisions, "content_chars", np.int64),
-        evidence_doc_count=_column(decisions, "evidence_doc_count", np.int64),
-        confidence=_column(decisions, "confidence", np.float64),
-        combo=combo.astype(np.int64),
-        combo_domain=domain_codes[representative],
-        combo_flags=[
+    return {
+        "combo": combo,
+        "combo_domain": combo_domain,
+        "combo_flags": [
             frozenset(own_names[start : start + count])
             for start, count in zip(first.tolist(), counts.tolist(), strict=True)
         ],
-        flag_names=flag_names,
-        combo_flag_codes=combo_flag_codes,
-        combo_flag_owner=owner,
-    )
+        "flag_names": flag_names,
+        "combo_flag_codes": combo_flag_codes,
+        "combo_flag_owner": owner,
+    }
 
 
 class PolicyView:
@@ -222,9 +408,15 @@ class PolicyView:
             combo_spec,
         )
 
+    @property
+    def combo_fallback(self) -> np.ndarray:
+        """Per combination: whether its domain fell back (the fallback spec is the last)."""
+        return self._combo_spec == len(self._spec_defaults) - 1
+
     def base_requires(self, combo: np.ndarray) -> np.ndarray:
         """Per row: whether a flag other than the two derived ones requires 26B."""
-        return self.requires_table[combo * 4]
+        # Multiplied in the index type: the codes may be in a smaller one.
+        return self.requires_table[np.multiply(combo, 4, dtype=np.intp)]
 
     @functools.cached_property
     def _outcomes(self) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -269,20 +461,50 @@ def apply_policy(encoded: EncodedInputs, policy: Policy) -> PolicyView:
         [used_index[name] for name in applied_names], dtype=_small_codes(len(used_names))
     )
     # Each answer looked up per domain first, then gathered once per row.
-    codes = encoded.domain_codes
-    high_impact = np.take(spec_high_impact[spec_of_domain], codes)
+    high_impact, used_fallback, domain_used = _per_row(
+        encoded.domain_codes,
+        spec_high_impact[spec_of_domain],
+        spec_of_domain == fallback,
+        spec_to_used[spec_of_domain],
+    )
     high_impact |= encoded.keyword_hit
     high_impact |= encoded.self_high_impact
     return PolicyView(
         encoded,
         policy,
         high_impact=high_impact,
-        used_fallback=np.take(spec_of_domain == fallback, codes),
-        domain_used=np.take(spec_to_used[spec_of_domain], codes),
+        used_fallback=used_fallback,
+        domain_used=domain_used,
         used_names=used_names,
         spec_defaults=[spec.default_risk_flags for spec in specs],
         combo_spec=spec_of_domain[encoded.combo_domain],
     )
+
+
+#: Applied domains whose code, fallback bit and high-impact bit share one byte.
+_PACKED_DOMAINS = 64
+
+
+def _per_row(
+    codes: np.ndarray, high_impact: np.ndarray, fallback: np.ndarray, used: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three answers of each row's domain: per domain arrays gathered by ``codes``.
+
+    While the applied domains are few, the three share a byte per domain and
+    are gathered once: a gather reads a million int64 codes, unpacking a
+    byte per row is a fraction of that.
+    """
+    if used.dtype.itemsize > 1 or (len(used) and int(used.max()) >= _PACKED_DOMAINS):
+        return np.take(high_impact, codes), np.take(fallback, codes), np.take(used, codes)
+    table = used.astype(np.uint8) << 2
+    table |= fallback.astype(np.uint8) << 1
+    table |= high_impact.astype(np.uint8)
+    packed = np.take(table, codes)
+    # Each bit taken out as 0 or 1, which a bool array viewed as bytes holds.
+    row_high_impact = (packed & 1).view(bool)
+    row_fallback = (packed & 2) != 0
+    row_used = (packed >> 2).view(used.dtype)  # below 64: the same bytes in int8
+    return row_high_impact, row_fallback, row_used
 
 
 _BOTH_DERIVED = (FLAG_MULTI_DOC, FLAG_LOW_CONFIDENCE)

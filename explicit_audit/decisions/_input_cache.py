@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core.overlap import THREADS, both
 from ._encoded import INPUT_COLUMNS, EncodedInputs, encode_inputs
 
 __all__ = ["encoded_inputs"]
@@ -75,13 +76,15 @@ def _forget(key: int) -> None:
         _ENTRIES.pop(key, None)
 
 
-def encoded_inputs(decisions: pd.DataFrame) -> EncodedInputs:
+def encoded_inputs(decisions: pd.DataFrame, threads: int = THREADS) -> EncodedInputs:
     """:func:`~._encoded.encode_inputs` of ``decisions``, from the cache when still exact.
 
     Parameters
     ----------
     decisions : DataFrame
         An in-memory decisions table (or one partition of a Dask one).
+    threads : int
+        Threads a new encoding may use (:func:`~._encoded.encode_inputs`).
 
     Returns
     -------
@@ -106,8 +109,15 @@ def encoded_inputs(decisions: pd.DataFrame) -> EncodedInputs:
             if key in _ENTRIES:
                 _ENTRIES.move_to_end(key)
         return entry.encoded
-    encoded = encode_inputs(decisions)  # raises on a table that lacks a column
-    stamps = tuple(_stamp(decisions[name]) for name in INPUT_COLUMNS)
+    if not all(name in decisions.columns for name in INPUT_COLUMNS):
+        return encode_inputs(decisions, threads)  # raises, naming the columns it lacks
+    columns = [decisions[name] for name in INPUT_COLUMNS]
+    # The copies a stamp takes are made while the list columns are taken apart.
+    encoded, stamps = both(
+        lambda: encode_inputs(decisions, threads),
+        lambda: tuple(_stamp(column) for column in columns),
+        threads,
+    )
     if any(stamp is None for stamp in stamps):
         return encoded
     try:

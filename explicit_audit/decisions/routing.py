@@ -40,7 +40,8 @@ import pandas as pd
 
 from .._core import engine
 from .._core.lists import entries_used, tuple_series
-from ._encoded import INPUT_COLUMNS, _small_codes, apply_policy
+from .._core.overlap import THREADS, both
+from ._encoded import INPUT_COLUMNS, apply_policy
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome
 from ._input_cache import encoded_inputs
 from .policy import Policy
@@ -244,28 +245,42 @@ def replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
 
     A Dask decisions table (``ea.load(..., engine="dask")``) gives a lazy
     table of the same rows, partition by partition.
+
+    On a machine of two cores or more, some independent steps run in a
+    second thread (none where ``OMP_NUM_THREADS`` is 1); the table is the
+    same either way.
     """
     return engine.each_row(_replay, decisions, policy=policy)
 
 
-def _decide(encoded: Any, policy: Policy) -> tuple[Any, ...]:
+def _decide(encoded: Any, policy: Policy, threads: int = THREADS) -> tuple[Any, ...]:
     """Per row: the policy's view, the three thresholds tripped, the flag state, whether a
     flag requires 26B, and whether the row escalates."""
-    view = apply_policy(encoded, policy)
-    escalation = policy.escalation
-    long_context = encoded.content_chars > escalation.context_char_cap_4b
-    multi_doc = encoded.evidence_doc_count >= escalation.escalate_on_multi_doc_count
-    low_confidence = encoded.confidence < escalation.confidence_threshold
-    # In the smallest integer type that numbers every state: a million rows
-    # of int16 arithmetic move a quarter of the bytes int64 would.
-    state_type = _small_codes(4 * len(encoded.combo_domain))
-    state = encoded.combo.astype(state_type)
+    view, (long_context, multi_doc, low_confidence) = both(
+        lambda: apply_policy(encoded, policy),
+        lambda: _tripped(encoded, policy),
+        threads,
+    )
+    # In numpy's index type: the state indexes three tables and is counted,
+    # and any other type is converted to it, into a fresh array, at each use.
+    state = encoded.combo.astype(np.intp)
     state <<= 2
-    state |= multi_doc.astype(state_type) << 1
-    state |= low_confidence.astype(state_type)
+    derived = multi_doc.view(np.uint8) << 1  # bools viewed as bytes hold 0 or 1
+    derived |= low_confidence.view(np.uint8)
+    state |= derived
     requires = np.take(view.requires_table, state)
     escalate = view.high_impact | requires | long_context | multi_doc | low_confidence
     return view, long_context, multi_doc, low_confidence, state, requires, escalate
+
+
+def _tripped(encoded: Any, policy: Policy) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row, whether each threshold trips: long context, many documents, low confidence."""
+    escalation = policy.escalation
+    return (
+        encoded.content_chars > escalation.context_char_cap_4b,
+        encoded.evidence_doc_count >= escalation.escalate_on_multi_doc_count,
+        encoded.confidence < escalation.confidence_threshold,
+    )
 
 
 def escalates(decisions: pd.DataFrame, policy: Policy) -> np.ndarray:
@@ -287,39 +302,128 @@ def escalates(decisions: pd.DataFrame, policy: Policy) -> np.ndarray:
     return _decide(encoded_inputs(decisions), policy)[-1]
 
 
-def _replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
-    """:func:`replay` of an in-memory table (or one partition of it)."""
-    encoded = encoded_inputs(decisions)
-    view, long_context, multi_doc, low_confidence, state, requires, escalate = _decide(
-        encoded, policy
+def _replay(decisions: pd.DataFrame, policy: Policy, threads: int = THREADS) -> pd.DataFrame:
+    """:func:`replay` of an in-memory table (or one partition of it).
+
+    Each row's answer depends on its combination, the two derived flags and
+    two more bits (high impact, long context): an outcome key (see
+    :func:`_outcome_keys`). The reasons, flags, directives and whether the
+    row escalates are worked out once per key and gathered by it. With
+    ``threads`` of 2 or more, independent steps run two at a time
+    (:func:`~explicit_audit._core.overlap.both`); the table is the same with one.
+    """
+    encoded = encoded_inputs(decisions, threads)
+    view, (long_context, multi_doc, low_confidence) = both(
+        lambda: apply_policy(encoded, policy),
+        lambda: _tripped(encoded, policy),
+        threads,
     )
-    fired = {
-        REASON_HIGH_IMPACT: view.high_impact,
-        REASON_LONG_CONTEXT: long_context,
-        REASON_MULTI_DOC: multi_doc,
-        REASON_LOW_CONFIDENCE: low_confidence,
-        REASON_RISK_FLAG: requires,
-        REASON_FALLBACK_DOMAIN: view.used_fallback,
-    }
-    reasons = REASONS
-    # A byte per row (while the reasons fit): a bool array viewed as bytes holds 0 or 1.
-    reason_code = np.zeros(len(escalate), dtype=np.uint8 if len(reasons) <= 8 else np.uint32)
-    for bit, reason in enumerate(reasons):
-        reason_code |= np.ascontiguousarray(fired[reason], dtype=bool).view(np.uint8) << bit
+    key = _outcome_keys(encoded.combo, multi_doc, low_confidence, view.high_impact, long_context)
+    outcomes = _outcomes(view, len(encoded.combo_domain))
+    used = entries_used(key, len(outcomes["state"]))
     index = encoded.index
-    states_used = entries_used(state, len(view.flag_table))  # flags and directives share it
+    (risk_flags, directives), (reasons, escalate, domain_used) = both(
+        lambda: _flag_columns(view, key, outcomes["state"], used, index),
+        lambda: (
+            _reason_column(key, outcomes["reasons"], used, index),
+            np.take(outcomes["escalate"], key),
+            _domain_column(view, index),
+        ),
+        threads,
+    )
+    # Not copied: every array here is this call's own. A Series of each bool
+    # array, then a frame of them, copied each one twice (a million rows).
     return pd.DataFrame(
         {
-            "escalate_to_26b": pd.Series(escalate, index=index, dtype=bool),
-            "escalation_reasons": tuple_series(_reason_table(reasons), reason_code, index),
-            "risk_flags": tuple_series(view.flag_table, state, index, states_used),
-            "high_impact_task": pd.Series(view.high_impact, index=index, dtype=bool),
-            "synthesis_directives": tuple_series(view.directive_table, state, index, states_used),
-            "subject_domain_used": pd.Series(
-                pd.Categorical.from_codes(view.domain_used, categories=view.used_names),
-                index=index,
-            ),
-            "used_fallback": pd.Series(view.used_fallback, index=index, dtype=bool),
+            "escalate_to_26b": np.asarray(escalate, dtype=bool),
+            "escalation_reasons": reasons,
+            "risk_flags": risk_flags,
+            "high_impact_task": np.asarray(view.high_impact, dtype=bool),
+            "synthesis_directives": directives,
+            "subject_domain_used": domain_used,
+            "used_fallback": np.asarray(view.used_fallback, dtype=bool),
         },
         index=index,
+        copy=False,
+    )
+
+
+def _outcome_keys(
+    combo: np.ndarray,
+    multi_doc: np.ndarray,
+    low_confidence: np.ndarray,
+    high_impact: np.ndarray,
+    long_context: np.ndarray,
+) -> np.ndarray:
+    """Per row, the outcome key ``4 * state + 2 * high_impact + long_context``.
+
+    The state, ``4 * combo + 2 * multi_doc + low_confidence``, is the row's
+    flag state (:class:`~._encoded.PolicyView`). In numpy's index type:
+    the key indexes four tables and is counted, and any other type would be
+    converted to it, into a fresh array, at each use.
+    """
+    low = np.zeros(len(combo), dtype=np.uint8)
+    term = np.empty_like(low)
+    for bit, fired in enumerate((long_context, high_impact, low_confidence, multi_doc)):
+        # A bool array viewed as bytes holds 0 or 1; numpy's shift of a byte
+        # array is not vectorised, a multiplication is.
+        np.multiply(np.ascontiguousarray(fired, dtype=bool).view(np.uint8), 1 << bit, out=term)
+        low |= term
+    key = combo.astype(np.intp)
+    key <<= 4
+    key |= low
+    return key
+
+
+def _outcomes(view: Any, combinations: int) -> dict[str, np.ndarray]:
+    """Per outcome key (:func:`_outcome_keys`): its state, its reason code, whether it escalates.
+
+    The reason code has bit ``i`` set when ``REASONS[i]`` fired, as
+    :func:`_reason_table` reads it.
+    """
+    key = np.arange(16 * combinations)
+    state = key >> 2
+    fired = {
+        REASON_HIGH_IMPACT: (key >> 1 & 1).astype(bool),
+        REASON_LONG_CONTEXT: (key & 1).astype(bool),
+        REASON_MULTI_DOC: (state >> 1 & 1).astype(bool),
+        REASON_LOW_CONFIDENCE: (state & 1).astype(bool),
+        REASON_RISK_FLAG: np.asarray(view.requires_table, dtype=bool)[state],
+        REASON_FALLBACK_DOMAIN: view.combo_fallback[state >> 2],
+    }
+    reasons = np.zeros(len(key), dtype=np.int64)
+    escalate = np.zeros(len(key), dtype=bool)
+    for bit, reason in enumerate(REASONS):
+        reasons |= fired[reason].astype(np.int64) << bit
+        if reason in _ESCALATING:
+            escalate |= fired[reason]
+    return {"state": state, "reasons": reasons, "escalate": escalate}
+
+
+def _reason_column(
+    key: np.ndarray, key_reasons: np.ndarray, used: np.ndarray, index: pd.Index
+) -> pd.Series:
+    """Each row's reasons, through its outcome key's reason code."""
+    table = _reason_table(REASONS)
+    reasons_used = np.zeros(len(table), dtype=bool)
+    reasons_used[key_reasons[used]] = True
+    return tuple_series(table, key, index, reasons_used, through=key_reasons)
+
+
+def _flag_columns(
+    view: Any, key: np.ndarray, key_state: np.ndarray, used: np.ndarray, index: pd.Index
+) -> tuple[pd.Series, pd.Series]:
+    """Each row's risk flags and directives, through its outcome key's state."""
+    states_used = np.zeros(len(view.flag_table), dtype=bool)  # flags and directives share it
+    states_used[key_state[used]] = True
+    return (
+        tuple_series(view.flag_table, key, index, states_used, through=key_state),
+        tuple_series(view.directive_table, key, index, states_used, through=key_state),
+    )
+
+
+def _domain_column(view: Any, index: pd.Index) -> pd.Series:
+    """Each row's applied domain, as a categorical of the policy's names."""
+    return pd.Series(
+        pd.Categorical.from_codes(view.domain_used, categories=view.used_names), index=index
     )
