@@ -688,12 +688,15 @@ class PieceReader:
         for (kind_name, layout), group in groups.items():
             kind = by_name[kind_name]
             reader = kind.columnar(layout, _span_bytes(data, spans, group[0]))
-            # A kind that reads record by record in bulk has refused these already.
-            refused = (
-                group
-                if reader is None or kind.bulk is not None
-                else self._bisect(kind, reader, data, spans, np.asarray(group), budget)
-            )
+            if reader is None:
+                refused = group
+            elif kind.bulk is not None:
+                # Record by record in bulk, not halved: what the columnar path refused
+                # here is odd records among good ones, not a piece to cut down.
+                refused = self._bulk_values(data, spans, np.asarray(group))
+                refused = group if refused is None else refused
+            else:
+                refused = self._bisect(kind, reader, data, spans, np.asarray(group), budget)
             leftovers.extend((int(index), values[int(index)], kind) for index in refused)
         return leftovers
 
