@@ -11,29 +11,18 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_plans import plan_records
+from test_plans import VECTORS, plan_records
+from test_plans_bulk import MT, PLAN
 
 from explicit_audit.plans import _text_digests
 from explicit_audit.plans._canonical import PlanError, digest
 from explicit_audit.plans._json_text import quoted_strings
 from explicit_audit.plans._text_digests import text_digests
-
-DATA = Path(__file__).parent / "data"
-VECTORS = json.loads((DATA / "plan_hash_vectors.json").read_text("utf-8"))["vectors"]
-PLAN = {
-    "retrieval_keywords": "서울 지하철 😀",
-    "top_k": 8,
-    "over_fetch": 2,
-    "max_context_chars": 12000,
-    "shard_ids": ["wiki-ko", "law-kr"],
-}
-MT = {"engine": "nllb", "manifest_hash": "ab" * 32, "source_lang": "ko"}
 
 
 def _seed(text: str | None) -> str | None:
@@ -157,9 +146,10 @@ def test_runs_refused_by_arrow_are_read_one_by_one(monkeypatch, run):
     assert text_digests(pa.array(texts, type=pa.string())) == [_seed(t) for t in texts]
 
 
-def test_a_sliced_chunked_column_is_read_where_it_stands():
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_string()])
+def test_a_sliced_chunked_column_is_read_where_it_stands(type_):
     texts = _mixed(300, seed=2)
-    column = pa.chunked_array([texts[:100], texts[100:]]).slice(50, 200)
+    column = pa.chunked_array([texts[:100], texts[100:]], type=type_).slice(50, 200)
     assert text_digests(column) == [_seed(t) for t in texts[50:250]]
 
 

@@ -51,9 +51,12 @@ def value_text(value) -> str:
     return text
 
 
-def join_texts(*pieces) -> pa.Array:
-    """Row by row, the pieces' texts one after another (a piece may be one ``str``)."""
-    return pc.binary_join_element_wise(*pieces, "")
+def join_texts(*pieces, separator="") -> pa.Array:
+    """Row by row, the pieces' texts one after another (a piece may be one ``str``).
+
+    ``separator`` is a scalar of the pieces' type where they are large strings.
+    """
+    return pc.binary_join_element_wise(*pieces, separator)
 
 
 def quoted_repeated(strings, *, ensure_ascii: bool = False) -> pa.Array:

@@ -1,8 +1,9 @@
 """``retrieval_plan_hash`` rebuilt from plans kept as JSON text, column by column.
 
-The ``plan`` column holds each plan as JSON text. Plans written as producers
-write them (every field present, of its exact type, one shape) are parsed by
-Arrow in bulk, and their canonical text is written column by column, as
+The ``plan`` column holds each plan as JSON text. Texts are parsed by Arrow
+in runs; a plan whose five core fields are written, each of the type Arrow's
+schema holds it to, in one shape, has its canonical text written column by
+column, as
 ``json.dumps(canonical, sort_keys=True, separators=(",", ":"))`` writes it
 (see :mod:`explicit_audit.plans._json_text`). Any other text, and every text
 of a run Arrow refuses, is read one by one as the seed reads it (orjson where
@@ -42,7 +43,7 @@ def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
 
     Parameters
     ----------
-    texts : pyarrow string array
+    texts : pyarrow string or large string array, or chunked array
         Plans as JSON text (the ``plan`` column); a null is no plan.
 
     Returns
@@ -52,6 +53,8 @@ def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
         value ``json.loads`` reads from each text, or None where it raises
         or the text is not JSON.
     """
+    # 64-bit offsets: a column of more than 2 GiB of text is one array too.
+    texts = texts.cast(pa.large_string())
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     out: list[str | None] = [None] * len(texts)
@@ -98,7 +101,7 @@ def _holding(texts: pa.Array, pattern: re.Pattern) -> np.ndarray:
     _, offsets, data = texts.buffers()
     if data is None:
         return found
-    bounds = np.frombuffer(offsets, dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    bounds = np.frombuffer(offsets, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
     view = memoryview(data)[bounds[0] : bounds[-1]]
     at = [match.start() for match in pattern.finditer(view)]
     if at:
@@ -144,9 +147,9 @@ def _joined(texts: pa.Array) -> tuple[pa.Buffer, np.ndarray]:
     The joined texts' bytes are one Arrow buffer, read without a copy; the
     last bound is the buffer's end.
     """
-    joined = join_texts(texts, "\n")
+    joined = join_texts(texts, pa.scalar("\n", texts.type), separator=pa.scalar("", texts.type))
     _, offsets, data = joined.buffers()
-    bounds = np.frombuffer(offsets, dtype=np.int32)[joined.offset : joined.offset + len(joined) + 1]
+    bounds = np.frombuffer(offsets, dtype=np.int64)[joined.offset : joined.offset + len(joined) + 1]
     if data is None:  # every text null
         return pa.py_buffer(b""), np.zeros(len(texts) + 1, dtype=np.int64)
     start = int(bounds[0])
