@@ -83,3 +83,18 @@ def test_runs_of_objects_give_what_one_pass_gives(monkeypatch, threads):
         assert text.encode() in record
     one_pass = member_texts(data, len(records), "p")
     assert found.equals(one_pass)
+
+
+def test_a_long_run_of_white_space_costs_its_length():
+    # Past a few steps over all of them, each position is found in one pass.
+    records = [
+        b'{"p":' + b" " * 100_000 + b'{"a": 1}' + b"\n" * 100_000 + b', "q": 2}',
+        b'{"p": [1]}',
+        b'{"p"' + b"\t" * 50 + b":" + b" " * 17 + b'"x"' + b" " * 16 + b"}",
+    ]
+    data, starts = _objects(records)
+    assert member_texts(data, 3, "p", object_starts=starts).to_pylist() == [
+        '{"a": 1}',
+        "[1]",
+        '"x"',
+    ]

@@ -80,24 +80,42 @@ def member_texts(
     if len(hits) != rows or (np.bincount(row[hits], minlength=rows) != 1).any():
         return None
     order = np.argsort(row[hits], kind="stable")
-    value_starts = _past(buffer, key_close[hits][order] + 1, _BEFORE_VALUE, 1)
-    value_ends = _past(buffer, ends[hits][order] - 1, _WHITE_SPACE, -1) + 1
+    after_key, member_ends = key_close[hits][order] + 1, ends[hits][order]
+    value_starts = _past(buffer, after_key, member_ends, _BEFORE_VALUE, 1)
+    value_ends = _past(buffer, member_ends - 1, value_starts, _WHITE_SPACE, -1) + 1
     return _slices(data, value_starts, value_ends)
 
 
-def _past(buffer: np.ndarray, positions: np.ndarray, skipped: bytes, step: int) -> np.ndarray:
+#: Steps taken for every position at once; a position still on white space after
+#: them is looked at on its own, so that a long run costs its length, not steps.
+_STEPS = 16
+
+
+def _past(
+    buffer: np.ndarray, positions: np.ndarray, bounds: np.ndarray, skipped: bytes, step: int
+) -> np.ndarray:
     """From each position, stepping by ``step``, the first byte not in ``skipped``.
 
-    A step per byte skipped, over the positions still on one: a colon and a
-    space after a key, an indent before a closing brace.
+    A step per byte skipped, over the positions still on one (a colon and a
+    space after a key, an indent before a closing brace); past
+    :data:`_STEPS`, each remaining position is found in one pass over its
+    bytes up to its bound, where a value is known to start or end.
     """
     positions = positions.copy()
     table = np.zeros(256, dtype=bool)
     table[list(skipped)] = True
     moving = np.arange(len(positions))
-    while len(moving):
+    for _ in range(_STEPS):
         moving = moving[table[buffer[positions[moving]]]]
+        if not len(moving):
+            return positions
         positions[moving] += step
+    for index in moving.tolist():
+        at, bound = int(positions[index]), int(bounds[index])
+        if step > 0:
+            positions[index] = at + int(np.argmin(table[buffer[at:bound]]))
+        else:
+            positions[index] = bound + int(np.flatnonzero(~table[buffer[bound : at + 1]])[-1])
     return positions
 
 
