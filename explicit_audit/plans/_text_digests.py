@@ -57,7 +57,7 @@ def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
     texts = texts.cast(pa.large_string())
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    out: list[str | None] = [None] * len(texts)
+    out = np.full(len(texts), None, dtype=object)
     # Arrow reads ``"mt": null`` as a key left out: a text holding a ``null`` is read
     # one by one, as is a null.
     doubtful = _holding(texts, _NULL) | texts.is_null().to_numpy(zero_copy_only=False)
@@ -68,15 +68,15 @@ def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
             left.append(rows)
             continue
         found, digests = _canonical_digests(table)
-        for row, value in zip(rows[found].tolist(), digests, strict=True):
-            out[row] = value
+        if len(found):
+            out[rows[found]] = digests
         taken = np.zeros(len(rows), dtype=bool)
         taken[found] = True
         left.append(rows[~taken])
     rows = np.sort(np.concatenate(left))
-    for row, value in zip(rows.tolist(), _read_one_by_one(texts, rows), strict=True):
-        out[row] = value
-    return out
+    if len(rows):
+        out[rows] = _read_one_by_one(texts, rows)
+    return out.tolist()
 
 
 def _parsed_runs(texts: pa.Array, rows: np.ndarray, several_lines: np.ndarray):
