@@ -53,10 +53,10 @@ def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
         value ``json.loads`` reads from each text, or None where it raises
         or the text is not JSON.
     """
-    # 64-bit offsets: a column of more than 2 GiB of text is one array too.
+    if isinstance(texts, pa.ChunkedArray):  # chunk by chunk: their texts are not copied
+        return [digest_ for chunk in texts.chunks for digest_ in text_digests(chunk)]
+    # 64-bit offsets, so that one run's joined texts may pass 2 GiB.
     texts = texts.cast(pa.large_string())
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
     out = np.full(len(texts), None, dtype=object)
     # Arrow reads ``"mt": null`` as a key left out: a text holding a ``null`` is read
     # one by one, as is a null.
