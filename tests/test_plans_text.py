@@ -173,3 +173,21 @@ def test_a_quoted_string_is_what_json_dumps_writes(strings, ensure_ascii):
     strings = [s.encode("utf-8", "replace").decode("utf-8") for s in strings]  # storable
     got = quoted_strings(pa.array(strings, type=pa.string()), ensure_ascii=ensure_ascii)
     assert got.to_pylist() == [json.dumps(s, ensure_ascii=ensure_ascii) for s in strings]
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\n", "\t\r\n "])
+def test_a_text_of_two_values_beside_a_blank_one_is_not_read_as_two_rows(blank):
+    # Arrow would read two rows from the first and none from the blank text: as many
+    # rows as texts, each in the wrong place.
+    two = json.dumps(PLAN) + " " + json.dumps(dict(PLAN, top_k=9))
+    texts = [*_mixed(10, seed=6), two, blank, *_mixed(10, seed=7)]
+    assert text_digests(pa.array(texts, type=pa.string())) == [_seed(t) for t in texts]
+
+
+def test_an_unfinished_text_closed_by_its_neighbour_is_not_read_as_a_row():
+    # "{...," + "}" would parse as one value across the two texts, and a text of two
+    # values beside them would make the rows as many as the texts again.
+    plan = json.dumps(PLAN)
+    texts = [*_mixed(10, seed=8), plan[:-1], "}", plan + plan, *_mixed(10, seed=9)]
+    texts += ['{"retrieval_keywords": "x}', '{"a": 1}"}', plan + plan]  # a string run on
+    assert text_digests(pa.array(texts, type=pa.string())) == [_seed(t) for t in texts]

@@ -59,8 +59,9 @@ def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
     texts = texts.cast(pa.large_string())
     out = np.full(len(texts), None, dtype=object)
     # Arrow reads ``"mt": null`` as a key left out: a text holding a ``null`` is read
-    # one by one, as is a null.
-    doubtful = _holding(texts, _NULL) | texts.is_null().to_numpy(zero_copy_only=False)
+    # one by one, as is a null, and a text not between braces (see :func:`_parse`).
+    braced = pc.and_(pc.starts_with(texts, "{"), pc.ends_with(texts, "}"))
+    doubtful = _holding(texts, _NULL) | ~pc.fill_null(braced, False).to_numpy(zero_copy_only=False)
     several_lines = _holding(texts, _LINE_END)
     left = [np.flatnonzero(doubtful)]
     for rows, table in _parsed_runs(texts, np.flatnonzero(~doubtful), several_lines):
@@ -158,6 +159,14 @@ def _joined(texts: pa.Array) -> tuple[pa.Buffer, np.ndarray]:
 
 def _parse(texts: pa.Array, rows: np.ndarray, several_lines: bool) -> pa.Table | None:
     """The texts at ``rows`` parsed by Arrow, one row each; None where Arrow refuses.
+
+    The texts go one per line, and each starts with ``{`` and ends with ``}``:
+    then no value runs from one text into the next (after a closing brace, a
+    value goes on only with a comma or another closing brace, and a raw line
+    end is refused inside a string), so each text gives at least one row,
+    and as many rows as texts is one row per text. A text of two values, or
+    an unfinished one that a neighbour would close, is thus never read as
+    another's row.
 
     A text of several lines (a plan from a pretty-printed log) is parsed with
     its line ends as tabs: outside a string both are white space, and inside
