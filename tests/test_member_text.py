@@ -38,6 +38,9 @@ def test_the_member_is_its_bytes_as_written(text, written):
         b'{"q": 1}',  # not there
         b'{"p": 1, "p": 2}',  # twice
         b'{"\\u0070": 1}',  # written with an escape
+        b'{"p": 1, "\\u0070": 2}',  # twice, the one read last with an escape
+        b'{"\\u0070": 2, "p": 1}',
+        b'{"p": 1, "\\x": 2}',  # a key that does not read: not certain
         b'{"q": {"p": 1}}',  # only nested
         b'[{"p": 1}]',  # not an object
         b'{"p": "unclosed}',

@@ -302,3 +302,25 @@ def test_the_plan_text_is_the_records_own_bytes(tmp_path):
     audit = _compare(pretty)
     assert audit.plans["plan"].iloc[1] == json.dumps(PLAN, indent=2).replace("\n", "\n    ")
     assert ea.plan_verdicts(audit.plans)["match"].all()
+
+
+@pytest.mark.parametrize("escaped_last", [True, False])
+def test_a_plan_key_written_twice_one_with_an_escape_is_the_one_read_last(tmp_path, escaped_last):
+    other = dict(PLAN, top_k=9)
+    first, last = (PLAN, other)
+    keys = ['"retrieval_plan"', '"retrieval\\u005fplan"']
+    if not escaped_last:
+        keys.reverse()
+    odd = (
+        '{"run_id": "odd", ' + f"{keys[0]}: {json.dumps(first)}, {keys[1]}: {json.dumps(last)}, "
+        f'"retrieval_plan_hash": "{ea.plan_hash(last)}"}}'
+    )
+    good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+    lines = [json.dumps(dict(good, run_id=f"r{index}")) for index in range(20)]
+    lines.insert(5, odd)
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    audit = _compare(path)
+    row = audit.plans[audit.plans["run_id"] == "odd"].iloc[0]
+    assert json.loads(row["plan"]) == last  # JSON keeps the last of two equal keys
+    assert ea.plan_verdicts(audit.plans)["match"].all()

@@ -12,6 +12,8 @@ writer's key order, spacing and escapes.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -79,11 +81,36 @@ def member_texts(
         hits = hits[words == np.uint64(wanted)]
     if len(hits) != rows or (np.bincount(row[hits], minlength=rows) != 1).any():
         return None
+    if _escaped_twin(data, buffer, key_open, key_close, key):
+        return None
     order = np.argsort(row[hits], kind="stable")
     after_key, member_ends = key_close[hits][order] + 1, ends[hits][order]
     value_starts = _past(buffer, after_key, member_ends, _BEFORE_VALUE, 1)
     value_ends = _past(buffer, member_ends - 1, value_starts, _WHITE_SPACE, -1) + 1
     return _slices(data, value_starts, value_ends)
+
+
+def _escaped_twin(
+    data: bytes, buffer: np.ndarray, key_open: np.ndarray, key_close: np.ndarray, key: str
+) -> bool:
+    """Whether a member's key, written with an escape, reads as ``key`` all the same.
+
+    JSON keeps the last of two equal keys: ``"retrieval\\u005fplan"`` after
+    ``"retrieval_plan"`` is the plan a reader reads, and the bytes found
+    would be the wrong ones.
+    """
+    if b"\\" not in data:
+        return False
+    backslashes = np.flatnonzero(buffer == ord("\\"))
+    inside = np.searchsorted(backslashes, key_close) - np.searchsorted(backslashes, key_open)
+    for member in np.flatnonzero(inside).tolist():
+        written = data[int(key_open[member]) : int(key_close[member]) + 1]
+        try:
+            if json.loads(written) == key:
+                return True
+        except ValueError:  # not a key that reads at all: not certain
+            return True
+    return False
 
 
 #: Steps taken for every position at once; a position still on white space after
