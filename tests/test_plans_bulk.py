@@ -324,3 +324,17 @@ def test_a_plan_key_written_twice_one_with_an_escape_is_the_one_read_last(tmp_pa
     row = audit.plans[audit.plans["run_id"] == "odd"].iloc[0]
     assert json.loads(row["plan"]) == last  # JSON keeps the last of two equal keys
     assert ea.plan_verdicts(audit.plans)["match"].all()
+
+
+def test_a_logger_column_of_mixed_types_is_typed_once_over_every_path(tmp_path):
+    # A lone surrogate sends its record to the exact path; typed apart, its text
+    # was shown as U+FFFD, where one column of a number and a text keeps it.
+    good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+    lines = [json.dumps(dict(good, note=index)) for index in range(5)]
+    lines.append(json.dumps(dict(good, note="\ud800")))
+    lines.append(json.dumps(dict(good, note="plain")))
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    assert rows_by_path(path) == {"columnar": 6, "exact": 1}
+    audit = _compare(path)
+    assert audit.plans["note"].tolist() == [0, 1, 2, 3, 4, "\ud800", "plain"]

@@ -135,7 +135,11 @@ def _dtype(values: list[Any]) -> Any:
 
 
 def extra_columns(
-    records: Sequence[dict[str, Any]], index: pd.Index, *, as_text: bool = True
+    records: Sequence[dict[str, Any]],
+    index: pd.Index,
+    *,
+    as_text: bool = True,
+    typed: bool = True,
 ) -> pd.DataFrame:
     """One column per extra key, in first-seen order, with a declared dtype.
 
@@ -147,8 +151,14 @@ def extra_columns(
     docstring), and a key named ``extra_json``, go to one :data:`EXTRA_JSON`
     column, last; with
     ``as_text=False``, to an object column of dicts (:data:`OVERFLOW`), for
-    :func:`limit_extra_parts` to place across parts.
+    :func:`limit_extra_parts` to place across parts. With ``typed=False``
+    every column holds the values as read (``object``), for a part whose
+    columns are typed once joined with the others
+    (:func:`~explicit_audit._core.columnar.in_file_order`): a column typed
+    part by part may differ (text with a lone surrogate is shown as U+FFFD
+    in a ``str`` column, and kept as read in a column of mixed types).
     """
+    build = typed_columns if typed else _object_columns
     limit = max_extra_columns()
     first_held: dict[str, int] = {}
     for row, record in enumerate(records):
@@ -159,9 +169,7 @@ def extra_columns(
                 first_held[name] = row
     if len(first_held) <= limit and EXTRA_JSON not in first_held:
         names = list(first_held)
-        return typed_columns(
-            {name: [record.get(name) for record in records] for name in names}, index
-        )
+        return build({name: [record.get(name) for record in records] for name in names}, index)
     kept = _first_keys(first_held, limit)
     # One pass over the rows' keys: a key per row costs its entries, not rows times keys.
     columns: dict[str, list[Any]] = {
@@ -175,12 +183,22 @@ def extra_columns(
         {k: v for k, v in record.items() if k not in kept and v is not None} or None
         for record in records
     ]
-    frame = typed_columns(columns, index)
+    frame = build(columns, index)
     if as_text:
         frame[EXTRA_JSON] = _json_column(later, index)
     else:
         frame[OVERFLOW] = overflow_column(later, index)
     return frame
+
+
+def _object_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFrame:
+    """Each column's values as read, in ``object`` columns."""
+    frame = {}
+    for name, values in columns.items():
+        held = np.empty(len(values), dtype=object)
+        held[:] = values  # a list or dict value stays one element
+        frame[name] = pd.Series(held, index=index, dtype=object)
+    return pd.DataFrame(frame, index=index)
 
 
 def _first_keys(first_held: dict[str, int], limit: int) -> set[str]:

@@ -89,7 +89,9 @@ def read_bulk(
     columns["retrieval_plan_hash"] = recorded_hashes
     columns["plan"] = plans
     index = pd.RangeIndex(len(taken))
-    return part_from_columns(columns, extra_columns(extras, index, as_text=False)), refused
+    return part_from_columns(
+        columns, extra_columns(extras, index, as_text=False, typed=False)
+    ), refused
 
 
 def _columns(all_fields: list[ProducerFields]) -> dict[str, list]:

@@ -254,7 +254,9 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
             for item, _ in kept
         ]
         index = pd.RangeIndex(len(rows))
-        parts.append(part_from_rows(rows, where, extra_columns(extras, index, as_text=False)))
+        parts.append(
+            part_from_rows(rows, where, extra_columns(extras, index, as_text=False, typed=False))
+        )
         rejected.extend(misfits)
     if not parts:
         parts.append(part_from_rows([], [], pd.DataFrame(index=pd.RangeIndex(0))))
