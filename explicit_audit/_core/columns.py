@@ -192,12 +192,12 @@ def extra_columns(
 
 
 def _object_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFrame:
-    """Each column's values as read, in ``object`` columns."""
-    frame = {}
+    """Each column's values as read, in ``object`` columns, named as :func:`typed_columns` does."""
+    frame: dict[str, pd.Series] = {}
     for name, values in columns.items():
         held = np.empty(len(values), dtype=object)
         held[:] = values  # a list or dict value stays one element
-        frame[name] = pd.Series(held, index=index, dtype=object)
+        frame[_column_name(name, frame)] = pd.Series(held, index=index, dtype=object)
     return pd.DataFrame(frame, index=index)
 
 
