@@ -338,3 +338,14 @@ def test_a_logger_column_of_mixed_types_is_typed_once_over_every_path(tmp_path):
     assert rows_by_path(path) == {"columnar": 6, "exact": 1}
     audit = _compare(path)
     assert audit.plans["note"].tolist() == [0, 1, 2, 3, 4, "\ud800", "plain"]
+
+
+def test_logger_keys_named_as_a_column_and_as_its_renaming_get_a_column_each(tmp_path):
+    good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
+    lines = [json.dumps(dict(good, plan=index, **{"record.plan": -index})) for index in range(4)]
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    audit = _compare(path)
+    assert audit.plans.columns.is_unique
+    assert audit.plans["record.plan"].tolist() == [0, 1, 2, 3]  # the logger's "plan"
+    assert audit.plans["record.plan#2"].tolist() == [0, -1, -2, -3]

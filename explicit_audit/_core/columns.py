@@ -38,6 +38,7 @@ __all__ = [
     "EXTRA_JSON",
     "INT64_MAX",
     "INT64_MIN",
+    "apart_from",
     "extra_columns",
     "extra_columns_limited",
     "extra_json_text",
@@ -361,6 +362,33 @@ def typed_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFram
     for name, values in columns.items():
         safe[_column_name(name, safe)] = text_safe_series(values, _dtype(values), index)
     return pd.DataFrame(safe, index=index)
+
+
+def apart_from(names: Sequence[str], columns: Sequence[str], prefix: str) -> list[str]:
+    """Logger keys as column names beside a table's own ``columns``, each name once.
+
+    A key that is a column's name takes ``prefix`` (``record.top_k``); a name
+    then taken already, by a column or by another key (a logger's own
+    ``record.top_k``), takes a ``#2``, ``#3``, ... suffix, as
+    :func:`typed_columns` does.
+
+    Examples
+    --------
+    >>> apart_from(["plan", "record.plan", "note"], ["plan"], "record.")
+    ['record.plan', 'record.plan#2', 'note']
+    """
+    own = set(columns)
+    taken: dict[str, None] = dict.fromkeys(columns)
+    renamed = []
+    for name in names:
+        wanted = f"{prefix}{name}" if name in own else name
+        found, number = wanted, 1
+        while found in taken:
+            number += 1
+            found = f"{wanted}#{number}"
+        taken[found] = None
+        renamed.append(found)
+    return renamed
 
 
 def _column_name(name: str, taken: dict[str, Any]) -> str:

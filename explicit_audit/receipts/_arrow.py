@@ -30,6 +30,7 @@ from .._core.columnar import (
     scalar_frame,
     string_series,
 )
+from .._core.columns import apart_from
 from ._schema import CATEGORIES as _CATEGORIES
 from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
@@ -321,7 +322,7 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
     receipts = pd.DataFrame(data, index=index)
     if len(extras.columns):
         # A logger key named like a column of the table is kept under extra.<key>.
-        extras.columns = [f"extra.{c}" if c in receipts.columns else c for c in extras.columns]
+        extras.columns = apart_from(list(extras.columns), list(receipts.columns), "extra.")
         receipts = pd.concat([receipts, extras], axis=1)
     starts = np.cumsum(lengths) - lengths
     flat = pc.list_flatten(exposed_lists)

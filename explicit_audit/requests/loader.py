@@ -47,7 +47,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.collect import Source
-from .._core.columns import extra_columns, text_safe_series
+from .._core.columns import apart_from, extra_columns, text_safe_series
 from .._core.options import LoadOptions
 from .._core.records import KindTables, segment_values, sort_out
 from .._core.registry import load_tables
@@ -132,7 +132,7 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
     frame = pd.DataFrame(data)
     if any(extras):
         extra = extra_columns(extras, frame.index)
-        extra.columns = [f"record.{c}" if c in frame.columns else c for c in extra.columns]
+        extra.columns = apart_from(list(extra.columns), list(frame.columns), "record.")
         frame = pd.concat([frame, extra], axis=1)
     return KindTables({"requests": frame}, rejected)
 
