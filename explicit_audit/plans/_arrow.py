@@ -11,9 +11,11 @@ present and of its exact type, so that the row follows from the fields alone,
 as :func:`~explicit_audit.plans.loader._producer_row` builds it. Arrow reads
 a key written ``null`` as it reads a key left out; the two differ for the
 plan (``"mt": null`` is no shape a producer writes), so every record whose
-bytes hold a ``null`` is parsed again to tell them apart. Anything else
-raises :class:`~explicit_audit._core.columnar.NotClean`, and the values are
-read one by one, where each problem is named.
+bytes hold a ``null`` is parsed again to tell them apart. Each plan's text
+is its bytes in the record (:func:`~explicit_audit._core.member_text.member_texts`).
+Anything else raises :class:`~explicit_audit._core.columnar.NotClean`: the
+piece is then read record by record in bulk (:mod:`explicit_audit.plans._bulk`),
+and what that refuses value by value, where each problem is named.
 """
 
 from __future__ import annotations
