@@ -136,12 +136,11 @@ def _piece(piece: JsonlPiece, first_keys: dict) -> ColumnarPart:
     flat = [field[name] for name in _FLAT_NAMES]
     has_block = pc.is_valid(mt)
     flat_set = [pc.is_valid(column) for column in flat]
-    is_flat = pc.and_(pc.and_(flat_set[0], flat_set[1]), flat_set[2])
-    any_flat = pc.or_(pc.or_(flat_set[0], flat_set[1]), flat_set[2])
+    is_flat, any_flat = all_of(flat_set), any_of(flat_set)
     # A flat record has all three flat keys and no ``mt``; a canonical one, a whole
     # ``mt`` object or none, and no flat key.
     if pc.any(pc.and_(any_flat, pc.or_(pc.invert(is_flat), has_block))).as_py() or (
-        pc.any(pc.and_(has_block, pc.invert(_all_valid(in_mt)))).as_py()
+        pc.any(pc.and_(has_block, pc.invert(all_of([pc.is_valid(c) for c in in_mt])))).as_py()
     ):
         raise NotClean
     _no_written_null(piece)
@@ -155,10 +154,7 @@ def _piece(piece: JsonlPiece, first_keys: dict) -> ColumnarPart:
         for flat_column, block_column in zip(flat, in_mt, strict=True)
     )
     engine, manifest, lang = (pc.fill_null(column, "") for column in (engine, manifest, lang))
-    has_mt = pc.or_(
-        pc.or_(pc.greater(pc.binary_length(engine), 0), pc.greater(pc.binary_length(manifest), 0)),
-        pc.greater(pc.binary_length(lang), 0),
-    )
+    has_mt = mt_set(engine, manifest, lang)
     null_text = pa.nulls(n, _STRING)
     columns = {
         "source_file": pa.repeat(pa.scalar(piece.source_file, _STRING), n),
@@ -185,11 +181,38 @@ def _piece(piece: JsonlPiece, first_keys: dict) -> ColumnarPart:
     return ColumnarPart(normal, scalar_frame(extras, n))
 
 
-def _all_valid(columns: Sequence[pa.ChunkedArray]):
-    valid = pc.is_valid(columns[0])
-    for column in columns[1:]:
-        valid = pc.and_(valid, pc.is_valid(column))
-    return valid
+def all_of(masks: Sequence):
+    """Row by row, whether every mask holds."""
+    found = masks[0]
+    for mask in masks[1:]:
+        found = pc.and_(found, mask)
+    return found
+
+
+def any_of(masks: Sequence):
+    """Row by row, whether some mask holds."""
+    found = masks[0]
+    for mask in masks[1:]:
+        found = pc.or_(found, mask)
+    return found
+
+
+def mt_set(engine, manifest, lang):
+    """Row by row, whether an MT field is set (not empty): the seed's ``engine or
+    manifest or lang``, which puts the ``mt`` block in the canonical dict."""
+    return any_of([pc.greater(pc.binary_length(text), 0) for text in (engine, manifest, lang)])
+
+
+def rows_holding(view, starts: np.ndarray, pattern: re.Pattern) -> np.ndarray:
+    """Per row of ``view`` (rows start at ``starts``), whether its bytes hold ``pattern``.
+
+    One search over all of them; a pattern of one literal is searched for fast.
+    """
+    found = np.zeros(len(starts), dtype=bool)
+    at = [match.start() for match in pattern.finditer(view)]
+    if at:
+        found[np.searchsorted(starts, np.asarray(at, dtype=np.int64), side="right") - 1] = True
+    return found
 
 
 #: The plan keys whose ``null`` Arrow reads as a key left out, and the two differ.
@@ -206,10 +229,7 @@ def _no_written_null(piece: JsonlPiece) -> None:
     data, starts = piece.data, piece.starts
     if data is None or starts is None:
         raise NotClean
-    if data.find(b"null") < 0:
-        return
-    at = np.fromiter((m.start() for m in _NULL.finditer(data)), dtype=np.int64)
-    rows = np.unique(np.searchsorted(starts, at, side="right") - 1)
+    rows = np.flatnonzero(rows_holding(data, starts, _NULL))
     ends = np.append(starts[1:], len(data))
     for row in rows.tolist():
         try:

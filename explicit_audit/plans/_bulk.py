@@ -22,7 +22,7 @@ from .._core.columns import extra_columns
 from .._core.keys import likely_typo
 from ._arrow import part_from_columns
 from ._producer import ProducerFields, producer_fields
-from .loader import _RECORD_KEYS, _extra_keys, _member_text
+from .loader import _RECORD_KEYS, _extra_keys, plan_texts
 
 __all__ = ["read_bulk"]
 
@@ -77,9 +77,7 @@ def read_bulk(
         extras.append(extra)
     if not taken:
         return None, refused
-    chosen = [texts[position] for position in taken]
-    starts = np.cumsum([0, *(len(text) + 1 for text in chosen[:-1])])
-    plans = _member_text(b"\n".join(chosen), len(chosen), starts)
+    plans = plan_texts([texts[position] for position in taken])
     if plans is None:
         return None, sorted(refused + taken)
     columns = _columns(all_fields)

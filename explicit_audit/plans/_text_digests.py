@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from ._arrow import PLAN_TYPE
+from ._arrow import PLAN_TYPE, any_of, mt_set, rows_holding
 from ._canonical import PlanError, digest
 from ._json_text import join_texts, quoted_lists, quoted_repeated, quoted_strings
 from ._producer import producer_fields, producer_text
@@ -97,18 +97,13 @@ def _parsed_runs(texts: pa.Array, rows: np.ndarray, several_lines: np.ndarray):
 
 
 def _holding(texts: pa.Array, pattern: re.Pattern) -> np.ndarray:
-    """Per text: whether it holds ``pattern`` (one scan of all their bytes)."""
-    found = np.zeros(len(texts), dtype=bool)
+    """Per text: whether it holds ``pattern`` (one search of all their bytes)."""
     _, offsets, data = texts.buffers()
     if data is None:
-        return found
+        return np.zeros(len(texts), dtype=bool)
     bounds = np.frombuffer(offsets, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
     view = memoryview(data)[bounds[0] : bounds[-1]]
-    at = [match.start() for match in pattern.finditer(view)]
-    if at:
-        rows = np.searchsorted(bounds, np.asarray(at, dtype=np.int64) + bounds[0], side="right") - 1
-        found[rows] = True
-    return found
+    return rows_holding(view, bounds[:-1] - bounds[0], pattern)
 
 
 def _read_one_by_one(texts: pa.Array, rows: np.ndarray) -> list[str | None]:
@@ -203,7 +198,7 @@ def _canonical_digests(table: pa.Table) -> tuple[np.ndarray, list[str]]:
     in_mt = [pc.struct_field(mt, name) for name in ("engine", "manifest_hash", "source_lang")]
     flat = [column(name) for name in ("mt_engine", "mt_manifest_hash", "source_lang")]
     has_block, flat_set = pc.is_valid(mt), [pc.is_valid(c) for c in flat]
-    any_flat = pc.or_(pc.or_(flat_set[0], flat_set[1]), flat_set[2])
+    any_flat = any_of(flat_set)
     ok = pc.invert(pc.and_(any_flat, has_block))
     for part in core:
         ok = pc.and_(ok, pc.is_valid(part))
@@ -222,10 +217,7 @@ def _canonical_digests(table: pa.Table) -> tuple[np.ndarray, list[str]]:
         pc.fill_null(rows_found(pc.if_else(any_flat, f, b)), "")
         for f, b in zip(flat, in_mt, strict=True)
     )
-    has_mt = pc.or_(
-        pc.or_(pc.greater(pc.binary_length(engine), 0), pc.greater(pc.binary_length(manifest), 0)),
-        pc.greater(pc.binary_length(lang), 0),
-    )
+    has_mt = mt_set(engine, manifest, lang)
     block = join_texts(
         '"mt":{"engine":',
         quoted_repeated(engine, ensure_ascii=True),

@@ -126,24 +126,27 @@ def _written_plans(items: Sequence[RawValue]) -> list[str]:
     """
     if not items:
         return []
-    texts = [item.text for item in items]
-    starts = np.cumsum([0, *(len(text) + 1 for text in texts[:-1])])
-    found = _member_text(b"\n".join(texts), len(texts), starts)
+    found = plan_texts([item.text for item in items])
     if found is not None:
         return found
     return [_one_written_plan(item) for item in items]
 
 
 def _one_written_plan(item: RawValue) -> str:
-    found = _member_text(item.text, 1, None)
+    found = plan_texts([item.text])
     if found is not None:
         return found[0]
     return value_text(item.value["retrieval_plan"])
 
 
-def _member_text(data: bytes, rows: int, starts) -> list[str] | None:
+def plan_texts(records: Sequence[bytes]) -> list[str] | None:
+    """The plan's bytes in each record's text, or None where the bytes of one do not
+    show it with certainty (see :func:`~explicit_audit._core.member_text.member_texts`)."""
+    starts = np.cumsum([0, *(len(text) + 1 for text in records[:-1])])
     try:
-        found = member_texts(data, rows, "retrieval_plan", object_starts=starts)
+        found = member_texts(
+            b"\n".join(records), len(records), "retrieval_plan", object_starts=starts
+        )
     except pa.ArrowInvalid:  # not UTF-8: read from the value instead
         return None
     return None if found is None else found.to_pylist()
