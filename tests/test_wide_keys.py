@@ -31,6 +31,11 @@ def _objects(texts: list[str]) -> bytes:
     return ("\n".join(texts) + "\n").encode()
 
 
+def _each(rule):
+    """A ``keep`` for :func:`set_apart` that judges each key by ``rule(key, first)``."""
+    return lambda keys, first: [rule(key, held) for key, held in zip(keys, first, strict=True)]
+
+
 def test_members_set_apart_leave_valid_objects_of_the_kept_keys():
     texts = [
         '{"x": 1, "a": 2, "y": {"z": [1, ",", "}"]}}',
@@ -41,7 +46,7 @@ def test_members_set_apart_leave_valid_objects_of_the_kept_keys():
         '{"x": 1}',
     ]
     data = _objects(texts)
-    apart = set_apart(data, len(texts), lambda key, first: key in {"x", "y"})
+    apart = set_apart(data, len(texts), _each(lambda key, first: key in {"x", "y"}))
     assert apart is not None and len(apart.data) == len(data)
     assert apart.data.count(b"\n") == data.count(b"\n")
     lines = apart.data.decode().splitlines()
@@ -64,9 +69,41 @@ def test_members_set_apart_leave_valid_objects_of_the_kept_keys():
     assert apart.taken == ["x", "y"]
 
 
+def test_keep_is_asked_once_per_distinct_key_in_order_of_first_appearance():
+    """Keys are told apart as written, the first object's flagged; rows merge members as one object.
+
+    A key written twice in one object keeps its last value (a null one leaves
+    the key out), as one object parsed would; ``"\\u0061"`` is a key of its
+    own spelling, asked about apart from ``"a"``.
+    """
+    texts = [
+        '{"x": 1, "a": 1, "b": 2, "a": 3}',
+        '{"c": 1, "x": 2, "\\u0061": 4, "c": null}',
+        '{"b": 5, "d": "e"}',
+    ]
+    asked = []
+
+    def keep(keys, first):
+        asked.append((keys, first))
+        return [key == "x" for key in keys]
+
+    apart = set_apart(_objects(texts), len(texts), keep)
+    assert asked == [(["x", "a", "b", "c", "a", "d"], [True, True, True, False, False, False])]
+    assert apart.overflow == [{"a": 3, "b": 2}, {"a": 4}, {"b": 5, "d": "e"}]
+    assert list(apart.overflow[0]) == ["a", "b"]  # in written order, as one object's keys
+    assert apart.taken == ["x"]
+
+
+@pytest.mark.parametrize("key", [b"a\nb", b"\xff"])
+def test_a_key_that_is_no_json_string_is_left_as_it_was(key):
+    """A raw line end or bytes that are not UTF-8 in a key: the exact path judges them."""
+    data = b'{"x": 1}\n{"x": 2, "' + key + b'": 3}\n'
+    assert set_apart(data, 2, _each(lambda key, first: key == "x")) is None
+
+
 def test_nothing_set_apart_when_every_key_is_kept():
     data = _objects(['{"a": 1}', '{"b": 2}'])
-    apart = set_apart(data, 2, lambda key, first: True)
+    apart = set_apart(data, 2, _each(lambda key, first: True))
     assert apart is not None and apart.data == data and apart.overflow is None
 
 
@@ -80,7 +117,7 @@ def test_nothing_set_apart_when_every_key_is_kept():
     ],
 )
 def test_what_the_pass_cannot_read_with_certainty_is_left_as_it_was(texts):
-    assert set_apart(_objects(texts), len(texts), lambda key, first: key == "a") is None
+    assert set_apart(_objects(texts), len(texts), _each(lambda key, first: key == "a")) is None
 
 
 # -- a load ----------------------------------------------------------------------------------------
@@ -231,8 +268,7 @@ def test_members_found_in_runs_of_objects_are_the_members_of_one_pass(pretty):
     lengths = np.array([len(text.encode()) + 1 for text in texts])
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
 
-    def keep(key, first):
-        return key in {"id", "text", "k0"}
+    keep = _each(lambda key, first: key in {"id", "text", "k0"})
 
     whole = set_apart(data, len(texts), keep)
     assert whole is not None and whole.overflow[5] == {"k5": [5]}

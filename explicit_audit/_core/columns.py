@@ -23,6 +23,7 @@ reading paths, so that a key lands in the same place whichever path read it.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -205,11 +206,11 @@ def _object_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFr
 def _first_keys(first_held: dict[str, int], limit: int) -> set[str]:
     """The ``limit`` keys that hold a value first (then by name); a key named extra_json never."""
     end = 1 << 62
-    ranked = sorted(
-        (name for name in first_held if name != EXTRA_JSON),
-        key=lambda name: (first_held[name] if first_held[name] >= 0 else end, name),
+    ranked = heapq.nsmallest(
+        limit,
+        ((end if row < 0 else row, name) for name, row in first_held.items() if name != EXTRA_JSON),
     )
-    return set(ranked[:limit])
+    return {name for _, name in ranked}
 
 
 def overflow_column(values: list[Any], index: pd.Index) -> pd.Series:
@@ -220,7 +221,12 @@ def overflow_column(values: list[Any], index: pd.Index) -> pd.Series:
 
 
 def _json_column(later: list[dict | None], index: pd.Index) -> pd.Series:
-    texts = [None if keys is None else extra_json_text(keys) for keys in later]
+    dumps, option = orjson.dumps, orjson.OPT_SORT_KEYS
+    try:
+        # Every row through orjson at once: its text is :func:`extra_json_text`'s where it can.
+        texts = [None if keys is None else dumps(keys, option=option).decode() for keys in later]
+    except TypeError:
+        texts = [None if keys is None else extra_json_text(keys) for keys in later]
     return pd.Series(texts, index=index, dtype="str")
 
 
@@ -255,10 +261,13 @@ def limit_extra_parts(
             column = frame[name]
             if name == OVERFLOW:
                 for row, keys in zip(where.tolist(), column.tolist(), strict=True):
-                    for key, value in (keys if isinstance(keys, dict) else {}).items():
-                        if value is not None and row < first_held.get(key, end):
+                    if not isinstance(keys, dict):
+                        continue
+                    for key, value in keys.items():
+                        if value is None:
+                            first_held.setdefault(key, end)
+                        elif row < first_held.get(key, end):
                             first_held[key] = row
-                        first_held.setdefault(key, end)
                 continue
             held = np.flatnonzero(column.notna().to_numpy(dtype=bool))
             first = int(where[held].min()) if len(held) else end
@@ -275,7 +284,9 @@ def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
     """One part's extra columns: the ``kept`` keys as columns, the rest as JSON text."""
     later_names = [name for name in frame.columns if name not in kept and name != OVERFLOW]
     overflow = frame[OVERFLOW].tolist() if OVERFLOW in frame.columns else [None] * len(frame)
-    later: list[dict | None] = [dict(keys) if isinstance(keys, dict) else None for keys in overflow]
+    # The part's own dicts, copied only in a row that changes (they may be shared with the part).
+    later: list[dict | None] = [keys if isinstance(keys, dict) else None for keys in overflow]
+    copied = [False] * len(later)
     for name in later_names:
         column = frame[name]
         held = np.flatnonzero(column.notna().to_numpy(dtype=bool))
@@ -284,13 +295,18 @@ def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:
             keys = later[row]
             if keys is None:
                 keys = later[row] = {}
+            elif not copied[row]:
+                keys = later[row] = dict(keys)
+            copied[row] = True
             keys[name] = _plain(values[row])
     columns = {name: frame[name] for name in frame.columns if name in kept}
     # Per key lifted to a column: its rows and values (a key of few rows costs those).
     pairs: dict[str, tuple[list[int], list]] = {}
     for row, keys in enumerate(later):
-        if not keys:
+        if not keys or kept.isdisjoint(keys):
             continue
+        if not copied[row]:
+            keys = later[row] = dict(keys)
         for name in [key for key in keys if key in kept]:
             rows, values = pairs.setdefault(name, ([], []))
             rows.append(row)

@@ -46,6 +46,7 @@ __all__ = [
     "columnar_fits",
     "key_notes",
     "likely_typo",
+    "likely_typos",
     "nearest_shape",
     "shape_of",
 ]
@@ -127,17 +128,26 @@ def likely_typo(key: str, declared: Iterable[str]) -> str | None:
     Shorter names must fold to the same spelling: a logger's ``ts`` or
     ``id`` is no typo of anything.
     """
+    return likely_typos([key], declared)[0]
+
+
+def likely_typos(keys: Iterable[str], declared: Iterable[str]) -> list[str | None]:
+    """:func:`likely_typo` of each of ``keys``: a log may hold a million distinct keys."""
     declared = declared if type(declared) is tuple else tuple(declared)
-    folded = _folded(key)
     exact, _, every_char = _folded_names(declared)
-    if folded in exact:
-        return exact[folded]
-    if len(folded) < 5 or len(set(folded) - every_char) > 2:
-        # No bound but 0 (same spelling) for so short a name; or more than two of
-        # its characters are in no declared name: each edit brings at most one.
-        # Decided here, uncached: a log may hold a million distinct short keys.
-        return None
-    return _within_two_edits(folded, declared)
+    typos: list[str | None] = []
+    for key in keys:
+        folded = _folded(key)
+        if folded in exact:
+            typos.append(exact[folded])
+        elif len(folded) < 5 or len(set(folded) - every_char) > 2:
+            # No bound but 0 (same spelling) for so short a name; or more than two of
+            # its characters are in no declared name: each edit brings at most one.
+            # Decided here, uncached: a log may hold a million distinct short keys.
+            typos.append(None)
+        else:
+            typos.append(_within_two_edits(folded, declared))
+    return typos
 
 
 @functools.lru_cache(maxsize=8192)

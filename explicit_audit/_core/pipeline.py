@@ -25,7 +25,7 @@ from .columnar import NotClean, TooManyFields, parse_piece
 from .columns import EXTRA_JSON, OVERFLOW, overflow_column
 from .describe import FORMATS_DOC, json_type
 from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
-from .keys import columnar_fits, likely_typo, nearest_shape
+from .keys import columnar_fits, likely_typos, nearest_shape
 from .limits import Limits
 from .records import RawValue, RecordKind, Rejection, excerpt
 from .spans import Spans, array_spans, first_solid, split_piece
@@ -796,8 +796,8 @@ class PieceReader:
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
 
-    def _keeper(self, kind: RecordKind, schema) -> Callable[[str, bool], bool]:
-        """``keep(key, first)`` for :func:`set_apart`: declared keys, and the first object's.
+    def _keeper(self, kind: RecordKind, schema) -> Callable[[list[str], list[bool]], list[bool]]:
+        """``keep(keys, first)`` for :func:`set_apart`: declared keys, and the first object's.
 
         An extra key stays a column when an earlier part made it one, or the
         first object holds it and the columns last (``max_extra_columns``, the
@@ -810,17 +810,20 @@ class PieceReader:
         top = tuple(dict.fromkeys(field.name for shape in kind.shapes for field in shape.fields))
         known = set(top) | set(schema.names if schema is not None else ())
         columns = set(self._kind_fields.get(kind.name, ()))
-        room = [self.limits.max_extra_columns - len(columns)]
 
-        def keep(name: str, first: bool) -> bool:
-            if name in known or name in columns:
-                return True
-            if first and room[0] > 0 and name != EXTRA_JSON:
-                room[0] -= 1
-                return True
-            if top and likely_typo(name, top) is not None:
+        def keep(names: list[str], first: list[bool]) -> list[bool]:
+            room = self.limits.max_extra_columns - len(columns)
+            verdicts = []
+            for name, in_first in zip(names, first, strict=True):
+                verdict = name in known or name in columns
+                if not verdict and in_first and room > 0 and name != EXTRA_JSON:
+                    room -= 1
+                    verdict = True
+                verdicts.append(verdict)
+            apart = [name for name, verdict in zip(names, verdicts, strict=True) if not verdict]
+            if top and any(typo is not None for typo in likely_typos(apart, top)):
                 raise NotClean
-            return False
+            return verdicts
 
         return keep
 

@@ -15,7 +15,6 @@ that the limit on extra columns places them alike whichever path read them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,8 +28,8 @@ __all__ = ["SetApart", "set_apart"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA, _SPACE = 123, 125, 91, 93, 44, 32
 _QUOTE, _BACKSLASH = 34, 92
-#: An integer orjson would read as a float (beyond 64 bits): such rows are read exactly.
-_LONG_DIGITS = re.compile(rb"\d{19}")
+#: Each digit as ``1``, any other byte as ``0``: a run of 19 digits is then a plain search.
+_DIGITS = bytes(49 if 48 <= byte <= 57 else 48 for byte in range(256))
 #: Bytes of objects :func:`_members` looks at in one pass: its arrays of a few
 #: million events stay in the processor's cache, and the passes share the threads.
 _CHUNK_BYTES = 1 << 21
@@ -243,7 +242,7 @@ def _chunked_members(data: bytes, rows: int, object_starts: np.ndarray | None, t
 def set_apart(
     data: bytes,
     rows: int,
-    keep: Callable[[str], bool],
+    keep: Callable[[list[str], list[bool]], list[bool]],
     *,
     object_starts: np.ndarray | None = None,
     threads: int = 1,
@@ -257,9 +256,9 @@ def set_apart(
         each a clean span.
     rows : int
     keep : callable
-        ``keep(key, first) -> bool``, asked once per distinct key, in the
-        order the keys first appear (``first``: the first object holds it):
-        whether the key stays in the bytes (a column).
+        ``keep(keys, first) -> verdicts``, asked once, with every distinct key
+        in the order the keys first appear and, per key, whether the first
+        object holds it: whether each key stays in the bytes (a column).
     object_starts : ndarray of int64, optional
         Where each of the ``rows`` objects starts in ``data``: the objects are
         then looked at in runs (see :func:`_chunked_members`).
@@ -279,26 +278,28 @@ def set_apart(
     if found is None:
         return None
     starts, ends, row, after_comma, key_open, key_close, before = found
-    first = np.searchsorted(row, row, side="left")  # each member's object's first member
+    # Each member's object's first member (the rows are in order).
+    run_starts = np.concatenate(([0], np.flatnonzero(row[1:] != row[:-1]) + 1))
+    first = np.repeat(run_starts, np.diff(np.append(run_starts, len(row))))
     like_first = _like_first_object(buffer, key_open + 1, key_close, first, threads)
     other = np.flatnonzero(like_first < 0)
     template = int(np.count_nonzero(row == row[0])) if len(row) else 0
-    keys = [
-        data[int(key_open[index]) + 1 : int(key_close[index])]
-        for index in [*range(template), *other.tolist()]
-    ]
-    verdicts: dict[bytes, bool] = {}
-    taken: list[str] = []
-    for index, key in enumerate(keys):  # in order of first appearance
-        if key in verdicts:
-            continue
-        name = _name(key)
-        if name is None:
-            return None
-        verdicts[key] = keep(name, index < template)
-        if verdicts[key]:
-            taken.append(name)
-    decided = np.fromiter(map(verdicts.__getitem__, keys), dtype=bool, count=len(keys))
+    asked = np.concatenate((np.arange(template), other))
+    keys = _keys(buffer, key_open[asked] + 1, key_close[asked])
+    if keys is None:
+        return None
+    distinct = list(dict.fromkeys(keys))  # in order of first appearance
+    names = _names(distinct) if distinct else []
+    if names is None:
+        return None
+    in_first = set(keys[:template])
+    verdicts = keep(names, [key in in_first for key in distinct])
+    taken = [name for name, verdict in zip(names, verdicts, strict=True) if verdict]
+    decided = np.fromiter(
+        map(dict(zip(distinct, verdicts, strict=True)).__getitem__, keys),
+        dtype=bool,
+        count=len(keys),
+    )
     kept = np.empty(len(row), dtype=bool)
     same = like_first >= 0
     kept[same] = decided[like_first[same]]
@@ -311,34 +312,87 @@ def set_apart(
     blank_comma = after_comma & ~(kept & (kept_before > 0))
     blank_starts = np.concatenate((starts[~kept], before[blank_comma]))
     blank_ends = np.concatenate((ends[~kept], before[blank_comma] + 1))
-    lengths = blank_ends - blank_starts
-    # Every byte of every range, without a pass over all the bytes (the ranges are few).
-    offsets = np.arange(int(lengths.sum()), dtype=np.int64)
-    offsets -= np.repeat(np.cumsum(lengths) - lengths, lengths)
-    blank = np.repeat(blank_starts, lengths) + offsets
+    blank, _ = _every_byte(blank_starts, blank_ends - blank_starts)
     buffer = buffer.copy()
     # Line ends stay: a line's members never hold one in JSON Lines, and lines keep their count.
     buffer[blank[buffer[blank] != 10]] = _SPACE
-    overflow: list[dict | None] = [None] * rows
     out = (~kept).nonzero()[0]
-    # Every row's members set apart as one object, the objects as one array: one parse.
-    out_rows = row[out]
-    opens = np.concatenate(([True], out_rows[1:] != out_rows[:-1]))
-    texts: list[bytes] = []
-    for start, end, new_row in zip(
-        starts[out].tolist(), ends[out].tolist(), opens.tolist(), strict=True
-    ):
-        texts.append(b"},{" if new_row else b",")
-        texts.append(data[start:end])
-    texts[0] = b"[{"
-    text = b"".join(texts) + b"}]"
-    if _LONG_DIGITS.search(text):
-        return None
+    # Every member set apart as an object of its own, the objects as one array: one parse.
+    text = b"[{" + _joined(np.frombuffer(data, dtype=np.uint8), starts[out], ends[out]) + b"}]"
+    if b"1" * 19 in text.translate(_DIGITS):
+        return None  # an integer orjson would read as a float (beyond 64 bits): read exactly
     try:
         values = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
-    for index, value in zip(out_rows[opens].tolist(), values, strict=True):
-        held = {key: item for key, item in value.items() if item is not None}
-        overflow[index] = held or None
-    return SetApart(buffer.tobytes(), overflow, taken)
+    return SetApart(buffer.tobytes(), _per_row(values, row[out], rows, b"null" in text), taken)
+
+
+def _per_row(values: list[dict], rows_of: np.ndarray, rows: int, nulls: bool) -> list[dict | None]:
+    """Per row, its members' objects as one (later keys win, as in one object), nulls left out."""
+    if not nulls and (len(rows_of) < 2 or (rows_of[1:] != rows_of[:-1]).all()):
+        # A member per row, none null: each object is the row's as parsed.
+        held = np.empty(len(values), dtype=object)
+        held[:] = values
+        overflow = np.full(rows, None, dtype=object)
+        overflow[rows_of] = held
+        return overflow.tolist()
+    merged: list[dict | None] = [None] * rows
+    for index, value in zip(rows_of.tolist(), values, strict=True):
+        row = merged[index]
+        if row is None:
+            merged[index] = value
+        else:
+            row.update(value)
+    return [
+        ({key: item for key, item in row.items() if item is not None} or None)
+        if row is not None
+        else None
+        for row in merged
+    ]
+
+
+def _every_byte(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every position of the ranges ``starts`` + ``lengths``, in order, and each one's offset
+    in its range, without a pass over all the bytes (the ranges are few)."""
+    offsets = np.arange(int(lengths.sum()), dtype=np.int64)
+    offsets -= np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + offsets, offsets
+
+
+def _joined(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, separator=b"},{") -> bytes:
+    """The bytes of each range, ``separator`` between them: ``separator.join`` in one gather."""
+    if not len(starts):
+        return b""
+    lengths = ends - starts
+    step = len(separator)
+    at = np.cumsum(lengths + step) - lengths - step  # where each range goes
+    source, offsets = _every_byte(starts, lengths)
+    out = np.empty(int(lengths.sum()) + step * (len(starts) - 1), dtype=np.uint8)
+    out[np.repeat(at, lengths) + offsets] = buffer[source]
+    for index, byte in enumerate(separator):
+        out[at[1:] - step + index] = byte
+    return out.tobytes()
+
+
+def _keys(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes] | None:
+    """Each key's bytes as written (between its quotes); None if a key holds a raw line end.
+
+    A raw line end is no JSON in a string: such bytes are the exact path's to judge.
+    """
+    if not len(starts):
+        return []
+    keys = _joined(buffer, starts, ends, b"\n").split(b"\n")
+    return keys if len(keys) == len(starts) else None
+
+
+def _names(keys: list[bytes]) -> list[str] | None:
+    """Each key as its JSON string reads; None when one does not read (a lone surrogate)."""
+    joined = b"\n".join(keys)
+    if b"\\" not in joined:
+        try:
+            return joined.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            return None
+    names = [_name(key) for key in keys]
+    return None if None in names else names
