@@ -312,20 +312,51 @@ _NESTING[[_LBRACE, _LBRACKET]] = 1
 _NESTING[[_RBRACE, _RBRACKET]] = -1
 
 
-def _string_quotes(buffer: np.ndarray) -> np.ndarray:
-    """The positions of the quotes that open or close a string (escaped ones left out)."""
-    quotes = np.flatnonzero(buffer == _QUOTE)
-    escaped = quotes[(quotes > 0) & (buffer[np.maximum(quotes - 1, 0)] == _BACKSLASH)]
-    if not len(escaped):
-        return quotes
-    drop = []
-    for position in escaped.tolist():  # a run of backslashes: odd escapes the quote
-        run = 0
+#: Bytes the structure pass looks at: quotes, and brackets and commas.
+_EVENT = bytes(byte in b'"{}[],' for byte in range(256))
+
+
+def _real_quotes(data: bytes, buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+    """Whether each quote opens or closes a string (an escaped one does not)."""
+    real = np.ones(len(quotes), dtype=bool)
+    if b"\\" not in data:  # most logs hold no backslash
+        return real
+    after_backslash = np.flatnonzero(buffer == _BACKSLASH) + 1
+    for at in np.flatnonzero(np.isin(quotes, after_backslash, assume_unique=True)).tolist():
+        position, run = int(quotes[at]), 0
         while position - run - 1 >= 0 and buffer[position - run - 1] == _BACKSLASH:
             run += 1
-        if run % 2:
-            drop.append(position)
-    return np.setdiff1d(quotes, np.asarray(drop, dtype=quotes.dtype), assume_unique=True)
+        real[at] = run % 2 == 0
+    return real
+
+
+def structure(data: bytes, buffer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The brackets and commas outside strings, and the quotes of strings, in order.
+
+    One pass finds the quotes, brackets and commas; a bracket or comma is
+    structure when an even number of string quotes comes before it.
+
+    Returns
+    -------
+    tuple of ndarray, or None
+        Where each is, its byte, and whether it is a quote; None when a
+        string is left open at the end.
+    """
+    events = np.flatnonzero(np.frombuffer(data.translate(_EVENT), dtype=bool))
+    byte = buffer[events]
+    quote = byte == _QUOTE
+    if b"\\" in data and quote.any():  # an escaped quote is no event
+        quote[quote] = _real_quotes(data, buffer, events[quote])
+        keep = quote | (byte != _QUOTE)
+        events, byte, quote = events[keep], byte[keep], quote[keep]
+    inside = np.bitwise_xor.accumulate(quote)  # a string's opening quote on: inside it
+    if len(inside) and inside[-1]:
+        return None
+    inside &= ~quote  # a closing quote is no longer inside
+    if inside.any():
+        kept = ~inside
+        events, byte, quote = events[kept], byte[kept], quote[kept]
+    return events, byte, quote
 
 
 def array_spans(data: bytes, first_line: int, limits: Limits) -> Spans | None:
@@ -343,18 +374,17 @@ def array_spans(data: bytes, first_line: int, limits: Limits) -> Spans | None:
     if head >= tail or data[head] != _LBRACKET or data[tail - 1] != _RBRACKET:
         return None
     buffer = np.frombuffer(data, dtype=np.uint8)
-    quotes = _string_quotes(buffer)
-    if len(quotes) % 2:
+    found = structure(data, buffer)
+    if found is None:
         return None
-    marks = np.flatnonzero((_NESTING[buffer] != 0) | (buffer == _COMMA))
-    # Outside a string: an even number of string quotes before it.
-    outside = marks[np.searchsorted(quotes, marks) % 2 == 0]
-    depth = np.cumsum(_NESTING[buffer[outside]], dtype=np.int64)
+    events, byte, quote = found
+    outside, byte = events[~quote], byte[~quote]
+    depth = np.cumsum(_NESTING[byte], dtype=np.int64)
     if not len(outside) or outside[0] != head or outside[-1] != tail - 1:
         return None
     if depth[-1] != 0 or (depth[:-1] < 1).any():
         return None  # not one array closed at the end
-    commas = outside[(buffer[outside] == _COMMA) & (depth == 1)]
+    commas = outside[(byte == _COMMA) & (depth == 1)]
     starts = np.concatenate(([head + 1], commas + 1)).astype(np.int64)
     ends = np.concatenate((commas, [tail - 1])).astype(np.int64)
     # Each element's white space set aside: its span starts and ends with its value.

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from .spans import _NESTING
+from .spans import _NESTING, structure
 
 __all__ = ["SetApart", "set_apart"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA, _SPACE = 123, 125, 91, 93, 44, 32
-_QUOTE, _BACKSLASH = 34, 92
 #: Each digit as ``1``, any other byte as ``0``: a run of 19 digits is then a plain search.
 _DIGITS = bytes(49 if 48 <= byte <= 57 else 48 for byte in range(256))
 #: Bytes of objects :func:`_members` looks at in one pass: its arrays of a few
@@ -58,24 +57,6 @@ class SetApart:
     taken: list[str]
 
 
-#: Bytes the pass looks at: quotes, and brackets and commas (outside strings, structure).
-_EVENT = bytes(byte in b'"{}[],' for byte in range(256))
-
-
-def _real_quotes(data: bytes, buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
-    """Whether each quote opens or closes a string (an escaped one does not)."""
-    real = np.ones(len(quotes), dtype=bool)
-    if b"\\" not in data:  # most logs hold no backslash
-        return real
-    after_backslash = np.flatnonzero(buffer == _BACKSLASH) + 1
-    for at in np.flatnonzero(np.isin(quotes, after_backslash, assume_unique=True)).tolist():
-        position, run = int(quotes[at]), 0
-        while position - run - 1 >= 0 and buffer[position - run - 1] == _BACKSLASH:
-            run += 1
-        real[at] = run % 2 == 0
-    return real
-
-
 def _members(data: bytes, buffer: np.ndarray, rows: int):
     """Per top-level member: its object, where it starts and ends, where its key is.
 
@@ -84,21 +65,10 @@ def _members(data: bytes, buffer: np.ndarray, rows: int):
     when the bytes are not ``rows`` objects one after another that the pass
     can read with certainty.
     """
-    events = np.flatnonzero(np.frombuffer(data.translate(_EVENT), dtype=bool))
-    byte = buffer[events]
-    quote = byte == _QUOTE
-    if b"\\" in data and quote.any():  # an escaped quote is no event
-        quote[quote] = _real_quotes(data, buffer, events[quote])
-        keep = quote | (byte != _QUOTE)
-        events, byte, quote = events[keep], byte[keep], quote[keep]
-    inside = np.bitwise_xor.accumulate(quote)  # a string's opening quote on: inside it
-    if len(inside) and inside[-1]:
+    found = structure(data, buffer)
+    if found is None:
         return None
-    # Structure (outside strings) and the string quotes, in order.
-    inside &= ~quote  # a closing quote is no longer inside
-    if inside.any():
-        kept = ~inside
-        events, byte, quote = events[kept], byte[kept], quote[kept]
+    events, byte, quote = found  # structure (outside strings) and the string quotes, in order
     depth = np.cumsum(_NESTING[byte], dtype=np.int32)  # a quote is no step
     if not len(depth) or (depth < 0).any() or depth[-1] != 0 or (quote & (depth == 0)).any():
         return None  # not objects closed at the end, or a string outside them
