@@ -33,7 +33,7 @@ import numpy as np
 
 from .limits import Limits
 
-__all__ = ["Spans", "array_spans", "first_solid", "split_piece"]
+__all__ = ["Spans", "array_spans", "first_solid", "split_piece", "structure"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
 _WHITESPACE = b" \t\r\n"

@@ -283,19 +283,19 @@ def set_apart(
     blank_starts = np.concatenate((starts[~kept], before[blank_comma]))
     blank_ends = np.concatenate((ends[~kept], before[blank_comma] + 1))
     blank, _ = _every_byte(blank_starts, blank_ends - blank_starts)
-    buffer = buffer.copy()
+    blanked = buffer.copy()
     # Line ends stay: a line's members never hold one in JSON Lines, and lines keep their count.
-    buffer[blank[buffer[blank] != 10]] = _SPACE
+    blanked[blank[buffer[blank] != 10]] = _SPACE
     out = (~kept).nonzero()[0]
     # Every member set apart as an object of its own, the objects as one array: one parse.
-    text = b"[{" + _joined(np.frombuffer(data, dtype=np.uint8), starts[out], ends[out]) + b"}]"
+    text = b"[{" + _joined(buffer, starts[out], ends[out]) + b"}]"
     if b"1" * 19 in text.translate(_DIGITS):
         return None  # an integer orjson would read as a float (beyond 64 bits): read exactly
     try:
         values = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
-    return SetApart(buffer.tobytes(), _per_row(values, row[out], rows, b"null" in text), taken)
+    return SetApart(blanked.tobytes(), _per_row(values, row[out], rows, b"null" in text), taken)
 
 
 def _per_row(values: list[dict], rows_of: np.ndarray, rows: int, nulls: bool) -> list[dict | None]:
