@@ -401,16 +401,13 @@ def frame_from_parts(parts: list, dtypes: dict, *, taken: str) -> pd.DataFrame:
         The prefix an extra column takes when its name is a column already
         (``"record."``: ``record.top_k``).
     """
-    from .columns import apart_from
+    from .columns import beside
 
     table, extra = in_file_order(parts)
     frame = pd.DataFrame(
         {name: typed_series(table.column(name), dtype) for name, dtype in dtypes.items()}
     )
-    if len(extra.columns):
-        extra.columns = apart_from(list(extra.columns), list(frame.columns), taken)
-        frame = pd.concat([frame, extra], axis=1)
-    return frame
+    return beside(frame, extra, taken)
 
 
 def typed_series(column: pa.ChunkedArray, dtype) -> pd.Series:

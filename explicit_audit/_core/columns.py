@@ -40,6 +40,8 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "apart_from",
+    "beside",
+    "displayable",
     "extra_columns",
     "extra_columns_limited",
     "extra_json_text",
@@ -104,11 +106,12 @@ def fits_int64(value: int) -> bool:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _displayable(value: Any) -> Any:
+def displayable(value: Any) -> Any:
+    """A value as an Arrow string column can hold it: each lone surrogate as U+FFFD."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
-        return [_displayable(item) for item in value]
+        return [displayable(item) for item in value]
     return value
 
 
@@ -117,7 +120,7 @@ def text_safe_series(values: Sequence[Any], dtype: Any, index: pd.Index | None =
     try:
         return pd.Series(values, dtype=dtype, index=index)
     except UnicodeEncodeError:
-        return pd.Series([_displayable(v) for v in values], dtype=dtype, index=index)
+        return pd.Series([displayable(v) for v in values], dtype=dtype, index=index)
 
 
 def _dtype(values: list[Any]) -> Any:
@@ -378,6 +381,17 @@ def typed_columns(columns: dict[str, list[Any]], index: pd.Index) -> pd.DataFram
     for name, values in columns.items():
         safe[_column_name(name, safe)] = text_safe_series(values, _dtype(values), index)
     return pd.DataFrame(safe, index=index)
+
+
+def beside(frame: pd.DataFrame, extra: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """``frame`` with the logger keys' columns ``extra`` after its own, named by :func:`apart_from`.
+
+    ``extra`` is renamed in place; without columns, ``frame`` is returned as it is.
+    """
+    if not len(extra.columns):
+        return frame
+    extra.columns = apart_from(list(extra.columns), list(frame.columns), prefix)
+    return pd.concat([frame, extra], axis=1)
 
 
 def apart_from(names: Sequence[str], columns: Sequence[str], prefix: str) -> list[str]:

@@ -45,6 +45,7 @@ __all__ = [
     "lists_equal",
     "nonempty_rows",
     "pair_keys",
+    "range_positions",
     "sets_equal",
     "starts_of",
     "string_array",
@@ -130,6 +131,21 @@ def list_column(frame: pd.DataFrame, name: str) -> pa.ListArray:
 def list_lengths(values: pa.ListArray) -> np.ndarray:
     """Lengths of each list as int64, a null list counting as empty."""
     return values.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def range_positions(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every position of the ranges ``starts[i]`` (``lengths[i]`` long), in order, and each
+    one's offset within its range: a pass over the ranges' positions only.
+
+    Examples
+    --------
+    >>> positions, within = range_positions(np.array([10, 3]), np.array([2, 3]))
+    >>> positions.tolist(), within.tolist()
+    ([10, 11, 3, 4, 5], [0, 1, 0, 1, 2])
+    """
+    within = np.arange(int(lengths.sum()), dtype=np.int64)
+    within -= np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + within, within
 
 
 def starts_of(lengths: np.ndarray) -> np.ndarray:
@@ -308,10 +324,8 @@ def lists_equal(left: FlatList, right: FlatList) -> np.ndarray:
 def _gather(flat: FlatList, rows: np.ndarray) -> tuple[pa.Array, np.ndarray]:
     """The flat values of the given rows, with the position in ``rows`` each came from."""
     lengths = flat.lengths[rows]
-    starts = flat.offsets[rows]
-    owner = np.repeat(np.arange(len(rows)), lengths)
-    within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return flat.values.take(pa.array(starts[owner] + within)), owner
+    positions, _ = range_positions(flat.offsets[rows], lengths)
+    return flat.values.take(pa.array(positions)), np.repeat(np.arange(len(rows)), lengths)
 
 
 def sets_equal(left: FlatList, right: FlatList) -> np.ndarray:

@@ -316,11 +316,9 @@ _NESTING[[_RBRACE, _RBRACKET]] = -1
 _EVENT = bytes(byte in b'"{}[],' for byte in range(256))
 
 
-def _real_quotes(data: bytes, buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+def _real_quotes(buffer: np.ndarray, quotes: np.ndarray) -> np.ndarray:
     """Whether each quote opens or closes a string (an escaped one does not)."""
     real = np.ones(len(quotes), dtype=bool)
-    if b"\\" not in data:  # most logs hold no backslash
-        return real
     after_backslash = np.flatnonzero(buffer == _BACKSLASH) + 1
     for at in np.flatnonzero(np.isin(quotes, after_backslash, assume_unique=True)).tolist():
         position, run = int(quotes[at]), 0
@@ -345,8 +343,8 @@ def structure(data: bytes, buffer: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     events = np.flatnonzero(np.frombuffer(data.translate(_EVENT), dtype=bool))
     byte = buffer[events]
     quote = byte == _QUOTE
-    if b"\\" in data and quote.any():  # an escaped quote is no event
-        quote[quote] = _real_quotes(data, buffer, events[quote])
+    if quote.any() and b"\\" in data:  # an escaped quote is no event (rare in logs)
+        quote[quote] = _real_quotes(buffer, events[quote])
         keep = quote | (byte != _QUOTE)
         events, byte, quote = events[keep], byte[keep], quote[keep]
     inside = np.bitwise_xor.accumulate(quote)  # a string's opening quote on: inside it

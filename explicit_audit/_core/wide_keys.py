@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
+from .lists import range_positions
 from .spans import _NESTING, structure
 
 __all__ = ["SetApart", "set_apart"]
@@ -282,7 +283,7 @@ def set_apart(
     blank_comma = after_comma & ~(kept & (kept_before > 0))
     blank_starts = np.concatenate((starts[~kept], before[blank_comma]))
     blank_ends = np.concatenate((ends[~kept], before[blank_comma] + 1))
-    blank, _ = _every_byte(blank_starts, blank_ends - blank_starts)
+    blank, _ = range_positions(blank_starts, blank_ends - blank_starts)
     blanked = buffer.copy()
     # Line ends stay: a line's members never hold one in JSON Lines, and lines keep their count.
     blanked[blank[buffer[blank] != 10]] = _SPACE
@@ -322,14 +323,6 @@ def _per_row(values: list[dict], rows_of: np.ndarray, rows: int, nulls: bool) ->
     ]
 
 
-def _every_byte(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every position of the ranges ``starts`` + ``lengths``, in order, and each one's offset
-    in its range, without a pass over all the bytes (the ranges are few)."""
-    offsets = np.arange(int(lengths.sum()), dtype=np.int64)
-    offsets -= np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + offsets, offsets
-
-
 def _joined(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, separator=b"},{") -> bytes:
     """The bytes of each range, ``separator`` between them: ``separator.join`` in one gather."""
     if not len(starts):
@@ -337,7 +330,7 @@ def _joined(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, separator=
     lengths = ends - starts
     step = len(separator)
     at = np.cumsum(lengths + step) - lengths - step  # where each range goes
-    source, offsets = _every_byte(starts, lengths)
+    source, offsets = range_positions(starts, lengths)
     out = np.empty(int(lengths.sum()) + step * (len(starts) - 1), dtype=np.uint8)
     out[np.repeat(at, lengths) + offsets] = buffer[source]
     for index, byte in enumerate(separator):

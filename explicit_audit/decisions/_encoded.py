@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._core.lists import FlatList, flat_list, nonempty_rows
+from .._core.lists import FlatList, flat_list, nonempty_rows, range_positions
 from .._core.overlap import THREADS, both
 from ..errors import AuditError
 from ._flags import FLAG_LOW_CONFIDENCE, FLAG_MULTI_DOC, flag_outcome, requires_by_state
@@ -169,11 +169,9 @@ def _described_by_rows(
     representative[key] = np.arange(len(key))
     # Gathered from those rows alone: codes are few, rows many.
     counts = flags.lengths[representative]
+    positions, _ = range_positions(flags.offsets[representative], counts)
     owner = np.repeat(np.arange(len(representative)), counts)
-    first = np.cumsum(counts) - counts
-    within = np.arange(len(owner)) - first[owner]
-    flag_codes = codes[flags.offsets[representative][owner] + within]
-    return domain_codes[representative], flag_codes, owner
+    return domain_codes[representative], codes[positions], owner
 
 
 def _word_bits(codes: np.ndarray, word: int, width: int, n_names: int) -> np.ndarray:
@@ -306,18 +304,14 @@ def _domains(columns: dict[str, pd.Series]) -> tuple[np.ndarray, list]:
     """Each row's subject domain as a code, and the names the codes number."""
     domains = columns["subject_domain"]
     if isinstance(domains.dtype, pd.CategoricalDtype):
-        # Checked in the categorical's own small type, widened after.
-        domain_codes = domains.cat.codes.to_numpy()
-        if (domain_codes < 0).any():
-            raise AuditError("column 'subject_domain': some rows have no value.")
-        domain_codes = domain_codes.astype(np.int64)
-        domain_names = list(domains.cat.categories)
+        domain_codes, domain_names = domains.cat.codes.to_numpy(), list(domains.cat.categories)
     else:
         domain_codes, uniques = pd.factorize(domains)
         domain_names = list(uniques)
+    # Checked in the codes' own type (a categorical's is small), widened after.
     if (domain_codes < 0).any():
         raise AuditError("column 'subject_domain': some rows have no value.")
-    return domain_codes, domain_names
+    return domain_codes.astype(np.int64, copy=False), domain_names
 
 
 def _numbers(columns: dict[str, pd.Series]) -> dict[str, np.ndarray]:

@@ -253,24 +253,15 @@ def replay(decisions: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     return engine.each_row(_replay, decisions, policy=policy)
 
 
-def _decide(encoded: Any, policy: Policy, threads: int = THREADS) -> tuple[Any, ...]:
-    """Per row: the policy's view, the three thresholds tripped, the flag state, whether a
-    flag requires 26B, and whether the row escalates."""
+def _keyed(encoded: Any, policy: Policy, threads: int) -> tuple[Any, np.ndarray]:
+    """The policy's view of the inputs, and each row's outcome key (:func:`_outcome_keys`)."""
     view, (long_context, multi_doc, low_confidence) = both(
         lambda: apply_policy(encoded, policy),
         lambda: _tripped(encoded, policy),
         threads,
     )
-    # In numpy's index type: the state indexes three tables and is counted,
-    # and any other type is converted to it, into a fresh array, at each use.
-    state = encoded.combo.astype(np.intp)
-    state <<= 2
-    derived = multi_doc.view(np.uint8) << 1  # bools viewed as bytes hold 0 or 1
-    derived |= low_confidence.view(np.uint8)
-    state |= derived
-    requires = np.take(view.requires_table, state)
-    escalate = view.high_impact | requires | long_context | multi_doc | low_confidence
-    return view, long_context, multi_doc, low_confidence, state, requires, escalate
+    key = _outcome_keys(encoded.combo, multi_doc, low_confidence, view.high_impact, long_context)
+    return view, key
 
 
 def _tripped(encoded: Any, policy: Policy) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -299,7 +290,9 @@ def escalates(decisions: pd.DataFrame, policy: Policy) -> np.ndarray:
     -------
     numpy.ndarray of bool
     """
-    return _decide(encoded_inputs(decisions), policy)[-1]
+    encoded = encoded_inputs(decisions)
+    view, key = _keyed(encoded, policy, THREADS)
+    return np.take(_outcomes(view, len(encoded.combo_domain))["escalate"], key)
 
 
 def _replay(decisions: pd.DataFrame, policy: Policy, threads: int = THREADS) -> pd.DataFrame:
@@ -313,12 +306,7 @@ def _replay(decisions: pd.DataFrame, policy: Policy, threads: int = THREADS) -> 
     (:func:`~explicit_audit._core.overlap.both`); the table is the same with one.
     """
     encoded = encoded_inputs(decisions, threads)
-    view, (long_context, multi_doc, low_confidence) = both(
-        lambda: apply_policy(encoded, policy),
-        lambda: _tripped(encoded, policy),
-        threads,
-    )
-    key = _outcome_keys(encoded.combo, multi_doc, low_confidence, view.high_impact, long_context)
+    view, key = _keyed(encoded, policy, threads)
     outcomes = _outcomes(view, len(encoded.combo_domain))
     used = entries_used(key, len(outcomes["state"]))
     index = encoded.index

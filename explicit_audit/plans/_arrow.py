@@ -37,6 +37,7 @@ from .._core.columnar import (
     order_like,
     scalar_frame,
 )
+from .._core.columns import displayable
 from .._core.member_text import member_texts
 
 __all__ = [
@@ -261,15 +262,4 @@ def _arrow_column(values: list, type_: pa.DataType) -> pa.Array:
     try:
         return pa.array(values, type=type_, from_pandas=True)
     except UnicodeEncodeError:
-        return pa.array([_shown(value) for value in values], type=type_, from_pandas=True)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _shown(value):
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_shown(item) for item in value]
-    return value
+        return pa.array([displayable(value) for value in values], type=type_, from_pandas=True)

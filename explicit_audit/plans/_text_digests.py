@@ -137,19 +137,15 @@ def _read_one_by_one(texts: pa.Array, rows: np.ndarray) -> list[str | None]:
     return out
 
 
-def _joined(texts: pa.Array) -> tuple[pa.Buffer, np.ndarray]:
-    """The texts, each followed by a line end, as one buffer; where each starts in it.
-
-    The joined texts' bytes are one Arrow buffer, read without a copy; the
-    last bound is the buffer's end.
-    """
+def _joined(texts: pa.Array) -> pa.Buffer:
+    """The texts, each followed by a line end, as one buffer, read without a copy."""
     joined = join_texts(texts, pa.scalar("\n", texts.type), separator=pa.scalar("", texts.type))
     _, offsets, data = joined.buffers()
-    bounds = np.frombuffer(offsets, dtype=np.int64)[joined.offset : joined.offset + len(joined) + 1]
     if data is None:  # every text null
-        return pa.py_buffer(b""), np.zeros(len(texts) + 1, dtype=np.int64)
+        return pa.py_buffer(b"")
+    bounds = np.frombuffer(offsets, dtype=np.int64)[joined.offset : joined.offset + len(joined) + 1]
     start = int(bounds[0])
-    return data.slice(start, int(bounds[-1]) - start), bounds.astype(np.int64) - start
+    return data.slice(start, int(bounds[-1]) - start)
 
 
 def _parse(texts: pa.Array, rows: np.ndarray, several_lines: bool) -> pa.Table | None:
@@ -172,7 +168,7 @@ def _parse(texts: pa.Array, rows: np.ndarray, several_lines: bool) -> pa.Table |
     chosen = pc.take(texts, pa.array(rows))
     if several_lines:
         chosen = pc.replace_substring(chosen, "\n", "\t")
-    buffer, _bounds = _joined(chosen)
+    buffer = _joined(chosen)
     try:
         table = pa_json.read_json(
             pa.BufferReader(buffer), parse_options=_PARSE, memory_pool=pa.system_memory_pool()

@@ -30,7 +30,7 @@ from .._core.columnar import (
     scalar_frame,
     string_series,
 )
-from .._core.columns import apart_from
+from .._core.columns import beside
 from ._schema import CATEGORIES as _CATEGORIES
 from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
@@ -320,10 +320,8 @@ def frames_from_parts(parts: Sequence) -> tuple[pd.DataFrame, pd.DataFrame]:
     lengths = pc.list_value_length(exposed_lists).to_numpy(zero_copy_only=False).astype(np.int64)
     data["n_exposed"] = pd.array(lengths, dtype="Int64")
     receipts = pd.DataFrame(data, index=index)
-    if len(extras.columns):
-        # A logger key named like a column of the table is kept under extra.<key>.
-        extras.columns = apart_from(list(extras.columns), list(receipts.columns), "extra.")
-        receipts = pd.concat([receipts, extras], axis=1)
+    # A logger key named like a column of the table is kept under extra.<key>.
+    receipts = beside(receipts, extras, "extra.")
     starts = np.cumsum(lengths) - lengths
     flat = pc.list_flatten(exposed_lists)
     exposed = pd.DataFrame(

@@ -71,7 +71,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._core.columns import apart_from, extra_columns, text_safe_series
+from .._core.columns import beside, extra_columns, text_safe_series
 from .._core.describe import describe
 from .._core.records import RawValue, Rejection, sort_out
 from ..errors import RecordError
@@ -312,9 +312,7 @@ def presentations_table(
         index=index,
     )
     if any(extras):
-        logged = extra_columns(extras, index)
-        logged.columns = apart_from(list(logged.columns), list(frame.columns), "extra.")
-        frame = pd.concat([frame, logged], axis=1)
+        frame = beside(frame, extra_columns(extras, index), "extra.")
     return frame
 
 

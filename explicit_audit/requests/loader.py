@@ -47,7 +47,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.collect import Source
-from .._core.columns import apart_from, extra_columns, text_safe_series
+from .._core.columns import beside, extra_columns, text_safe_series
 from .._core.options import LoadOptions
 from .._core.records import KindTables, segment_values, sort_out
 from .._core.registry import load_tables
@@ -131,9 +131,7 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
         )
     frame = pd.DataFrame(data)
     if any(extras):
-        extra = extra_columns(extras, frame.index)
-        extra.columns = apart_from(list(extra.columns), list(frame.columns), "record.")
-        frame = pd.concat([frame, extra], axis=1)
+        frame = beside(frame, extra_columns(extras, frame.index), "record.")
     return KindTables({"requests": frame}, rejected)
 
 
