@@ -197,6 +197,27 @@ def test_keys_past_the_limit_load_in_bulk_as_they_load_one_by_one(
     ]
 
 
+def test_keys_are_ranked_by_the_row_that_first_holds_them_in_file_order(tmp_path):
+    """A key the exact path reads on line 1 is held before one the bulk part holds on line 2.
+
+    The reading core emits the bulk part (lines 2 on) before the row it reads
+    value by value (line 1, whose likely typo it notes). The limit keeps the
+    first keys in file order, as reading value by value does, not in the
+    order the parts were emitted.
+    """
+    lines = [{**make_receipt(query="q 0"), "early": 1, "relevanceTreshold": 0.5}]
+    lines += [{**make_receipt(query=f"q {i}"), "late": i} for i in range(1, 300)]
+    path = tmp_path / "ranked.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    bulk, _ = _load(path, limits={"max_extra_columns": 1})
+    kinds = tuple(without_columnar(kind) for kind in registry.kinds())
+    with registry.replaced(kinds):
+        exact, _ = _load(path, limits={"max_extra_columns": 1})
+    pd.testing.assert_frame_equal(bulk.receipts, exact.receipts)
+    assert "early" in bulk.receipts.columns and "late" not in bulk.receipts.columns
+    assert json.loads(bulk.receipts["extra_json"].iloc[1]) == {"late": 1}
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_keys_like_the_first_objects_are_found_as_a_byte_by_byte_look_finds_them(seed, monkeypatch):
     """_like_first_object compares keys in words of eight bytes: the same answer as byte by byte.

@@ -12,7 +12,6 @@ this path only when the exact path would load it the same way.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -444,7 +443,7 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
         one column of their values gets (see
         :func:`~explicit_audit._core.columns.typed_columns`).
     """
-    from .columns import EXTRA_JSON, limit_extra_parts
+    from .columns import EXTRA_JSON, limit_extra
 
     table = pa.concat_tables([part[0] for part in parts])
     order = None
@@ -459,12 +458,10 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
     at = np.arange(table.num_rows, dtype=np.int64)
     if order is not None:
         at[order] = np.arange(len(order), dtype=np.int64)
-    bounds = np.cumsum([0, *(len(part[1]) for part in parts)])
-    frames = limit_extra_parts(
-        [part[1] for part in parts],
-        [at[start:stop] for start, stop in itertools.pairwise(bounds)],
-    )
-    extras = pd.concat(frames, ignore_index=True)
+    # Joined first, then limited once: a key made a column is built at the joined
+    # length, not once per part and then copied again into the join.
+    joined = pd.concat([part[1] for part in parts], ignore_index=True)
+    extras = limit_extra(joined, at)
     if retype:
         extras = _retyped(extras)
     if order is not None:

@@ -16,7 +16,7 @@ that text too (``{"extra_json": ...}``), so that the column always holds the
 JSON text of keys that are not columns, and no key's values are merged with
 it. :func:`extra_columns` builds
 every kind's extra columns from the values read one by one, and
-:func:`limit_extra_parts` applies the same limit to parts joined from both
+:func:`limit_extra` applies the same limit to parts joined from both
 reading paths, so that a key lands in the same place whichever path read it.
 """
 
@@ -46,7 +46,7 @@ __all__ = [
     "extra_columns_limited",
     "extra_json_text",
     "fits_int64",
-    "limit_extra_parts",
+    "limit_extra",
     "limit_placed",
     "max_extra_columns",
     "overflow_column",
@@ -156,7 +156,7 @@ def extra_columns(
     docstring), and a key named ``extra_json``, go to one :data:`EXTRA_JSON`
     column, last; with
     ``as_text=False``, to an object column of dicts (:data:`OVERFLOW`), for
-    :func:`limit_extra_parts` to place across parts. With ``typed=False``
+    :func:`limit_extra` to place once the parts are joined. With ``typed=False``
     every column holds the values as read (``object``), for a part whose
     columns are typed once joined with the others
     (:func:`~explicit_audit._core.columnar.in_file_order`): a column typed
@@ -233,54 +233,50 @@ def _json_column(later: list[dict | None], index: pd.Index) -> pd.Series:
     return pd.Series(texts, index=index, dtype="str")
 
 
-def limit_extra_parts(
-    frames: list[pd.DataFrame], positions: list[np.ndarray]
-) -> list[pd.DataFrame]:
-    """Parts' extra columns with at most :func:`max_extra_columns` keys as columns over all.
+def limit_extra(frame: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:
+    """Joined parts' extra columns, with at most :func:`max_extra_columns` keys as columns.
 
     Parameters
     ----------
-    frames : list of DataFrame
-        Each part's extra columns (dense, and maybe :data:`OVERFLOW`).
-    positions : list of ndarray of int64
-        Per part, where each of its rows stands in the joined table.
+    frame : DataFrame
+        The parts' extra columns joined (dense, and maybe :data:`OVERFLOW`).
+    positions : ndarray of int64
+        Where each of its rows stands in the table's order.
 
     Returns
     -------
-    list of DataFrame
-        The same parts, unchanged when the keys of all of them fit the limit;
-        else each with the columns of the first keys (over the joined rows,
-        see the module docstring) and :data:`EXTRA_JSON` for the rest.
+    DataFrame
+        ``frame`` itself when its keys fit the limit; else the columns of the
+        first keys (in that order, see the module docstring) and
+        :data:`EXTRA_JSON` for the rest.
     """
     limit = max_extra_columns()
-    names = {name for frame in frames for name in frame.columns if name != OVERFLOW}
-    overflowing = any(OVERFLOW in frame.columns for frame in frames)
-    if len(names) <= limit and not overflowing and EXTRA_JSON not in names:
-        return frames
+    names = [name for name in frame.columns if name != OVERFLOW]
+    if len(names) <= limit and OVERFLOW not in frame.columns and EXTRA_JSON not in names:
+        return frame
     end = 1 << 62
     first_held: dict[str, int] = {}
-    for frame, where in zip(frames, positions, strict=True):
-        for name in frame.columns:
-            column = frame[name]
-            if name == OVERFLOW:
-                for row, keys in zip(where.tolist(), column.tolist(), strict=True):
-                    if not isinstance(keys, dict):
-                        continue
-                    for key, value in keys.items():
-                        if value is None:
-                            first_held.setdefault(key, end)
-                        elif row < first_held.get(key, end):
-                            first_held[key] = row
-                continue
-            held = np.flatnonzero(column.notna().to_numpy(dtype=bool))
-            first = int(where[held].min()) if len(held) else end
-            first_held[name] = min(first_held.get(name, end), first)
+    for name in frame.columns:
+        column = frame[name]
+        if name == OVERFLOW:
+            for row, keys in zip(positions.tolist(), column.tolist(), strict=True):
+                if not isinstance(keys, dict):
+                    continue
+                for key, value in keys.items():
+                    if value is None:
+                        first_held.setdefault(key, end)
+                    elif row < first_held.get(key, end):
+                        first_held[key] = row
+            continue
+        held = np.flatnonzero(column.notna().to_numpy(dtype=bool))
+        first = int(positions[held].min()) if len(held) else end
+        first_held[name] = min(first_held.get(name, end), first)
     first_held = {name: (-1 if row == end else row) for name, row in first_held.items()}
     if len(first_held) <= limit and EXTRA_JSON not in first_held:
         kept = set(first_held)
     else:
         kept = _first_keys(first_held, limit)
-    return [limit_placed(frame, kept) for frame in frames]
+    return limit_placed(frame, kept)
 
 
 def limit_placed(frame: pd.DataFrame, kept: set[str]) -> pd.DataFrame:

@@ -805,7 +805,7 @@ class PieceReader:
         unless it is a likely typo of a declared key: the values are then read
         one by one, where such a key is noted. (Which keys end as columns is
         decided over all the rows when the parts are joined:
-        :func:`~explicit_audit._core.columns.limit_extra_parts`.)
+        :func:`~explicit_audit._core.columns.limit_extra`.)
         """
         top = tuple(dict.fromkeys(field.name for shape in kind.shapes for field in shape.fields))
         known = set(top) | set(schema.names if schema is not None else ())
