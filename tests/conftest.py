@@ -88,12 +88,15 @@ def make_decision(decision_id: str, *, confidence=0.7, keyword_hits=(), **change
     return value
 
 
-def rows_by_path(source) -> dict[str, int]:
-    """How many rows of ``source`` the columnar path took, and how many the exact path."""
+def rows_by_path(source, limits=None) -> dict[str, int]:
+    """How many rows of ``source`` the columnar path took, and how many the exact path.
+
+    ``limits``: a :class:`~explicit_audit._core.limits.Limits` to read with.
+    """
     from explicit_audit._core.collect import read_all
     from explicit_audit._core.registry import kinds
 
-    reading = read_all(source, kinds(), progress=False)
+    reading = read_all(source, kinds(), progress=False, limits=limits)
     rows = {"columnar": 0, "exact": 0}
     for segments in reading.segments.values():
         for what, segment in segments:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import explicit_audit as ea
 from explicit_audit._core import registry
+from explicit_audit._core.limits import Limits
 
 DATA = Path(__file__).parent / "data"
 LINE_VECTORS = json.loads((DATA / "plan_line_vectors.json").read_text("utf-8"))["vectors"]
@@ -349,3 +350,41 @@ def test_logger_keys_named_as_a_column_and_as_its_renaming_get_a_column_each(tmp
     assert audit.plans.columns.is_unique
     assert audit.plans["record.plan"].tolist() == [0, 1, 2, 3]  # the logger's "plan"
     assert audit.plans["record.plan#2"].tolist() == [0, -1, -2, -3]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("keys_of_their_own", [False, True])
+def test_plan_texts_found_beside_the_parse_are_the_records_own(
+    tmp_path, threads, keys_of_their_own
+):
+    """Each plan's text, found while Arrow parses the piece (one core each with two threads,
+    after the parse with one, again after keys past the limit are set apart), is its bytes."""
+    lines, plans = [], []
+    for index in range(120):
+        plan = dict(PLAN, retrieval_keywords=f'키워드 "{index}" }}{{,')
+        if index % 2:
+            plan["mt"] = MT
+        plans.append(json.dumps(plan, ensure_ascii=index % 3 == 0))
+        logger = f', "k{index}": {{"retrieval_plan": [{index}]}}' if keys_of_their_own else ""
+        lines.append(
+            '{"retrieval_plan": '
+            + plans[-1]
+            + logger
+            + f', "run_id": "r{index}", "retrieval_plan_hash": "{ea.plan_hash(plan)}"}}'
+        )
+    path = tmp_path / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    options = {"progress": False, "threads": threads, "limits": {"max_extra_columns": 5}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.ExtraColumnsWarning)
+        audit = ea.load(path, **options)
+        with registry.replaced([without_columnar(kind) for kind in registry.kinds()]):
+            exact = ea.load(path, **options)
+    limits = Limits(max_extra_columns=5, max_threads=threads)
+    assert rows_by_path(path, limits) == {"columnar": 120, "exact": 0}
+    _same(audit, exact)
+    assert audit.plans["plan"].tolist() == plans
+    assert ea.plan_verdicts(audit.plans)["match"].all()
+    if keys_of_their_own:  # five made columns, the rest set apart
+        assert audit.plans["extra_json"].notna().sum() == 115
+        assert audit.plans["k0"].iloc[0] == {"retrieval_plan": [0]}

@@ -12,8 +12,9 @@ this path only when the exact path would load it the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -24,6 +25,7 @@ import pyarrow.json as pa_json
 
 __all__ = [
     "ColumnarPart",
+    "ColumnarReader",
     "JsonlPiece",
     "NotClean",
     "TooManyFields",
@@ -81,6 +83,27 @@ class JsonlPiece:
     """Where each row's value starts in ``data``."""
     threads: int = 1
     """Threads a kind may use on ``data`` (``max_threads``)."""
+    found_beside: tuple = ()
+    """``(found,)``: what the reader's ``beside`` step found in ``data`` while
+    Arrow parsed it (see :class:`ColumnarReader`); ``()`` where it did not run."""
+
+
+class ColumnarReader(NamedTuple):
+    """A kind's columnar path for values of one layout (``RecordKind.columnar``).
+
+    A plain ``(schema, convert)`` pair is one with no ``beside`` step.
+    """
+
+    schema: pa.Schema | None
+    """The Arrow schema expected of a value."""
+    convert: Callable[[JsonlPiece], ColumnarPart]
+    """``convert(piece) -> ColumnarPart``; raises :class:`NotClean` for anything
+    it is not sure of."""
+    beside: Callable[[bytes, np.ndarray, int], Any] | None = None
+    """``beside(data, starts, threads) -> found``: work on a piece's bytes alone
+    (``starts``: where each value starts), run while Arrow parses them, each
+    on one core where there are two; ``convert`` finds it in
+    ``piece.found_beside``."""
 
 
 def _parse(

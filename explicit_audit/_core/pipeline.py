@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import orjson
 
-from .columnar import NotClean, TooManyFields, parse_piece
+from .columnar import ColumnarReader, JsonlPiece, NotClean, TooManyFields, parse_piece
 from .columns import EXTRA_JSON, OVERFLOW, overflow_column
 from .describe import FORMATS_DOC, json_type
 from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
 from .keys import columnar_fits, likely_typos, nearest_shape
 from .limits import Limits
+from .memory import PIECE_BYTES, hand_back
+from .overlap import both
 from .records import RawValue, RecordKind, Rejection, excerpt
 from .spans import Spans, array_spans, first_solid, split_piece
 from .wide_keys import set_apart
@@ -735,7 +738,7 @@ class PieceReader:
         )
 
     def _emit_part(self, kind, reader, data: bytes, spans: Spans, members: np.ndarray) -> None:
-        schema, convert = reader
+        schema, convert, beside = ColumnarReader(*reader)
         starts, ends = spans.starts[members], spans.ends[members]
         if len(members) > 1 and np.all(starts[1:] == ends[:-1] + (1 if self.jsonl else 0)):
             buffer = data[int(starts[0]) : int(ends[-1])]  # contiguous: no copy of the spans
@@ -747,8 +750,10 @@ class PieceReader:
         lines = spans.lines[members]
         multiline = not (self.jsonl or self._one_line)
         overflow = None
-        try:
-            piece = parse_piece(
+        threads = self.limits.max_threads
+
+        def parse(arrow_threads: bool) -> JsonlPiece:
+            return parse_piece(
                 buffer,
                 lines,
                 self.name,
@@ -756,10 +761,22 @@ class PieceReader:
                 first_value,
                 multiline=multiline,
                 max_fields=self.limits.max_extra_columns,
-                threads=self.limits.max_threads > 1,
+                threads=arrow_threads,
                 starts=object_starts,
-                workers=self.limits.max_threads,
+                workers=threads,
             )
+
+        try:
+            if beside is None:
+                piece = parse(threads > 1)
+            else:
+                # Arrow's parse and the kind's own pass over the bytes, one core each.
+                piece, found = both(
+                    lambda: parse(False),
+                    lambda: beside(buffer, object_starts, 1),
+                    threads,
+                )
+                piece = replace(piece, found_beside=(found,))
             self._few_extra_fields(schema, piece.table.column_names)
         except TooManyFields:
             # Keys past the limit set apart from the bytes, kept per row as written.
@@ -781,8 +798,10 @@ class PieceReader:
                 multiline=multiline,
                 threads=self.limits.max_threads > 1,
                 starts=object_starts,
-                workers=self.limits.max_threads,
+                workers=threads,
             )
+            if beside is not None:
+                piece = replace(piece, found_beside=(beside(apart.data, object_starts, threads),))
             self._few_extra_fields(schema, piece.table.column_names)
             overflow = apart.overflow
         if not columnar_fits(kind.shapes, piece.table):
@@ -795,6 +814,11 @@ class PieceReader:
         self._kind_fields.setdefault(kind.name, set()).update(extra)
         self.emit(kind.name, ("part", part))
         self.values_read += len(members)
+        if beside is not None and len(buffer) >= PIECE_BYTES:
+            # The pass beside the parse ran in a second thread: what it and the parse
+            # freed stays in two arenas unless handed back.
+            del piece
+            hand_back()
 
     def _keeper(self, kind: RecordKind, schema) -> Callable[[list[str], list[bool]], list[bool]]:
         """``keep(keys, first)`` for :func:`set_apart`: declared keys, and the first object's.

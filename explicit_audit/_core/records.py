@@ -276,7 +276,10 @@ class RecordKind:
         ColumnarPart``, which raises
         :class:`~explicit_audit._core.columnar.NotClean` for anything it is
         not sure of (those values are then read exactly). None where the
-        layout has no columnar path.
+        layout has no columnar path. A
+        :class:`~explicit_audit._core.columnar.ColumnarReader` may add a
+        ``beside`` step: the kind's own pass over the piece's bytes, run
+        while Arrow parses them.
     checks : tuple of Checker, optional
         How its tables are checked by :func:`~explicit_audit.verify_all`.
     documents : Documents, optional

@@ -16,13 +16,13 @@ that the limit on extra columns places them alike whichever path read them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import orjson
 
 from .lists import range_positions
+from .overlap import each
 from .spans import _NESTING, structure
 
 __all__ = ["SetApart", "set_apart"]
@@ -150,15 +150,7 @@ def _like_first_object(
 def _in_runs(work: Callable[[tuple[int, int]], object], size: int, run: int, threads: int) -> list:
     """``work((start, stop))`` for runs of ``run`` positions over ``size``, in ``threads``."""
     bounds = [(start, min(start + run, size)) for start in range(0, size, run)] or [(0, 0)]
-    return _in_threads(work, bounds, threads)
-
-
-def _in_threads(work: Callable, items: list, threads: int) -> list:
-    """``[work(item) for item in items]``, in a pool of ``threads`` when there are several."""
-    if threads > 1 and len(items) > 1:
-        with ThreadPoolExecutor(threads, thread_name_prefix="explicit-audit-members") as pool:
-            return list(pool.map(work, items))
-    return list(map(work, items))
+    return each(work, bounds, threads)
 
 
 def _name(key: bytes) -> str | None:
@@ -195,7 +187,7 @@ def _chunked_members(data: bytes, rows: int, object_starts: np.ndarray | None, t
         start, stop = offsets[index], offsets[index + 1]
         return _members(data[start:stop], buffer[start:stop], int(cuts[index + 1] - cuts[index]))
 
-    found = _in_threads(run, list(range(len(offsets) - 1)), threads)
+    found = each(run, list(range(len(offsets) - 1)), threads)
     if any(part is None for part in found):
         return _members(data, buffer, rows)
     # Per field of _members: the row (2) moves by the run's first row, the flag (3)

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from .._core.columnar import (
     ColumnarPart,
+    ColumnarReader,
     JsonlPiece,
     NotClean,
     key_order,
@@ -47,6 +48,7 @@ __all__ = [
     "layout",
     "part_from_columns",
     "part_from_rows",
+    "plan_bytes",
 ]
 
 _STRING = pa.string()
@@ -104,17 +106,44 @@ def columnar(layout_name: str, first_value: bytes):
 
     Returns
     -------
-    (pyarrow.Schema, callable)
-        :data:`LINE`, and ``convert(piece) -> ColumnarPart``, which raises
+    ColumnarReader
+        :data:`LINE`; ``convert(piece) -> ColumnarPart``, which raises
         :class:`~explicit_audit._core.columnar.NotClean` unless every record
-        of the piece is written as producers write it.
+        of the piece is written as producers write it; and, as its ``beside``
+        step, :func:`plan_bytes`, which finds each plan's text and the records
+        holding a ``null`` while Arrow parses the piece.
     """
     first_keys = key_order(first_value)
 
     def convert(piece: JsonlPiece) -> ColumnarPart:
         return _piece(piece, first_keys)
 
-    return LINE, convert
+    return ColumnarReader(LINE, convert, beside=plan_bytes)
+
+
+def plan_bytes(
+    data: bytes, starts: np.ndarray, threads: int = 1
+) -> tuple[pa.Array | None, np.ndarray]:
+    """What the columnar path reads of a piece's bytes, not of Arrow's parse.
+
+    Parameters
+    ----------
+    data : bytes
+        Records one after another, as parsed.
+    starts : ndarray of int64
+        Where each record starts in ``data``.
+    threads : int, default 1
+
+    Returns
+    -------
+    plans : pyarrow.StringArray or None
+        Each record's ``retrieval_plan`` text as written (see
+        :func:`~explicit_audit._core.member_text.member_texts`).
+    null_rows : ndarray of int64
+        The records whose bytes hold ``null`` (see :func:`_no_written_null`).
+    """
+    plans = member_texts(data, len(starts), "retrieval_plan", object_starts=starts, threads=threads)
+    return plans, np.flatnonzero(rows_holding(data, starts, _NULL))
 
 
 def _present(*columns: pa.ChunkedArray) -> bool:
@@ -144,10 +173,13 @@ def _piece(piece: JsonlPiece, first_keys: dict) -> ColumnarPart:
         pc.any(pc.and_(has_block, pc.invert(all_of([pc.is_valid(c) for c in in_mt])))).as_py()
     ):
         raise NotClean
-    _no_written_null(piece)
-    plan_texts = member_texts(
-        piece.data, n, "retrieval_plan", object_starts=piece.starts, threads=piece.threads
-    )
+    if piece.data is None or piece.starts is None:
+        raise NotClean
+    if piece.found_beside:
+        plan_texts, null_rows = piece.found_beside[0]
+    else:
+        plan_texts, null_rows = plan_bytes(piece.data, piece.starts, piece.threads)
+    _no_written_null(piece, null_rows)
     if plan_texts is None:
         raise NotClean
     engine, manifest, lang = (
@@ -220,17 +252,14 @@ def rows_holding(view, starts: np.ndarray, pattern: re.Pattern) -> np.ndarray:
 _NOT_NULL_KEYS = ("mt", *_FLAT_NAMES)
 
 
-def _no_written_null(piece: JsonlPiece) -> None:
+def _no_written_null(piece: JsonlPiece, rows: np.ndarray) -> None:
     """Refuse a piece where a plan writes ``null`` for ``mt`` or a flat MT key.
 
     Arrow reads such a key as left out. A record whose bytes hold no
-    ``null`` (a literal is never escaped) cannot write one; the others are
-    parsed again, and their plans looked at.
+    ``null`` (a literal is never escaped) cannot write one; the others
+    (``rows``) are parsed again, and their plans looked at.
     """
     data, starts = piece.data, piece.starts
-    if data is None or starts is None:
-        raise NotClean
-    rows = np.flatnonzero(rows_holding(data, starts, _NULL))
     ends = np.append(starts[1:], len(data))
     for row in rows.tolist():
         try:

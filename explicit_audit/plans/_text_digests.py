@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from typing import NamedTuple
 
 import numpy as np
 import orjson
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from .._core.overlap import THREADS, each
 from ._arrow import PLAN_TYPE, any_of, mt_set, rows_holding
 from ._canonical import PlanError, digest
 from ._json_text import join_texts, quoted_lists, quoted_repeated, quoted_strings
@@ -38,13 +40,17 @@ _RUN = 1 << 14
 _NULL, _LINE_END = re.compile(rb"null"), re.compile(rb"\n")
 
 
-def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
+def text_digests(texts: pa.Array | pa.ChunkedArray, threads: int = THREADS) -> list[str | None]:
     """SHA-256 hex of each plan text's canonical text; None where the seed would not hash it.
 
     Parameters
     ----------
     texts : pyarrow string or large string array, or chunked array
         Plans as JSON text (the ``plan`` column); a null is no plan.
+    threads : int
+        Runs of texts parsed and hashed at once (Arrow's parse and kernels
+        release the interpreter's lock). The digests are the same for any
+        number.
 
     Returns
     -------
@@ -53,47 +59,75 @@ def text_digests(texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
         value ``json.loads`` reads from each text, or None where it raises
         or the text is not JSON.
     """
-    if isinstance(texts, pa.ChunkedArray):  # chunk by chunk: their texts are not copied
-        return [digest_ for chunk in texts.chunks for digest_ in text_digests(chunk)]
-    # 64-bit offsets, so that one run's joined texts may pass 2 GiB.
-    texts = texts.cast(pa.large_string())
-    out = np.full(len(texts), None, dtype=object)
-    # Arrow reads ``"mt": null`` as a key left out: a text holding a ``null`` is read
-    # one by one, as is a null, and a text not between braces (see :func:`_parse`).
-    braced = pc.and_(pc.starts_with(texts, "{"), pc.ends_with(texts, "}"))
-    doubtful = _holding(texts, _NULL) | ~pc.fill_null(braced, False).to_numpy(zero_copy_only=False)
-    several_lines = _holding(texts, _LINE_END)
-    left = [np.flatnonzero(doubtful)]
-    for rows, table in _parsed_runs(texts, np.flatnonzero(~doubtful), several_lines):
-        if table is None:
-            left.append(rows)
+    chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    # 64-bit offsets, so that one run's joined texts may pass 2 GiB; chunk by chunk,
+    # so that their texts are not copied.
+    chunks = [chunk.cast(pa.large_string()) for chunk in chunks]
+    outs = [np.full(len(chunk), None, dtype=object) for chunk in chunks]
+    left: list[list[np.ndarray]] = [[] for _ in chunks]
+    runs = []
+    for at, chunk in enumerate(chunks):
+        # Arrow reads ``"mt": null`` as a key left out: a text holding a ``null`` is read
+        # one by one, as is a null, and a text not between braces (see :func:`_parse`).
+        braced = pc.and_(pc.starts_with(chunk, "{"), pc.ends_with(chunk, "}"))
+        braced = pc.fill_null(braced, False).to_numpy(zero_copy_only=False)
+        doubtful = _holding(chunk, _NULL) | ~braced
+        several_lines = _holding(chunk, _LINE_END)
+        left[at].append(np.flatnonzero(doubtful))
+        rows = np.flatnonzero(~doubtful)
+        for start in range(0, len(rows), _RUN):
+            run = rows[start : start + _RUN]
+            runs.append(_Run(at, run, bool(several_lines[run].any())))
+    for run, digested in _digested_runs(chunks, runs, threads):
+        if digested is None:
+            left[run.chunk].append(run.rows)
             continue
-        found, digests = _canonical_digests(table)
+        found, digests = digested
         if len(found):
-            out[rows[found]] = digests
-        taken = np.zeros(len(rows), dtype=bool)
+            outs[run.chunk][run.rows[found]] = digests
+        taken = np.zeros(len(run.rows), dtype=bool)
         taken[found] = True
-        left.append(rows[~taken])
-    rows = np.sort(np.concatenate(left))
-    if len(rows):
-        out[rows] = _read_one_by_one(texts, rows)
-    return out.tolist()
+        left[run.chunk].append(run.rows[~taken])
+    for chunk, out, rows in zip(chunks, outs, left, strict=True):
+        rows = np.sort(np.concatenate(rows))
+        if len(rows):
+            out[rows] = _read_one_by_one(chunk, rows)
+    return [digest_ for out in outs for digest_ in out.tolist()]
 
 
-def _parsed_runs(texts: pa.Array, rows: np.ndarray, several_lines: np.ndarray):
-    """``(rows, table)`` for runs of :data:`_RUN` texts parsed by Arrow; ``table`` None
-    for a run Arrow refuses.
+class _Run(NamedTuple):
+    """Texts parsed together: their chunk, their rows in it, whether one has several lines."""
 
-    Runs keep what a parse holds at once small. Two runs refused in a row say
-    the texts Arrow refuses are spread through them: the rest are then left
-    to be read one by one, without a parse.
+    chunk: int
+    rows: np.ndarray
+    several_lines: bool
+
+
+def _digested_runs(chunks: list[pa.Array], runs: list[_Run], threads: int):
+    """``(run, digested)`` for each run of texts parsed by Arrow, ``threads`` runs at once.
+
+    ``digested`` is what :func:`_canonical_digests` finds in the run's parse,
+    or None for a run Arrow refuses. Runs keep what a parse holds at once
+    small. Two runs refused in a row, in the order of the texts, say the
+    texts Arrow refuses are spread through them: the rest are then left to
+    be read one by one, without a parse.
     """
+
+    def digested(run: _Run) -> tuple[np.ndarray, list[str]] | None:
+        table = _parse(chunks[run.chunk], run.rows, run.several_lines)
+        return None if table is None else _canonical_digests(table)
+
+    step = max(threads, 1)
     refused_in_a_row = 0
-    for start in range(0, len(rows), _RUN):
-        run = rows[start : start + _RUN]
-        table = _parse(texts, run, several_lines[run].any()) if refused_in_a_row < 2 else None
-        refused_in_a_row = refused_in_a_row + 1 if table is None else 0
-        yield run, table
+    for start in range(0, len(runs), step):
+        batch = runs[start : start + step]
+        if refused_in_a_row >= 2:
+            results = [None] * len(batch)
+        else:
+            results = each(digested, batch, threads)
+        for run, result in zip(batch, results, strict=True):
+            refused_in_a_row = refused_in_a_row + 1 if result is None else 0
+            yield run, result
 
 
 def _holding(texts: pa.Array, pattern: re.Pattern) -> np.ndarray:

@@ -1,0 +1,56 @@
+"""Memory a read has freed, handed back to the system after a piece.
+
+A piece's bytes, Arrow's parse of them and the arrays that look at them are
+freed once the piece is read, but the allocators keep freed memory for
+later: glibc's ``malloc`` in each thread's arena (pyarrow's system pool, the
+pieces' bytes, NumPy), pyarrow's default pool in its own caches. Where a
+kind's pass over the bytes runs beside Arrow's parse
+(:class:`~explicit_audit._core.columnar.ColumnarReader`), the two threads
+keep what they freed in two arenas, and over the pieces of a large file
+that adds up to more than the tables a load returns. :func:`hand_back` asks
+the allocators to return what they keep unused; it changes no value, only
+how much memory the process holds. It is not called after every piece:
+memory handed back is faulted in again by the next piece, which costs time
+where a load holds little anyway.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+import pyarrow as pa
+
+__all__ = ["PIECE_BYTES", "hand_back"]
+
+#: Pieces at least this large are followed by :func:`hand_back`; smaller ones
+#: free too little for the call to pay.
+PIECE_BYTES = 1 << 22
+
+
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        library = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = library.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
+
+
+_TRIM = _malloc_trim()
+
+
+def hand_back() -> None:
+    """Return the memory the allocators hold unused to the system.
+
+    glibc's ``malloc_trim(0)`` where the C library has it, and
+    :meth:`pyarrow.MemoryPool.release_unused` of pyarrow's default pool.
+    """
+    if _TRIM is not None:
+        _TRIM(0)
+    pa.default_memory_pool().release_unused()
