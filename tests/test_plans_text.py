@@ -136,21 +136,27 @@ def test_each_known_answer_among_clean_texts_hashes_as_the_seed_hashed_it(vector
         assert found == [_seed(t) for t in texts]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("run", [16, 1 << 13])
-def test_runs_refused_by_arrow_are_read_one_by_one(monkeypatch, run):
+def test_runs_refused_by_arrow_are_read_one_by_one(monkeypatch, run, threads):
     monkeypatch.setattr(_text_digests, "_RUN", run)
     texts = _mixed(500, seed=11)
     # Refused runs at the start, then clean ones: the rest is read one by one.
     for at in (3, 40, 70):
         texts[at] = json.dumps(PLAN).replace('"top_k": 8', '"top_k": "8"')
-    assert text_digests(pa.array(texts, type=pa.string())) == [_seed(t) for t in texts]
+    expected = [_seed(t) for t in texts]
+    assert text_digests(pa.array(texts, type=pa.string()), threads) == expected
+    # Runs of several chunks parsed two at a time, a refused one among them.
+    column = pa.chunked_array([texts[:130], texts[130:131], texts[131:]], type=pa.string())
+    assert text_digests(column, threads) == expected
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("type_", [pa.string(), pa.large_string()])
-def test_a_sliced_chunked_column_is_read_where_it_stands(type_):
+def test_a_sliced_chunked_column_is_read_where_it_stands(type_, threads):
     texts = _mixed(300, seed=2)
     column = pa.chunked_array([texts[:100], texts[100:]], type=type_).slice(50, 200)
-    assert text_digests(column) == [_seed(t) for t in texts[50:250]]
+    assert text_digests(column, threads) == [_seed(t) for t in texts[50:250]]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
