@@ -81,11 +81,9 @@ class JsonlPiece:
     (a key written ``null`` and a key left out both read as null)."""
     starts: np.ndarray | None = None
     """Where each row's value starts in ``data``."""
-    threads: int = 1
-    """Threads a kind may use on ``data`` (``max_threads``)."""
-    found_beside: tuple = ()
-    """``(found,)``: what the reader's ``beside`` step found in ``data`` while
-    Arrow parsed it (see :class:`ColumnarReader`); ``()`` where it did not run."""
+    found_beside: Any = None
+    """What the reader's ``beside`` step found in ``data`` while Arrow parsed it
+    (see :class:`ColumnarReader`); None for a reader without one."""
 
 
 class ColumnarReader(NamedTuple):
@@ -265,7 +263,6 @@ def parse_piece(
     max_fields: int | None = None,
     threads: bool = True,
     starts: np.ndarray | None = None,
-    workers: int = 1,
 ) -> JsonlPiece:
     """Parse JSON objects, one per span, into an Arrow table with their lines.
 
@@ -291,8 +288,6 @@ def parse_piece(
         Whether pyarrow parses blocks of lines in its thread pool.
     starts : ndarray of int64, optional
         Where each span starts in ``data``, kept in the piece with ``data``.
-    workers : int, default 1
-        Threads the kind's conversion may use (kept in the piece).
 
     Returns
     -------
@@ -316,7 +311,7 @@ def parse_piece(
         raise NotClean from exc
     if table.num_rows != len(lines):
         raise NotClean
-    return JsonlPiece(source_file, table, lines, data, starts, workers)
+    return JsonlPiece(source_file, table, lines, data, starts)
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)

@@ -17,7 +17,6 @@ where a load holds little anyway.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 import pyarrow as pa
@@ -34,8 +33,9 @@ def _malloc_trim():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        library = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = library.malloc_trim
+        # The symbols the process has loaded, the C library's among them: no search
+        # for the library's file at import.
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int

@@ -763,7 +763,6 @@ class PieceReader:
                 max_fields=self.limits.max_extra_columns,
                 threads=arrow_threads,
                 starts=object_starts,
-                workers=threads,
             )
 
         try:
@@ -776,7 +775,7 @@ class PieceReader:
                     lambda: beside(buffer, object_starts, 1),
                     threads,
                 )
-                piece = replace(piece, found_beside=(found,))
+                piece = replace(piece, found_beside=found)
             self._few_extra_fields(schema, piece.table.column_names)
         except TooManyFields:
             # Keys past the limit set apart from the bytes, kept per row as written.
@@ -798,10 +797,9 @@ class PieceReader:
                 multiline=multiline,
                 threads=self.limits.max_threads > 1,
                 starts=object_starts,
-                workers=threads,
             )
             if beside is not None:
-                piece = replace(piece, found_beside=(beside(apart.data, object_starts, threads),))
+                piece = replace(piece, found_beside=beside(apart.data, object_starts, threads))
             self._few_extra_fields(schema, piece.table.column_names)
             overflow = apart.overflow
         if not columnar_fits(kind.shapes, piece.table):

@@ -173,12 +173,7 @@ def _piece(piece: JsonlPiece, first_keys: dict) -> ColumnarPart:
         pc.any(pc.and_(has_block, pc.invert(all_of([pc.is_valid(c) for c in in_mt])))).as_py()
     ):
         raise NotClean
-    if piece.data is None or piece.starts is None:
-        raise NotClean
-    if piece.found_beside:
-        plan_texts, null_rows = piece.found_beside[0]
-    else:
-        plan_texts, null_rows = plan_bytes(piece.data, piece.starts, piece.threads)
+    plan_texts, null_rows = piece.found_beside  # plan_bytes, run beside the parse
     _no_written_null(piece, null_rows)
     if plan_texts is None:
         raise NotClean
