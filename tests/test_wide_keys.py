@@ -16,7 +16,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pytest
-from conftest import accounted, make_receipt, without_columnar
+from conftest import accounted, make_receipt, rows_by_path, without_columnar
 
 import explicit_audit as ea
 from explicit_audit._core import registry
@@ -333,7 +333,8 @@ def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_it
     data = _lines(3_000, key_of_its_own)
     windows = columnar._windows(data)
     assert len(windows) == columnar._WINDOWS
-    found = columnar._names_in_one_parse(windows)
+    parsed = columnar._windows_parsed(windows, None)
+    found = None if parsed is None else columnar._names_per_window(parsed)
     alone = [
         set(columnar._parse(pa.py_buffer(window), None, multiline=True).column_names)
         for window in windows
@@ -359,6 +360,32 @@ def test_windows_whose_fields_change_type_are_parsed_one_by_one():
     data = _lines(3_000, lambda index: False, lambda index: {"host": index if index < 9 else "h"})
     windows = columnar._windows(data)
     assert len(windows) == columnar._WINDOWS
-    assert columnar._names_in_one_parse(windows) is None
-    found = columnar._names_in_one_parse(windows[1:2] * 2)  # text in both
-    assert found is not None and all("host" in names for names, _ in found)
+    assert columnar._windows_parsed(windows, None) is None
+    parsed = columnar._windows_parsed(windows[1:2] * 2, None)  # text in both
+    assert parsed is not None
+    assert all("host" in names for names, _ in columnar._names_per_window(parsed))
+
+
+def test_fields_the_windows_show_are_declared_from_their_one_parse(tmp_path, monkeypatch):
+    """The windows parsed for the count of fields are the sample fields are declared from:
+    ISO-looking logger text is read as text (then typed as times, as on every path), on the
+    columnar path, with no parse of the first bytes of its own."""
+    from explicit_audit._core import columnar
+
+    def stamps(index: int) -> dict:
+        return {"ts": f"2026-12-04T22:{index % 60:02d}:00Z", "host": f"h{index % 3}"}
+
+    path = tmp_path / "stamped.jsonl"
+    path.write_bytes(_lines(3_000, lambda index: False, stamps))
+    heads = []
+    declared = columnar._declared
+
+    def spy(first_value, sample, schema, windows=None):
+        heads.append(windows is None)
+        return declared(first_value, sample, schema, windows)
+
+    monkeypatch.setattr(columnar, "_declared", spy)
+    assert rows_by_path(path) == {"columnar": 3_000, "exact": 0}
+    assert heads and not any(heads)  # every piece's sample was its windows
+    receipts = ea.load(path, progress=False).receipts
+    assert receipts["ts"].iloc[61] == pd.Timestamp("2026-12-04T22:01:00Z")

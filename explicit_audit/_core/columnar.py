@@ -121,22 +121,29 @@ def _parse(
     )
 
 
-def _declared(first_value: bytes, sample: bytes, schema: pa.Schema | None) -> pa.Schema | None:
+def _declared(
+    first_value: bytes, sample: bytes, schema: pa.Schema | None, windows: _Windows | None = None
+) -> pa.Schema | None:
     """The caller's schema, plus the plain top-level fields a sample of the values shows.
 
     Declaring them saves pyarrow from guessing every string's type in every
     block (it tries each as a timestamp), and keeps ISO-looking strings as
     written instead of as timestamps: an audit reads them as written. A
     field first seen after the sample and read as a timestamp is refused by
-    :func:`_check_scalar`, and those rows are read value by value.
+    :func:`_check_scalar`, and those rows are read value by value. The sample
+    is the ``windows`` parsed for :func:`_many_fields` where there are such,
+    else the first :data:`_SNIFF_BYTES` of the bytes.
     """
-    head = sample[: _SNIFF_BYTES + 1]
-    if len(head) > _SNIFF_BYTES:
-        head = head[: head.rfind(b"\n", 0, _SNIFF_BYTES) + 1] or first_value
-    try:
-        sample_table = _parse(pa.py_buffer(head), schema, multiline=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        sample_table = _parse(pa.py_buffer(first_value), schema, multiline=True)
+    if windows is not None:
+        sample_table = windows.table
+    else:
+        head = sample[: _SNIFF_BYTES + 1]
+        if len(head) > _SNIFF_BYTES:
+            head = head[: head.rfind(b"\n", 0, _SNIFF_BYTES) + 1] or first_value
+        try:
+            sample_table = _parse(pa.py_buffer(head), schema, multiline=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            sample_table = _parse(pa.py_buffer(first_value), schema, multiline=True)
     known = set(schema.names) if schema is not None else set()
     added = []
     for field in sample_table.schema:
@@ -155,7 +162,13 @@ _WINDOWS = 4
 _WINDOW_BYTES = 1 << 16
 
 
-def _many_fields(data: bytes, schema: pa.Schema | None, limit: int, multiline: bool = True) -> bool:
+def _many_fields(
+    data: bytes,
+    schema: pa.Schema | None,
+    limit: int,
+    multiline: bool = True,
+    parsed: _Windows | None = None,
+) -> bool:
     """Whether the spans seem to hold more than ``limit`` top-level fields ``schema`` lacks.
 
     A few windows spread over the bytes are parsed. A field seen in one
@@ -166,13 +179,16 @@ def _many_fields(data: bytes, schema: pa.Schema | None, limit: int, multiline: b
     apart from the bytes and kept as one column of JSON text
     (:mod:`explicit_audit._core.wide_keys`), or the values read one by one.
     The windows of JSON Lines (``multiline`` false: one object per line) are
-    parsed in one call (:func:`_names_in_one_parse`), others one call each.
+    parsed in one call (:func:`_windows_of`, passed as ``parsed`` where
+    the caller has them), others one call each.
     """
     if len(data) <= _WINDOW_BYTES:
         return False  # Arrow's table of so few bytes is small, whatever their fields
-    windows = _windows(data)
+    windows = _windows(data) if parsed is None else parsed.windows
     known = set(schema.names) if schema is not None else set()
-    found = None if multiline else _names_in_one_parse(windows)
+    if parsed is None and not multiline:
+        parsed = _windows_parsed(windows, None)
+    found = None if parsed is None else _names_per_window(parsed)
     if found is None:
         found = []
         for window in windows:
@@ -210,26 +226,53 @@ def _windows(data: bytes) -> list[bytes]:
     return windows
 
 
-def _names_in_one_parse(windows: list[bytes]) -> list[tuple[set[str], int]] | None:
-    """Per window of whole lines, one object each, the fields holding a value there; its size.
+class _Windows(NamedTuple):
+    """Windows of whole lines of JSON Lines (see :func:`_windows`), parsed in one call."""
 
-    The windows are parsed together, in one call (each call costs about a
-    millisecond however few its bytes), and each field is placed in the
-    windows whose rows hold a value of it (Arrow does not tell a null from a
-    missing key: a field written null is seen in fewer windows, which counts
-    it as growing with the bytes, as :func:`_many_fields` counts a field seen
-    once). None when there is one window, or the parse fails or gives other
-    rows than lines (each window is then parsed alone).
+    windows: list[bytes]
+    table: pa.Table
+
+
+def _windows_of(data: bytes, schema: pa.Schema | None) -> _Windows | None:
+    """The windows :func:`_many_fields` looks at in JSON Lines, parsed together in one call.
+
+    One call (each costs about a millisecond however few its bytes) gives
+    both what :func:`_many_fields` counts and the sample :func:`_declared`
+    declares fields from. None when the bytes are too few for windows (see
+    :func:`_windows_parsed` for the others).
+    """
+    return None if len(data) <= _WINDOW_BYTES else _windows_parsed(_windows(data), schema)
+
+
+def _windows_parsed(windows: list[bytes], schema: pa.Schema | None) -> _Windows | None:
+    """Windows of whole lines, one object each, parsed in one call.
+
+    None when there is one window, or the parse fails or gives other rows
+    than lines (each window is then parsed alone, and the sample is the
+    first bytes).
     """
     if len(windows) < 2 or not all(window.endswith(b"\n") for window in windows):
         return None
     rows = [window.count(b"\n") for window in windows]
     try:
-        table = _parse(pa.py_buffer(b"".join(windows)), None, multiline=True)
+        table = _parse(pa.py_buffer(b"".join(windows)), schema, multiline=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
     if table.num_rows != sum(rows) or not all(rows):
         return None
+    return _Windows(windows, table)
+
+
+def _names_per_window(parsed: _Windows) -> list[tuple[set[str], int]]:
+    """Per window, one object per line, the fields holding a value there; its size.
+
+    Each field is placed in the windows whose rows hold a value of it (Arrow
+    does not tell a null from a missing key: a field written null is seen in
+    fewer windows, which counts it as growing with the bytes, as
+    :func:`_many_fields` counts a field seen once).
+    """
+    windows, table = parsed
+    rows = [window.count(b"\n") for window in windows]
     firsts = np.cumsum([0, *rows[:-1]])
     names: list[set[str]] = [set() for _ in windows]
     for name, column in zip(table.column_names, table.columns, strict=True):
@@ -302,8 +345,11 @@ def parse_piece(
         the splitter sends any span holding them to the exact path.)
     """
     try:
-        declared = _declared(first_value, data, schema)
-        if max_fields is not None and _many_fields(data, declared, max_fields, multiline):
+        # JSON Lines windows parsed once: the sample fields are declared from, and
+        # what the count of fields looks at.
+        windows = None if multiline or max_fields is None else _windows_of(data, schema)
+        declared = _declared(first_value, data, schema, windows)
+        if max_fields is not None and _many_fields(data, declared, max_fields, multiline, windows):
             raise TooManyFields
         table = _parse(pa.py_buffer(data), declared, multiline, threads)
         table.validate(full=True)
