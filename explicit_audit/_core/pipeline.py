@@ -744,7 +744,10 @@ class PieceReader:
             buffer = data[int(starts[0]) : int(ends[-1])]  # contiguous: no copy of the spans
             object_starts = starts - starts[0]
         else:
-            buffer = b"\n".join(data[int(s) : int(e)] for s, e in zip(starts, ends, strict=True))
+            # Views joined: each span's bytes copied once, into the joined buffer.
+            view = memoryview(data)
+            pairs = zip(starts.tolist(), ends.tolist(), strict=True)
+            buffer = b"\n".join([view[s:e] for s, e in pairs])
             object_starts = np.concatenate(([0], np.cumsum(ends - starts + 1)[:-1]))
         first_value = data[int(starts[0]) : int(ends[0])]
         lines = spans.lines[members]
