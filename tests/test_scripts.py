@@ -65,3 +65,17 @@ def test_a_benchmark_reads_its_reference_code_from_the_folder_named(tmp_path):
     rows = {line.split()[0]: line.split() for line in finished.stdout.splitlines() if line}
     assert rows["seed"][-1] == "50" and rows["kit"][-1] == "50", finished.stdout
     assert "reproduced" not in finished.stdout
+
+
+def test_the_scaling_benchmark_measures_each_size_and_says_whether_it_met_its_goal(tmp_path):
+    bench = str(ROOT / "benchmarks" / "bench_scaling.py")
+    finished = _run([bench, "--sizes", "300,2400", "--repeat", "1", "--data", "inputs"], tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    lines = finished.stdout.splitlines()
+    assert [line.split()[0] for line in lines[1:3]] == ["300", "2,400"]
+    assert lines[-2].startswith("time per record, 300 -> 2,400:")
+    assert lines[-1] in ("met", "MISSED")
+    assert sorted(path.name for path in (tmp_path / "inputs").iterdir()) == [
+        "receipts_2400.jsonl",
+        "receipts_300.jsonl",
+    ]
