@@ -12,6 +12,7 @@ import json
 import re
 import warnings
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -334,7 +335,7 @@ def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_it
     windows = columnar._windows(data)
     assert len(windows) == columnar._WINDOWS
     parsed = columnar._windows_parsed(windows, None)
-    found = None if parsed is None else columnar._names_per_window(parsed)
+    found = None if parsed is None else parsed.names
     alone = [
         set(columnar._parse(pa.py_buffer(window), None, multiline=True).column_names)
         for window in windows
@@ -363,7 +364,7 @@ def test_windows_whose_fields_change_type_are_parsed_one_by_one():
     assert columnar._windows_parsed(windows, None) is None
     parsed = columnar._windows_parsed(windows[1:2] * 2, None)  # text in both
     assert parsed is not None
-    assert all("host" in names for names, _ in columnar._names_per_window(parsed))
+    assert all("host" in names for names, _ in parsed.names)
 
 
 def test_fields_the_windows_show_are_declared_from_their_one_parse(tmp_path, monkeypatch):
@@ -389,3 +390,39 @@ def test_fields_the_windows_show_are_declared_from_their_one_parse(tmp_path, mon
     assert heads and not any(heads)  # every piece's sample was its windows
     receipts = ea.load(path, progress=False).receipts
     assert receipts["ts"].iloc[61] == pd.Timestamp("2026-12-04T22:01:00Z")
+
+
+def test_a_piece_of_lines_each_with_a_key_of_its_own_is_refused_before_the_parse():
+    """The fields declared from the windows' parse are the head's: keys first seen in a later
+    window are still counted, and a piece of a key of its own per line is never parsed whole
+    (Arrow would build as many columns as lines)."""
+    from explicit_audit._core import columnar
+    from explicit_audit._core.columnar import TooManyFields, parse_piece
+    from explicit_audit.receipts._arrow import BARE_LINE
+
+    data = _lines(3_000, lambda index: True)
+    lines = np.arange(1, 3_001, dtype=np.int64)
+    windows = columnar._windows_of(data, BARE_LINE)
+    assert windows is not None  # the one parse both read
+    with pytest.raises(TooManyFields):
+        parse_piece(
+            data,
+            lines,
+            "wide.jsonl",
+            BARE_LINE,
+            data[: data.index(b"\n")],
+            multiline=False,
+            max_fields=256,
+        )
+    # Clean lines of the same records are parsed, with their plain fields declared.
+    clean = _lines(3_000, lambda index: False)
+    piece = parse_piece(
+        clean,
+        lines,
+        "clean.jsonl",
+        BARE_LINE,
+        clean[: clean.index(b"\n")],
+        multiline=False,
+        max_fields=256,
+    )
+    assert piece.table.num_rows == 3_000

@@ -131,11 +131,15 @@ def _declared(
     written instead of as timestamps: an audit reads them as written. A
     field first seen after the sample and read as a timestamp is refused by
     :func:`_check_scalar`, and those rows are read value by value. The sample
-    is the ``windows`` parsed for :func:`_many_fields` where there are such,
-    else the first :data:`_SNIFF_BYTES` of the bytes.
+    is the first of the ``windows`` parsed for :func:`_many_fields` where there
+    are such (the fields holding a value there), else the first
+    :data:`_SNIFF_BYTES` of the bytes. Only the head is declared from: a key
+    first seen in a later window stays undeclared, so that :func:`_many_fields`
+    still counts a key of its own per line.
     """
     if windows is not None:
-        sample_table = windows.table
+        head_names = windows.names[0][0]
+        sample_fields = [field for field in windows.table.schema if field.name in head_names]
     else:
         head = sample[: _SNIFF_BYTES + 1]
         if len(head) > _SNIFF_BYTES:
@@ -144,9 +148,10 @@ def _declared(
             sample_table = _parse(pa.py_buffer(head), schema, multiline=True)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             sample_table = _parse(pa.py_buffer(first_value), schema, multiline=True)
+        sample_fields = list(sample_table.schema)
     known = set(schema.names) if schema is not None else set()
     added = []
-    for field in sample_table.schema:
+    for field in sample_fields:
         if field.name in known:
             continue
         temporal = pa.types.is_temporal(field.type)
@@ -188,7 +193,7 @@ def _many_fields(
     known = set(schema.names) if schema is not None else set()
     if parsed is None and not multiline:
         parsed = _windows_parsed(windows, None)
-    found = None if parsed is None else _names_per_window(parsed)
+    found = None if parsed is None else parsed.names
     if found is None:
         found = []
         for window in windows:
@@ -231,6 +236,8 @@ class _Windows(NamedTuple):
 
     windows: list[bytes]
     table: pa.Table
+    names: list[tuple[set[str], int]]
+    """Per window, the fields holding a value there, and its size (:func:`_names_per_window`)."""
 
 
 def _windows_of(data: bytes, schema: pa.Schema | None) -> _Windows | None:
@@ -260,10 +267,10 @@ def _windows_parsed(windows: list[bytes], schema: pa.Schema | None) -> _Windows 
         return None
     if table.num_rows != sum(rows) or not all(rows):
         return None
-    return _Windows(windows, table)
+    return _Windows(windows, table, _names_per_window(windows, table))
 
 
-def _names_per_window(parsed: _Windows) -> list[tuple[set[str], int]]:
+def _names_per_window(windows: list[bytes], table: pa.Table) -> list[tuple[set[str], int]]:
     """Per window, one object per line, the fields holding a value there; its size.
 
     Each field is placed in the windows whose rows hold a value of it (Arrow
@@ -271,7 +278,6 @@ def _names_per_window(parsed: _Windows) -> list[tuple[set[str], int]]:
     fewer windows, which counts it as growing with the bytes, as
     :func:`_many_fields` counts a field seen once).
     """
-    windows, table = parsed
     rows = [window.count(b"\n") for window in windows]
     firsts = np.cumsum([0, *rows[:-1]])
     names: list[set[str]] = [set() for _ in windows]
