@@ -367,13 +367,19 @@ def test_windows_whose_fields_change_type_are_parsed_one_by_one():
     assert all("host" in names for names, _ in parsed.names)
 
 
-def test_fields_the_windows_show_are_declared_from_their_one_parse(tmp_path, monkeypatch):
+@pytest.mark.parametrize("from_line", [0, 1_000], ids=["from the head", "past the head"])
+def test_fields_the_windows_show_are_declared_from_their_one_parse(
+    tmp_path, monkeypatch, from_line
+):
     """The windows parsed for the count of fields are the sample fields are declared from:
     ISO-looking logger text is read as text (then typed as times, as on every path), on the
-    columnar path, with no parse of the first bytes of its own."""
+    columnar path, with no parse of the first bytes of its own; a field first written past
+    the head window, then in several windows, is declared too."""
     from explicit_audit._core import columnar
 
     def stamps(index: int) -> dict:
+        if index < from_line:
+            return {"host": f"h{index % 3}"}
         return {"ts": f"2026-12-04T22:{index % 60:02d}:00Z", "host": f"h{index % 3}"}
 
     path = tmp_path / "stamped.jsonl"
@@ -389,13 +395,15 @@ def test_fields_the_windows_show_are_declared_from_their_one_parse(tmp_path, mon
     assert rows_by_path(path) == {"columnar": 3_000, "exact": 0}
     assert heads and not any(heads)  # every piece's sample was its windows
     receipts = ea.load(path, progress=False).receipts
-    assert receipts["ts"].iloc[61] == pd.Timestamp("2026-12-04T22:01:00Z")
+    assert receipts["ts"].iloc[from_line + 1] == pd.Timestamp(
+        f"2026-12-04T22:{(from_line + 1) % 60:02d}:00Z"
+    )
 
 
 def test_a_piece_of_lines_each_with_a_key_of_its_own_is_refused_before_the_parse():
-    """The fields declared from the windows' parse are the head's: keys first seen in a later
-    window are still counted, and a piece of a key of its own per line is never parsed whole
-    (Arrow would build as many columns as lines)."""
+    """The fields declared from the windows' parse leave out a key seen in one later window:
+    such keys are still counted, and a piece of a key of its own per line is never parsed
+    whole (Arrow would build as many columns as lines)."""
     from explicit_audit._core import columnar
     from explicit_audit._core.columnar import TooManyFields, parse_piece
     from explicit_audit.receipts._arrow import BARE_LINE

@@ -12,6 +12,7 @@ this path only when the exact path would load it the same way.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -131,15 +132,16 @@ def _declared(
     written instead of as timestamps: an audit reads them as written. A
     field first seen after the sample and read as a timestamp is refused by
     :func:`_check_scalar`, and those rows are read value by value. The sample
-    is the first of the ``windows`` parsed for :func:`_many_fields` where there
-    are such (the fields holding a value there), else the first
-    :data:`_SNIFF_BYTES` of the bytes. Only the head is declared from: a key
-    first seen in a later window stays undeclared, so that :func:`_many_fields`
-    still counts a key of its own per line.
+    is the ``windows`` parsed for :func:`_many_fields` where there are such,
+    else the first :data:`_SNIFF_BYTES` of the bytes. Of the windows, the
+    fields holding a value in the first or in two or more are declared: a key
+    seen in one later window only may be a key of its own per line, which
+    :func:`_many_fields` must still count.
     """
     if windows is not None:
-        head_names = windows.names[0][0]
-        sample_fields = [field for field in windows.table.schema if field.name in head_names]
+        seen = Counter(name for names, _ in windows.names for name in names)
+        chosen = windows.names[0][0].union(name for name, count in seen.items() if count > 1)
+        sample_fields = [field for field in windows.table.schema if field.name in chosen]
     else:
         head = sample[: _SNIFF_BYTES + 1]
         if len(head) > _SNIFF_BYTES:
