@@ -408,29 +408,17 @@ def test_a_piece_of_lines_each_with_a_key_of_its_own_is_refused_before_the_parse
     from explicit_audit._core.columnar import TooManyFields, parse_piece
     from explicit_audit.receipts._arrow import BARE_LINE
 
-    data = _lines(3_000, lambda index: True)
-    lines = np.arange(1, 3_001, dtype=np.int64)
-    windows = columnar._windows_of(data, BARE_LINE)
-    assert windows is not None  # the one parse both read
-    with pytest.raises(TooManyFields):
-        parse_piece(
-            data,
-            lines,
-            "wide.jsonl",
-            BARE_LINE,
-            data[: data.index(b"\n")],
-            multiline=False,
-            max_fields=256,
+    def parsed(data: bytes):
+        first_value = data[: data.index(b"\n")]
+        lines = np.arange(1, 3_001, dtype=np.int64)
+        return parse_piece(
+            data, lines, "log.jsonl", BARE_LINE, first_value, multiline=False, max_fields=256
         )
+
+    data = _lines(3_000, lambda index: True)
+    assert columnar._windows_of(data, BARE_LINE) is not None  # the one parse both read
+    with pytest.raises(TooManyFields):
+        parsed(data)
     # Clean lines of the same records are parsed, with their plain fields declared.
-    clean = _lines(3_000, lambda index: False)
-    piece = parse_piece(
-        clean,
-        lines,
-        "clean.jsonl",
-        BARE_LINE,
-        clean[: clean.index(b"\n")],
-        multiline=False,
-        max_fields=256,
-    )
+    piece = parsed(_lines(3_000, lambda index: False))
     assert piece.table.num_rows == 3_000
