@@ -431,3 +431,42 @@ def test_lines_of_white_space_are_left_out_and_every_other_line_kept(long_runs):
         assert spans.lines.tolist() == solid
         texts = [data[s:e].decode() for s, e in zip(spans.starts, spans.ends, strict=True)]
         assert texts == [line for line in lines if line.strip(" \t\r\n")]
+
+
+@pytest.mark.parametrize("layout", ["long_sparse", "long_dense", "few_long"])
+def test_opening_brackets_are_counted_alike_in_one_pass_and_span_by_span(layout):
+    """_too_many_brackets: a span is flagged exactly when it holds more ``{`` and ``[``
+    than max_depth, whether the piece's brackets are found in one pass (long spans,
+    few brackets) or each span is counted on its own (dense brackets, or few long spans).
+    """
+    import random
+
+    from explicit_audit._core.limits import Limits
+    from explicit_audit._core.spans import _too_many_brackets, split_piece
+
+    rng = random.Random(layout)
+    limits = Limits(max_depth=512)
+    lines = []
+    for _ in range(60):
+        if layout == "few_long" and rng.random() < 0.9:  # just too short to be counted
+            lines.append('{"a": "' + "y" * 4_080 + '"}')
+            continue
+        brackets = rng.choice([500, 511, 512, 513, 520, 700])
+        parts = [rng.choice("{[") for _ in range(brackets)]
+        parts += ["x"] * rng.choice([4_000] if layout == "few_long" else [4_000, 9_000, 30_000])
+        rng.shuffle(parts)
+        lines.append("{" + "".join(parts)[1:] + "}")
+        if layout == "long_dense":  # a short line of brackets only: 1 byte in 3 is one
+            lines.append("[" * 3_000)
+    data = ("\n".join(lines) + "\n").encode()
+    spans = split_piece(data, 1, True, limits)
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    flagged = _too_many_brackets(data, buffer, spans.starts, spans.ends, limits)
+    expected = [
+        end - start > 4096 and data.count(b"{", start, end) + data.count(b"[", start, end) > 512
+        for start, end in zip(spans.starts.tolist(), spans.ends.tolist(), strict=True)
+    ]
+    assert flagged.tolist() == expected
+    assert 0 < sum(expected) < len(expected)
+    # The flagged spans are not clean: the exact path measures their depth.
+    assert not (spans.clean & flagged).any()
