@@ -321,3 +321,32 @@ def test_an_object_nested_in_a_cut_value_is_not_taken_for_an_output(tmp_path):
     audit = _load(path)
     assert audit.receipts["query"].tolist() == ["q0", "q2"]
     assert audit.sources[["values_read", "loaded", "rejected"]].values.tolist() == [[3, 2, 1]]
+
+
+# -- lone surrogates in record values --------------------------------------------------------
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\uDFFF", "\\uDbff"])
+def test_a_lone_surrogate_in_a_value_is_rejected_naming_its_field_and_line(tmp_path, escape):
+    """A receipt, a presentation and a decision holding an escaped lone surrogate are
+    rejected, each naming the field; a pair of escapes and other escapes load."""
+    from conftest import make_decision
+
+    receipt = json.dumps(make_receipt(query="q"))
+    paired = receipt.replace('"q"', '"ok \\ud83d\\ude00 caf\\u00e9"', 1)
+    receipt = receipt.replace('"q"', f'"{escape}"', 1)
+    presented = json.loads(PRESENTED)
+    presented["content"] = "marker"
+    presentation = json.dumps(presented).replace('"marker"', f'"a{escape}b"', 1)
+    decision = json.dumps(make_decision("d-1")).replace('"d-1"', f'"d{escape}"', 1)
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join([paired, receipt, presentation, decision, paired]) + "\n")
+    audit = _load(path)
+    reasons = dict(zip(audit.rejected.source_line, audit.rejected.reason, strict=True))
+    assert sorted(reasons) == [2, 3, 4]
+    assert reasons[2].startswith("query holds a lone surrogate")
+    assert reasons[3].startswith("content holds a lone surrogate")
+    assert reasons[4].startswith("decision_id holds a lone surrogate")
+    assert audit.receipts.source_line.tolist() == [1, 5]
+    assert audit.receipts["query"].tolist() == ["ok \U0001f600 caf\u00e9"] * 2
+    _accounted(audit)

@@ -416,6 +416,15 @@ def lone_surrogate(value: Any, path: str = "") -> str | None:
     return None
 
 
+def _may_hold_surrogate(text: bytes) -> bool:
+    """Whether ``text`` may hold a lone surrogate: an escape of one, or one encoded raw.
+
+    Each starts with bytes found fast (a backslash and ``u``, or ``0xED``):
+    only a text holding one is searched with :data:`_MAYBE_SURROGATE`.
+    """
+    return (b"\\u" in text or b"\xed" in text) and _MAYBE_SURROGATE.search(text) is not None
+
+
 def _has_surrogate(text: str) -> bool:
     return any("\ud800" <= char <= "\udfff" for char in text)
 
@@ -452,7 +461,7 @@ def sort_out(
     kept: list[tuple[RawValue, Any]] = []
     rejected: list[Rejection] = []
     for item in values:
-        if text_only and _MAYBE_SURROGATE.search(item.text):
+        if text_only and _may_hold_surrogate(item.text):
             where = lone_surrogate(item.value)
             if where is not None:
                 rejected.append(
