@@ -48,7 +48,11 @@ _BISECT_BUDGET = 4
 
 #: A run of digits that may be an integer beyond 64 bits (see _long_digit_spans).
 _LONG_RUN = 19
-_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % _LONG_RUN)
+#: Each digit written as ``0``: a span holds a run of ``_LONG_RUN`` digits exactly
+#: where, so written, it holds ``_LONG_ZEROS`` (no other byte becomes ``0``), which
+#: ``in`` finds many times faster than a regular expression's search for the run.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_ZEROS = b"0" * _LONG_RUN
 #: Spans asked about whose bytes are under 1/8 of the piece are searched one by one,
 _WHOLE_SCAN_SHARE = 8
 #: while they number under one per this many bytes of the piece (each search is a
@@ -1023,14 +1027,13 @@ def _long_digit_spans(
         indices = indices[long_enough]
         size = int(lengths[long_enough].sum())
         if size * _WHOLE_SCAN_SHARE < len(data) and len(indices) * _BYTES_PER_SEARCH < len(data):
-            search = _LONG_DIGITS.search
             for index, start, end in zip(
                 indices.tolist(),
                 spans.starts[indices].tolist(),
                 spans.ends[indices].tolist(),
                 strict=True,
             ):
-                flagged[index] = search(data, start, end) is not None
+                flagged[index] = _LONG_ZEROS in data[start:end].translate(_DIGITS_AS_ZERO)
             return flagged
         asked = np.zeros(len(spans), dtype=bool)
         asked[indices] = True
