@@ -470,3 +470,31 @@ def test_opening_brackets_are_counted_alike_in_one_pass_and_span_by_span(layout)
     assert 0 < sum(expected) < len(expected)
     # The flagged spans are not clean: the exact path measures their depth.
     assert not (spans.clean & flagged).any()
+
+
+def test_spans_holding_nan_or_infinity_are_found_wherever_either_is_written():
+    """_doubtful: a span is flagged exactly when ``NaN`` or ``Infinity`` starts in it,
+    in a string or not, with near misses, repeats and a word cut by the piece's end."""
+    import random
+
+    from explicit_audit._core.spans import _doubtful
+
+    rng = random.Random(5)
+    words = ["NaN", "Infinity", "Na", "NNaN", "Infinit", "IInfinity", "nan", "N", "I", "x", "In"]
+    lines = ['{"v": "' + "".join(rng.choice(words) for _ in range(rng.randrange(6))) + '"}'
+             for _ in range(3_000)]  # fmt: skip
+    for tail in ("", "\n{NaN", "\n{Infinit", "\n{Na", "\nInfinity"):
+        data = ("\n".join(lines) + tail).encode()
+        starts, ends, at = [], [], 0
+        for line in data.split(b"\n"):
+            starts.append(at)
+            ends.append(at + len(line))
+            at += len(line) + 1
+        buffer = np.frombuffer(data, dtype=np.uint8)
+        found = _doubtful(buffer, np.array(starts), np.array(ends))
+        expected = [
+            b"NaN" in data[start:end] or b"Infinity" in data[start:end]
+            for start, end in zip(starts, ends, strict=True)
+        ]
+        assert found.tolist() == expected
+        assert 100 < sum(expected) < len(expected) - 100

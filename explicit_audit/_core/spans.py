@@ -162,7 +162,10 @@ def _doubtful(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     candidates = np.flatnonzero((buffer == 78) | (buffer == 73))  # "N", "I"
     if not len(candidates):
         return flagged
-    hits = [candidates[_spells(buffer, candidates, word)] for word in (b"NaN", b"Infinity")]
+    first = buffer[candidates]
+    hits = [
+        _spelling(buffer, candidates[first == word[0]], word) for word in (b"NaN", b"Infinity")
+    ]
     positions = np.concatenate(hits)
     if len(positions):
         owner = np.searchsorted(starts, positions, side="right") - 1
@@ -213,13 +216,15 @@ def _may_hold_run(buffer: np.ndarray, limit: int) -> bool:
     return False
 
 
-def _spells(buffer: np.ndarray, positions: np.ndarray, word: bytes) -> np.ndarray:
-    """Whether ``word`` is written at each of ``positions``."""
-    fits = positions + len(word) <= len(buffer)
-    result = fits.copy()
-    for offset, byte in enumerate(word):
-        result[fits] &= buffer[positions[fits] + offset] == byte
-    return result
+def _spelling(buffer: np.ndarray, positions: np.ndarray, word: bytes) -> np.ndarray:
+    """The positions, of those given (where ``word[0]`` is), at which ``word`` is written.
+
+    Each next byte is compared at the positions still left: few are after two.
+    """
+    positions = positions[positions + len(word) <= len(buffer)]
+    for offset in range(1, len(word)):
+        positions = positions[buffer[positions + offset] == word[offset]]
+    return positions
 
 
 def _too_many_brackets(
