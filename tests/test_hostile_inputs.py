@@ -303,3 +303,43 @@ def test_a_damaged_line_costs_only_itself_in_bulk(tmp_path):
     assert [item.source_line for item in exact if hasattr(item, "value")] == [
         line for line in range(1, 501) if line != 251
     ]
+
+
+# -- bytes that are not UTF-8 ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["log.jsonl", "log.jsonl.gz", "log.json"])
+def test_a_line_that_is_not_utf8_is_rejected_naming_the_byte_and_the_rest_loads(tmp_path, name):
+    """A byte that is not UTF-8, in a value, in a key or as a raw surrogate, among
+    thousands of good lines: each such line is rejected with the byte and its column,
+    every other line loads (once a key that was not UTF-8 stopped the whole load)."""
+    pretty = name == "log.json"
+    values = [make_receipt(query=f"q{i} \u00e9\u3131") for i in range(3_000)]
+    texts = [
+        (json.dumps(value, indent=2, ensure_ascii=False) if pretty else _line(value)).encode()
+        for value in values
+    ]
+    bad = {100: (b'"q100 ', b'"q\xff100 '), 1_500: (b'"query"', b'"qu\xc3ery"')}
+    bad[2_900] = (b'"q2900 ', b'"q\xed\xa0\x802900 ')
+    for index, (old, new) in bad.items():
+        assert old in texts[index]
+        texts[index] = texts[index].replace(old, new, 1)
+    data = b"\n".join(texts) + b"\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    audit = _load(path)
+    first_lines = [1 + sum(text.count(b"\n") + 1 for text in texts[:index]) for index in bad]
+    assert audit.rejected.source_line.tolist() == first_lines
+    reasons = audit.rejected.reason.tolist()
+    for reason, index, first, byte in zip(
+        reasons, bad, first_lines, ("0xFF", "0xC3", "0xED"), strict=True
+    ):
+        assert f"invalid UTF-8: byte {byte}" in reason
+        before = texts[index][: texts[index].index(bytes.fromhex(byte[2:]))]
+        column = len(before.rsplit(b"\n", 1)[-1].decode()) + 1
+        line = first + before.count(b"\n")
+        where = f"line {line}, " if pretty else ""
+        assert reason.endswith(f"({where}column {column})")
+    good = [index for index in range(len(values)) if index not in bad]
+    assert audit.receipts["query"].tolist() == [values[index]["query"] for index in good]
+    _accounted(audit)

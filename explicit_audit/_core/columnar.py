@@ -314,6 +314,7 @@ def parse_piece(
     max_fields: int | None = None,
     threads: bool = True,
     starts: np.ndarray | None = None,
+    utf8: bool = False,
 ) -> JsonlPiece:
     """Parse JSON objects, one per span, into an Arrow table with their lines.
 
@@ -339,6 +340,12 @@ def parse_piece(
         Whether pyarrow parses blocks of lines in its thread pool.
     starts : ndarray of int64, optional
         Where each span starts in ``data``, kept in the piece with ``data``.
+    utf8 : bool, default False
+        Whether ``data`` is known to be valid UTF-8 (see
+        :attr:`~explicit_audit._core.spans.Spans.utf8`). pyarrow's parser does
+        not check the UTF-8 of the strings and keys it reads: unless it is
+        known, the table's strings are checked after the parse, and a key that
+        is not UTF-8 makes the bytes not clean.
 
     Returns
     -------
@@ -360,8 +367,14 @@ def parse_piece(
         if max_fields is not None and _many_fields(data, declared, max_fields, multiline, windows):
             raise TooManyFields
         table = _parse(pa.py_buffer(data), declared, multiline, threads)
-        table.validate(full=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
+        table.validate(full=not utf8)
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowNotImplementedError,
+        pa.ArrowTypeError,
+        OSError,
+        UnicodeDecodeError,  # a key that is not UTF-8, met as a field's name
+    ) as exc:
         raise NotClean from exc
     if table.num_rows != len(lines):
         raise NotClean

@@ -165,8 +165,12 @@ def _loads_text(text: bytes) -> object:
     try:
         decoded = text.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise first or json.JSONDecodeError(
-            f"invalid UTF-8 ({exc.reason})", text.decode("utf-8", "replace"), exc.start
+        # Said here, not as orjson says it: the byte and its column.
+        column = len(bytes(text[: exc.start]).decode("utf-8", "replace"))
+        raise json.JSONDecodeError(
+            f"invalid UTF-8: byte 0x{text[exc.start]:02X} ({exc.reason})",
+            text.decode("utf-8", "replace"),
+            column,
         ) from None
     try:
         return json.loads(decoded, parse_constant=_reject_constant)
@@ -305,8 +309,10 @@ def _decode_one(
     too_deep = too_deep_reason(raw, limits)
     if too_deep:
         return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
-    if _ESCAPED_BYTE.search(raw):
-        return end, Rejection(path, line, "unknown", "invalid UTF-8 in this value", excerpt(raw))
+    escaped = _ESCAPED_BYTE.search(raw)
+    if escaped:
+        reason = _escaped_byte(raw, escaped, line)
+        return end, Rejection(path, line, "unknown", reason, excerpt(raw))
     try:
         # The standard library's decoder accepts NaN and Infinity; JSON does not.
         value = _loads_text(raw.encode("utf-8", errors="surrogatepass"))
@@ -315,6 +321,18 @@ def _decode_one(
             path, line, "unknown", f"invalid JSON: {_parse_error(exc, line)}", excerpt(raw)
         )
     return end, RawValue(path, line, value, raw.encode("utf-8"))
+
+
+def _escaped_byte(raw: str, escaped: re.Match, first_line: int) -> str:
+    """The reason for a value holding a byte that is not UTF-8: the byte, its line and column.
+
+    ``raw`` was decoded with ``surrogateescape``: the byte is the escape's low half.
+    """
+    at = escaped.start()
+    line = first_line + raw.count("\n", 0, at)
+    column = at - raw.rfind("\n", 0, at)
+    byte = ord(escaped.group()) - 0xDC00
+    return f"invalid JSON: invalid UTF-8: byte 0x{byte:02X} (line {line}, column {column})"
 
 
 def _larger_than(raw: str, limit: int) -> bool:

@@ -30,10 +30,11 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from .limits import Limits
 
-__all__ = ["Spans", "array_spans", "first_solid", "split_piece", "structure"]
+__all__ = ["Spans", "array_spans", "first_solid", "split_piece", "structure", "valid_utf8"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
 _WHITESPACE = b" \t\r\n"
@@ -67,12 +68,17 @@ class Spans:
         The file line on which span ``i`` starts.
     clean : ndarray of bool
         Whether the columnar path may take span ``i`` (see the module docstring).
+    utf8 : bool
+        Whether every clean span is known to be valid UTF-8 (as
+        :func:`split_piece` makes them): Arrow's parse of clean spans then
+        holds valid strings only. False where it was not looked at.
     """
 
     starts: np.ndarray
     ends: np.ndarray
     lines: np.ndarray
     clean: np.ndarray
+    utf8: bool = False
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -163,9 +169,7 @@ def _doubtful(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     if not len(candidates):
         return flagged
     first = buffer[candidates]
-    hits = [
-        _spelling(buffer, candidates[first == word[0]], word) for word in (b"NaN", b"Infinity")
-    ]
+    hits = [_spelling(buffer, candidates[first == word[0]], word) for word in (b"NaN", b"Infinity")]
     positions = np.concatenate(hits)
     if len(positions):
         owner = np.searchsorted(starts, positions, side="right") - 1
@@ -333,7 +337,39 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
         clean = opens & _last_byte_is(buffer, starts, ends, (_RBRACE,)) & after_a_value
     if len(starts):
         clean &= _passes_byte_checks(data, buffer, starts, ends, limits)
-    return Spans(starts, ends, lines, clean)
+        if clean.any() and not valid_utf8(data):
+            clean &= _valid_utf8_spans(data, starts, ends, clean)
+    return Spans(starts, ends, lines, clean, utf8=True)
+
+
+def valid_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (Arrow's validator, over the bytes without a copy)."""
+    bounds = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
+    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, bounds, pa.py_buffer(data)])
+    try:
+        whole.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _valid_utf8_spans(
+    data: bytes, starts: np.ndarray, ends: np.ndarray, asked: np.ndarray
+) -> np.ndarray:
+    """Whether each span is valid UTF-8; only those ``asked`` are looked at (True elsewhere).
+
+    Called for a piece that is not valid UTF-8 as a whole (a log with a line
+    in Latin-1, say), so that the spans holding a byte that is not go to the
+    exact path, which rejects them, and the rest stay clean.
+    """
+    valid = np.ones(len(starts), dtype=bool)
+    view = memoryview(data)
+    for index in np.flatnonzero(asked).tolist():
+        try:
+            str(view[int(starts[index]) : int(ends[index])], "utf-8")
+        except UnicodeDecodeError:
+            valid[index] = False
+    return valid
 
 
 def _passes_byte_checks(
