@@ -745,7 +745,10 @@ class PieceReader:
         schema, convert, beside = ColumnarReader(*reader)
         starts, ends = spans.starts[members], spans.ends[members]
         if len(members) > 1 and np.all(starts[1:] == ends[:-1] + (1 if self.jsonl else 0)):
-            buffer = data[int(starts[0]) : int(ends[-1])]  # contiguous: no copy of the spans
+            end = int(ends[-1])
+            if self.jsonl and end + 1 == len(data):
+                end += 1  # with the piece's last line end: the whole piece is not copied
+            buffer = data[int(starts[0]) : end]  # contiguous: the spans not joined
             object_starts = starts - starts[0]
         else:
             # Views joined: each span's bytes copied once, into the joined buffer.
