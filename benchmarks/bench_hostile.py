@@ -19,7 +19,10 @@ peak memory (VmHWM) is its own:
   ``extra_json`` column, not one column each;
 - ``empty_past_cap.jsonl.gz``: each record followed by 20 lines of ``{}``
   (no kind claims them), gzip-compressed: past ``max_rejected_rows`` they
-  are counted, not built.
+  are counted, not built;
+- ``latin1.jsonl``: the clean lines, every 100th written in Latin-1 (a byte
+  that is not UTF-8 in its collection): those are rejected, naming the byte; the
+  rest of each piece stays on the columnar path.
 
 Goal (issue 23): each shape at most 3x the clean JSON Lines time.
 
@@ -73,6 +76,15 @@ def write_inputs(folder: Path, n: int, seed: int = 7) -> dict[str, tuple[Path, i
     unique = [f'{line[:-1]}, "k{index}": {index}}}' for index, line in enumerate(lines)]
     put("unique_keys.jsonl", "\n".join(unique) + "\n", n)
     put("empty_past_cap.jsonl.gz", "".join(line + "\n" + "{}\n" * 20 for line in lines), n, True)
+    latin1 = [
+        line.replace('"collection": "', '"collection": "caf\u00e9 ', 1).encode("latin-1", "replace")
+        if index % 100 == 99
+        else line.encode("utf-8")
+        for index, line in enumerate(lines)
+    ]
+    path = folder / "latin1.jsonl"
+    path.write_bytes(b"\n".join(latin1) + b"\n")
+    paths["latin1.jsonl"] = (path, n - n // 100)  # each Latin-1 line holds the byte 0xE9
     return paths
 
 
