@@ -63,7 +63,7 @@ GZIP_RATIO_FLOOR = 64 << 20
 _WHITESPACE = b" \t\r\n"
 
 
-def line_ends(data: bytes) -> int:
+def _count_line_ends(data: bytes) -> int:
     """How many line ends ``data`` holds (NumPy's count: faster than ``bytes.count``)."""
     return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE))
 
@@ -323,7 +323,7 @@ class FileReader:
                     piece, carry = cut_chunks
                     searched = self._carried = len(carry)
                     yield Piece(piece, line)
-                    line += line_ends(piece)
+                    line += _count_line_ends(piece)
                     continue
             data = b"".join([carry, *chunks]) if carry else b"".join(chunks)
             start, searched = (max(searched - 1, 0) if carry else 0), 0
@@ -363,7 +363,7 @@ class FileReader:
             searched = len(carry)  # the last boundary is at cut: none after it
             self._carried = len(carry)
             yield Piece(piece, line)
-            line += line_ends(piece)
+            line += _count_line_ends(piece)
         if skipping or not carry:
             return
         if len(carry) > limit and self._last_cut(carry) is None:

@@ -16,9 +16,12 @@ of such a span are value boundaries). A clean span must also pass cheap
 byte checks: not larger than ``max_value_bytes``, not more opening brackets
 than ``max_depth`` if it is long (the exact path measures the real depth), and
 no ``NaN`` or ``Infinity`` anywhere in it, which the columnar parser would take
-but the exact path judges. (pyarrow itself refuses what else strict JSON
-refuses: an escaped lone surrogate, a raw line end or control character in a
-string, a trailing comma.) The columnar path then
+but the exact path judges, and no byte that is not UTF-8, which pyarrow's
+parser would keep in a string or a key unchecked (a piece that is valid
+UTF-8 as a whole is checked in one pass, see :attr:`Spans.utf8`). (pyarrow
+itself refuses what else strict JSON refuses: an escaped lone surrogate, a
+raw line end or control character in a string, a trailing comma.) The
+columnar path then
 verifies that each clean span is exactly one object of the expected shape;
 everything else is read by :mod:`explicit_audit._core.exact`.
 """
