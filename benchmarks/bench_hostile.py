@@ -55,9 +55,9 @@ def write_inputs(folder: Path, n: int, seed: int = 7) -> dict[str, tuple[Path, i
     lines = [json.dumps(_receipt(rng, index), ensure_ascii=False) for index in range(n)]
     paths: dict[str, tuple[Path, int]] = {}
 
-    def put(name: str, text: str, loaded: int, compress: bool = False) -> None:
+    def put(name: str, text: str | bytes, loaded: int, compress: bool = False) -> None:
         path = folder / name
-        data = text.encode("utf-8")
+        data = text.encode("utf-8") if isinstance(text, str) else text
         path.write_bytes(gzip.compress(data, 6) if compress else data)
         paths[name] = (path, loaded)
 
@@ -82,9 +82,7 @@ def write_inputs(folder: Path, n: int, seed: int = 7) -> dict[str, tuple[Path, i
         else line.encode("utf-8")
         for index, line in enumerate(lines)
     ]
-    path = folder / "latin1.jsonl"
-    path.write_bytes(b"\n".join(latin1) + b"\n")
-    paths["latin1.jsonl"] = (path, n - n // 100)  # each Latin-1 line holds the byte 0xE9
+    put("latin1.jsonl", b"\n".join(latin1) + b"\n", n - n // 100)  # each holds the byte 0xE9
     return paths
 
 

@@ -343,3 +343,25 @@ def test_a_line_that_is_not_utf8_is_rejected_naming_the_byte_and_the_rest_loads(
     good = [index for index in range(len(values)) if index not in bad]
     assert audit.receipts["query"].tolist() == [values[index]["query"] for index in good]
     _accounted(audit)
+
+
+def test_a_byte_that_is_not_utf8_in_an_array_on_one_line_is_placed_in_that_line(tmp_path):
+    """Elements of one array written on one line: each holding a byte that is not UTF-8
+    is rejected with the column of that byte in the line, not in the element."""
+    items = [_line(make_receipt(query=f"q{i} \u00e9")).encode() for i in range(2_000)]
+    for index in (7, 1_500):
+        items[index] = items[index].replace(
+            f'"q{index} '.encode(), f'"q\xff{index} '.encode("latin-1")
+        )
+    path = tmp_path / "array.json"
+    data = b"[" + b", ".join(items) + b"]\n"
+    path.write_bytes(data)
+    audit = _load(path)
+    assert len(audit.receipts) == 1_998
+    assert audit.rejected.source_line.tolist() == [1, 1]
+    at = data.index(b"\xff")
+    columns = [at, data.index(b"\xff", at + 1)]
+    for reason, column in zip(audit.rejected.reason, columns, strict=True):
+        before = data[:column].decode("utf-8", "surrogateescape")
+        assert reason.endswith(f"byte 0xFF (invalid start byte) (line 1, column {len(before) + 1})")
+    _accounted(audit)

@@ -269,18 +269,19 @@ def _windows_parsed(windows: list[bytes], schema: pa.Schema | None) -> _Windows 
         return None
     if table.num_rows != sum(rows) or not all(rows):
         return None
-    return _Windows(windows, table, _names_per_window(windows, table))
+    return _Windows(windows, table, _names_per_window(windows, rows, table))
 
 
-def _names_per_window(windows: list[bytes], table: pa.Table) -> list[tuple[set[str], int]]:
+def _names_per_window(
+    windows: list[bytes], rows: list[int], table: pa.Table
+) -> list[tuple[set[str], int]]:
     """Per window, one object per line, the fields holding a value there; its size.
 
     Each field is placed in the windows whose rows hold a value of it (Arrow
     does not tell a null from a missing key: a field written null is seen in
     fewer windows, which counts it as growing with the bytes, as
-    :func:`_many_fields` counts a field seen once).
+    :func:`_many_fields` counts a field seen once). ``rows``: each window's lines.
     """
-    rows = [window.count(b"\n") for window in windows]
     firsts = np.cumsum([0, *rows[:-1]])
     names: list[set[str]] = [set() for _ in windows]
     for name, column in zip(table.column_names, table.columns, strict=True):
@@ -314,7 +315,6 @@ def parse_piece(
     max_fields: int | None = None,
     threads: bool = True,
     starts: np.ndarray | None = None,
-    utf8: bool = False,
 ) -> JsonlPiece:
     """Parse JSON objects, one per span, into an Arrow table with their lines.
 
@@ -340,12 +340,6 @@ def parse_piece(
         Whether pyarrow parses blocks of lines in its thread pool.
     starts : ndarray of int64, optional
         Where each span starts in ``data``, kept in the piece with ``data``.
-    utf8 : bool, default False
-        Whether ``data`` is known to be valid UTF-8 (see
-        :attr:`~explicit_audit._core.spans.Spans.utf8`). pyarrow's parser does
-        not check the UTF-8 of the strings and keys it reads: unless it is
-        known, the table's strings are checked after the parse, and a key that
-        is not UTF-8 makes the bytes not clean.
 
     Returns
     -------
@@ -367,14 +361,10 @@ def parse_piece(
         if max_fields is not None and _many_fields(data, declared, max_fields, multiline, windows):
             raise TooManyFields
         table = _parse(pa.py_buffer(data), declared, multiline, threads)
-        table.validate(full=not utf8)
-    except (
-        pa.ArrowInvalid,
-        pa.ArrowNotImplementedError,
-        pa.ArrowTypeError,
-        OSError,
-        UnicodeDecodeError,  # a key that is not UTF-8, met as a field's name
-    ) as exc:
+        # Structure only: pyarrow does not check the UTF-8 of what it parses, and
+        # clean spans hold only UTF-8 (:mod:`explicit_audit._core.spans` checks it).
+        table.validate()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotClean from exc
     if table.num_rows != len(lines):
         raise NotClean

@@ -321,7 +321,7 @@ class FileReader:
                 cut_chunks = _cut_after_last_line_end(carry, chunks)
                 if cut_chunks is not None:
                     piece, carry = cut_chunks
-                    searched = self._carried = len(carry)
+                    self._carried = len(carry)
                     yield Piece(piece, line)
                     line += _count_line_ends(piece)
                     continue

@@ -36,7 +36,6 @@ __all__ = [
 _WHITESPACE = b" \t\r\n"
 _STDLIB_DECODER = json.JSONDecoder()
 _COLUMN0_VALUE_START = re.compile(r"^[\[{]", re.MULTILINE)
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 
 
@@ -309,30 +308,19 @@ def _decode_one(
     too_deep = too_deep_reason(raw, limits)
     if too_deep:
         return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
-    escaped = _ESCAPED_BYTE.search(raw)
-    if escaped:
-        reason = _escaped_byte(raw, escaped, line)
-        return end, Rejection(path, line, "unknown", reason, excerpt(raw))
     try:
-        # The standard library's decoder accepts NaN and Infinity; JSON does not.
-        value = _loads_text(raw.encode("utf-8", errors="surrogatepass"))
+        # The bytes as written (``raw`` was decoded with ``surrogateescape``): a byte
+        # that is not UTF-8 is named by _loads_text, as in JSON Lines. The standard
+        # library's decoder accepts NaN and Infinity; JSON does not.
+        value = _loads_text(raw.encode("utf-8", errors="surrogateescape"))
     except json.JSONDecodeError as exc:
+        # Placed in ``text``, as raw_decode's errors above: a value may start mid-line
+        # (an element of an array written on one line).
+        where = json.JSONDecodeError(exc.msg, text, position + exc.pos)
         return end, Rejection(
-            path, line, "unknown", f"invalid JSON: {_parse_error(exc, line)}", excerpt(raw)
+            path, line, "unknown", f"invalid JSON: {_parse_error(where, base)}", excerpt(raw)
         )
     return end, RawValue(path, line, value, raw.encode("utf-8"))
-
-
-def _escaped_byte(raw: str, escaped: re.Match, first_line: int) -> str:
-    """The reason for a value holding a byte that is not UTF-8: the byte, its line and column.
-
-    ``raw`` was decoded with ``surrogateescape``: the byte is the escape's low half.
-    """
-    at = escaped.start()
-    line = first_line + raw.count("\n", 0, at)
-    column = at - raw.rfind("\n", 0, at)
-    byte = ord(escaped.group()) - 0xDC00
-    return f"invalid JSON: invalid UTF-8: byte 0x{byte:02X} (line {line}, column {column})"
 
 
 def _larger_than(raw: str, limit: int) -> bool:

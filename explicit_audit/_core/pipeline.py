@@ -773,7 +773,6 @@ class PieceReader:
                 max_fields=self.limits.max_extra_columns,
                 threads=arrow_threads,
                 starts=object_starts,
-                utf8=spans.utf8,
             )
 
         try:

@@ -18,7 +18,8 @@ than ``max_depth`` if it is long (the exact path measures the real depth), and
 no ``NaN`` or ``Infinity`` anywhere in it, which the columnar parser would take
 but the exact path judges, and no byte that is not UTF-8, which pyarrow's
 parser would keep in a string or a key unchecked (a piece that is valid
-UTF-8 as a whole is checked in one pass, see :attr:`Spans.utf8`). (pyarrow
+UTF-8 as a whole is checked in one pass): the columnar path's parse of clean
+spans needs no check of its strings after. (pyarrow
 itself refuses what else strict JSON refuses: an escaped lone surrogate, a
 raw line end or control character in a string, a trailing comma.) The
 columnar path then
@@ -37,7 +38,7 @@ import pyarrow as pa
 
 from .limits import Limits
 
-__all__ = ["Spans", "array_spans", "first_solid", "split_piece", "structure", "valid_utf8"]
+__all__ = ["Spans", "array_spans", "first_solid", "split_piece", "structure"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
 _WHITESPACE = b" \t\r\n"
@@ -71,17 +72,12 @@ class Spans:
         The file line on which span ``i`` starts.
     clean : ndarray of bool
         Whether the columnar path may take span ``i`` (see the module docstring).
-    utf8 : bool
-        Whether every clean span is known to be valid UTF-8 (as
-        :func:`split_piece` makes them): Arrow's parse of clean spans then
-        holds valid strings only. False where it was not looked at.
     """
 
     starts: np.ndarray
     ends: np.ndarray
     lines: np.ndarray
     clean: np.ndarray
-    utf8: bool = False
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -339,13 +335,11 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
         after_a_value = np.concatenate(([True], ended[:-1])) if len(ended) else ended
         clean = opens & _last_byte_is(buffer, starts, ends, (_RBRACE,)) & after_a_value
     if len(starts):
-        clean &= _passes_byte_checks(data, buffer, starts, ends, limits)
-        if clean.any() and not valid_utf8(data):
-            clean &= _valid_utf8_spans(data, starts, ends, clean)
-    return Spans(starts, ends, lines, clean, utf8=True)
+        clean = _byte_checked(data, buffer, starts, ends, clean, limits)
+    return Spans(starts, ends, lines, clean)
 
 
-def valid_utf8(data: bytes) -> bool:
+def _valid_utf8(data: bytes) -> bool:
     """Whether ``data`` is valid UTF-8 (Arrow's validator, over the bytes without a copy)."""
     bounds = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
     whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, bounds, pa.py_buffer(data)])
@@ -375,15 +369,26 @@ def _valid_utf8_spans(
     return valid
 
 
-def _passes_byte_checks(
-    data: bytes, buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, limits: Limits
+def _byte_checked(
+    data: bytes,
+    buffer: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    clean: np.ndarray,
+    limits: Limits,
 ) -> np.ndarray:
-    """Whether each span passes the cheap byte checks of a clean span (module docstring)."""
-    passes = (ends - starts) <= limits.max_value_bytes
-    passes &= ~_too_many_brackets(data, buffer, starts, ends, limits)
-    passes &= ~_doubtful(buffer, starts, ends)
-    passes &= ~_too_many_digits(buffer, starts, ends)
-    return passes
+    """``clean`` with the spans that fail a clean span's byte checks taken out (module docstring).
+
+    UTF-8 is checked over the whole piece at once; only in a piece that is
+    not valid UTF-8 are the spans still clean checked one by one.
+    """
+    clean = clean & ((ends - starts) <= limits.max_value_bytes)
+    clean &= ~_too_many_brackets(data, buffer, starts, ends, limits)
+    clean &= ~_doubtful(buffer, starts, ends)
+    clean &= ~_too_many_digits(buffer, starts, ends)
+    if clean.any() and not _valid_utf8(data):
+        clean &= _valid_utf8_spans(data, starts, ends, clean)
+    return clean
 
 
 _QUOTE, _BACKSLASH, _COMMA = 34, 92, 44
@@ -482,5 +487,4 @@ def array_spans(data: bytes, first_line: int, limits: Limits) -> Spans | None:
     newlines = _line_ends(buffer)
     lines = np.searchsorted(newlines, starts).astype(np.int64) + first_line
     clean = (buffer[starts] == _LBRACE) & (buffer[ends - 1] == _RBRACE)
-    clean &= _passes_byte_checks(data, buffer, starts, ends, limits)
-    return Spans(starts, ends, lines, clean)
+    return Spans(starts, ends, lines, _byte_checked(data, buffer, starts, ends, clean, limits))
