@@ -12,8 +12,6 @@ Every check returns its findings in one shape (``ea.verify.FINDING_COLUMNS``):
 aliases kept for one release (``verify_plans`` returns :func:`plan_verdicts`).
 """
 
-from ._core.limits import Limits
-from ._core.options import LoadOptions
 from ._version import __version__
 from .audit import Audit
 from .canonical import (
@@ -61,6 +59,8 @@ from .plans import (
     plan_verdicts,
     verify_plans,
 )
+from .reading.limits import Limits
+from .reading.options import LoadOptions
 from .receipts import (
     PRESENTATION_RULES,
     RECEIPT_RULES,

@@ -21,7 +21,11 @@ from typing import Any
 import pandas as pd
 
 from ._core import registry
-from ._core.collect import (
+from ._core.engine import computed, engine_of, persisted
+from ._core.key_table import keys_frame
+from ._core.records import Documents, RecordKind, Rejection
+from .parquet import write_parquet
+from .reading.collect import (
     Reading,
     build_kind,
     in_file_order,
@@ -32,10 +36,6 @@ from ._core.collect import (
     warn_or_raise,
     warn_unparsed_times,
 )
-from ._core.engine import computed, engine_of, persisted
-from ._core.key_table import keys_frame
-from ._core.records import Documents, RecordKind, Rejection
-from .parquet import write_parquet
 
 __all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn"]  # noqa: F822
 

@@ -36,10 +36,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ._core.content import file_digest
-from ._core.sources import display_name
 from ._version import __version__
 from .parquet import ARROW_SUFFIX, read_parquet, write_parquet
+from .reading.content import file_digest
+from .reading.sources import display_name
 
 __all__ = ["SETTLE_SECONDS", "cache_key", "file_digests", "lookup", "store"]
 

@@ -65,14 +65,14 @@ from ._core import registry
 from ._core.extras import require
 from ._core.progress import ENV as PROGRESS_ENV
 from ._core.progress import choosing
-from ._core.remote import has_remote, is_url, local_source
 from ._core.shape import json_schema
-from ._core.sources import CANNOT_LIST, CANNOT_READ, display_name
 from ._version import __version__
 from .audit import Audit
 from .errors import AuditError, RejectedRowsWarning, UnparsedTimeWarning, UnreadableFileError
 from .loading import ENGINES, load
 from .partitioned.scheduler import use_scheduler
+from .reading.remote import has_remote, is_url, local_source
+from .reading.sources import CANNOT_LIST, CANNOT_READ, display_name
 from .report.bundled import copy_notebooks, notebooks_folder
 from .report.parameters import parse_value
 from .report.provenance import Provenance, provenance

@@ -15,7 +15,12 @@ import os
 from typing import Unpack
 
 from ._core import registry
-from ._core.collect import (
+from ._core.records import RecordKind, Rejection
+from .audit import Audit, audit_of_reading, raise_or_warn
+from .cache import cache_key, file_digests, lookup, store
+from .errors import AuditError
+from .parquet import read_parquet as _read_parquet
+from .reading.collect import (
     Reading,
     Source,
     list_sources,
@@ -24,15 +29,10 @@ from ._core.collect import (
     warn_extra_json,
     warn_unparsed_times,
 )
-from ._core.gc_pause import cyclic_gc_paused
-from ._core.limits import Limits, limits_from
-from ._core.options import ENGINES, LoadOptions, resolved
-from ._core.records import RecordKind, Rejection
-from ._core.remote import has_remote, local_source, read_remote
-from .audit import Audit, audit_of_reading, raise_or_warn
-from .cache import cache_key, file_digests, lookup, store
-from .errors import AuditError
-from .parquet import read_parquet as _read_parquet
+from .reading.gc_pause import cyclic_gc_paused
+from .reading.limits import Limits, limits_from
+from .reading.options import ENGINES, LoadOptions, resolved
+from .reading.remote import has_remote, local_source, read_remote
 
 __all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
 

@@ -41,9 +41,9 @@ from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
 from ._core.key_check import key_counts
 from ._core.records import Checker
-from ._core.sources import CANNOT_LIST, CANNOT_READ
 from .audit import Audit
 from .errors import AuditError
+from .reading.sources import CANNOT_LIST, CANNOT_READ
 
 __all__ = [  # noqa: F822 (CHECKS, RULES and NOTICES are read off the registry when asked)
     "CHECKS",

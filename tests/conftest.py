@@ -91,10 +91,10 @@ def make_decision(decision_id: str, *, confidence=0.7, keyword_hits=(), **change
 def rows_by_path(source, limits=None) -> dict[str, int]:
     """How many rows of ``source`` the columnar path took, and how many the exact path.
 
-    ``limits``: a :class:`~explicit_audit._core.limits.Limits` to read with.
+    ``limits``: a :class:`~explicit_audit.reading.limits.Limits` to read with.
     """
-    from explicit_audit._core.collect import read_all
     from explicit_audit._core.registry import kinds
+    from explicit_audit.reading.collect import read_all
 
     reading = read_all(source, kinds(), progress=False, limits=limits)
     rows = {"columnar": 0, "exact": 0}

@@ -17,9 +17,10 @@ import pytest
 from conftest import accounted, make_decision, make_receipt, quiet_load
 
 import explicit_audit as ea
-from explicit_audit._core import batches, collect, registry
-from explicit_audit._core.limits import Limits
-from explicit_audit._core.sources import display_name
+from explicit_audit._core import registry
+from explicit_audit.reading import batches, collect
+from explicit_audit.reading.limits import Limits
+from explicit_audit.reading.sources import display_name
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

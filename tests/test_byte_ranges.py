@@ -1,4 +1,4 @@
-"""Line-aligned byte ranges (``explicit_audit._core.byte_ranges``), on real files.
+"""Line-aligned byte ranges (``explicit_audit.reading.byte_ranges``), on real files.
 
 Consecutive ranges hold every line of a file exactly once, whatever the
 nominal offsets; a range that falls inside one long line reads only its own
@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from explicit_audit._core.byte_ranges import (
+from explicit_audit.reading.byte_ranges import (
     count_lines,
     line_start,
     nominal_ranges,

@@ -533,8 +533,8 @@ def test_report_on_a_folder_that_cannot_be_listed_exits_2_and_names_it(shared_tm
 
 
 def test_a_file_is_read_as_it_was_when_opened(tmp_path):
-    from explicit_audit._core.content import PIECE_BYTES, FileReader
-    from explicit_audit._core.limits import Limits
+    from explicit_audit.reading.content import PIECE_BYTES, FileReader
+    from explicit_audit.reading.limits import Limits
 
     # More than one piece, so that lines can be appended while it is read.
     log = tmp_path / "live.jsonl"

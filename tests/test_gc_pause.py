@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 import explicit_audit as ea
-from explicit_audit._core.gc_pause import cyclic_gc_paused
+from explicit_audit.reading.gc_pause import cyclic_gc_paused
 
 
 def _plans_file(path, n):

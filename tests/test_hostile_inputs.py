@@ -21,8 +21,8 @@ from conftest import make_receipt, rows_by_path
 from conftest import quiet_load as _load
 
 import explicit_audit as ea
-from explicit_audit._core import content as content_module
-from explicit_audit._core.reader import read_exactly
+from explicit_audit.reading import content as content_module
+from explicit_audit.reading.reader import read_exactly
 
 
 def _line(value) -> str:

@@ -21,9 +21,9 @@ from conftest import accounted as _accounted
 from conftest import make_receipt, rows_by_path, without_columnar
 from conftest import quiet_load as _load
 
-from explicit_audit._core.content import GZIP_RATIO_FLOOR
-from explicit_audit._core.reader import read_exactly
 from explicit_audit._core.records import RawValue
+from explicit_audit.reading.content import GZIP_RATIO_FLOOR
+from explicit_audit.reading.reader import read_exactly
 
 ROOT = Path(__file__).parent.parent
 DECISIONS = (ROOT / "data" / "decisions" / "2026-01_baseline.jsonl").read_text().splitlines()

@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from explicit_audit._core import wide_keys
-from explicit_audit._core.member_text import member_texts
+from explicit_audit.reading import wide_keys
+from explicit_audit.reading.member_text import member_texts
 
 
 def _objects(texts: list[bytes], separator: bytes = b"\n") -> tuple[bytes, np.ndarray]:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import explicit_audit as ea
 from explicit_audit._core import registry
-from explicit_audit._core.limits import Limits
+from explicit_audit.reading.limits import Limits
 
 DATA = Path(__file__).parent / "data"
 LINE_VECTORS = json.loads((DATA / "plan_line_vectors.json").read_text("utf-8"))["vectors"]
@@ -242,7 +242,7 @@ def test_a_line_the_bulk_path_refuses_keeps_its_place(tmp_path):
 
 
 def test_spans_read_in_runs_give_the_same_rows(tmp_path, monkeypatch):
-    from explicit_audit._core import pipeline
+    from explicit_audit.reading import pipeline
 
     monkeypatch.setattr(pipeline, "_BULK_RUN", 4)
     good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from tqdm import tqdm
 
-from explicit_audit._core.content import PIECE_BYTES, FileReader
-from explicit_audit._core.limits import Limits
+from explicit_audit.reading.content import PIECE_BYTES, FileReader
+from explicit_audit.reading.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -167,7 +167,7 @@ def test_a_stream_counts_every_byte_once(tmp_path, gzipped):
     """A file read from a URL or a stream counts its stored bytes as a local file does."""
     import fsspec
 
-    from explicit_audit._core.remote import RemoteFile, StreamReader
+    from explicit_audit.reading.remote import RemoteFile, StreamReader
 
     data = (ROOT / "data" / "plans" / "arborist_runs.jsonl").read_bytes() * 20
     stored = gzip.compress(data) if gzipped else data

@@ -14,9 +14,9 @@ from conftest import accounted as _accounted
 from conftest import quiet_load as _load
 
 import explicit_audit as ea
-from explicit_audit._core import content
-from explicit_audit._core.ahead import read_ahead
-from explicit_audit._core.limits import Limits
+from explicit_audit.reading import content
+from explicit_audit.reading.ahead import read_ahead
+from explicit_audit.reading.limits import Limits
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 
@@ -92,12 +92,12 @@ def test_stopping_early_stops_the_thread_and_closes_the_iteration():
 
 
 def test_the_default_is_one_thread_where_omp_num_threads_says_so(monkeypatch):
-    from explicit_audit._core import limits
+    from explicit_audit._core import overlap
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    assert limits._default_threads() == 1
+    assert overlap._default_threads() == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    assert limits._default_threads() == (2 if (os.cpu_count() or 1) > 1 else 1)
+    assert overlap._default_threads() == (2 if (os.cpu_count() or 1) > 1 else 1)
     with pytest.raises(ea.AuditError, match="max_threads must be a positive integer"):
         Limits(max_threads=0)
 
@@ -211,7 +211,8 @@ def test_no_thread_is_left_behind_after_a_load(tmp_path, monkeypatch):
 def test_the_progress_bar_moves_from_the_loading_thread_by_every_byte(tmp_path, monkeypatch, name):
     """The bytes read in the second thread are counted to the bar from the caller's thread
     (in Jupyter the bar is a widget of the caller's cell), all of them, as they come."""
-    from explicit_audit._core import collect, registry
+    from explicit_audit._core import registry
+    from explicit_audit.reading import collect
 
     _write_inputs(tmp_path)
     monkeypatch.setattr(content, "PIECE_BYTES", 4096)

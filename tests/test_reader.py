@@ -15,9 +15,9 @@ from conftest import quiet_load as _load
 
 import explicit_audit as ea
 from explicit_audit._core import registry
-from explicit_audit._core.content import PIECE_BYTES
-from explicit_audit._core.reader import read_exactly, resolve_sources
 from explicit_audit._core.records import RawValue, Rejection
+from explicit_audit.reading.content import PIECE_BYTES
+from explicit_audit.reading.reader import read_exactly, resolve_sources
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 
@@ -311,7 +311,7 @@ def test_an_array_carried_over_many_pieces_is_searched_for_its_end_once(tmp_path
     """``[\\n{...},\\n{...}\\n]`` read in pieces far smaller than it: each piece's search for
     the last value boundary starts where the one before ended, and the values, their
     lines and the values after the array are those of one piece."""
-    from explicit_audit._core import content
+    from explicit_audit.reading import content
 
     elements = [_line(make_receipt(query=f"q {index}")) for index in range(400)]
     after = json.dumps(make_receipt(query="after"), indent=2)
@@ -352,7 +352,7 @@ def test_an_array_carried_over_many_pieces_is_searched_for_its_end_once(tmp_path
 
 def test_engram_shapes_that_share_a_first_key_differ_in_the_key_of_their_first_container():
     """The guess that regroups a first key holding several shapes (pipeline._container_key)."""
-    from explicit_audit._core.pipeline import _container_key
+    from explicit_audit.reading.pipeline import _container_key
 
     outcome = (FIXTURES / "outcomes.jsonl").read_bytes().splitlines()
     presentation = (FIXTURES / "presentations.jsonl").read_bytes().splitlines()
@@ -368,9 +368,9 @@ def test_long_digit_runs_are_found_alike_span_by_span_and_in_one_scan():
     """pipeline._long_digit_spans: a few spans searched one by one find what the scan finds."""
     import random
 
-    from explicit_audit._core.limits import Limits
-    from explicit_audit._core.pipeline import _long_digit_spans
-    from explicit_audit._core.spans import split_piece
+    from explicit_audit.reading.limits import Limits
+    from explicit_audit.reading.pipeline import _long_digit_spans
+    from explicit_audit.reading.spans import split_piece
 
     rng = random.Random(7)
     lines = []
@@ -413,8 +413,8 @@ def test_lines_of_white_space_are_left_out_and_every_other_line_kept(long_runs):
     """
     import random
 
-    from explicit_audit._core.limits import Limits
-    from explicit_audit._core.spans import split_piece
+    from explicit_audit.reading.limits import Limits
+    from explicit_audit.reading.spans import split_piece
 
     rng = random.Random(long_runs)
     lines = []
@@ -441,8 +441,8 @@ def test_opening_brackets_are_counted_alike_in_one_pass_and_span_by_span(layout)
     """
     import random
 
-    from explicit_audit._core.limits import Limits
-    from explicit_audit._core.spans import _too_many_brackets, split_piece
+    from explicit_audit.reading.limits import Limits
+    from explicit_audit.reading.spans import _too_many_brackets, split_piece
 
     rng = random.Random(layout)
     limits = Limits(max_depth=512)
@@ -477,7 +477,7 @@ def test_spans_holding_nan_or_infinity_are_found_wherever_either_is_written():
     in a string or not, with near misses, repeats and a word cut by the piece's end."""
     import random
 
-    from explicit_audit._core.spans import _doubtful
+    from explicit_audit.reading.spans import _doubtful
 
     rng = random.Random(5)
     words = ["NaN", "Infinity", "Na", "NNaN", "Infinit", "IInfinity", "nan", "N", "I", "x", "In"]

@@ -25,11 +25,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import explicit_audit as ea
-from explicit_audit._core import collect, registry
-from explicit_audit._core.collect import build_kind
-from explicit_audit._core.pipeline import sort_value
-from explicit_audit._core.reader import read_exactly
-from explicit_audit._core.sources import display_name, scan_sources
+from explicit_audit._core import registry
+from explicit_audit.reading import collect
+from explicit_audit.reading.collect import build_kind
+from explicit_audit.reading.pipeline import sort_value
+from explicit_audit.reading.reader import read_exactly
+from explicit_audit.reading.sources import display_name, scan_sources
 
 SETTINGS = settings(
     max_examples=40,

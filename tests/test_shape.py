@@ -19,10 +19,10 @@ import pytest
 
 import explicit_audit as ea
 from explicit_audit._core import registry
-from explicit_audit._core.reader import read_exactly
 from explicit_audit._core.shape import Field, Shape, json_schema, markdown_table
 from explicit_audit.decisions import shape as decision_shape
 from explicit_audit.decisions.routing import INPUT_COLUMNS, REPLAY_COLUMNS
+from explicit_audit.reading.reader import read_exactly
 from explicit_audit.receipts._values import is_presentation
 from scripts.formats_tables import FORMATS, filled
 

@@ -21,9 +21,9 @@ from conftest import accounted, make_receipt, rows_by_path, without_columnar
 
 import explicit_audit as ea
 from explicit_audit._core import registry
-from explicit_audit._core.collect import read_all
-from explicit_audit._core.limits import Limits
-from explicit_audit._core.wide_keys import set_apart
+from explicit_audit.reading.collect import read_all
+from explicit_audit.reading.limits import Limits
+from explicit_audit.reading.wide_keys import set_apart
 
 # -- the bytes ----------------------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ def test_keys_past_the_limit_load_in_bulk_as_they_load_one_by_one(
     """Same tables as value by value; with ``run_bytes``, members are found in runs of that many
     bytes (and keys compared in runs of 50 members), in two threads, as in a large file."""
     if run_bytes is not None:
-        from explicit_audit._core import wide_keys
+        from explicit_audit.reading import wide_keys
 
         monkeypatch.setattr(wide_keys, "_CHUNK_BYTES", run_bytes)
         monkeypatch.setattr(wide_keys, "_CHUNK_MEMBERS", 50)
@@ -231,8 +231,8 @@ def test_keys_like_the_first_objects_are_found_as_a_byte_by_byte_look_finds_them
 
     import numpy as np
 
-    from explicit_audit._core import wide_keys
-    from explicit_audit._core.wide_keys import _like_first_object, _members
+    from explicit_audit.reading import wide_keys
+    from explicit_audit.reading.wide_keys import _like_first_object, _members
 
     rng = random.Random(seed)
     template = ["a", "schemaVersion", "k" * 8, "k" * 9, "x" * 16, "é" * 3, "y" * 23]
@@ -279,7 +279,7 @@ def test_members_found_in_runs_of_objects_are_the_members_of_one_pass(pretty):
     """
     import numpy as np
 
-    from explicit_audit._core import wide_keys
+    from explicit_audit.reading import wide_keys
 
     texts = []
     for index in range(60_000):
@@ -329,7 +329,7 @@ def _lines(count: int, key_of_its_own, extra=None) -> bytes:
 )
 def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_its_own, many):
     """_many_fields on JSON Lines parses its windows together: same fields, same verdict."""
-    from explicit_audit._core import columnar
+    from explicit_audit.reading import columnar
 
     data = _lines(3_000, key_of_its_own)
     windows = columnar._windows(data)
@@ -356,7 +356,7 @@ def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_it
 
 def test_windows_whose_fields_change_type_are_parsed_one_by_one():
     """A field numeric in one window and text in another: no parse of them together."""
-    from explicit_audit._core import columnar
+    from explicit_audit.reading import columnar
 
     data = _lines(3_000, lambda index: False, lambda index: {"host": index if index < 9 else "h"})
     windows = columnar._windows(data)
@@ -375,7 +375,7 @@ def test_fields_the_windows_show_are_declared_from_their_one_parse(
     ISO-looking logger text is read as text (then typed as times, as on every path), on the
     columnar path, with no parse of the first bytes of its own; a field first written past
     the head window, then in several windows, is declared too."""
-    from explicit_audit._core import columnar
+    from explicit_audit.reading import columnar
 
     def stamps(index: int) -> dict:
         if index < from_line:
@@ -404,8 +404,8 @@ def test_a_piece_of_lines_each_with_a_key_of_its_own_is_refused_before_the_parse
     """The fields declared from the windows' parse leave out a key seen in one later window:
     such keys are still counted, and a piece of a key of its own per line is never parsed
     whole (Arrow would build as many columns as lines)."""
-    from explicit_audit._core import columnar
-    from explicit_audit._core.columnar import TooManyFields, parse_piece
+    from explicit_audit.reading import columnar
+    from explicit_audit.reading.columnar import TooManyFields, parse_piece
     from explicit_audit.receipts._arrow import BARE_LINE
 
     def parsed(data: bytes):

@@ -1,4 +1,7 @@
-"""The reading core: files into JSON values, records, columns. It knows no record kind.
+"""The kind contract and what every layer shares: records, shapes, findings, the registry.
+
+It knows no record kind, and reads no file: the reading engine
+(:mod:`explicit_audit.reading`) is built on it.
 
 Importing it (which every part of the kit does first) refuses a pandas older
 than 3.0 with one clear message: the kit's tables are built on pandas 3's

@@ -7,7 +7,7 @@ object column (``plan``, ``payload``) keeps it exactly as written, and hashes
 are rebuilt from that.
 
 Extra (logger) keys become one column each, up to ``max_extra_columns``
-(:mod:`explicit_audit._core.limits`) per table: past it, the keys that come
+(:mod:`explicit_audit.reading.limits`) per table: past it, the keys that come
 later (ranked by the first row holding a value, then by name) are kept, not
 dropped, in one text column, :data:`EXTRA_JSON`: per row, the JSON object of
 its later keys that hold a value, keys sorted. A key itself named
@@ -159,7 +159,7 @@ def extra_columns(
     :func:`limit_extra` to place once the parts are joined. With ``typed=False``
     every column holds the values as read (``object``), for a part whose
     columns are typed once joined with the others
-    (:func:`~explicit_audit._core.columnar.in_file_order`): a column typed
+    (:func:`~explicit_audit.reading.columnar.in_file_order`): a column typed
     part by part may differ (text with a lone surrogate is shown as U+FFFD
     in a ``str`` column, and kept as read in a column of mixed types).
     """

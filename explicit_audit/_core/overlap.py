@@ -15,21 +15,28 @@ no thread outlives a replay.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
-
-from .limits import _DEFAULT_THREADS
 
 __all__ = ["THREADS", "both", "each"]
 
 A = TypeVar("A")
 B = TypeVar("B")
 
-#: Threads a replay computes with by default: 2, or 1 where ``OMP_NUM_THREADS`` is 1
-#: or the machine has one core (the reading limits' rule, ``max_threads``).
-THREADS = _DEFAULT_THREADS
+
+def _default_threads() -> int:
+    """2, or 1 where ``OMP_NUM_THREADS`` asks for one thread or there is one core."""
+    if os.environ.get("OMP_NUM_THREADS", "").strip() == "1" or (os.cpu_count() or 1) < 2:
+        return 1
+    return 2
+
+
+#: Threads a replay (and a read, ``Limits.max_threads``) computes with by default: 2,
+#: or 1 where ``OMP_NUM_THREADS`` is 1 or the machine has one core.
+THREADS = _default_threads()
 
 
 def both(first: Callable[[], A], second: Callable[[], B], threads: int = THREADS) -> tuple[A, B]:

@@ -1,6 +1,6 @@
 """What a record kind declares, and what the reading core hands to it.
 
-The reading core (:mod:`explicit_audit._core.collect`) turns files into
+The reading core (:mod:`explicit_audit.reading.collect`) turns files into
 :class:`RawValue` objects (parsed JSON values with their provenance) and
 :class:`Rejection` objects (input that could not be read). Each record kind
 is a :class:`RecordKind`, declared once in its own package and registered
@@ -274,10 +274,10 @@ class RecordKind:
         columnar path for values of one layout, given the bytes of the first:
         the Arrow schema expected of a value and ``convert(piece) ->
         ColumnarPart``, which raises
-        :class:`~explicit_audit._core.columnar.NotClean` for anything it is
+        :class:`~explicit_audit.reading.columnar.NotClean` for anything it is
         not sure of (those values are then read exactly). None where the
         layout has no columnar path. A
-        :class:`~explicit_audit._core.columnar.ColumnarReader` may add a
+        :class:`~explicit_audit.reading.columnar.ColumnarReader` may add a
         ``beside`` step: the kind's own pass over the piece's bytes, run
         while Arrow parses them.
     checks : tuple of Checker, optional
@@ -315,7 +315,7 @@ class RecordKind:
         order), ``texts`` their bytes, ``lines`` their lines; ``guard(text)``
         says whether a text may hold what orjson does not read exactly (an
         integer beyond 64 bits, a nesting deeper than the limit). It returns
-        a :class:`~explicit_audit._core.columnar.ColumnarPart` (emitted as
+        a :class:`~explicit_audit.reading.columnar.ColumnarPart` (emitted as
         ``("part", part)``) or None, and the positions it refuses, which are
         read exactly. A value
         is taken only when the exact path would load the very same row with

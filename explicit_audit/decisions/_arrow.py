@@ -2,7 +2,7 @@
 
 Both reading paths produce a *part*: a table in :data:`NORMAL_SCHEMA` and a
 row-aligned DataFrame of extra keys.
-:func:`~explicit_audit._core.columnar.frame_from_parts` turns parts into the
+:func:`~explicit_audit.reading.columnar.frame_from_parts` turns parts into the
 ``decisions`` DataFrame, so the two paths cannot drift apart.
 
 The fast path takes a JSON Lines file only when every field of every line is
@@ -19,7 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._core.columnar import (
+from .._core.columns import extra_columns
+from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
     NotClean,
@@ -28,7 +29,6 @@ from .._core.columnar import (
     order_like,
     scalar_lists,
 )
-from .._core.columns import extra_columns
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 from .shape import FIELD_TYPES
 
@@ -160,7 +160,7 @@ def columnar(layout_name: str, first_value: bytes):
     -------
     (pyarrow.Schema, callable)
         The schema expected of a record, and ``convert(piece) -> ColumnarPart``,
-        which raises :class:`~explicit_audit._core.columnar.NotClean` unless
+        which raises :class:`~explicit_audit.reading.columnar.NotClean` unless
         every field of every record is present, not null and valid (the exact
         path then names the problem).
     """

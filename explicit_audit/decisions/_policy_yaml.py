@@ -21,8 +21,8 @@ import yaml
 from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
 from .._core.records import lone_surrogate
-from .._core.sources import display_name
 from ..errors import PolicyError
+from ..reading.sources import display_name
 from .policy_sections import (
     Escalation,
     FallbackDomain,

@@ -57,15 +57,15 @@ from typing import Any, Unpack
 
 import pandas as pd
 
-from .._core.collect import Source
-from .._core.columnar import frame_from_parts
 from .._core.columns import INT64_MAX
 from .._core.describe import describe
 from .._core.lists import LIST_OF_STRINGS_DTYPE as LIST_OF_STRINGS
-from .._core.options import LoadOptions
 from .._core.records import KindTables, sort_out
 from .._core.registry import load_tables
 from ..errors import RecordError
+from ..reading.collect import Source
+from ..reading.columnar import frame_from_parts
+from ..reading.options import LoadOptions
 from ._arrow import part_from_rows
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
 from .shape import INPUT_DEFAULTS, INPUT_FIELDS, OUTPUT_DEFAULTS, OUTPUT_FIELDS

@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from .._core.content import HeldFile
 from .._core.records import Rejection, excerpt
-from .._core.sources import POLICY_SUFFIXES, display_name, resolve_sources
 from ..errors import AuditError, PolicyError
+from ..reading.content import HeldFile
+from ..reading.sources import POLICY_SUFFIXES, display_name, resolve_sources
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy
 

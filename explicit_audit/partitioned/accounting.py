@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._core.collect import Reading
-from .._core.limits import Limits
+from ..reading.collect import Reading
+from ..reading.limits import Limits
 
 __all__ = ["RejectionTally"]
 

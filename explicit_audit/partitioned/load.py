@@ -33,8 +33,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._core.byte_ranges import count_lines
-from .._core.collect import (
+from .._core.columns import EXTRA_JSON
+from .._core.key_table import concat_keys, keys_frame
+from .._core.records import Documents, RecordKind, Rejection
+from ..errors import InputError
+from ..reading.byte_ranges import count_lines
+from ..reading.collect import (
     Reading,
     build_kind,
     in_file_order,
@@ -45,15 +49,11 @@ from .._core.collect import (
     sources_frame,
     warn_extra_json,
 )
-from .._core.columns import EXTRA_JSON
-from .._core.content import file_digest
-from .._core.gc_pause import cyclic_gc_paused
-from .._core.key_table import concat_keys, keys_frame
-from .._core.limits import Limits
-from .._core.records import Documents, RecordKind, Rejection
-from .._core.remote import has_remote, list_remote, local_source, read_url
-from .._core.sources import CANNOT_READ
-from ..errors import InputError
+from ..reading.content import file_digest
+from ..reading.gc_pause import cyclic_gc_paused
+from ..reading.limits import Limits
+from ..reading.remote import has_remote, list_remote, local_source, read_url
+from ..reading.sources import CANNOT_READ
 from .accounting import RejectionTally
 from .conform import EXTRA_JSON_AFTER, FILE_RANKS, Where, conform, empty_meta
 from .parts import (

@@ -1,7 +1,7 @@
 """The partitions of a partitioned load: which bytes of which file each one reads.
 
 A partition is one file, one line-aligned byte range of a large plain JSON
-Lines file (:mod:`explicit_audit._core.byte_ranges`), or a pack of whole
+Lines file (:mod:`explicit_audit.reading.byte_ranges`), or a pack of whole
 small files, one after another, up to about ``blocksize`` bytes (a Dask
 partition costs bookkeeping of its own, which a hundred thousand one-line
 files would each pay). Gzip files, ``.json`` files (values one after another
@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .._core.batches import SMALL_FILE_BYTES
-from .._core.byte_ranges import nominal_ranges
-from .._core.collect import Reading, read_bytes, read_file, read_files, read_lines_range
-from .._core.limits import Limits
 from .._core.records import RecordKind, Rejection
-from .._core.remote import RemoteFile, read_url
-from .._core.sources import display_name, is_gzip_name, is_jsonl_name
+from ..reading.batches import SMALL_FILE_BYTES
+from ..reading.byte_ranges import nominal_ranges
+from ..reading.collect import Reading, read_bytes, read_file, read_files, read_lines_range
+from ..reading.limits import Limits
+from ..reading.remote import RemoteFile, read_url
+from ..reading.sources import display_name, is_gzip_name, is_jsonl_name
 
 __all__ = [
     "DEFAULT_BLOCKSIZE",

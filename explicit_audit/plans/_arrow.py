@@ -2,7 +2,7 @@
 
 Every reading path makes a *part*: a table in :data:`NORMAL_SCHEMA` and a
 row-aligned DataFrame of the records' other keys;
-:func:`~explicit_audit._core.columnar.frame_from_parts` turns parts into the
+:func:`~explicit_audit.reading.columnar.frame_from_parts` turns parts into the
 ``plans`` DataFrame, so the paths cannot drift apart.
 
 The columnar path takes a piece only when every record in it is written as
@@ -12,8 +12,8 @@ as :func:`~explicit_audit.plans.loader._producer_row` builds it. Arrow reads
 a key written ``null`` as it reads a key left out; the two differ for the
 plan (``"mt": null`` is no shape a producer writes), so every record whose
 bytes hold a ``null`` is parsed again to tell them apart. Each plan's text
-is its bytes in the record (:func:`~explicit_audit._core.member_text.member_texts`).
-Anything else raises :class:`~explicit_audit._core.columnar.NotClean`: the
+is its bytes in the record (:func:`~explicit_audit.reading.member_text.member_texts`).
+Anything else raises :class:`~explicit_audit.reading.columnar.NotClean`: the
 piece is then read record by record in bulk (:mod:`explicit_audit.plans._bulk`),
 and what that refuses value by value, where each problem is named.
 """
@@ -29,7 +29,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._core.columnar import (
+from .._core.columns import displayable
+from ..reading.columnar import (
     ColumnarPart,
     ColumnarReader,
     JsonlPiece,
@@ -38,8 +39,7 @@ from .._core.columnar import (
     order_like,
     scalar_frame,
 )
-from .._core.columns import displayable
-from .._core.member_text import member_texts
+from ..reading.member_text import member_texts
 
 __all__ = [
     "LINE",
@@ -108,7 +108,7 @@ def columnar(layout_name: str, first_value: bytes):
     -------
     ColumnarReader
         :data:`LINE`; ``convert(piece) -> ColumnarPart``, which raises
-        :class:`~explicit_audit._core.columnar.NotClean` unless every record
+        :class:`~explicit_audit.reading.columnar.NotClean` unless every record
         of the piece is written as producers write it; and, as its ``beside``
         step, :func:`plan_bytes`, which finds each plan's text and the records
         holding a ``null`` while Arrow parses the piece.
@@ -138,7 +138,7 @@ def plan_bytes(
     -------
     plans : pyarrow.StringArray or None
         Each record's ``retrieval_plan`` text as written (see
-        :func:`~explicit_audit._core.member_text.member_texts`).
+        :func:`~explicit_audit.reading.member_text.member_texts`).
     null_rows : ndarray of int64
         The records whose bytes hold ``null`` (see :func:`_no_written_null`).
     """

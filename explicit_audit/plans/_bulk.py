@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._core.columnar import ColumnarPart
 from .._core.columns import extra_columns
 from .._core.keys import likely_typo
+from ..reading.columnar import ColumnarPart
 from ._arrow import part_from_columns
 from ._producer import ProducerFields, producer_fields
 from .loader import _RECORD_KEYS, _extra_keys, plan_texts

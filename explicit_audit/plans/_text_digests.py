@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from .._core.memory import hand_back_pooled
 from .._core.overlap import THREADS, each
+from ..reading.memory import hand_back_pooled
 from ._arrow import PLAN_TYPE, any_of, mt_set, rows_holding
 from ._canonical import PlanError, digest
 from ._json_text import join_texts, quoted_lists, quoted_repeated, quoted_strings

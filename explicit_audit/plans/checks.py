@@ -17,9 +17,9 @@ import pyarrow.compute as pc
 from .._core import engine
 from .._core.deprecation import deprecated_alias
 from .._core.findings import FINDING_COLUMNS, FindingsBuilder, Rule, RuleTable
-from .._core.gc_pause import cyclic_gc_paused
 from ..canonical import is_sha256_hex
 from ..errors import AuditError
+from ..reading.gc_pause import cyclic_gc_paused
 from ._canonical import (
     PlanError,
     digest,

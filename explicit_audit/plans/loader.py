@@ -59,13 +59,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._core.collect import Source
-from .._core.columnar import frame_from_parts
 from .._core.columns import extra_columns, fits_int64
-from .._core.member_text import member_texts
-from .._core.options import LoadOptions
 from .._core.records import KindTables, RawValue, sort_out
 from .._core.registry import load_tables
+from ..reading.collect import Source
+from ..reading.columnar import frame_from_parts
+from ..reading.member_text import member_texts
+from ..reading.options import LoadOptions
 from ._arrow import part_from_rows
 from ._canonical import (
     PlanError,
@@ -141,7 +141,7 @@ def _one_written_plan(item: RawValue) -> str:
 
 def plan_texts(records: Sequence[bytes]) -> list[str] | None:
     """The plan's bytes in each record's text, or None where the bytes of one do not
-    show it with certainty (see :func:`~explicit_audit._core.member_text.member_texts`)."""
+    show it with certainty (see :func:`~explicit_audit.reading.member_text.member_texts`)."""
     starts = np.cumsum([0, *(len(text) + 1 for text in records[:-1])])
     try:
         found = member_texts(

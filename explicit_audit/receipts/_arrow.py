@@ -19,7 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._core.columnar import (
+from .._core.columns import beside
+from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
     NotClean,
@@ -30,7 +31,6 @@ from .._core.columnar import (
     scalar_frame,
     string_series,
 )
-from .._core.columns import beside
 from ._schema import CATEGORIES as _CATEGORIES
 from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
@@ -272,7 +272,7 @@ def columnar(layout_name: str, first_value: bytes):
     -------
     (pyarrow.Schema, callable) or None
         The schema expected of a line, and ``convert(piece) -> ColumnarPart``,
-        which raises :class:`~explicit_audit._core.columnar.NotClean` when any
+        which raises :class:`~explicit_audit.reading.columnar.NotClean` when any
         row is not plainly valid (the exact path then names the problem).
     """
     if layout_name not in ("wrapped", "bare"):

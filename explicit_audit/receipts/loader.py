@@ -72,10 +72,10 @@ from typing import Unpack
 
 import pandas as pd
 
-from .._core.collect import Source
-from .._core.options import LoadOptions
 from .._core.records import KindTables
 from .._core.registry import load_tables
+from ..reading.collect import Source
+from ..reading.options import LoadOptions
 from ._arrow import frames_from_parts
 from ._values import normalise_values
 from .presentations import presentations_table, screen_presentations

@@ -31,14 +31,14 @@ from types import MappingProxyType
 
 import pandas as pd
 
-from .._core.content import FileDigest
-from .._core.content import file_digest as _digest_of
 from .._core.jsonable import json_rows
-from .._core.remote import is_url, url_digest
-from .._core.sources import display_name
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
 from ..errors import UnreadableFileError
+from ..reading.content import FileDigest
+from ..reading.content import file_digest as _digest_of
+from ..reading.remote import is_url, url_digest
+from ..reading.sources import display_name
 
 __all__ = [
     "LIBRARIES",

@@ -22,8 +22,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._core.sources import CANNOT_LIST, CANNOT_READ, scan_sources, unreadable_problems
 from ..errors import UnreadableFileError
+from ..reading.sources import CANNOT_LIST, CANNOT_READ, scan_sources, unreadable_problems
 from .provenance import FileDigest, unreadable
 
 __all__ = ["Snapshot", "take_snapshot"]

@@ -56,11 +56,11 @@ from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
 from nbformat.v4 import new_output
 
-from .._core.sources import display_name
 from .._version import __version__
 from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load
 from ..partitioned.scheduler import use_scheduler
+from ..reading.sources import display_name
 from ..verify import Verification, verify_all
 from ._empty import has_records, no_records_notebook, notebook_tables
 from ._files import remove_stale_reports, write_atomically

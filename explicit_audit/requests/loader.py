@@ -46,12 +46,12 @@ from typing import Any, Unpack
 import pandas as pd
 import pyarrow as pa
 
-from .._core.collect import Source
 from .._core.columns import beside, extra_columns, text_safe_series
-from .._core.options import LoadOptions
 from .._core.records import KindTables, segment_values, sort_out
 from .._core.registry import load_tables
 from ..errors import RecordError
+from ..reading.collect import Source
+from ..reading.options import LoadOptions
 
 __all__ = ["NAME", "build_tables", "load_requests", "matches"]
 

@@ -11,10 +11,10 @@ import os
 from dataclasses import replace
 from typing import Any, TypedDict
 
+from .._core.extras import require
+from .._core.progress import wanted
 from ..errors import AuditError
-from .extras import require
 from .limits import Limits, limits_from
-from .progress import wanted
 
 __all__ = ["ENGINES", "LoadOptions", "resolved"]
 
@@ -46,7 +46,7 @@ class LoadOptions(TypedDict, total=False):
     limits : Limits or dict, optional
         Reading limits (nesting depth, value size, decompressed size, rejected
         rows kept); a dict overrides the defaults of
-        :mod:`explicit_audit._core.limits`.
+        :mod:`explicit_audit.reading.limits`.
     engine : {"pandas", "dask"}, default "pandas"
         ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
         partition when computed (see README, "Past one machine").

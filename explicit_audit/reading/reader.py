@@ -5,7 +5,7 @@ it is given: each JSON Lines line on its own, each ``.json`` piece as values
 one after another (arrays split into their elements). It is the reference
 every faster path is compared with, and the way to look at a file's values
 with their lines. Loading (``ea.load``) goes through
-:mod:`explicit_audit._core.pipeline`, which gives the same rows faster.
+:mod:`explicit_audit.reading.pipeline`, which gives the same rows faster.
 
 What it reads (see ``docs/formats.md``):
 
@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .._core.records import RawValue, Rejection, blame_cut
 from .content import FileReader
 from .exact import has_long_integer, iter_region, parse_line
 from .limits import Limits, limits_from
-from .records import RawValue, Rejection, blame_cut
 from .sources import DATA_SUFFIXES, POLICY_SUFFIXES, resolve_sources
 from .spans import split_piece
 

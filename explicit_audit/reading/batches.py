@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._core.records import RawValue, RecordKind, Rejection
 from .columnar import ColumnarPart
 from .content import FileDigest
 from .limits import Limits
 from .pipeline import PieceReader
-from .records import RawValue, RecordKind, Rejection
 from .spans import split_piece
 
 __all__ = ["BATCH_BYTES", "SMALL_FILE_BYTES", "SmallFile", "read_batch"]
@@ -65,7 +65,7 @@ def read_batch(
     files : sequence of SmallFile
         In file order, each the whole content of a JSON Lines file.
     kinds, keep, limits
-        As for :class:`~explicit_audit._core.pipeline.PieceReader`.
+        As for :class:`~explicit_audit.reading.pipeline.PieceReader`.
     emit, reject : callable
         Given each segment and rejection, named by its own file and line.
 

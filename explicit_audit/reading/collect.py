@@ -17,18 +17,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._core.caller import warn
+from .._core.columns import EXTRA_JSON, extra_columns_limited
+from .._core.key_table import settle
+from .._core.keys import shape_of
+from .._core.progress import byte_progress
+from .._core.records import KindTables, RecordKind, Rejection, blame_cut
+from .._core.times import typed_times, unparsed_counts
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
 from .ahead import Relay, read_ahead
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
-from .caller import warn
-from .columns import EXTRA_JSON, extra_columns_limited
 from .content import BytesReader, FileDigest, FileReader, HeldFile, RangeReader, hold_file
-from .key_table import settle
-from .keys import shape_of
 from .limits import DEFAULT_LIMITS, Limits
 from .pipeline import PieceReader
-from .progress import byte_progress
-from .records import KindTables, RecordKind, Rejection, blame_cut
 from .sources import (
     CANNOT_READ,
     POLICY_SUFFIXES,
@@ -36,7 +37,6 @@ from .sources import (
     is_plain_jsonl_name,
     scan_sources,
 )
-from .times import typed_times, unparsed_counts
 
 __all__ = [
     "REJECTED_COLUMNS",
@@ -342,7 +342,7 @@ def read_all(
         The kinds whose values are kept (all by default). A value of another
         kind is recognised, so not rejected, but not kept or built.
     limits : Limits, optional
-        The reading limits (:mod:`explicit_audit._core.limits`).
+        The reading limits (:mod:`explicit_audit.reading.limits`).
 
     Returns
     -------
@@ -373,9 +373,9 @@ def read_files(
     """Read files one after another into ``reading``, small JSON Lines files in batches.
 
     A plain (not gzip) JSON Lines file of at most
-    :data:`~explicit_audit._core.batches.SMALL_FILE_BYTES` that is read whole
+    :data:`~explicit_audit.reading.batches.SMALL_FILE_BYTES` that is read whole
     in one piece, without a file-level problem, joins a batch
-    (:func:`~explicit_audit._core.batches.read_batch`); any other file is
+    (:func:`~explicit_audit.reading.batches.read_batch`); any other file is
     read on its own, from where its reading got to. Files are read, and their
     rows and rejections kept, in the order given.
 
@@ -390,7 +390,7 @@ def read_files(
     on_bytes : callable, optional
         The progress bar's count of bytes read.
     hash_whole : bool, default True
-        As for :class:`~explicit_audit._core.content.FileReader`.
+        As for :class:`~explicit_audit.reading.content.FileReader`.
     """
     batch: list[SmallFile] = []
     batch_bytes = 0
@@ -520,7 +520,7 @@ def read_lines_range(
     """Read the whole lines of a JSON Lines file that start in ``[start, stop)``.
 
     Numbered from ``first_line``, as :func:`read_bytes` reads them, but
-    streamed from the file (:class:`~explicit_audit._core.content.RangeReader`):
+    streamed from the file (:class:`~explicit_audit.reading.content.RangeReader`):
     a line longer than ``max_value_bytes`` is rejected without being held.
     """
     return _read_one(

@@ -19,7 +19,7 @@ rejections name it: the URL as given, a file object's ``name`` (or
 ``<file object N>``), ``<stdin>``. The bytes are hashed as they are read,
 so the provenance (size and SHA-256 of the bytes read) of a stream that can
 be read only once is known: :attr:`Reading.digests
-<explicit_audit._core.collect.Reading>`.
+<explicit_audit.reading.collect.Reading>`.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
+from .._core.extras import require
+from .._core.progress import byte_progress
+from .._core.records import Rejection
 from ..errors import AuditError
 from .collect import Listing, Reading, read_with
 from .content import FileDigest, FileReader, _Tap
-from .extras import require
 from .limits import Limits
-from .progress import byte_progress
-from .records import Rejection
 from .sources import (
     POLICY_SUFFIXES,
     display_name,
@@ -236,7 +236,7 @@ def expand_url(url: str) -> list[str]:
 def expand_remote(items: list) -> list[RemoteFile | str | os.PathLike]:
     """Each URL as the files it names, each file object or ``-`` as a :class:`RemoteFile`.
 
-    Local paths are left for :func:`~explicit_audit._core.sources.find_sources`.
+    Local paths are left for :func:`~explicit_audit.reading.sources.find_sources`.
     """
     out: list = []
     unnamed = 0
@@ -346,7 +346,7 @@ class StreamReader(FileReader):
 def read_remote(source: Any, kinds, *, progress: bool, keep=None, limits=None):
     """Read a source that names URLs, file objects or ``-``, local paths among them.
 
-    As :func:`~explicit_audit._core.collect.read_all` reads local paths, in
+    As :func:`~explicit_audit.reading.collect.read_all` reads local paths, in
     the order given; each file that is not a local path is read through a
     :class:`StreamReader` and its size and SHA-256 recorded in
     ``Reading.digests``. A YAML policy that is not a local file is one
@@ -401,7 +401,7 @@ def _policy_problem(remote: RemoteFile):
 
 
 def list_remote(source: Any):
-    """The :class:`~explicit_audit._core.collect.Listing` of a source naming URLs.
+    """The :class:`~explicit_audit.reading.collect.Listing` of a source naming URLs.
 
     A URL's files are :class:`RemoteFile` entries of ``data_files``, for the
     Dask engine, whose workers read each by its URL.
@@ -436,7 +436,7 @@ def list_remote(source: Any):
 
 
 def read_url(url: str, name: str, kinds, *, keep=None, limits=None, whole: bool = True):
-    """Read the file at ``url`` as :func:`~explicit_audit._core.collect.read_file` reads a
+    """Read the file at ``url`` as :func:`~explicit_audit.reading.collect.read_file` reads a
     local one (a Dask partition, by its URL); ``whole=False`` for its head only."""
     reading = Reading([name], [], limits or Limits())
     remote = RemoteFile(name, url=url)

@@ -2,7 +2,7 @@
 
 pyarrow's JSON reader parses objects into Arrow columns in C++, many times
 faster than parsing value by value. The splitter
-(:mod:`explicit_audit._core.spans`) hands over the spans it found clean, with
+(:mod:`explicit_audit.reading.spans`) hands over the spans it found clean, with
 their lines; the rows must come back one per span, or the caller splits the
 spans and tries again, down to single spans, which go to the exact path.
 Each record kind converts a parsed table into its normal layout, refusing
@@ -52,7 +52,7 @@ class TooManyFields(NotClean):
     """The values hold more extra fields than ``max_extra_columns``.
 
     The caller sets the keys past the limit apart from the bytes and parses
-    the rest (:mod:`explicit_audit._core.wide_keys`); where it cannot, the
+    the rest (:mod:`explicit_audit.reading.wide_keys`); where it cannot, the
     values are read one by one, which keeps the fields past the limit as JSON
     text per row.
     """
@@ -184,7 +184,7 @@ def _many_fields(
     N lines of N fields into N columns of N rows each, which takes minutes
     and gigabytes; refused, the fields past ``max_extra_columns`` are set
     apart from the bytes and kept as one column of JSON text
-    (:mod:`explicit_audit._core.wide_keys`), or the values read one by one.
+    (:mod:`explicit_audit.reading.wide_keys`), or the values read one by one.
     The windows of JSON Lines (``multiline`` false: one object per line) are
     parsed in one call (:func:`_windows_of`, passed as ``parsed`` where
     the caller has them), others one call each.
@@ -362,7 +362,7 @@ def parse_piece(
             raise TooManyFields
         table = _parse(pa.py_buffer(data), declared, multiline, threads)
         # Structure only: pyarrow does not check the UTF-8 of what it parses, and
-        # clean spans hold only UTF-8 (:mod:`explicit_audit._core.spans` checks it).
+        # clean spans hold only UTF-8 (:mod:`explicit_audit.reading.spans` checks it).
         table.validate()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotClean from exc
@@ -475,7 +475,7 @@ def frame_from_parts(parts: list, dtypes: dict, *, taken: str) -> pd.DataFrame:
         The prefix an extra column takes when its name is a column already
         (``"record."``: ``record.top_k``).
     """
-    from .columns import beside
+    from .._core.columns import beside
 
     table, extra = in_file_order(parts)
     frame = pd.DataFrame(
@@ -518,7 +518,7 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
         one column of their values gets (see
         :func:`~explicit_audit._core.columns.typed_columns`).
     """
-    from .columns import EXTRA_JSON, limit_extra
+    from .._core.columns import EXTRA_JSON, limit_extra
 
     table = pa.concat_tables([part[0] for part in parts])
     order = None
@@ -565,7 +565,7 @@ def _retyped(extras: pd.DataFrame) -> pd.DataFrame:
     A column that is null throughout one part and text in another joins as
     objects; the values read one by one would make it text.
     """
-    from .columns import typed_columns
+    from .._core.columns import typed_columns
 
     mixed = [name for name in extras.columns if extras[name].dtype == object]
     if not mixed:

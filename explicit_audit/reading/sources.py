@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
+from .._core.records import Rejection
 from ..errors import AuditError
-from .records import Rejection
 
 __all__ = [
     "CANNOT_LIST",

@@ -24,7 +24,7 @@ itself refuses what else strict JSON refuses: an escaped lone surrogate, a
 raw line end or control character in a string, a trailing comma.) The
 columnar path then
 verifies that each clean span is exactly one object of the expected shape;
-everything else is read by :mod:`explicit_audit._core.exact`.
+everything else is read by :mod:`explicit_audit.reading.exact`.
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def split_piece(data: bytes, first_line: int, jsonl: bool, limits: Limits) -> Sp
     Parameters
     ----------
     data : bytes
-        Whole values of one file (a :class:`~explicit_audit._core.content.Piece`).
+        Whole values of one file (a :class:`~explicit_audit.reading.content.Piece`).
     first_line : int
         The file line ``data`` starts on.
     jsonl : bool

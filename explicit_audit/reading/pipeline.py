@@ -1,13 +1,13 @@
 """One reading pipeline for every input shape: split, parse in bulk, reject one by one.
 
-Each piece of a file (:mod:`explicit_audit._core.content`) is split into
-spans (:mod:`explicit_audit._core.spans`). The clean spans go to the columnar
+Each piece of a file (:mod:`explicit_audit.reading.content`) is split into
+spans (:mod:`explicit_audit.reading.spans`). The clean spans go to the columnar
 path in bulk: first all of them as the kind and layout of the first one
 (a file of one record shape costs one pyarrow parse per piece); when that is
 refused, each clean span is parsed on its own, sorted into its kind and
 layout, and each group is parsed in bulk again, halving a refused group until
 the spans it refuses are found. Those, and the spans that are not clean, are
-read by the exact path (:mod:`explicit_audit._core.exact`), which names what
+read by the exact path (:mod:`explicit_audit.reading.exact`), which names what
 is wrong where. No file ever falls back to a slower path as a whole, and the
 rows of every path are sorted back into file order by the kinds' builders.
 """
@@ -22,15 +22,15 @@ from typing import Any
 import numpy as np
 import orjson
 
+from .._core.columns import EXTRA_JSON, OVERFLOW, overflow_column
+from .._core.describe import FORMATS_DOC, json_type
+from .._core.keys import columnar_fits, likely_typos, nearest_shape
+from .._core.overlap import both
+from .._core.records import RawValue, RecordKind, Rejection, excerpt
 from .columnar import ColumnarReader, JsonlPiece, NotClean, TooManyFields, parse_piece
-from .columns import EXTRA_JSON, OVERFLOW, overflow_column
-from .describe import FORMATS_DOC, json_type
 from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
-from .keys import columnar_fits, likely_typos, nearest_shape
 from .limits import Limits
 from .memory import PIECE_BYTES, hand_back
-from .overlap import both
-from .records import RawValue, RecordKind, Rejection, excerpt
 from .spans import Spans, array_spans, first_solid, split_piece
 from .wide_keys import set_apart
 
@@ -159,7 +159,7 @@ class PieceReader:
 
         It reads nothing else of the reader (a pure function of the piece), so
         it may run for the next piece in another thread (see
-        :func:`explicit_audit._core.ahead.read_ahead`). None for a ``.json``
+        :func:`explicit_audit.reading.ahead.read_ahead`). None for a ``.json``
         piece that opens with ``[``: :meth:`read` first tries it as one array.
         """
         if not self.jsonl:

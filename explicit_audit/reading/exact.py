@@ -19,9 +19,9 @@ from collections.abc import Iterator
 
 import orjson
 
-from .columns import INT64_MAX
+from .._core.columns import INT64_MAX
+from .._core.records import RawValue, Rejection, excerpt
 from .limits import Limits
-from .records import RawValue, Rejection, excerpt
 
 __all__ = [
     "has_long_integer",

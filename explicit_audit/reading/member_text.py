@@ -3,7 +3,7 @@
 A kind that keeps a value exactly as written (the plans kind keeps each
 ``retrieval_plan`` so that hashes are rebuilt from it) takes its bytes from
 the buffer the objects were read from: the same pass that finds every
-object's top-level members for :mod:`~explicit_audit._core.wide_keys`
+object's top-level members for :mod:`~explicit_audit.reading.wide_keys`
 (strings and escaped quotes set aside) gives each member's key and where its
 value ends, and the value is the bytes after the key's colon, trimmed of
 white space. Nothing is parsed or written again, so the text keeps the
@@ -48,7 +48,7 @@ def member_texts(
         as ``"retrieval\\u005fplan"``, is not recognised).
     object_starts : ndarray of int64, optional
         Where each object starts in ``data``, to find the members in runs
-        (see :func:`~explicit_audit._core.wide_keys._chunked_members`).
+        (see :func:`~explicit_audit.reading.wide_keys._chunked_members`).
     threads : int, default 1
 
     Returns

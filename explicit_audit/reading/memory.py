@@ -5,7 +5,7 @@ freed once the piece is read, but the allocators keep freed memory for
 later: glibc's ``malloc`` in each thread's arena (pyarrow's system pool, the
 pieces' bytes, NumPy), pyarrow's default pool in its own caches. Where a
 kind's pass over the bytes runs beside Arrow's parse
-(:class:`~explicit_audit._core.columnar.ColumnarReader`), the two threads
+(:class:`~explicit_audit.reading.columnar.ColumnarReader`), the two threads
 keep what they freed in two arenas, and over the pieces of a large file
 that adds up to more than the tables a load returns. :func:`hand_back` asks
 the allocators to return what they keep unused; it changes no value, only

@@ -47,23 +47,16 @@ value it cut, not a signal.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from .._core.overlap import THREADS
 from ..errors import AuditError
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "limits_from"]
 
 
-def _default_threads() -> int:
-    """2, or 1 where ``OMP_NUM_THREADS`` asks for one thread or there is one core."""
-    if os.environ.get("OMP_NUM_THREADS", "").strip() == "1" or (os.cpu_count() or 1) < 2:
-        return 1
-    return 2
-
-
-_DEFAULT_THREADS = _default_threads()
+_DEFAULT_THREADS = THREADS
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +65,7 @@ class Limits:
 
     Examples
     --------
-    >>> from explicit_audit._core.limits import Limits
+    >>> from explicit_audit.reading.limits import Limits
     >>> Limits().max_depth
     512
     >>> Limits(max_depth=64).max_value_bytes == Limits().max_value_bytes
@@ -94,7 +87,7 @@ class Limits:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise AuditError(
                     f"limit {item.name} must be a positive integer, got {value!r}; see "
-                    "explicit_audit._core.limits for what each limit means"
+                    "explicit_audit.reading.limits for what each limit means"
                 )
 
 

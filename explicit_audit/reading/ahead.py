@@ -1,6 +1,6 @@
 """Work on an iteration's next items in a second thread while the caller uses the current one.
 
-A file is read in pieces (:mod:`explicit_audit._core.content`): each is
+A file is read in pieces (:mod:`explicit_audit.reading.content`): each is
 read, decompressed, hashed and split into spans (:mod:`.spans`) before the
 columnar parser and the tables' builders take it. :func:`read_ahead` does
 the first part for the next piece in a thread of its own while the calling
@@ -67,7 +67,7 @@ def read_ahead(
 
     Examples
     --------
-    >>> from explicit_audit._core.ahead import read_ahead
+    >>> from explicit_audit.reading.ahead import read_ahead
     >>> [(item, result) for item, result in read_ahead(range(3), lambda x: x * x)]
     [(0, 0), (1, 1), (2, 4)]
     """
@@ -132,7 +132,7 @@ class Relay:
 
     Examples
     --------
-    >>> from explicit_audit._core.ahead import Relay
+    >>> from explicit_audit.reading.ahead import Relay
     >>> seen = []
     >>> relay = Relay(seen.append)
     >>> relay(3); relay(4); relay.flush(); relay.flush()

@@ -34,9 +34,9 @@ from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
+from .._core.records import Rejection, excerpt
 from .byte_ranges import range_chunks
 from .limits import Limits
-from .records import Rejection, excerpt
 from .sources import CANNOT_READ, display_name, is_gzip_name, is_jsonl_name
 
 __all__ = [
@@ -656,14 +656,14 @@ class RangeReader(FileReader):
     """Reads the whole lines that start in a byte range of a JSON Lines file, streamed.
 
     As :class:`FileReader` reads a file, the range's bytes are taken chunk by
-    chunk (:func:`~explicit_audit._core.byte_ranges.range_chunks`), so that a
+    chunk (:func:`~explicit_audit.reading.byte_ranges.range_chunks`), so that a
     value larger than ``max_value_bytes`` is skipped as it is read, never
     held whole. No digest is taken: a range is not the file.
 
     Parameters
     ----------
     start, stop : int
-        The nominal range (see :mod:`explicit_audit._core.byte_ranges`).
+        The nominal range (see :mod:`explicit_audit.reading.byte_ranges`).
     """
 
     start: int = 0

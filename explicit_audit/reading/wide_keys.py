@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from .lists import range_positions
-from .overlap import each
+from .._core.lists import range_positions
+from .._core.overlap import each
 from .spans import _NESTING, structure
 
 __all__ = ["SetApart", "set_apart"]
