@@ -69,6 +69,10 @@ class LoadOptions(TypedDict, total=False):
         version and every file's SHA-256: a later load of unchanged files
         reads them back instead of parsing (:mod:`explicit_audit.cache`).
         The pandas engine, local files only.
+    storage_options : dict, optional
+        For URLs: passed to fsspec as the file system's options (credentials,
+        ``client_kwargs``, request ``headers``, ...), e.g.
+        ``{"key": ..., "secret": ...}`` for ``s3://``.
     """
 
     strict: bool
@@ -80,6 +84,7 @@ class LoadOptions(TypedDict, total=False):
     sample_bytes: int | None
     cache: str | os.PathLike | None
     threads: int | None
+    storage_options: dict | None
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -92,6 +97,7 @@ _DEFAULTS: dict[str, Any] = {
     "sample_bytes": None,
     "cache": None,
     "threads": None,
+    "storage_options": None,
 }
 
 
