@@ -298,3 +298,8 @@ def test_the_digest_of_a_url_is_bounded(hostile):
     _, base = hostile
     with pytest.raises(OSError, match="more than max_file_bytes"):
         url_digest(f"{base}/endless.jsonl", Limits(max_file_bytes=1 << 20))
+
+
+def test_storage_options_are_for_the_pandas_engine():
+    with pytest.raises(ea.AuditError, match='storage_options= is for engine="pandas"'):
+        ea.load("memory://logs/", engine="dask", storage_options={"key": "k"})

@@ -72,7 +72,9 @@ class LoadOptions(TypedDict, total=False):
     storage_options : dict, optional
         For URLs: passed to fsspec as the file system's options (credentials,
         ``client_kwargs``, request ``headers``, ...), e.g.
-        ``{"key": ..., "secret": ...}`` for ``s3://``.
+        ``{"key": ..., "secret": ...}`` for ``s3://``. The pandas engine: a
+        Dask load's workers take theirs from their own environment, so that
+        no credential travels in its task graph.
     """
 
     strict: bool
@@ -126,6 +128,11 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
             raise AuditError(
                 'cache= keeps in-memory tables: use it with engine="pandas" (a Dask load '
                 "reads its partitions when computed)"
+            )
+        if found["storage_options"] is not None:
+            raise AuditError(
+                'storage_options= is for engine="pandas": a Dask load\'s workers open each URL '
+                "with the credentials of their own environment (none travels in the task graph)"
             )
         require("dask", 'engine="dask"')
     return found
