@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import http.server
+import io
 import socket
 import threading
 import time
@@ -303,3 +304,21 @@ def test_the_digest_of_a_url_is_bounded(hostile):
 def test_storage_options_are_for_the_pandas_engine():
     with pytest.raises(ea.AuditError, match='storage_options= is for engine="pandas"'):
         ea.load("memory://logs/", engine="dask", storage_options={"key": "k"})
+
+
+class _Zeros(io.RawIOBase):
+    """A stream that never ends, as ``/dev/zero`` piped to standard input."""
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        buffer[:] = b"\n" * len(buffer)
+        return len(buffer)
+
+
+def test_an_endless_stream_is_cut_off_at_max_file_bytes():
+    bound = 1 << 20
+    audit = _load(_Zeros(), limits={"max_file_bytes": bound})
+    assert any("more than max_file_bytes" in reason for reason in _file_reasons(audit))
+    assert ea.provenance(audit).files.iloc[0]["bytes"] == bound

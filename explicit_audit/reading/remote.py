@@ -159,7 +159,11 @@ class RemoteFile:
         """
         if self.handle is None:
             return open_url(self.url, limits, self.options)
-        return BoundedStream(self.handle.read, lambda: None, limits, timed=False)
+        stream = BoundedStream(self.handle.read, lambda: None, limits, timed=False)
+        # A file's size when opened bounds the read, as for a path (a log still written).
+        if hasattr(self.handle, "fileno"):
+            stream.fileno = self.handle.fileno
+        return stream
 
 
 def _require(url: str) -> None:
