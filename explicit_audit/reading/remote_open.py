@@ -20,7 +20,10 @@ through a :class:`BoundedStream`:
 
 Whatever goes wrong is a :class:`RemoteError` (an ``OSError``) whose message
 names it: the timeout and its limit, the status, the redirect's target, a
-refused connection, a host name that does not resolve.
+refused connection, a host name that does not resolve. :class:`StreamReader`
+reads such a stream (or a caller's file object, within ``max_file_bytes`` but
+untimed) as :class:`~explicit_audit.reading.content.FileReader` reads a local
+file.
 """
 
 from __future__ import annotations
@@ -223,13 +226,16 @@ async def _named(awaitable, limits: Limits):
     """``awaitable``'s result; its failure as a :class:`RemoteError` that names it."""
     import aiohttp
 
+    # Older aiohttp (before 3.10) does not tell the connect and idle timeouts apart.
+    connect = getattr(aiohttp, "ConnectionTimeoutError", ())
+    idle = getattr(aiohttp, "SocketTimeoutError", ())
     try:
         return await awaitable
     except RemoteError:
         raise
-    except aiohttp.ConnectionTimeoutError:
+    except connect:
         raise RemoteError(_timed_out("connect", limits.connect_timeout)) from None
-    except aiohttp.SocketTimeoutError:
+    except idle:
         raise RemoteError(_timed_out("idle", limits.idle_timeout)) from None
     except TimeoutError:
         raise RemoteError(_timed_out("total", limits.total_timeout)) from None
@@ -293,8 +299,13 @@ class StreamReader(FileReader):
         """Open the file and read its head; a file that cannot be opened is a problem."""
         try:
             tap = _Tap(self.remote.open(self.limits))
+        except OSError as exc:
+            self._cannot_read(exc)
+            return self
+        try:
             head = tap.read(_READ_BYTES)
         except OSError as exc:
+            tap.handle.close()
             self._cannot_read(exc)
             return self
         tap.unread(head)
