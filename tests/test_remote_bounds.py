@@ -322,3 +322,12 @@ def test_an_endless_stream_is_cut_off_at_max_file_bytes():
     audit = _load(_Zeros(), limits={"max_file_bytes": bound})
     assert any("more than max_file_bytes" in reason for reason in _file_reasons(audit))
     assert ea.provenance(audit).files.iloc[0]["bytes"] == bound
+
+
+def test_the_dask_engine_reads_a_url_under_the_same_bounds(hostile):
+    pytest.importorskip("dask")
+    _, base = hostile
+    lazy = _load(f"{base}/endless.jsonl", engine="dask", limits={"max_file_bytes": 2 << 20})
+    assert any("more than max_file_bytes" in reason for reason in _file_reasons(lazy.compute()))
+    stalled = _load(f"{base}/stall.jsonl", engine="dask", limits={"idle_timeout": 1}).compute()
+    assert any("idle_timeout (1 s)" in reason for reason in _file_reasons(stalled))
