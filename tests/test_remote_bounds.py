@@ -10,6 +10,8 @@ import hashlib
 import http.server
 import io
 import socket
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -245,6 +247,24 @@ def test_a_refused_connection_says_so():
         port = probe.getsockname()[1]
     with pytest.raises(ea.AuditError, match=rf"127\.0\.0\.1:{port} refuses the connection"):
         _load(f"http://127.0.0.1:{port}/plans.jsonl")
+
+
+def test_a_refused_connection_is_one_line_in_the_command_line():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        where = f"127.0.0.1:{probe.getsockname()[1]}"
+    url = f"http://{where}/plans.jsonl"
+    finished = subprocess.run(
+        [sys.executable, "-m", "explicit_audit.cli", "verify", url],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert finished.returncode == 2
+    assert finished.stderr.strip().splitlines() == [
+        f"explicit-audit verify: {url}: the server at {where} refuses the connection"
+    ]
 
 
 def test_a_host_that_does_not_resolve_says_so():
