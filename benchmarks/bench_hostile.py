@@ -26,20 +26,33 @@ peak memory (VmHWM) is its own:
 
 Goal (issue 23): each shape at most 3x the clean JSON Lines time.
 
+Then two hostile servers, on 127.0.0.1 in this process, each read by
+``ea.load(url)`` in a fresh process with ``max_file_bytes`` at
+``--remote-mib`` (256 MiB by default):
+
+- ``endless body``: receipts, sent for as long as the client reads;
+- ``gzip-encoded body``: ``Content-Encoding: gzip`` of endless ``{}`` lines.
+
+Goal (issue 37): each cut off at the bound, in seconds and bounded memory,
+the server having sent less than twice the bound.
+
 Usage::
 
-    python benchmarks/bench_hostile.py [--n 50000] [--repeat 3]
+    python benchmarks/bench_hostile.py [--n 50000] [--repeat 3] [--remote-mib 256]
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import http.server
 import json
 import random
 import subprocess
 import sys
 import tempfile
+import threading
+import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -118,10 +131,95 @@ def _best(path: Path, repeat: int) -> dict:
     return min((_run(path) for _ in range(repeat)), key=lambda run: run["seconds"])
 
 
+REMOTE_CHILD = r"""
+import json, sys, time, warnings
+url, bound = sys.argv[1], int(sys.argv[2])
+import explicit_audit as ea
+warnings.simplefilter("ignore")
+start = time.perf_counter()
+audit = ea.load(url, progress=False, limits={"max_file_bytes": bound})
+elapsed = time.perf_counter() - start
+with open("/proc/self/status") as f:
+    peak = int(f.read().split("VmHWM:")[1].split()[0]) * 1024
+rejected = audit.rejected
+reasons = rejected.loc[rejected["kind"] == "file", "reason"].tolist()
+print(json.dumps({"seconds": elapsed, "peak": peak, "reasons": reasons}))
+"""
+
+
+class _Endless(http.server.BaseHTTPRequestHandler):
+    """An endless body at ``/endless.jsonl``; at ``/encoded.jsonl``, gzip-encoded."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        encoded = self.path == "/encoded.jsonl"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        if encoded:
+            self.send_header("Content-Encoding", "gzip")
+        self.end_headers()
+        if encoded:
+            # Past a full flush a block's bytes do not depend on what came before.
+            packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+            first = packer.compress(b"{}\n" * (1 << 18)) + packer.flush(zlib.Z_FULL_FLUSH)
+            block = packer.compress(b"{}\n" * (1 << 18)) + packer.flush(zlib.Z_FULL_FLUSH)
+        else:
+            rng = random.Random(7)
+            lines = [json.dumps(_receipt(rng, index)) for index in range(1_000)]
+            first = block = ("\n".join(lines) + "\n").encode()
+        data = first
+        try:
+            while self.server.sent < self.server.cap:
+                self.wfile.write(data)
+                self.server.sent += len(data)
+                data = block
+        except OSError:
+            pass  # the client hung up: what the bound asks of it
+
+
+def remote_cases(bound: int) -> list[str]:
+    """Each endless body read from a server on 127.0.0.1; the names that missed the goal."""
+    missed = []
+    print(
+        f"\n{'URL (max_file_bytes ' + str(bound >> 20) + ' MiB)':<34}{'seconds':>9}"
+        f"{'peak MB':>9}{'sent MB':>9}  goal"
+    )
+    for path, name in [("/endless.jsonl", "endless body"), ("/encoded.jsonl", "gzip-encoded body")]:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
+        server.daemon_threads = True
+        server.sent, server.cap = 0, 8 * bound  # a client that never stops still ends
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}{path}"
+        try:
+            out = subprocess.run(
+                [sys.executable, "-c", REMOTE_CHILD, url, str(bound)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+        finally:
+            server.shutdown()
+            server.server_close()
+        run = json.loads(out.stdout.strip().splitlines()[-1])
+        cut = any("max_file_bytes" in reason for reason in run["reasons"])
+        ok = cut and server.sent < 2 * bound
+        missed += [] if ok else [name]
+        print(
+            f"{name:<34}{run['seconds']:>9.2f}{run['peak'] / 1e6:>9.0f}"
+            f"{server.sent / 1e6:>9.0f}  {'ok' if ok else 'MISSED'}"
+        )
+    return missed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=50_000, help="receipts to write")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each shape; best kept")
+    parser.add_argument(
+        "--remote-mib", type=int, default=256, help="max_file_bytes of the URLs, in MiB"
+    )
     args = parser.parse_args()
     missed = []
     with tempfile.TemporaryDirectory() as folder:
@@ -148,6 +246,8 @@ def main() -> int:
                 f"{'baseline' if name == 'clean.jsonl' else ('ok' if ok else 'MISSED')}"
             )
     print("all shapes within 3x" if not missed else "over 3x: " + ", ".join(missed))
+    cut = remote_cases(args.remote_mib << 20)
+    print("each URL cut off at the bound" if not cut else "not cut off: " + ", ".join(cut))
     return 0
 
 

@@ -101,6 +101,7 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
             progress=found["progress"],
             keep=None if keep is None else {keep},
             limits=limits,
+            storage_options=found["storage_options"],
         )
         if keep is None:
             return audit_of_reading(
@@ -175,11 +176,11 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
     return audit
 
 
-def _read(source: Source, kinds, **options) -> Reading:
+def _read(source: Source, kinds, storage_options=None, **options) -> Reading:
     """Every file of ``source`` read: local paths, or URLs, file objects and ``-`` among them."""
     source = local_source(source)
     if has_remote(source):
-        return read_remote(source, kinds, **options)
+        return read_remote(source, kinds, storage_options=storage_options, **options)
     return read_all(source, kinds, **options)
 
 

@@ -502,7 +502,7 @@ def load_partitioned(
     from dask.task_spec import DataNode
 
     source = local_source(source)
-    listing = list_remote(source) if has_remote(source) else list_sources(source)
+    listing = list_remote(source, limits=limits) if has_remote(source) else list_sources(source)
     problems, policy_files = listing.problems, listing.policy_files
     if strict and problems:
         first = problems[0]

@@ -37,7 +37,15 @@ limit                       default      what happens past it
                                          pool). 1 by default where ``OMP_NUM_THREADS`` is
                                          1 or the machine has one core. The tables are the
                                          same either way
+``connect_timeout``         30           seconds to connect to an HTTP(S) server
+``idle_timeout``            60           seconds an HTTP(S) server may send nothing
+``total_timeout``           3600         seconds to read one file at a URL, whole
 ==========================  ===========  ===================================================
+
+A file at a URL is read within the same limits as a local one (``max_file_bytes``
+bounds the bytes taken from the server too, and a ``Content-Encoding: gzip`` body
+is decompressed under ``max_gzip_ratio``); each timeout is named in the
+rejection it causes (:mod:`explicit_audit.reading.remote_open`).
 
 Only regular files are read from a folder (a FIFO, a socket or a device is
 reported, never opened), and files are read with ``read()``, never
@@ -80,6 +88,9 @@ class Limits:
     max_gzip_ratio: int = 200
     max_extra_columns: int = 256
     max_threads: int = _DEFAULT_THREADS
+    connect_timeout: int = 30
+    idle_timeout: int = 60
+    total_timeout: int = 3600
 
     def __post_init__(self) -> None:
         for item in fields(self):

@@ -69,6 +69,12 @@ class LoadOptions(TypedDict, total=False):
         version and every file's SHA-256: a later load of unchanged files
         reads them back instead of parsing (:mod:`explicit_audit.cache`).
         The pandas engine, local files only.
+    storage_options : dict, optional
+        For URLs: passed to fsspec as the file system's options (credentials,
+        ``client_kwargs``, request ``headers``, ...), e.g.
+        ``{"key": ..., "secret": ...}`` for ``s3://``. The pandas engine: a
+        Dask load's workers take theirs from their own environment, so that
+        no credential travels in its task graph.
     """
 
     strict: bool
@@ -80,6 +86,7 @@ class LoadOptions(TypedDict, total=False):
     sample_bytes: int | None
     cache: str | os.PathLike | None
     threads: int | None
+    storage_options: dict | None
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -92,6 +99,7 @@ _DEFAULTS: dict[str, Any] = {
     "sample_bytes": None,
     "cache": None,
     "threads": None,
+    "storage_options": None,
 }
 
 
@@ -120,6 +128,11 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
             raise AuditError(
                 'cache= keeps in-memory tables: use it with engine="pandas" (a Dask load '
                 "reads its partitions when computed)"
+            )
+        if found["storage_options"] is not None:
+            raise AuditError(
+                'storage_options= is for engine="pandas": a Dask load\'s workers open each URL '
+                "with the credentials of their own environment (none travels in the task graph)"
             )
         require("dask", 'engine="dask"')
     return found

@@ -20,17 +20,20 @@ rejections name it: the URL as given, a file object's ``name`` (or
 so the provenance (size and SHA-256 of the bytes read) of a stream that can
 be read only once is known: :attr:`Reading.digests
 <explicit_audit.reading.collect.Reading>`.
+
+A URL is read within the load's limits, and opened with the ``storage_options``
+given (credentials, client options: fsspec's): :mod:`.remote_open`. Over HTTP(S)
+each URL is opened once before the load, so that a URL the server refuses (an
+error status, a redirect off its host, a folder's HTML listing, no connection)
+is an :class:`~explicit_audit.errors.AuditError` that says why.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import re
 import sys
-import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -42,13 +45,12 @@ from .._core.records import Rejection
 from ..errors import AuditError
 from .collect import Listing, Reading, read_with
 from .content import FileDigest, FileReader, _Tap
-from .limits import Limits
+from .limits import DEFAULT_LIMITS, Limits
+from .remote_open import BoundedStream, RemoteError, StreamReader, open_url
 from .sources import (
     POLICY_SUFFIXES,
     display_name,
     find_sources,
-    is_gzip_name,
-    is_jsonl_name,
     suffix_of,
 )
 
@@ -71,8 +73,6 @@ __all__ = [
 #: What names standard input as a source.
 STDIN = "-"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_READ_BYTES = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -132,36 +132,38 @@ class RemoteFile:
         The URL fsspec opens; None for a file object.
     handle : file object or None
         An open binary file object, read once; None for a URL.
+    options : dict
+        fsspec's storage options for the URL (credentials, client options).
     """
 
     name: str
     url: str | None = None
     handle: Any = field(default=None, compare=False)
+    options: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_policy(self) -> bool:
         """Whether the file is a YAML policy, by its name."""
         return self.name.lower().endswith(POLICY_SUFFIXES)
 
-    def open(self):
-        """A binary file object to read from; a file object's own handle."""
-        if self.handle is not None:
-            return self.handle
-        import fsspec
+    def open(self, limits: Limits = DEFAULT_LIMITS) -> BoundedStream:
+        """A binary stream of at most ``max_file_bytes`` bytes of the file.
 
-        scheme = _scheme(self.url)
-        # HTTP is read as a stream: no size or range requests needed of the server.
-        options = {"block_size": 0} if scheme in ("http", "https") else {}
-        return fsspec.open(self.url, "rb", **options).open()
+        A URL is opened within ``limits`` (:func:`.remote_open.open_url`); a
+        file object is read as it stands, untimed, and left open.
 
-    def read_all(self) -> bytes:
-        """Every byte of the file (for a policy, read whole)."""
-        handle = self.open()
-        try:
-            return handle.read()
-        finally:
-            if self.handle is None:
-                handle.close()
+        Raises
+        ------
+        OSError
+            When the URL cannot be opened, naming why.
+        """
+        if self.handle is None:
+            return open_url(self.url, limits, self.options)
+        stream = BoundedStream(self.handle.read, lambda: None, limits, timed=False)
+        # A file's size when opened bounds the read, as for a path (a log still written).
+        if hasattr(self.handle, "fileno"):
+            stream.fileno = self.handle.fileno
+        return stream
 
 
 def _require(url: str) -> None:
@@ -170,12 +172,12 @@ def _require(url: str) -> None:
     require("remote", what, modules)
 
 
-def _filesystem(url: str):
+def _filesystem(url: str, options: dict):
     _require(url)
     import fsspec
 
     try:
-        return fsspec.core.url_to_fs(url)
+        return fsspec.core.url_to_fs(url, **options)
     except ImportError as exc:
         # A scheme whose library is not installed (s3fs, gcsfs): fsspec names it.
         raise AuditError(f"{url}: {exc}") from None
@@ -188,22 +190,29 @@ def _is_hidden(path: str, root: str) -> bool:
     return any(part.startswith(".") for part in relative.split("/") if part)
 
 
-def expand_url(url: str) -> list[str]:
+def expand_url(url: str, options: dict | None = None, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """The files a URL names: itself, the files below it, or those a glob matches.
+
+    ``options`` are fsspec's storage options. An HTTP(S) URL is one file: it
+    is opened (within ``limits``) and closed, so that what the server answers
+    instead of a file is an error saying what.
 
     Raises
     ------
     AuditError
         When it names nothing readable, or its file system cannot be used.
     """
-    fs, path = _filesystem(url)
-    scheme = _scheme(url)
+    options = options or {}
+    if _scheme(url) in ("http", "https"):
+        # A web server has no folders to list: the URL is one file.
+        _require(url)
+        try:
+            open_url(url, limits, options).close()
+        except OSError as exc:
+            raise AuditError(f"{url}: {exc.strerror or exc}") from None
+        return [url]
+    fs, path = _filesystem(url, options)
     try:
-        if scheme in ("http", "https"):
-            # A web server has no folders to list: the URL is one file.
-            if not fs.exists(url):
-                raise AuditError(f"{url}: no such file (the server answers that it has none)")
-            return [url]
         if _GLOB.search(path):
             # Hidden files and folders are skipped, as a local glob skips them.
             root = path[: _GLOB.search(path).start()].rpartition("/")[0]
@@ -233,11 +242,15 @@ def expand_url(url: str) -> list[str]:
     return [fs.unstrip_protocol(p) for p in found]
 
 
-def expand_remote(items: list) -> list[RemoteFile | str | os.PathLike]:
+def expand_remote(
+    items: list, options: dict | None = None, limits: Limits = DEFAULT_LIMITS
+) -> list[RemoteFile | str | os.PathLike]:
     """Each URL as the files it names, each file object or ``-`` as a :class:`RemoteFile`.
 
-    Local paths are left for :func:`~explicit_audit.reading.sources.find_sources`.
+    Local paths are left for :func:`~explicit_audit.reading.sources.find_sources`;
+    ``options`` (fsspec's storage options) go with each URL.
     """
+    options = options or {}
     out: list = []
     unnamed = 0
     for item in items:
@@ -253,112 +266,33 @@ def expand_remote(items: list) -> list[RemoteFile | str | os.PathLike]:
         elif item == STDIN:
             out.append(RemoteFile("<stdin>", handle=sys.stdin.buffer))
         elif is_url(item) and _scheme(item) != "file":
-            out.extend(RemoteFile(url, url=url) for url in expand_url(item))
+            found = expand_url(item, options, limits)
+            out.extend(RemoteFile(url, url=url, options=options) for url in found)
         else:
             out.append(item)
     return out
 
 
-def _looks_like_lines(head: bytes) -> bool:
-    """Whether a stream without a name holds JSON Lines: its first line is a whole object."""
-    if head.startswith(_GZIP_MAGIC):
-        try:
-            head = zlib.decompressobj(wbits=31).decompress(head, 1 << 16)
-        except zlib.error:
-            return True
-    first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
-    return first.startswith(b"{") and first.endswith(b"}")
-
-
-@dataclass
-class StreamReader(FileReader):
-    """Reads a :class:`RemoteFile` as :class:`FileReader` reads a local file, hashing it.
-
-    Call :meth:`start` before iterating (it reads the head, which decides
-    JSON Lines or ``.json`` for a stream without a name). After iterating,
-    ``bytes_read`` and ``sha256`` are the size and digest of every byte of
-    the file (what the pipeline left unread, past a limit, is read to hash).
-    """
-
-    remote: RemoteFile | None = None
-    bytes_read: int = 0
-    sha256: str = ""
-    #: Whether to read (and hash) what the pipeline leaves unread; not for a file's head.
-    hash_all: bool = True
-    _source: Any = None
-
-    def start(self) -> StreamReader:
-        """Open the file and read its head; a file that cannot be opened is a problem."""
-        try:
-            handle = self.remote.open()
-            tap = _Tap(handle)
-            head = tap.read(_READ_BYTES)
-        except Exception as exc:  # fsspec's and the network's errors are not all OSError
-            self._cannot_open(exc)
-            self.sha256 = hashlib.sha256().hexdigest()
-            return self
-        tap.unread(head)
-        self._source = (tap, handle)
-        if suffix_of(self.remote.name):
-            self.jsonl = is_jsonl_name(self.remote.name)
-        else:
-            self.jsonl = _looks_like_lines(head)
-        return self
-
-    def _cannot_open(self, exc: Exception) -> None:
-        reason = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
-        self.problems.append(Rejection(self.name, 0, "file", f"cannot read: {reason}", ""))
-
-    def _raw_chunks(self) -> Iterator[bytes]:
-        # The same tap as a local file's: every byte hashed once as it is read,
-        # and counted for progress as it is handed on (gzip: as stored).
-        if self._source is None:
-            return
-        tap, handle = self._source
-        failed = False
-        try:
-            if is_gzip_name(self.remote.name) or tap.pushed[:2] == _GZIP_MAGIC:
-                yield from self._gunzip(tap)
-                return
-            while True:
-                try:
-                    chunk = tap.read(_READ_BYTES)
-                except Exception as exc:
-                    failed = True
-                    self._cannot_open(exc)
-                    return
-                if not chunk:
-                    return
-                if self.on_bytes is not None:
-                    self.on_bytes(len(chunk))
-                yield chunk
-        finally:
-            if not failed and self.hash_all:
-                try:
-                    tap.digest()  # what the pipeline left unread, read into the hash
-                except Exception as exc:
-                    self._cannot_open(exc)
-            self.bytes_read, self.sha256 = tap.size, tap.hash.hexdigest()
-            if self.remote.handle is None:
-                handle.close()
-
-
-def read_remote(source: Any, kinds, *, progress: bool, keep=None, limits=None):
+def read_remote(
+    source: Any, kinds, *, progress: bool, keep=None, limits=None, storage_options=None
+):
     """Read a source that names URLs, file objects or ``-``, local paths among them.
 
     As :func:`~explicit_audit.reading.collect.read_all` reads local paths, in
     the order given; each file that is not a local path is read through a
     :class:`StreamReader` and its size and SHA-256 recorded in
     ``Reading.digests``. A YAML policy that is not a local file is one
-    file-level rejection: policies are read from local files.
+    file-level rejection: policies are read from local files. Each URL is
+    opened with ``storage_options`` (fsspec's).
 
     Returns
     -------
     Reading
     """
+    limits = limits or Limits()
     entries: list = []
     problems: list = []
-    for item in expand_remote(source_items(source)):
+    for item in expand_remote(source_items(source), storage_options, limits):
         if isinstance(item, RemoteFile):
             entries.append(item)
             continue
@@ -366,7 +300,7 @@ def read_remote(source: Any, kinds, *, progress: bool, keep=None, limits=None):
         entries.extend(files)
         problems.extend(found_problems)
     names = [e.name if isinstance(e, RemoteFile) else display_name(e) for e in entries]
-    reading = Reading(names + [p.source_file for p in problems], [], limits or Limits())
+    reading = Reading(names + [p.source_file for p in problems], [], limits)
     for problem in problems:
         reading.reject(problem)
     data = [e for e in entries if not e.name.lower().endswith(POLICY_SUFFIXES)]
@@ -400,11 +334,12 @@ def _policy_problem(remote: RemoteFile):
     )
 
 
-def list_remote(source: Any):
+def list_remote(source: Any, storage_options=None, limits: Limits = DEFAULT_LIMITS):
     """The :class:`~explicit_audit.reading.collect.Listing` of a source naming URLs.
 
     A URL's files are :class:`RemoteFile` entries of ``data_files``, for the
-    Dask engine, whose workers read each by its URL.
+    Dask engine, whose workers read each by its URL (opened with
+    ``storage_options``, fsspec's).
 
     Raises
     ------
@@ -414,7 +349,7 @@ def list_remote(source: Any):
     data: list = []
     policies: list = []
     problems: list = []
-    for item in expand_remote(source_items(source)):
+    for item in expand_remote(source_items(source), storage_options, limits):
         if isinstance(item, RemoteFile):
             if item.url is None:
                 raise AuditError(
@@ -435,33 +370,36 @@ def list_remote(source: Any):
     return Listing(policies, data, problems, names + [p.source_file for p in problems])
 
 
-def read_url(url: str, name: str, kinds, *, keep=None, limits=None, whole: bool = True):
+def read_url(
+    url: str, name: str, kinds, *, keep=None, limits=None, whole: bool = True, options=None
+):
     """Read the file at ``url`` as :func:`~explicit_audit.reading.collect.read_file` reads a
-    local one (a Dask partition, by its URL); ``whole=False`` for its head only."""
+    local one (a Dask partition, by its URL); ``whole=False`` for its head only.
+
+    ``options`` are fsspec's storage options for the URL.
+    """
     reading = Reading([name], [], limits or Limits())
-    remote = RemoteFile(name, url=url)
-    reader = StreamReader(None, reading.limits, name=name, remote=remote, hash_all=whole)
+    remote = RemoteFile(name, url=url, options=options or {})
+    reader = StreamReader(None, reading.limits, name=name, remote=remote, hash_whole=whole)
     read_with(reading, reader.start(), kinds, keep)
     if whole:
         reading.digests[name] = FileDigest(reader.bytes_read, reader.sha256)
     return reading
 
 
-def url_digest(url: str) -> tuple[int, str]:
-    """Size and SHA-256 of the file at ``url``, read once.
+def url_digest(url: str, limits: Limits = DEFAULT_LIMITS) -> tuple[int, str]:
+    """Size and SHA-256 of the file at ``url``, read once, within ``limits``.
 
     Raises
     ------
     OSError
-        When it cannot be read (a network or file system error is given as one).
+        When it cannot be read, or holds more than ``max_file_bytes`` bytes.
     """
+    handle = RemoteFile(url, url=url).open(limits)
     try:
-        handle = RemoteFile(url, url=url).open()
-        try:
-            return tuple(_Tap(handle).digest())
-        finally:
-            handle.close()
-    except OSError:
-        raise
-    except Exception as exc:
-        raise OSError(f"{type(exc).__name__}: {exc}") from None
+        digest = _Tap(handle).digest()
+    finally:
+        handle.close()
+    if handle.cut_off:
+        raise RemoteError(f"more than max_file_bytes ({limits.max_file_bytes} bytes) sent")
+    return tuple(digest)
