@@ -18,17 +18,7 @@ __all__ = ["row_keys", "small_codes"]
 
 
 def small_codes(count: int) -> type:
-    """The smallest signed integer type that numbers ``count`` things.
-
-    Parameters
-    ----------
-    count : int
-
-    Returns
-    -------
-    type
-        ``np.int8``, ``np.int16``, ``np.int32`` or ``np.int64``.
-    """
+    """The smallest signed integer type that numbers ``count`` things."""
     for dtype in (np.int8, np.int16, np.int32):
         if count <= np.iinfo(dtype).max:
             return dtype
