@@ -69,6 +69,18 @@ def _report(tmp_path: Path, **kwargs) -> subprocess.Popen:
     )
 
 
+@contextlib.contextmanager
+def _group_ends(process: subprocess.Popen):
+    """Whatever the test finds, the process's group is gone and its pipes closed after."""
+    try:
+        yield process
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        for stream in (process.stdout, process.stderr):
+            stream.close()
+
+
 def test_an_interrupted_report_leaves_the_previous_pages_whole(tmp_path):
     data = tmp_path / "records"
     data.mkdir()
@@ -96,7 +108,7 @@ def test_an_interrupted_report_leaves_the_previous_pages_whole(tmp_path):
     _write_receipts(data, 3)  # the second run's pages differ from the first's
     gate.touch()
     second = _report(tmp_path, start_new_session=True)
-    try:
+    with _group_ends(second):
         staged = None
         deadline = time.monotonic() + 300
         # Until the run's first page is written: into its staging folder, or (were pages
@@ -117,12 +129,7 @@ def test_an_interrupted_report_leaves_the_previous_pages_whole(tmp_path):
         os.killpg(second.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
         returned = second.wait(timeout=120)
         err = second.stderr.read().decode()
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(second.pid, signal.SIGKILL)
-        second.stdout.close()
-        second.stderr.close()
-        gate.unlink(missing_ok=True)
+    gate.unlink()
     assert returned == 130, err
     assert "Traceback" not in err
     # The previous pages, index and list byte for byte, the user's files, nothing else.
@@ -159,23 +166,34 @@ def test_a_signal_during_the_swap_waits_until_every_page_is_in_place(tmp_path, m
     ]
 
 
+def _ended_pid() -> int:
+    """The id of a process that has run and ended."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
 def test_a_killed_runs_staging_folder_goes_and_a_users_folder_stays(tmp_path):
     out = tmp_path / "out"
+    gone = f"explicit_audit {_ended_pid()}\n"
     killed = out / f"{STAGING_PREFIX}k1l2"
     killed.mkdir(parents=True)
     (killed / "a.html").write_text(KIT_PAGE, encoding="utf-8")
     (killed / ".b.html.x1.tmp").write_text("<html>cut off", encoding="utf-8")
-    (killed / STAGING_MARK).write_text("explicit_audit\n", encoding="utf-8")
-    names = ("notes", "pages", "nested", "unmarked")
+    (killed / STAGING_MARK).write_text(gone, encoding="utf-8")
+    names = ("notes", "pages", "nested", "running", "unmarked")
     users = [out / f"{STAGING_PREFIX}{name}" for name in names]
-    for folder in users[:3]:
+    for folder, mark in zip(
+        users[:4], [gone, gone, gone, f"explicit_audit {os.getpid()}\n"], strict=True
+    ):
         folder.mkdir()
-        (folder / STAGING_MARK).write_text("explicit_audit\n", encoding="utf-8")
+        (folder / STAGING_MARK).write_text(mark, encoding="utf-8")
     (users[0] / "notes.txt").write_text("mine\n", encoding="utf-8")
     (users[1] / "a.html").write_text("<html>written by hand</html>\n", encoding="utf-8")
     (users[2] / "inner").mkdir()
-    users[3].mkdir()  # the kit's pages alone, without the mark: not known to be the kit's
-    (users[3] / "a.html").write_text(KIT_PAGE, encoding="utf-8")
+    (users[3] / "a.html").write_text(KIT_PAGE, encoding="utf-8")  # a run going on beside
+    users[4].mkdir()  # the kit's pages alone, without the mark: not known to be the kit's
+    (users[4] / "a.html").write_text(KIT_PAGE, encoding="utf-8")
     with staged_reports(out) as staging:
         assert staging.folder.parent == out
         assert not killed.exists()

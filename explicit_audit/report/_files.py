@@ -6,8 +6,9 @@ of them and the index are written, moves them into place together, SIGINT
 and SIGTERM held for those few renames: a run stopped before then leaves the
 previous run's pages, index and list as they were, and its own folder goes.
 A staging folder that a killed run (SIGKILL) left behind is removed by the
-next run when it holds the kit's mark (:data:`STAGING_MARK`) and nothing
-but what the kit writes there.
+next run when its mark (:data:`STAGING_MARK`) names a process that no longer
+runs and it holds nothing but what the kit writes there: a run going on
+beside it into the same folder keeps its own.
 
 A page is written to a temporary file in the output folder and moved into
 place with :func:`os.replace`, so a full disk, a crash or a signal leaves the
@@ -58,7 +59,8 @@ REPORT_MARKER = re.compile(
 #: How the folder a run writes its pages into before they are moved into place begins.
 STAGING_PREFIX = ".explicit-audit-staging-"
 
-#: The file a run writes first into its staging folder: the kit made the folder.
+#: The file a run writes first into its staging folder: the kit made the folder, in
+#: the process it names (``explicit_audit PID``).
 STAGING_MARK = ".explicit-audit-staging"
 
 
@@ -212,9 +214,9 @@ def staged_reports(out: Path) -> Iterator[Staging]:
 
     ``out`` is created when missing, and removed again when the run leaves
     it empty (nothing was swapped in). Staging folders that a killed run
-    left in ``out`` are removed first when they hold the kit's mark and
-    nothing but the kit's pages and temporary files; any other folder is
-    never touched.
+    left in ``out`` are removed first when their mark names a process that
+    is gone and they hold nothing but the kit's pages and temporary files;
+    any other folder is never touched.
 
     Parameters
     ----------
@@ -235,11 +237,11 @@ def staged_reports(out: Path) -> Iterator[Staging]:
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     for leftover in out.glob(f"{STAGING_PREFIX}*"):
-        if _only_staged_files(leftover):
+        if _abandoned(leftover):
             shutil.rmtree(leftover)
     folder = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
     try:
-        (folder / STAGING_MARK).write_text("explicit_audit\n", encoding="utf-8")
+        (folder / STAGING_MARK).write_text(f"explicit_audit {os.getpid()}\n", encoding="utf-8")
         yield Staging(out, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -248,10 +250,11 @@ def staged_reports(out: Path) -> Iterator[Staging]:
                 out.rmdir()  # only when empty: a run that swapped nothing in leaves nothing
 
 
-def _only_staged_files(folder: Path) -> bool:
-    """Whether ``folder`` (not a link) holds the staging mark, pages the kit marked and
-    its temporary files, and nothing else."""
-    if folder.is_symlink() or not folder.is_dir() or not (folder / STAGING_MARK).is_file():
+def _abandoned(folder: Path) -> bool:
+    """Whether ``folder`` (not a link) is a staging folder of a run that is gone: its mark
+    names a process that no longer runs, and it holds pages the kit marked and its
+    temporary files, nothing else."""
+    if folder.is_symlink() or not folder.is_dir() or not _writer_gone(folder / STAGING_MARK):
         return False
     for entry in folder.iterdir():
         if entry.is_symlink() or not entry.is_file():
@@ -262,6 +265,18 @@ def _only_staged_files(folder: Path) -> bool:
         if not temporary and not (entry.suffix == ".html" and _written_by_the_kit(entry)):
             return False
     return True
+
+
+def _writer_gone(mark: Path) -> bool:
+    """Whether the process a staging mark names has ended (False when the mark is not one)."""
+    try:
+        generator, pid = mark.read_text(encoding="utf-8").split()
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return generator == "explicit_audit"
+    except (OSError, ValueError):
+        return False  # no mark, not the kit's, or a process the kit may not signal: kept
+    return False
 
 
 @contextlib.contextmanager
