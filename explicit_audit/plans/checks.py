@@ -228,7 +228,7 @@ def check_plans(plans: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     plans : DataFrame or Audit
-        The ``plans`` table from :func:`load_plans` or ``ea.load(...)``.
+        As for :func:`plan_verdicts`.
 
     Returns
     -------

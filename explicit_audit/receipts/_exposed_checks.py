@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -18,6 +20,14 @@ from .._core.lists import (
 )
 
 __all__ = ["exposed_findings"]
+
+
+class _Results(NamedTuple):
+    """The exposed results of the receipts in the table: rows, receipt of each, position in it."""
+
+    table: pd.DataFrame
+    owners: np.ndarray
+    positions: np.ndarray
 
 
 def _at_positions(
@@ -125,17 +135,13 @@ def exposed_findings(
             field="exposed.relative_path",
         )
 
-    _class_findings(receipts, exposed, owners, positions, found)
-    _score_findings(receipts, exposed, owners, positions, found)
+    results = _Results(exposed, owners, positions)
+    _class_findings(receipts, results, found)
+    _score_findings(receipts, results, found)
 
 
-def _class_findings(
-    receipts: pd.DataFrame,
-    exposed: pd.DataFrame,
-    owners: np.ndarray,
-    positions: np.ndarray,
-    found: FindingsBuilder,
-) -> None:
+def _class_findings(receipts: pd.DataFrame, results: _Results, found: FindingsBuilder) -> None:
+    exposed, owners, positions = results
     classes = list_column(exposed, "source_classes")
     for j in np.flatnonzero(list_lengths(classes) == 0):
         found.add(owners[j], "exposed_source_class", f"exposed result {positions[j]} has no class")
@@ -174,13 +180,8 @@ def _class_findings(
         )
 
 
-def _score_findings(
-    receipts: pd.DataFrame,
-    exposed: pd.DataFrame,
-    owners: np.ndarray,
-    positions: np.ndarray,
-    found: FindingsBuilder,
-) -> None:
+def _score_findings(receipts: pd.DataFrame, results: _Results, found: FindingsBuilder) -> None:
+    exposed, owners, positions = results
     score = exposed["score"].to_numpy(dtype="float64", na_value=np.nan)
     threshold = receipts["relevance_threshold"].to_numpy(dtype="float64", na_value=np.nan)[owners]
     scope = receipts["scope"].to_numpy(dtype=object, na_value=None)[owners]

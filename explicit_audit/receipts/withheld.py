@@ -25,6 +25,7 @@ import pandas as pd
 
 from .._core import engine
 from .._core.columns import ALL_LABEL
+from .._core.docstrings import fill_docs
 from .._core.lists import list_column, list_lengths
 from ..errors import AuditError
 
@@ -232,6 +233,19 @@ def _relabel(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return table
 
 
+#: The parameters of the per-query views, described once.
+_QUERY_DOCS = {
+    "query_parameters": """\
+receipts : DataFrame
+    The ``receipts`` table.
+by : str or list of str, default "withheld_audience"
+    Who sees the counts.
+query_columns : sequence of str, default ("active_space", "scope", "query")
+    What makes two receipts the same question."""
+}
+
+
+@fill_docs(_QUERY_DOCS)
 def withheld_queries(
     receipts: pd.DataFrame,
     by: str | Sequence[str] = "withheld_audience",
@@ -242,12 +256,7 @@ def withheld_queries(
 
     Parameters
     ----------
-    receipts : DataFrame
-        The ``receipts`` table.
-    by : str or list of str, default "withheld_audience"
-        Who sees the counts.
-    query_columns : sequence of str, default ("active_space", "scope", "query")
-        What makes two receipts the same question.
+    %(query_parameters)s
 
     Returns
     -------
@@ -299,6 +308,7 @@ def _queries_of(parts: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
     )
 
 
+@fill_docs(_QUERY_DOCS)
 def withheld_oracle(
     receipts: pd.DataFrame,
     by: str | Sequence[str] = "withheld_audience",
@@ -313,12 +323,7 @@ def withheld_oracle(
 
     Parameters
     ----------
-    receipts : DataFrame
-        The ``receipts`` table.
-    by : str or list of str, default "withheld_audience"
-        Who sees the counts.
-    query_columns : sequence of str, default ("active_space", "scope", "query")
-        What makes two receipts the same question.
+    %(query_parameters)s
 
     Returns
     -------

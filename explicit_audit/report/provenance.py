@@ -131,17 +131,17 @@ def unreadable(path: str | Path, exc: OSError) -> UnreadableFileError:
 
 
 def file_sha256(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
-    """SHA-256 hex digest of a file's bytes, read in chunks.
+    """SHA-256 hex digest of a file's bytes: the ``sha256`` of :func:`file_digest`.
 
     Parameters
     ----------
-    path : str or Path
-    chunk_size : int, default 1 MiB
+    path, chunk_size
+        As for :func:`file_digest`.
 
     Returns
     -------
     str
-        64 lowercase hex characters.
+        The digest as 64 lowercase hex characters.
 
     Raises
     ------

@@ -29,9 +29,14 @@ that grows during the run changes no page. Then, for every notebook:
    input files with their SHA-256, the row counts, the rejected rows, the
    versions of the kit and its libraries, and the hash dialects
    (:mod:`explicit_audit.report.provenance`);
-6. the page is written to a temporary file beside its place and moved there
-   whole; pages an earlier run wrote into the folder that this run did not
-   write (a notebook since removed) are removed.
+6. the page is written into a fresh folder inside the output folder; once
+   every page and the index are there, they are moved into place together
+   (SIGINT and SIGTERM held for those few renames), and the pages an earlier
+   run wrote that this run did not (a notebook since removed) are removed.
+   A run stopped before then (Ctrl-C, a full disk) leaves the previous run's
+   pages and index as they were (:mod:`~explicit_audit.report._files`).
+
+Steps 3 to 5 are :func:`~explicit_audit.report.page.notebook_html`.
 
 A report carries no wall-clock time: the same data, notebooks and library
 versions give the same bytes, so two reports can be compared with ``diff``.
@@ -43,7 +48,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import tempfile
 import time
 import warnings
@@ -51,21 +55,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import nbformat
-from jinja2 import DictLoader
-from nbconvert import HTMLExporter
-from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
-from nbformat.v4 import new_output
 
-from .._version import __version__
 from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load
 from ..partitioned.scheduler import use_scheduler
 from ..reading.sources import display_name
-from ..verify import Verification, verify_all
+from ..verify import verify_all
 from ._empty import has_records, no_records_notebook, notebook_tables
-from ._files import remove_stale_reports, write_atomically
-from ._header import header_html, insert_contents, page_kinds
-from ._html import PAGE_TEMPLATE, VERDICT_CSS, clean_html, provenance_html
+from ._files import staged_reports, write_atomically
 from ._notebook_run import (
     DATA_PARAMETER_NAMES,
     NotebookError,
@@ -76,8 +73,9 @@ from ._notebook_run import (
     parameter_names,
 )
 from .index import INDEX_NAME, Page, index_html
+from .page import PANEL_NOTE, notebook_html, notebook_title, static_outputs, utf8_page
 from .parameters import chosen_parameters
-from .provenance import Provenance, provenance
+from .provenance import provenance
 from .snapshot import take_snapshot
 
 __all__ = [
@@ -94,203 +92,6 @@ __all__ = [
     "static_outputs",
     "write_reports",
 ]
-
-_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-_DROPPED_DATA = (_WIDGET_VIEW, "application/javascript")
-
-
-#: What a page shows in place of an interactive panel, which needs a running kernel.
-PANEL_NOTE = (
-    '<p class="ea-note ea-panel-note">An interactive panel runs here in Jupyter, where its '
-    "controls redraw the views above: <code>explicit-audit notebooks DIR</code> copies this "
-    "notebook out to open it on your data. A page shows the views with their defaults, "
-    "computed once.</p>"
-)
-
-
-def static_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop widget views and JavaScript from a notebook's outputs.
-
-    An output that held a widget view keeps its other representations unless
-    only the text stand-in (``IntSlider(value=3)``, a progress bar's last
-    text) is left, in which case the output goes.
-
-    Parameters
-    ----------
-    notebook : NotebookNode
-        Changed in place, and returned.
-
-    Returns
-    -------
-    NotebookNode
-
-    Examples
-    --------
-    >>> static_outputs(executed)  # doctest: +SKIP
-    """
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
-        kept = []
-        panels = 0
-        for output in cell.get("outputs", []):
-            data = output.get("data")
-            if data is None:
-                kept.append(output)
-                continue
-            had_widget = _WIDGET_VIEW in data
-            panels += had_widget
-            for key in _DROPPED_DATA:
-                data.pop(key, None)
-            if not data or (had_widget and set(data) <= {"text/plain"}):
-                continue
-            kept.append(output)
-        if panels and not kept:
-            # A page never ends a sentence with nothing: the panel's place says where it runs.
-            kept.append(new_output("display_data", data={"text/html": PANEL_NOTE}))
-        cell.outputs = kept
-    notebook.metadata.pop("widgets", None)
-    return notebook
-
-
-def _title_line(notebook: nbformat.NotebookNode) -> tuple[int, int] | None:
-    """Where the notebook's ``# title`` is: its cell's index and its line's, or None."""
-    for at, cell in enumerate(notebook.cells):
-        if cell.cell_type != "markdown":
-            continue
-        for index, line in enumerate(cell.source.splitlines()):
-            if line.startswith("# "):
-                return at, index
-    return None
-
-
-def notebook_title(notebook: nbformat.NotebookNode, fallback: str) -> str:
-    """The notebook's ``# title`` (its first markdown heading of level 1), or ``fallback``."""
-    found = _title_line(notebook)
-    if found is None:
-        return fallback
-    at, index = found
-    return notebook.cells[at].source.splitlines()[index][2:].strip()
-
-
-def _take_title(notebook: nbformat.NotebookNode, fallback: str) -> str:
-    """The notebook's ``# title``, taken out of its cell: the page writes it above the verdict."""
-    title = notebook_title(notebook, fallback)
-    found = _title_line(notebook)
-    if found is not None:
-        at, index = found
-        lines = notebook.cells[at].source.splitlines()
-        notebook.cells[at].source = "\n".join(lines[:index] + lines[index + 1 :]).strip("\n")
-    return title
-
-
-_KERNEL_CELL_FILE = re.compile(r"\S*ipykernel_\d+[/\\]\d+\.py")
-
-
-def _stable_streams(notebook: nbformat.NotebookNode) -> None:
-    """Name a cell's code as ``<cell>`` in warnings, not by the kernel's temporary file."""
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream":
-                output["text"] = _KERNEL_CELL_FILE.sub("<cell>", output["text"])
-
-
-def notebook_html(
-    notebook: nbformat.NotebookNode,
-    facts: Provenance,
-    *,
-    name: str,
-    notebook_sha256: str | None = None,
-    verification: Verification | None = None,
-    index: str | None = None,
-) -> str:
-    """Write an executed notebook as one self-contained HTML page.
-
-    Parameters
-    ----------
-    notebook : NotebookNode
-        An executed notebook (see :func:`execute_notebook`); not changed.
-    facts : Provenance
-        Shown in the appendix that closes the page.
-    name : str
-        The notebook's file name, shown in the appendix.
-    notebook_sha256 : str, optional
-        SHA-256 of the notebook file, shown next to its name.
-    verification : Verification, optional
-        :func:`~explicit_audit.verify_all` of the audit the page shows, for the
-        verdict under the title; without it the page has no verdict. When
-        the notebook names the tables it reads (``metadata.explicit_audit.tables``),
-        the verdict's first line is about those tables' checks, the verdict
-        over all the data one line below.
-    index : str, optional
-        The index page's address, linked from the verdict over all the data.
-
-    Returns
-    -------
-    str
-        The HTML document.
-
-    Examples
-    --------
-    >>> facts = ea.provenance(audit, "data")  # doctest: +SKIP
-    >>> page = notebook_html(executed, facts, name="plan_hashes.ipynb")  # doctest: +SKIP
-    """
-    node = static_outputs(nbformat.from_dict(notebook))
-    _stable_streams(node)
-    title = _take_title(node, Path(name).stem)
-    node.metadata["title"] = title
-    exporter = HTMLExporter(
-        template_name="lab",
-        extra_loaders=[
-            DictLoader(
-                {
-                    "explicit_audit.html.j2": PAGE_TEMPLATE,
-                    "explicit_audit_verdict.css": VERDICT_CSS,
-                }
-            )
-        ],
-        template_file="explicit_audit.html.j2",
-        exclude_input_prompt=True,
-        exclude_output_prompt=True,
-        anchor_link_text="",
-    )
-    exporter.register_filter("ea_clean_html", clean_html)
-    # A cell's prints as one block, however its output was flushed (a long
-    # computation between two prints flushes them apart).
-    exporter.register_preprocessor(CoalesceStreamsPreprocessor(), enabled=True)
-    exporter.register_preprocessor(
-        TagRemovePreprocessor(
-            remove_cell_tags={"remove-cell"},
-            remove_input_tags={"remove-input"},
-            remove_all_outputs_tags={"remove-output"},
-        ),
-        enabled=True,
-    )
-    tables = [name for alternative in notebook_tables(notebook) for name in alternative]
-    kinds = page_kinds(tables) if tables else None
-    header = header_html(title, verification, facts.source, kinds=kinds, index=index)
-    resources = {
-        "metadata": {"name": Path(name).stem},
-        "explicit_audit": {
-            "version": __version__,
-            "header_html": header,
-            "provenance_html": provenance_html(
-                facts, notebook=name, notebook_sha256=notebook_sha256
-            ),
-        },
-    }
-    body, _ = exporter.from_notebook_node(node, resources=resources)
-    return _utf8(insert_contents(body))
-
-
-def _utf8(page: str) -> str:
-    """The page as text that UTF-8 can hold: a byte of a file name that is not UTF-8
-    (a lone surrogate in a notebook's output) is written ``\\xNN``, as tables name it."""
-    try:
-        page.encode("utf-8")
-        return page
-    except UnicodeEncodeError:
-        return re.sub("[\\udc80-\\udcff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", page)
 
 
 def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> None:
@@ -432,11 +233,13 @@ def _write_reports(
     parameters: dict[str, dict[str, object]],
     verified=None,
 ) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     listed: list[Page] = []
     failures: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="explicit-audit-report-") as folder:
+    with (
+        tempfile.TemporaryDirectory(prefix="explicit-audit-report-") as folder,
+        staged_reports(out_dir) as staging,
+    ):
         snapshot = take_snapshot(data, folder)
         with contextlib.chdir(snapshot.cwd), warnings.catch_warnings():
             # Rejected rows are listed in every report's appendix.
@@ -486,16 +289,16 @@ def _write_reports(
                 verification=verification,
                 index=INDEX_NAME,
             )
-            target = out_dir / f"{path.stem}.html"
-            write_atomically(target, page)
-            written.append(target)
+            write_atomically(staging.folder / f"{path.stem}.html", page)
+            written.append(out_dir / f"{path.stem}.html")
             if progress is not None:
-                progress(f"wrote {target} ({time.perf_counter() - start:.1f} s)")
-    index = out_dir / INDEX_NAME
-    write_atomically(index, _utf8(index_html(verification, listed, display_name(data))))
-    if progress is not None:
-        progress(f"wrote {index}: the verdict, one tile per check, the pages")
-    for stale in remove_stale_reports(out_dir, [*written, index]):
+                progress(f"wrote {written[-1]} ({time.perf_counter() - start:.1f} s)")
+        index_page = utf8_page(index_html(verification, listed, display_name(data)))
+        write_atomically(staging.folder / INDEX_NAME, index_page)
+        if progress is not None:
+            progress(f"wrote {out_dir / INDEX_NAME}: the verdict, one tile per check, the pages")
+        removed = staging.swap_in([path.name for path in written] + [INDEX_NAME])
+    for stale in removed:
         if progress is not None:
             progress(f"removed {stale}: no notebook of that name was reported on")
     if failures:

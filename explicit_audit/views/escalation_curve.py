@@ -11,6 +11,7 @@ it from here when a panel shares one sweep between its views), and
 from __future__ import annotations
 
 import html
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -132,6 +133,10 @@ confidence_threshold, only_named, own_thresholds, points
     return CurveSweep(axis, sweep(data.decisions, policies, grid, only_named=only_named), at)
 
 
+#: The parameters of :func:`curve_sweep` after ``data``: the view takes each by the same name.
+_CURVE_CHOICES = tuple(inspect.signature(curve_sweep).parameters)[1:]
+
+
 @dataclass(frozen=True)
 class EscalationCurve:
     """The escalation rate across one threshold, per variant, and where each variant stands.
@@ -233,17 +238,9 @@ def escalation_curve_view(
     >>> escalation_curve_view(audit, confidence_threshold=0.7).at
     {'baseline': 0.7, 'cost_saver': 0.7, 'strict': 0.7}
     """
-    swept = (swept or curve_sweep)(
-        data,
-        axis=axis,
-        variant=variant,
-        context_char_cap_4b=context_char_cap_4b,
-        escalate_on_multi_doc_count=escalate_on_multi_doc_count,
-        confidence_threshold=confidence_threshold,
-        only_named=only_named,
-        own_thresholds=own_thresholds,
-        points=points,
-    )
+    # Every argument but ``swept`` is one of curve_sweep's, passed on by its name.
+    given = locals()
+    swept = (swept or curve_sweep)(data, **{name: given[name] for name in _CURVE_CHOICES})
     return curve_of(swept, own_thresholds=own_thresholds)
 
 

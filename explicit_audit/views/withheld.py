@@ -234,7 +234,7 @@ def window_readout(window: tuple[Any, Any] | None) -> str:
     Parameters
     ----------
     window : (start, end) or None
-        Bounds as :func:`withheld_view` takes them.
+        As for :func:`window_is_empty`.
 
     Returns
     -------

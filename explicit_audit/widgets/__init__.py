@@ -54,14 +54,11 @@ from ..views import (
     plan_edit_view,
     plan_view,
     sweep_view,
-    threshold_spans,
-    time_range,
-    window_options,
-    window_readout,
     withheld_view,
 )
 from ..views.escalation_curve import curve_sweep
-from ..views.routing import as_written
+from ..views.routing import as_written, threshold_spans
+from ..views.withheld import time_range, window_options, window_readout
 from .charts import Chart, escalation_chart, withheld_chart
 from .panel import LastCall, Panel
 from .tables import compact_sweep

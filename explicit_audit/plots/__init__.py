@@ -20,7 +20,10 @@ function                        draws
 
 Each reads ``plot_x(frame, *, ..., ax=None, **kwargs)``: it draws on ``ax``
 (the current Axes when None), passes ``kwargs`` to the matplotlib call that
-draws the data, never calls ``plt.show()``, and returns the Axes.
+draws the data, never calls ``plt.show()``, and returns the Axes. What a
+plot computes from its table (counts in order, a bar per group, a curve per
+policy) is apart from what it draws, in ``_data``; the sentences their
+docstrings share are written once, in ``_docs``.
 """
 
 from __future__ import annotations
@@ -30,14 +33,13 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ._core.extras import needs
+from .._core.extras import needs
 
 with needs("report", "explicit_audit.plots"):
     from matplotlib.axes import Axes
     from matplotlib.ticker import PercentFormatter
 
-from ._plot_style import (
-    ALL_LABEL,
+from .._plot_style import (
     AXIS_LABELS,
     PERCENT_COLUMNS,
     barh_counts,
@@ -45,7 +47,8 @@ from ._plot_style import (
     group_label,
     require,
 )
-from .partitioned.results import collect
+from . import _data
+from ._docs import plot_docs
 
 __all__ = [
     "plot_escalation_at",
@@ -58,6 +61,7 @@ __all__ = [
 ]
 
 
+@plot_docs()
 def plot_hash_verification(
     checked: pd.DataFrame,
     *,
@@ -76,16 +80,10 @@ def plot_hash_verification(
     by : str, default "status"
         The column to count by (``"status"`` or ``"variant"``). Every category
         of a categorical column is shown, empty ones too.
-    title : str
-        The Axes title.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.barh`.
+    %(title)s
+    %(drawn)s
 
-    Returns
-    -------
-    Axes
+    %(axes)s
 
     Examples
     --------
@@ -97,9 +95,7 @@ def plot_hash_verification(
     """
     require(checked, [by], "plot_hash_verification")
     ax = current_axes(ax)
-    counts = collect(checked[by].value_counts(sort=False, dropna=False))
-    if not isinstance(checked[by].dtype, pd.CategoricalDtype):
-        counts = counts.sort_index()
+    counts = _data.status_counts(checked, by)
     kwargs.setdefault("log", bool(len(counts)) and counts.max() >= 20 * max(counts.min(), 1))
     barh_counts(ax, [group_label(v) for v in counts.index], counts.to_numpy(), **kwargs)
     ax.set_xlabel("recorded hashes (count, log scale)" if kwargs["log"] else "recorded hashes")
@@ -108,6 +104,7 @@ def plot_hash_verification(
     return ax
 
 
+@plot_docs()
 def plot_finding_counts(
     findings: pd.DataFrame,
     *,
@@ -127,18 +124,12 @@ def plot_finding_counts(
         :func:`~explicit_audit.verify_requests` (``by="finding"``) returned.
     by : str, default "rule"
         The column naming the rule.
-    title : str
-        The Axes title.
+    %(title)s
     show_empty : bool, default False
         Also show the rules of a categorical column with no finding.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.barh`.
+    %(drawn)s
 
-    Returns
-    -------
-    Axes
+    %(axes)s
 
     Examples
     --------
@@ -150,11 +141,7 @@ def plot_finding_counts(
     """
     require(findings, [by], "plot_finding_counts")
     ax = current_axes(ax)
-    counts = findings[by].value_counts(sort=False)
-    if not isinstance(findings[by].dtype, pd.CategoricalDtype):
-        counts = counts.sort_index()
-    if not show_empty:
-        counts = counts[counts > 0]
+    counts = _data.finding_counts(findings, by, show_empty)
     if counts.empty:
         ax.text(0.5, 0.5, "no findings", ha="center", va="center", transform=ax.transAxes)
         ax.set_yticks([])
@@ -166,10 +153,7 @@ def plot_finding_counts(
     return ax
 
 
-def _group_labels(index: pd.Index) -> list[str]:
-    return [group_label(value) for value in index]
-
-
+@plot_docs()
 def plot_withheld_by(
     summary: pd.DataFrame,
     *,
@@ -190,14 +174,9 @@ def plot_withheld_by(
         ``"withheld_rate"``, ``"withheld_share"``, ...).
     title : str, optional
         The Axes title; by default it names the column and the grouping.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.barh`.
+    %(drawn)s
 
-    Returns
-    -------
-    Axes
+    %(axes)s
 
     Examples
     --------
@@ -209,18 +188,17 @@ def plot_withheld_by(
     """
     require(summary, [column], "plot_withheld_by")
     ax = current_axes(ax)
-    rows = summary[[group_label(v) != ALL_LABEL for v in summary.index]]
-    values = rows[column].astype("Float64").fillna(0).to_numpy(dtype=float)
+    labels, values = _data.withheld_bars(summary, column)
     percent = column in PERCENT_COLUMNS
-    positions = np.arange(len(rows))
-    bars = ax.barh(positions, values * 100 if percent else values, **kwargs)
-    ax.set_yticks(positions, _group_labels(rows.index))
+    positions = np.arange(len(labels))
+    bars = ax.barh(positions, values, **kwargs)
+    ax.set_yticks(positions, labels)
     ax.invert_yaxis()
     ax.bar_label(bars, fmt="%.1f%%" if percent else "%g", padding=2)
     ax.margins(x=0.15)
     if percent:
         ax.xaxis.set_major_formatter(PercentFormatter())
-    grouping = " / ".join(str(name) for name in summary.index.names if name) or "group"
+    grouping = _data.grouping(summary.index, "group")
     ax.set_xlabel(AXIS_LABELS.get(column, column))
     ax.set_ylabel(grouping)
     ax.set_title(
@@ -229,6 +207,7 @@ def plot_withheld_by(
     return ax
 
 
+@plot_docs()
 def plot_withheld_oracle(
     oracle: pd.DataFrame,
     *,
@@ -242,12 +221,9 @@ def plot_withheld_oracle(
     ----------
     oracle : DataFrame
         What :func:`~explicit_audit.withheld_oracle` returned.
-    title : str
-        The Axes title.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to both :meth:`~matplotlib.axes.Axes.barh` calls.
+    %(title)s
+    %(drawn)s
+        Both calls, the revealed queries and the rest, take them.
 
     Returns
     -------
@@ -266,22 +242,21 @@ def plot_withheld_oracle(
     require(oracle, ["queries", "queries_withheld", "query_share"], "plot_withheld_oracle")
     ax = current_axes(ax)
     positions = np.arange(len(oracle))
-    revealed = oracle["queries_withheld"].to_numpy(dtype=float)
-    rest = oracle["queries"].to_numpy(dtype=float) - revealed
+    revealed, rest, shares = _data.oracle_bars(oracle)
     ax.barh(positions, revealed, label="count > 0 at least once", **kwargs)
     bars = ax.barh(positions, rest, left=revealed, label="count always 0", alpha=0.45, **kwargs)
-    shares = oracle["query_share"].astype("Float64").fillna(0).to_numpy(dtype=float)
-    ax.bar_label(bars, labels=[f"{share:.0%} revealed" for share in shares], padding=2)
-    ax.set_yticks(positions, _group_labels(oracle.index))
+    ax.bar_label(bars, labels=shares, padding=2)
+    ax.set_yticks(positions, _data.group_labels(oracle.index))
     ax.invert_yaxis()
     ax.margins(x=0.25)
     ax.set_xlabel("distinct queries asked (count)")
-    ax.set_ylabel(" / ".join(str(n) for n in oracle.index.names if n) or "audience")
+    ax.set_ylabel(_data.grouping(oracle.index, "audience"))
     ax.set_title(title)
     ax.legend(loc="best")
     return ax
 
 
+@plot_docs("plot")
 def plot_escalation_curve(
     sweep: pd.DataFrame,
     *,
@@ -310,14 +285,9 @@ def plot_escalation_curve(
         Each policy's own value of ``threshold``, marked on its line.
     title : str, optional
         The Axes title; by default it names the metric and the threshold.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.plot`.
+    %(drawn)s
 
-    Returns
-    -------
-    Axes
+    %(axes)s
 
     Raises
     ------
@@ -336,28 +306,15 @@ def plot_escalation_curve(
     >>> plot_escalation_curve(swept, threshold="confidence_threshold").get_title()
     'Escalation rate across the confidence threshold'
     """
-    axes_names = ("context_char_cap_4b", "escalate_on_multi_doc_count", "confidence_threshold")
     require(sweep, ["policy_id", threshold, metric], "plot_escalation_curve")
-    others = [name for name in axes_names if name != threshold and name in sweep]
+    curves = _data.curves(sweep, threshold, metric, current)
     ax = current_axes(ax)
-    percent = metric in PERCENT_COLUMNS
-    for policy_id, rows in sweep.groupby("policy_id", observed=True, sort=False):
-        varying = [name for name in others if rows[name].nunique() > 1]
-        if varying:
-            raise ValueError(
-                f"policy {policy_id!r} varies {', '.join(varying)} as well as {threshold}; "
-                "select the rows with one value of each other threshold first"
-            )
-        rows = rows.sort_values(threshold)
-        y = rows[metric].to_numpy(dtype=float) * (100 if percent else 1)
-        (line,) = ax.plot(
-            rows[threshold].to_numpy(dtype=float), y, label=group_label(policy_id), **kwargs
-        )
-        if current is not None and policy_id in current:
-            x0 = float(current[policy_id])
-            y0 = np.interp(x0, rows[threshold].to_numpy(dtype=float), y)
+    for curve in curves:
+        (line,) = ax.plot(curve.x, curve.y, label=curve.label, **kwargs)
+        if curve.marker is not None:
+            x0, y0 = curve.marker
             ax.plot([x0], [y0], marker="o", color=line.get_color(), linestyle="none")
-    if percent:
+    if metric in PERCENT_COLUMNS:
         ax.yaxis.set_major_formatter(PercentFormatter())
     ax.set_xlabel(AXIS_LABELS.get(threshold, threshold))
     ax.set_ylabel(AXIS_LABELS.get(metric, metric))
@@ -371,6 +328,7 @@ def plot_escalation_curve(
     return ax
 
 
+@plot_docs()
 def plot_reason_mix(
     sweep: pd.DataFrame,
     *,
@@ -389,16 +347,10 @@ def plot_reason_mix(
         ``reason_*`` columns.
     label : str, default "policy_id"
         The column naming each row.
-    title : str
-        The Axes title.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.barh`.
+    %(title)s
+    %(drawn)s
 
-    Returns
-    -------
-    Axes
+    %(axes)s
 
     Examples
     --------
@@ -408,19 +360,14 @@ def plot_reason_mix(
     >>> plot_reason_mix(ea.sweep(audit.decisions, audit.policies, {})).get_title()
     'Escalation reasons per policy'
     """
-    reasons = [c for c in sweep.columns if c.startswith("reason_")]
     require(sweep, [label], "plot_reason_mix")
-    if not reasons:
-        raise ValueError("plot_reason_mix needs the reason_* columns of ea.sweep")
+    reasons, rows = _data.reason_counts(sweep, label)
     ax = current_axes(ax)
     positions = np.arange(len(reasons))
-    height = 0.8 / max(len(sweep), 1)
-    for i, (_, row) in enumerate(sweep.iterrows()):
-        counts = row[reasons].to_numpy(dtype=float)
-        ax.barh(
-            positions + i * height, counts, height=height, label=group_label(row[label]), **kwargs
-        )
-    ax.set_yticks(positions + height * (len(sweep) - 1) / 2, [r[len("reason_") :] for r in reasons])
+    height = 0.8 / max(len(rows), 1)
+    for i, (name, counts) in enumerate(rows):
+        ax.barh(positions + i * height, counts, height=height, label=name, **kwargs)
+    ax.set_yticks(positions + height * (len(rows) - 1) / 2, reasons)
     ax.invert_yaxis()
     ax.set_xlabel("decisions with the reason (count)")
     ax.set_ylabel("escalation reason")
@@ -429,6 +376,7 @@ def plot_reason_mix(
     return ax
 
 
+@plot_docs("plot")
 def plot_escalation_at(
     curve: pd.DataFrame,
     markers: pd.DataFrame,
@@ -453,10 +401,8 @@ def plot_escalation_at(
     title : str, optional
         The Axes title; by default it names the threshold and, when every
         marker stands at one value, that value.
-    ax : Axes, optional
-        Where to draw; the current Axes when None.
-    **kwargs
-        Passed to :meth:`~matplotlib.axes.Axes.plot` for the lines.
+    %(drawn)s
+        They draw the lines.
 
     Returns
     -------
