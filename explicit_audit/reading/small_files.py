@@ -49,6 +49,7 @@ MAX_SMALL_FILE_BYTES = {
     "policy": 16 << 20,
     "notebook": 64 << 20,
     "manifest": 16 << 20,
+    "digests": 256 << 20,
 }
 #: How a notebook is read: its size bounded, its JSON nesting too (a deeper one would be a
 #: RecursionError in the parser).
