@@ -96,13 +96,13 @@ def _refuse_kind(name: str, mode: int) -> None:
         raise UnfitFileError(name, f"{kind}, not a regular file: only regular files are read")
 
 
-def _too_large(name: str, size: int | str, max_bytes: int) -> UnfitFileError:
+def _too_large(name: str, size: str, max_bytes: int) -> UnfitFileError:
     return UnfitFileError(
-        name, f"{size} bytes, more than the {max_bytes} bytes read of such a file; is it the one?"
+        name, f"{size}, more than the {max_bytes} bytes read of such a file; is it the one?"
     )
 
 
-def read_small_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
+def read_small_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes | bytearray:
     """The bytes of a regular file of at most ``max_bytes``.
 
     Parameters
@@ -114,7 +114,9 @@ def read_small_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
 
     Returns
     -------
-    bytes
+    bytes or bytearray
+        The bytes as read (a bytearray when read from the file: one buffer,
+        never copied).
 
     Raises
     ------
@@ -133,7 +135,7 @@ def read_small_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
     name = os.fspath(path)
     if isinstance(path, HeldFile):
         if len(path.data) > max_bytes:
-            raise _too_large(name, len(path.data), max_bytes)
+            raise _too_large(name, f"{len(path.data)} bytes", max_bytes)
         return path.data
     _refuse_kind(name, os.stat(name).st_mode)
     # O_NONBLOCK: a FIFO swapped in since the stat is opened without waiting for a writer.
@@ -142,14 +144,20 @@ def read_small_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
         found = os.fstat(descriptor)
         _refuse_kind(name, found.st_mode)
         if found.st_size > max_bytes:
-            raise _too_large(name, found.st_size, max_bytes)
-        chunks, held = [], 0
-        while chunk := handle.read(min(_CHUNK, max_bytes + 1 - held)):
-            chunks.append(chunk)
+            raise _too_large(name, f"{found.st_size} bytes", max_bytes)
+        # Read into one buffer of the size found: no second copy of the bytes.
+        data = bytearray(found.st_size)
+        held = 0
+        while held < len(data) and (count := handle.readinto(memoryview(data)[held:])):
+            held += count
+        del data[held:]  # shorter when the file shrank while read
+        grown = held == found.st_size
+        while grown and (chunk := handle.read(min(_CHUNK, max_bytes + 1 - held))):
+            data += chunk  # it grew since its stat
             held += len(chunk)
             if held > max_bytes:
-                raise _too_large(name, "more than that: it grew while read, to", max_bytes)
-    return b"".join(chunks)
+                raise _too_large(name, f"{held} bytes (it grew while read)", max_bytes)
+    return data
 
 
 def read_small_text(
