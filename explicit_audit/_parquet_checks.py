@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import stat
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +43,16 @@ _VALUE_BYTES = 8
 _FRAMES = ("rejected", "sources", "keys")
 
 
-@cache
+# Each declared table by name, with the kind that declared it (a replaced kind builds anew).
+_DECLARED: dict[str, tuple[Any, pd.DataFrame]] = {}
+
+
 def declared_table(name: str) -> pd.DataFrame:
     """The empty table ``name`` as its kind (or the load) builds it: declared columns, dtypes.
 
     Raises
     ------
-    KeyError
+    StopIteration
         When no registered kind has a table of that name.
     """
     if name == "rejected":
@@ -60,7 +62,10 @@ def declared_table(name: str) -> pd.DataFrame:
     if name == "sources":
         return sources_frame(Reading([], []), {}, [], rejected_frame([]))
     owner = next(kind for kind in registry.kinds() if name in kind.table_names)
-    return owner.build([]).tables[name]
+    held = _DECLARED.get(name)
+    if held is None or held[0] is not owner:
+        held = _DECLARED[name] = (owner, owner.build([]).tables[name])
+    return held[1]
 
 
 def _plain_name(name: Any) -> bool:
