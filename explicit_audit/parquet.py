@@ -6,7 +6,9 @@ audit to ``DIR/<table>.parquet`` (the record tables, ``rejected`` and
 as the routing policies, the kit's version) to ``DIR/audit.json``, written
 last: a folder without it holds no audit. :func:`read_parquet` reads them
 back (``ea.read_parquet(DIR)`` makes them an :class:`~explicit_audit.Audit`
-whose checks give the same findings).
+whose checks give the same findings), reading the folder as untrusted
+(:mod:`explicit_audit._parquet_checks`); :func:`read_sealed` reads the
+bytes of a load cache's entry once they are checked against its seal.
 
 Values the kit rebuilds hashes from (a plan as written, a request's payload,
 a rendered view's record) are held in ``object`` columns of parsed JSON
@@ -228,7 +230,7 @@ def _frame(table: pa.Table) -> pd.DataFrame:
 
 
 # What a table written by another hand can raise once read: named with the file.
-_UNFIT = (ValueError, TypeError, KeyError, AttributeError, pa.ArrowException)
+_UNFIT = (ValueError, TypeError, KeyError, AttributeError, RecursionError, pa.ArrowException)
 
 
 def _untrusted_table(folder: Path, name: str, limits: Limits) -> pd.DataFrame:

@@ -127,6 +127,16 @@ def test_bad_metadata_is_an_audit_error_naming_the_file(folder):
     _refused(folder, folder / "plans.parquet", "KeyError")
 
 
+def test_a_json_value_nested_past_the_parser_is_an_audit_error(folder):
+    table = pq.read_table(folder / "requests.parquet")
+    encoded = json.loads(table.schema.metadata[b"explicit_audit"])["encoded"]
+    assert encoded["payload"] == "json"
+    payload = pa.array(["[" * 100_000] * len(table), type=table.schema.field("payload").type)
+    table = table.set_column(table.schema.get_field_index("payload"), "payload", payload)
+    pq.write_table(table, folder / "requests.parquet")
+    _refused(folder, folder / "requests.parquet", "RecursionError")
+
+
 def test_a_file_that_is_not_parquet_or_not_regular_is_refused(folder):
     (folder / "plans.parquet").write_bytes(b"PAR1 but nothing more")
     _refused(folder, folder / "plans.parquet", "not a Parquet file")
