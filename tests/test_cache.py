@@ -142,12 +142,18 @@ def test_the_cache_is_refused_where_it_cannot_key_the_bytes(tmp_path):
         ea.load(DATA, engine="dask", cache=tmp_path)
 
 
-def test_a_remembered_digest_is_not_fooled_by_a_restored_mtime(logs, tmp_path):
-    cache = tmp_path / "cache"
+def _settled(logs: Path) -> tuple[Path, int]:
+    """The plans file of ``logs``, every file's times set an hour back (so digests are kept)."""
     path = logs / "plans" / "arborist_runs.jsonl"
     hour_ago = path.stat().st_mtime_ns - 3600 * 10**9
     for file in logs.rglob("*.*"):
         os.utime(file, ns=(hour_ago, hour_ago))
+    return path, hour_ago
+
+
+def test_a_remembered_digest_is_not_fooled_by_a_restored_mtime(logs, tmp_path):
+    cache = tmp_path / "cache"
+    path, hour_ago = _settled(logs)
     first = _quiet_load(logs, cache=cache)
     remembered = json.loads((cache / "digests.json").read_text(encoding="utf-8"))["value"]
     assert os.path.realpath(path) in remembered  # settled files: their digest is kept
@@ -293,10 +299,7 @@ def test_a_seal_rewritten_to_match_swapped_files_is_refused(logs, other, tmp_pat
 
 def test_a_forged_digests_list_cannot_hide_a_changed_source(logs, tmp_path):
     cache = tmp_path / "cache"
-    path = logs / "plans" / "arborist_runs.jsonl"
-    hour_ago = path.stat().st_mtime_ns - 3600 * 10**9
-    for file in logs.rglob("*.*"):
-        os.utime(file, ns=(hour_ago, hour_ago))
+    path, _ = _settled(logs)
     first, _ = _load(logs, cache)
     digests = cache / "digests.json"
     document = json.loads(digests.read_text(encoding="utf-8"))

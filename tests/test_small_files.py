@@ -22,6 +22,8 @@ from explicit_audit.reading.small_files import (
     read_small_text,
 )
 
+DATA = Path(__file__).resolve().parents[1] / "data"
+
 # The command line, run in a process of its own; a cap can be set small for a test.
 CLI = """
 import sys
@@ -55,8 +57,11 @@ def _one_line(err: str) -> str:
 
 @pytest.fixture
 def logs(tmp_path) -> Path:
+    """One clean receipt, and a policy beside it (a file read whole)."""
     folder = tmp_path / "logs"
-    folder.mkdir()
+    (folder / "policies").mkdir(parents=True)
+    policy = (DATA / "policies" / "baseline.yaml").read_bytes()
+    (folder / "policies" / "policy.yaml").write_bytes(policy)
     (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
     return folder
 
@@ -118,8 +123,6 @@ def test_an_oversized_baseline_is_exit_2_from_its_size(logs, previous):
 
 
 def test_an_oversized_policy_in_a_folder_is_a_rejected_row_naming_it(logs):
-    policy = Path(__file__).resolve().parents[1] / "data" / "policies" / "baseline.yaml"
-    (logs / "policy.yaml").write_bytes(policy.read_bytes())
     done = _run("verify", str(logs), "--json", caps="policy=100")
     assert done.returncode == 1, done.stderr
     rows = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "rejected_rows"]
