@@ -21,8 +21,18 @@ again, as git treats a "racily clean" file).
 
 An entry is written to a temporary folder beside it and moved into place
 whole: a load interrupted while writing leaves no entry that could be read.
-An entry's files are never changed afterwards, and a cached load maps them
-into memory: delete the folder to empty the cache, never edit its files.
+
+What a cached load trusts (:mod:`explicit_audit._cache_seal`): each entry
+holds ``seal.json``, the size and SHA-256 of each of its files and the
+entry's key, signed with an HMAC-SHA256 under a secret of the user's own
+kept outside the cache folder; ``digests.json`` is signed the same way. A
+load reads an entry's files into memory, checks every digest, the key and
+the signature, and parses those same bytes; an entry with a file changed,
+swapped from another entry, missing or added, or sealed for another key
+(another load), and a ``digests.json`` whose signature does not hold, are
+dropped, named in one warning, and the tables read from the sources again.
+Without the secret, nobody can write an entry or a digest that a load
+accepts.
 """
 
 from __future__ import annotations
@@ -36,12 +46,31 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from ._cache_seal import (
+    TamperedCacheWarning,
+    drop_entry,
+    seal_entry,
+    sealed_contents,
+    signed,
+    unsigned,
+)
+from ._core.caller import warn
 from ._version import __version__
-from .parquet import ARROW_SUFFIX, read_parquet, write_parquet
+from .errors import AuditError
+from .parquet import ARROW_SUFFIX, read_sealed, write_parquet
 from .reading.content import file_digest
 from .reading.sources import display_name
 
-__all__ = ["SETTLE_SECONDS", "cache_key", "file_digests", "lookup", "store"]
+__all__ = [
+    "SETTLE_SECONDS",
+    "TamperedCacheWarning",
+    "cache_key",
+    "file_digests",
+    "lookup",
+    "store",
+]
 
 _DIGESTS = "digests.json"
 #: A file modified less than this before it was hashed is hashed again at the next load.
@@ -52,12 +81,33 @@ def _stat_key(stat: os.stat_result) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev]
 
 
+# Why a cache folder's digests.json was dropped, until the load's one warning names it
+# (with the entry's problems, when its entry is dropped too).
+_DROPPED: dict[str, str] = {}
+
+
 def _remembered(directory: Path) -> dict:
-    try:
-        found = json.loads((directory / _DIGESTS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The digests remembered in ``digests.json``; none when its signature does not hold."""
+    path = directory / _DIGESTS
+    if not os.path.lexists(path):
         return {}
-    return found if isinstance(found, dict) else {}
+    found, problem = unsigned(directory, path, "digests")
+    if problem is None:
+        return found
+    path.unlink(missing_ok=True)
+    _DROPPED[os.path.realpath(directory)] = f"{path}: {problem}: dropped, every file hashed again"
+    return {}
+
+
+def _warn_tampered(directory: Path, entry_problem: str | None) -> None:
+    """The one warning of a load that dropped what did not match its seal, if it did."""
+    found = [_DROPPED.pop(os.path.realpath(directory), None), entry_problem]
+    found = [problem for problem in found if problem is not None]
+    if found:
+        warn(
+            f"{'; and '.join(found)}. A cache folder must be writable by its owner only",
+            TamperedCacheWarning,
+        )
 
 
 def file_digests(
@@ -67,7 +117,8 @@ def file_digests(
 
     An unreadable file is left to the reading, which names it; the load is
     then not cached. With ``directory`` (the cache), a digest remembered for
-    a file whose ``stat`` is unchanged is used instead of hashing it again.
+    a file whose ``stat`` is unchanged is used instead of hashing it again,
+    when ``digests.json`` holds its signature.
     """
     folder = None if directory is None else Path(directory)
     remembered = {} if folder is None else _remembered(folder)
@@ -78,12 +129,14 @@ def file_digests(
             stat = os.stat(path)
             real = os.path.realpath(path)
             known = remembered.get(real)
-            if known is not None and known["stat"] == _stat_key(stat):
+            if isinstance(known, dict) and known.get("stat") == _stat_key(stat):
                 found[display_name(path)] = (known["bytes"], known["sha256"])
                 continue
             hashed_at = time.time_ns()
             size, sha256 = file_digest(path)  # as the load hashes it: up to its size at open
         except OSError:
+            if folder is not None:
+                _warn_tampered(folder, None)  # no lookup follows: say it now
             return None
         found[display_name(path)] = (size, sha256)
         after = os.stat(path)
@@ -92,7 +145,7 @@ def file_digests(
             remembered[real] = {"stat": _stat_key(stat), "bytes": size, "sha256": sha256}
             changed = True
     if changed:
-        _write_json(folder, _DIGESTS, remembered)
+        _write_json(folder, _DIGESTS, signed(folder, "digests", remembered))
     return found
 
 
@@ -128,15 +181,37 @@ def cache_key(digests: dict[str, tuple[int, str]], asked: dict[str, Any]) -> str
 
 
 def lookup(directory: str | os.PathLike, key: str) -> dict[str, Any] | None:
-    """The parts of the audit cached under ``key``, or None when there is none."""
+    """The parts of the audit cached under ``key``, or None when there is none.
+
+    The entry's files are read once, checked against its seal, and parsed as
+    read. An entry that does not match its seal (or is sealed for another key)
+    is dropped and named in one :class:`TamperedCacheWarning`; None is
+    returned, so that the load reads the sources and writes the entry anew.
+    """
     entry = Path(directory) / key
-    if not (entry / "audit.json").is_file():
+    if not os.path.lexists(entry):
+        _warn_tampered(Path(directory), None)
         return None
-    return read_parquet(entry)
+    contents, problems = sealed_contents(entry, key)
+    if not problems:
+        try:
+            parts = read_sealed(contents, entry)
+        except (AuditError, ValueError, TypeError, KeyError, pa.ArrowException) as exc:
+            problems = [f"sealed, yet unreadable ({exc})"]
+        else:
+            _warn_tampered(Path(directory), None)
+            return parts
+    drop_entry(entry)
+    _warn_tampered(
+        Path(directory),
+        f"{entry}: the cache entry does not match its seal ({'; '.join(problems)}): dropped, "
+        "and the tables read from the sources again",
+    )
+    return None
 
 
 def store(directory: str | os.PathLike, key: str, parts: dict[str, Any]) -> None:
-    """Cache an audit's parts (the keywords of ``Audit``) under ``key``.
+    """Cache an audit's parts (the keywords of ``Audit``) under ``key``, sealed.
 
     Written beside the entry and moved into place; when another load wrote
     the same entry meanwhile, that one is kept.
@@ -144,7 +219,7 @@ def store(directory: str | os.PathLike, key: str, parts: dict[str, Any]) -> None
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     entry = folder / key
-    if entry.exists():
+    if os.path.lexists(entry):
         return
     partial = folder / f".{key}.{uuid.uuid4().hex}.partial"
     try:
@@ -159,6 +234,7 @@ def store(directory: str | os.PathLike, key: str, parts: dict[str, Any]) -> None
             suffix=ARROW_SUFFIX,
             keys=parts.get("keys"),
         )
+        seal_entry(partial, key)
         os.replace(partial, entry)
     except OSError:
         # Another load moved the same entry into place first: keep that one.

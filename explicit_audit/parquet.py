@@ -6,7 +6,9 @@ audit to ``DIR/<table>.parquet`` (the record tables, ``rejected`` and
 as the routing policies, the kit's version) to ``DIR/audit.json``, written
 last: a folder without it holds no audit. :func:`read_parquet` reads them
 back (``ea.read_parquet(DIR)`` makes them an :class:`~explicit_audit.Audit`
-whose checks give the same findings).
+whose checks give the same findings), reading the folder as untrusted
+(:mod:`explicit_audit._parquet_checks`); :func:`read_sealed` reads the
+bytes of a load cache's entry once they are checked against its seal.
 
 Values the kit rebuilds hashes from (a plan as written, a request's payload,
 a rendered view's record) are held in ``object`` columns of parsed JSON
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +38,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._core import registry
+from ._parquet_checks import check_bounds, check_dtypes, checked_manifest, opened
 from ._version import __version__
 from .errors import AuditError
+from .reading.limits import DEFAULT_LIMITS, Limits
+from .reading.small_files import MAX_SMALL_FILE_BYTES, UnfitFileError, read_small_json
 
-__all__ = ["ARROW_SUFFIX", "FORMAT", "MANIFEST", "PARQUET_SUFFIX", "read_parquet", "write_parquet"]
+__all__ = [
+    "ARROW_SUFFIX",
+    "FORMAT",
+    "MANIFEST",
+    "PARQUET_SUFFIX",
+    "read_parquet",
+    "read_sealed",
+    "write_parquet",
+]
 
 #: The suffix of the tables' files: Parquet, or Arrow's IPC file format (the cache's).
 PARQUET_SUFFIX = ".parquet"
@@ -195,17 +209,8 @@ def _decoded(value: Any) -> Any:
     return None if value is None else json.loads(value)
 
 
-def _read_table(path: Path) -> pd.DataFrame:
-    try:
-        if path.suffix == ARROW_SUFFIX:
-            # Mapped, not copied: the cache's files are written once and never changed in
-            # place (a new entry is a new folder), and a mapping outlives the file's removal.
-            with pa.memory_map(str(path)) as source:
-                table = pa.ipc.open_file(source).read_all()
-        else:
-            table = pq.read_table(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise AuditError(f"{path}: cannot read this file ({exc})") from exc
+def _frame(table: pa.Table) -> pd.DataFrame:
+    """A table as written: object columns decoded from their text, dtypes as they were."""
     mine = json.loads((table.schema.metadata or {}).get(_METADATA_KEY, b"{}"))
     frame = table.to_pandas(types_mapper=_arrow_dtype)
     dtypes = mine.get("dtypes", {})
@@ -224,12 +229,67 @@ def _read_table(path: Path) -> pd.DataFrame:
     return frame
 
 
-def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
-    """What :func:`write_parquet` wrote to ``directory``: an audit's parts.
+# What a table written by another hand can raise once read: named with the file.
+_UNFIT = (ValueError, TypeError, KeyError, AttributeError, RecursionError, pa.ArrowException)
+
+
+def _untrusted_table(folder: Path, name: str, limits: Limits) -> pd.DataFrame:
+    path = folder / f"{name}{PARQUET_SUFFIX}"
+    handle, found = opened(folder, path.name)
+    with handle:
+        try:
+            parquet = pq.ParquetFile(handle)
+        except (OSError, pa.ArrowException) as exc:
+            raise AuditError(f"{path}: not a Parquet file this kit reads ({exc})") from None
+        check_bounds(path, parquet, found.st_size, limits)
+        try:
+            frame = _frame(parquet.read())
+        except (OSError, json.JSONDecodeError, *_UNFIT) as exc:
+            raise AuditError(
+                f"{path}: cannot read this table ({type(exc).__name__}: {exc})"
+            ) from None
+    check_dtypes(path, frame)
+    return frame
+
+
+def _parts(manifest: dict, where: Path, read_table: Callable[[str], pd.DataFrame]) -> dict:
+    """An audit's parts from its manifest, each table read by ``read_table(name)``."""
+    tables = {name: read_table(name) for name in manifest["tables"]}
+    documents = {}
+    for declared in registry.documents():
+        dumped = manifest.get("documents", {}).get(declared.name)
+        if dumped is not None and declared.restore is not None:
+            try:
+                documents[declared.name] = declared.restore(dumped)
+            except (AuditError, *_UNFIT) as exc:
+                raise AuditError(
+                    f"{where}: its {declared.name} cannot be restored ({exc})"
+                ) from None
+    return {
+        "tables": tables,
+        "documents": documents,
+        "rejected": read_table("rejected"),
+        "files": list(manifest["files"]),
+        "sources": read_table("sources"),
+        **({"keys": read_table("keys")} if manifest.get("keys") else {}),
+        "digests": {name: tuple(found) for name, found in manifest.get("digests", {}).items()},
+    }
+
+
+def read_parquet(directory: str | os.PathLike, *, limits: Limits | None = None) -> dict[str, Any]:
+    """What :func:`write_parquet` wrote to ``directory``: an audit's parts, read as untrusted.
+
+    The folder may come from anyone (:mod:`explicit_audit._parquet_checks`):
+    its manifest is a bounded read, every table file lies inside the folder,
+    each table's rows are bounded from its footer by ``limits`` before it is
+    read, and its columns and dtypes are those its kind declares.
 
     Parameters
     ----------
     directory : str or path-like
+    limits : Limits, optional
+        The load limits that bound each table (``max_file_bytes``,
+        ``max_gzip_ratio``); the defaults when not given.
 
     Returns
     -------
@@ -241,38 +301,43 @@ def read_parquet(directory: str | os.PathLike) -> dict[str, Any]:
     Raises
     ------
     AuditError
-        When the folder holds no audit written by the kit, or a file of it
-        is missing or unreadable.
+        Naming the file, when the folder holds no audit written by the kit, or
+        a file of it is missing, unreadable, outside the folder, past the
+        limits, or not of its declared columns and dtypes.
     """
     folder = Path(directory)
+    limits = limits or DEFAULT_LIMITS
+    path = folder / MANIFEST
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+            raise UnfitFileError(os.fspath(path), "leads out of the folder; refused")
+        found = read_small_json(path, max_bytes=MAX_SMALL_FILE_BYTES["manifest"])
+    except (OSError, ValueError) as exc:  # a JSONDecodeError is a ValueError
         raise AuditError(
             f"{folder}: no audit written by Audit.to_parquet here ({MANIFEST} cannot be read: "
             f"{exc}); write one with audit.to_parquet(DIR)"
-        ) from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise AuditError(
-            f"{folder / MANIFEST}: not a folder this kit reads (format "
-            f"{manifest.get('format') if isinstance(manifest, dict) else None!r}, "
-            f"expected {FORMAT!r})"
-        )
-    suffix = manifest.get("suffix", PARQUET_SUFFIX)
-    if suffix not in (PARQUET_SUFFIX, ARROW_SUFFIX):
-        raise AuditError(f"{folder / MANIFEST}: tables in {suffix!r} files, not a format read here")
-    tables = {name: _read_table(folder / f"{name}{suffix}") for name in manifest["tables"]}
-    documents = {}
-    for declared in registry.documents():
-        dumped = manifest.get("documents", {}).get(declared.name)
-        if dumped is not None and declared.restore is not None:
-            documents[declared.name] = declared.restore(dumped)
-    return {
-        "tables": tables,
-        "documents": documents,
-        "rejected": _read_table(folder / f"rejected{suffix}"),
-        "files": list(manifest["files"]),
-        "sources": _read_table(folder / f"sources{suffix}"),
-        **({"keys": _read_table(folder / f"keys{suffix}")} if manifest.get("keys") else {}),
-        "digests": {name: tuple(found) for name, found in manifest.get("digests", {}).items()},
-    }
+        ) from None
+    manifest = checked_manifest(path, found, (FORMAT, PARQUET_SUFFIX))
+    return _parts(manifest, path, lambda name: _untrusted_table(folder, name, limits))
+
+
+def read_sealed(contents: Mapping[str, bytes], where: Path) -> dict[str, Any]:
+    """An audit's parts from the bytes of a cache entry's files, already checked against its seal.
+
+    Parameters
+    ----------
+    contents : mapping of str to bytes
+        Each file of the entry by name (``audit.json``, ``<table>.arrow``): the
+        bytes whose digests were checked, parsed as they are (never read again).
+    where : Path
+        The entry, for the messages.
+    """
+    manifest = json.loads(contents[MANIFEST])
+
+    def read_table(name: str) -> pd.DataFrame:
+        file_name = f"{name}{ARROW_SUFFIX}"
+        if file_name not in contents:
+            raise AuditError(f"{where / file_name}: missing from the entry")
+        return _frame(pa.ipc.open_file(pa.py_buffer(contents[file_name])).read_all())
+
+    return _parts(manifest, where / MANIFEST, read_table)

@@ -1,20 +1,28 @@
-"""ea.load(..., cache=DIR): a second load of unchanged files reads the tables back."""
+"""ea.load(..., cache=DIR): a second load of unchanged files reads the tables back; each
+tampering of an entry or of digests.json, on real files, is dropped, read from the sources
+again and named in one warning."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import inspect
 import json
 import os
 import shutil
+import stat
 import warnings
 from pathlib import Path
 
+import nbformat
 import pandas as pd
-import pyarrow as pa
 import pytest
 from conftest import make_receipt
+from nbformat.v4 import new_code_cell, new_notebook
 
 import explicit_audit as ea
+from explicit_audit._cache_seal import SEAL, SECRET_ENV, TamperedCacheWarning, cache_secret
+from explicit_audit.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -27,6 +35,14 @@ def _quiet_load(source, **options) -> ea.Audit:
 
 def _entries(cache: Path) -> list[Path]:
     return sorted(p for p in cache.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+@pytest.fixture(autouse=True)
+def secret(tmp_path, monkeypatch) -> Path:
+    """The cache's secret, kept outside the cache folder (never the user's own)."""
+    path = tmp_path / "config" / "cache-secret"
+    monkeypatch.setenv(SECRET_ENV, str(path))
+    return path
 
 
 @pytest.fixture
@@ -53,18 +69,15 @@ def test_a_second_load_of_unchanged_files_equals_the_first(logs, tmp_path):
     assert len(_entries(cache)) == 1
 
 
-def test_the_second_load_reads_the_cache_not_the_files(logs, tmp_path):
+def test_the_second_load_reads_the_cache_not_the_files(logs, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    _quiet_load(logs, cache=cache)
-    (entry,) = _entries(cache)
-    # What the entry holds is what a cached load gives: two rows of plans, here.
-    with pa.OSFile(str(entry / "plans.arrow"), "rb") as source:
-        table = pa.ipc.open_file(source).read_all()
-    with pa.OSFile(str(entry / "plans.arrow"), "wb") as sink:
-        with pa.ipc.new_file(sink, table.schema) as out:
-            out.write_table(table.slice(0, 2))
-    assert len(_quiet_load(logs, cache=cache).plans) == 2
-    assert len(_quiet_load(logs).plans) > 2
+    first = _quiet_load(logs, cache=cache)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the files were parsed again")
+
+    monkeypatch.setattr("explicit_audit.loading.read_all", no_reading)
+    pd.testing.assert_frame_equal(_quiet_load(logs, cache=cache).plans, first.plans)
 
 
 def test_a_changed_file_is_parsed_again(logs, tmp_path):
@@ -129,14 +142,20 @@ def test_the_cache_is_refused_where_it_cannot_key_the_bytes(tmp_path):
         ea.load(DATA, engine="dask", cache=tmp_path)
 
 
-def test_a_remembered_digest_is_not_fooled_by_a_restored_mtime(logs, tmp_path):
-    cache = tmp_path / "cache"
+def _settled(logs: Path) -> tuple[Path, int]:
+    """The plans file of ``logs``, every file's times set an hour back (so digests are kept)."""
     path = logs / "plans" / "arborist_runs.jsonl"
     hour_ago = path.stat().st_mtime_ns - 3600 * 10**9
     for file in logs.rglob("*.*"):
         os.utime(file, ns=(hour_ago, hour_ago))
+    return path, hour_ago
+
+
+def test_a_remembered_digest_is_not_fooled_by_a_restored_mtime(logs, tmp_path):
+    cache = tmp_path / "cache"
+    path, hour_ago = _settled(logs)
     first = _quiet_load(logs, cache=cache)
-    remembered = json.loads((cache / "digests.json").read_text(encoding="utf-8"))
+    remembered = json.loads((cache / "digests.json").read_text(encoding="utf-8"))["value"]
     assert os.path.realpath(path) in remembered  # settled files: their digest is kept
     assert len(_entries(cache)) == 1
     # The same size, other bytes, and the modification time set back as it was.
@@ -149,3 +168,214 @@ def test_a_remembered_digest_is_not_fooled_by_a_restored_mtime(logs, tmp_path):
     assert len(_entries(cache)) == 2  # hashed again: its change time moved
     assert again.plans["top_k"].tolist() != first.plans["top_k"].tolist()
     assert _quiet_load(logs, cache=cache).plans["top_k"].tolist() == again.plans["top_k"].tolist()
+
+
+# --- the seals: what a cached load proves ----------------------------------------------------
+
+
+@pytest.fixture
+def other(tmp_path) -> Path:
+    """Another load's sources: the same kinds, other records."""
+    folder = tmp_path / "other"
+    shutil.copytree(DATA, folder)
+    plans = folder / "plans" / "arborist_runs.jsonl"
+    plans.write_text("".join(plans.read_text(encoding="utf-8").splitlines(True)[:3]))
+    (folder / "receipts" / "more.jsonl").write_text(
+        json.dumps(make_receipt()) + "\n{not json\n", encoding="utf-8"
+    )
+    return folder
+
+
+def _load(source, cache) -> tuple[ea.Audit, list[warnings.WarningMessage]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        audit = ea.load(source, progress=False, cache=cache)
+    return audit, [w for w in caught if issubclass(w.category, TamperedCacheWarning)]
+
+
+def _entry(cache: Path) -> Path:
+    (entry,) = [p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return entry
+
+
+def _same_as_parsed(audit: ea.Audit, source: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = ea.load(source, progress=False)
+    for name, frame in plain.tables.items():
+        pd.testing.assert_frame_equal(audit.tables[name], frame, obj=name)
+    pd.testing.assert_frame_equal(audit.rejected, plain.rejected)
+    pd.testing.assert_frame_equal(audit.sources, plain.sources)
+
+
+def _one_warning(caught, *names: str) -> str:
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    message = str(caught[0].message)
+    for name in names:
+        assert name in message, message
+    assert caught[0].filename == __file__  # points at the load, not inside the kit
+    return message
+
+
+def _entries_of(cache: Path, *sources: Path) -> list[Path]:
+    """The entry each source's load wrote, loading them one after another."""
+    found = []
+    for source in sources:
+        before = {p.name for p in cache.iterdir()} if cache.exists() else set()
+        _load(source, cache)
+        (name,) = {p.name for p in cache.iterdir() if p.is_dir()} - before
+        found.append(cache / name)
+    return found
+
+
+def test_a_flipped_byte_in_a_table_is_dropped_and_read_again(logs, tmp_path):
+    cache = tmp_path / "cache"
+    _load(logs, cache)
+    entry = _entry(cache)
+    path = entry / "plans.arrow"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 9] = bytes(b ^ 0xFF for b in data[len(data) // 2 :][:9])
+    path.write_bytes(bytes(data))
+    audit, caught = _load(logs, cache)
+    _one_warning(caught, str(entry), "plans.arrow", "dropped")
+    _same_as_parsed(audit, logs)
+    # Written anew, sealed: the next load reads it back without a word.
+    again, caught = _load(logs, cache)
+    assert caught == []
+    _same_as_parsed(again, logs)
+
+
+@pytest.mark.parametrize("table", ["plans.arrow", "rejected.arrow"])
+def test_a_table_swapped_in_from_another_load_is_refused(logs, other, tmp_path, table):
+    cache = tmp_path / "cache"
+    mine, theirs = _entries_of(cache, logs, other)
+    assert (mine / table).read_bytes() != (theirs / table).read_bytes()
+    shutil.copyfile(theirs / table, mine / table)  # a valid Arrow file, of another load
+    audit, caught = _load(logs, cache)
+    _one_warning(caught, table, "sealed")
+    _same_as_parsed(audit, logs)
+
+
+def test_two_tampered_files_are_named_in_one_warning(logs, other, tmp_path):
+    cache = tmp_path / "cache"
+    mine, theirs = _entries_of(cache, logs, other)
+    for table in ("plans.arrow", "rejected.arrow"):
+        shutil.copyfile(theirs / table, mine / table)
+    (mine / "extra.arrow").write_bytes(b"anything")
+    _, caught = _load(logs, cache)
+    _one_warning(caught, "plans.arrow", "rejected.arrow", "extra.arrow is not sealed")
+
+
+def test_a_whole_entry_of_another_load_under_this_key_is_refused(logs, other, tmp_path):
+    cache = tmp_path / "cache"
+    mine, theirs = _entries_of(cache, logs, other)
+    shutil.rmtree(mine)
+    shutil.copytree(theirs, mine)  # files and seal of another load: its seal names its key
+    audit, caught = _load(logs, cache)
+    _one_warning(caught, "sealed for another load")
+    _same_as_parsed(audit, logs)
+
+
+def _forged(document: dict, value) -> dict:
+    """A seal rewritten to match, signed with a key that is not the user's secret."""
+    text = json.dumps(["explicit_audit.cache-seal/1", "entry", value], sort_keys=True)
+    mac = hmac.new(b"g" * 64, text.encode("ascii"), hashlib.sha256).hexdigest()
+    return {**document, "value": value, "mac": mac}
+
+
+def test_a_seal_rewritten_to_match_swapped_files_is_refused(logs, other, tmp_path):
+    cache = tmp_path / "cache"
+    mine, theirs = _entries_of(cache, logs, other)
+    shutil.copyfile(theirs / "plans.arrow", mine / "plans.arrow")
+    document = json.loads((mine / SEAL).read_text(encoding="utf-8"))
+    value = document["value"]
+    data = (mine / "plans.arrow").read_bytes()
+    value["files"]["plans.arrow"] = [len(data), hashlib.sha256(data).hexdigest()]
+    (mine / SEAL).write_text(json.dumps(_forged(document, value)), encoding="utf-8")
+    audit, caught = _load(logs, cache)
+    _one_warning(caught, SEAL, "signature does not hold")
+    _same_as_parsed(audit, logs)
+
+
+def test_a_forged_digests_list_cannot_hide_a_changed_source(logs, tmp_path):
+    cache = tmp_path / "cache"
+    path, _ = _settled(logs)
+    first, _ = _load(logs, cache)
+    digests = cache / "digests.json"
+    document = json.loads(digests.read_text(encoding="utf-8"))
+    old = document["value"][os.path.realpath(path)]
+    # The source changed; the digests list rewritten to give it its old digest.
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b'"top_k": 10', b'"top_k": 11', 1))
+    now = path.stat()
+    old["stat"] = [now.st_size, now.st_mtime_ns, now.st_ctime_ns, now.st_ino, now.st_dev]
+    digests.write_text(json.dumps(document), encoding="utf-8")
+    audit, caught = _load(logs, cache)
+    _one_warning(caught, "digests.json", "signature does not hold", "hashed again")
+    assert audit.plans["top_k"].tolist() != first.plans["top_k"].tolist()
+    _same_as_parsed(audit, logs)
+
+
+def test_a_link_or_a_fifo_in_the_cache_is_dropped_not_followed(logs, tmp_path):
+    cache = tmp_path / "cache"
+    _load(logs, cache)
+    entry = _entry(cache)
+    (entry / "plans.arrow").unlink()
+    os.mkfifo(entry / "plans.arrow")
+    audit, caught = _load(logs, cache)
+    _one_warning(caught, "plans.arrow", "not a regular file")
+    _same_as_parsed(audit, logs)
+    entry = _entry(cache)
+    elsewhere = tmp_path / "elsewhere"
+    os.replace(entry, elsewhere)
+    entry.symlink_to(elsewhere, target_is_directory=True)
+    _, caught = _load(logs, cache)
+    _one_warning(caught, "a link")
+    assert elsewhere.is_dir() and (elsewhere / SEAL).is_file()  # never followed to remove it
+
+
+def test_the_secret_is_the_users_own_outside_the_cache(tmp_path, secret, monkeypatch):
+    cache = tmp_path / "cache"
+    key = cache_secret(cache)
+    assert len(key) == 64 and stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert cache_secret(cache) == key  # created once, then read
+    secret.chmod(0o640)
+    with pytest.raises(ea.AuditError, match="chmod 600"):
+        cache_secret(cache)
+    monkeypatch.setenv(SECRET_ENV, str(cache / "secret"))
+    with pytest.raises(ea.AuditError, match="inside the cache folder"):
+        cache_secret(cache)
+
+
+def test_an_entry_written_under_another_secret_is_refused(logs, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    _load(logs, cache)
+    monkeypatch.setenv(SECRET_ENV, str(tmp_path / "another-user" / "cache-secret"))
+    audit, caught = _load(logs, cache)
+    _one_warning(caught, SEAL, "digests.json", "signature does not hold")
+    _same_as_parsed(audit, logs)
+
+
+def test_verify_summary_and_report_never_read_a_cache(logs, tmp_path, monkeypatch, capsys):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the command read the load cache")
+
+    for name in ("lookup", "store", "file_digests"):
+        monkeypatch.setattr(f"explicit_audit.loading.{name}", refuse)
+    assert main(["verify", str(logs), "--json"]) == 1
+    assert main(["summary", str(logs)]) == 0
+    assert main(["verify", str(logs), "--cache", str(tmp_path / "cache")]) == 2  # no such option
+    pytest.importorskip("nbconvert")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    notebook = new_notebook(
+        cells=[new_code_cell('DATA = "../data"', metadata={"tags": ["parameters"]})]
+    )
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nbformat.write(notebook, notebooks / "one.ipynb")
+    status = main(
+        ["report", str(logs), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
+    )
+    assert status == 1  # the bundled data holds findings: report exits as verify does
+    assert (tmp_path / "out" / "one.html").is_file()
+    capsys.readouterr()

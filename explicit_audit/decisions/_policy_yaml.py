@@ -22,6 +22,7 @@ from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
 from .._core.records import lone_surrogate
 from ..errors import PolicyError
+from ..reading.small_files import MAX_SMALL_FILE_BYTES, read_small_text
 from ..reading.sources import display_name
 from .policy_sections import (
     Escalation,
@@ -382,7 +383,7 @@ def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyErr
     """
     where = display_name(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_small_text(path, max_bytes=MAX_SMALL_FILE_BYTES["policy"])
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError.at(where, None, f"cannot read the file ({exc})") from None
     try:

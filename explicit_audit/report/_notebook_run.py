@@ -25,6 +25,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from traitlets import default
 
 from ..errors import NotebookError, ReportError
+from ..reading.small_files import NOTEBOOK_BOUNDS, read_small_text
 from .parameters import DATA_PARAMETER_NAMES, data_parameter, parameter_names, parameters_cell
 
 __all__ = [
@@ -223,4 +224,4 @@ def _read(notebook) -> tuple[str, nbformat.NotebookNode]:
     if isinstance(notebook, nbformat.NotebookNode):
         return notebook.metadata.get("title", "notebook"), copy.deepcopy(notebook)
     path = Path(notebook)
-    return path.name, nbformat.read(path, as_version=4)
+    return path.name, nbformat.reads(read_small_text(path, **NOTEBOOK_BOUNDS), as_version=4)

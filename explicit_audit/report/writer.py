@@ -59,6 +59,7 @@ import nbformat
 from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load
 from ..partitioned.scheduler import use_scheduler
+from ..reading.small_files import NOTEBOOK_BOUNDS, read_small_bytes, read_small_text
 from ..reading.sources import display_name
 from ..verify import verify_all
 from ._empty import has_records, no_records_notebook, notebook_tables
@@ -107,7 +108,7 @@ def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> Non
 def _read_notebook(path: Path) -> nbformat.NotebookNode:
     """A notebook file, or a ReportError naming it when it is not one (not JSON, unreadable)."""
     try:
-        return nbformat.read(path, as_version=4)
+        return nbformat.reads(read_small_text(path, **NOTEBOOK_BOUNDS), as_version=4)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ReportError(f"{display_name(path)}: cannot read the notebook ({reason})") from None
@@ -255,7 +256,7 @@ def _write_reports(
             facts = provenance(audit, data, digests=snapshot.digests)
         for path in paths:
             start = time.perf_counter()
-            source = path.read_bytes()
+            source = read_small_bytes(path, max_bytes=NOTEBOOK_BOUNDS["max_bytes"])
             notebook = nbformat.reads(source.decode("utf-8"), as_version=4)
             ran = has_records(audit, notebook_tables(notebook))
             if ran:

@@ -41,9 +41,9 @@ import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import InputError
+from ..reading.small_files import MAX_SMALL_FILE_BYTES, read_small_json
 
 __all__ = [
     "IDENTITY_FIELDS",
@@ -353,13 +353,13 @@ def read_baseline(path: str | os.PathLike) -> Baseline:
     """
     name = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # Bounded: a FIFO, a device, an oversized or too deeply nested file is refused.
+        document = read_small_json(path, max_bytes=MAX_SMALL_FILE_BYTES["baseline"])
     except FileNotFoundError:
         raise InputError(name, None, "no such baseline file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(name, None, f"the baseline cannot be read ({error})") from None
-    try:
-        document = json.loads(text)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise InputError(name, None, f"the baseline cannot be read ({reason})") from None
     except json.JSONDecodeError as error:
         raise InputError(
             name,
