@@ -93,7 +93,8 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
     Raises
     ------
     AuditError
-        When the name, a table or a check is already another kind's.
+        When the name, a table or a check is already another kind's, or a
+        checker's rule reports under a check the checker does not declare.
     """
     if kind.name in _KINDS and not replace:
         if _KINDS[kind.name] is kind:
@@ -111,8 +112,23 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
         for check in checker.checks:
             if check.name in taken_checks:
                 raise AuditError(f"record kind {kind.name!r}: the check {check.name!r} is taken")
+        _refuse_undeclared_checks(kind.name, checker)
     _KINDS[kind.name] = kind
     return kind
+
+
+def _refuse_undeclared_checks(kind_name: str, checker: Checker) -> None:
+    """An error naming the rule and its check when a rule reports under a check the
+    checker does not declare: its findings would belong to no check of the verdict."""
+    declared = [check.name for check in checker.checks]
+    for rule in checker.rules.values():
+        if rule.check not in declared:
+            raise AuditError(
+                f"record kind {kind_name!r}: the rule {rule.name!r} reports under the check "
+                f"{rule.check!r}, which its checker does not declare (its checks: "
+                f"{', '.join(declared) or 'none'}); name one of them as the rule's check, or "
+                f"add Check({rule.check!r}, ...) to the checker"
+            )
 
 
 def unregister(name: str) -> RecordKind:
