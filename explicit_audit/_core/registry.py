@@ -47,6 +47,7 @@ __all__ = [
     "checkers",
     "checks",
     "documents",
+    "import_plugins",
     "kind",
     "kinds",
     "references",
@@ -149,25 +150,53 @@ def _load_plugins() -> None:
     if _PLUGINS["loaded"]:
         return
     _PLUGINS["loaded"] = True
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            found = entry.load()
-        except Exception as exc:
-            raise AuditError(
-                f"the record kind plug-in {entry.name!r} ({entry.value}) of the entry point "
-                f"group {ENTRY_POINT_GROUP} cannot be imported: {exc}"
-            ) from exc
+    for found in import_plugins(ENTRY_POINT_GROUP, ENVIRONMENT_VARIABLE, "record kind"):
         if isinstance(found, RecordKind):
             register(found)
-    named = os.environ.get(ENVIRONMENT_VARIABLE, "")
+
+
+def import_plugins(group: str, variable: str, what: str) -> list[Any]:
+    """Import every plug-in of the entry point ``group`` and the environment ``variable``.
+
+    How record kinds and output formats kept outside the kit are found.
+
+    Parameters
+    ----------
+    group : str
+        The entry point group; each entry names a module or an object in one.
+    variable : str
+        The environment variable naming modules, separated by commas.
+    what : str
+        What the plug-ins declare (``"record kind"``), for the error message.
+
+    Returns
+    -------
+    list
+        What each entry point names (a module, or the object it names), in order.
+
+    Raises
+    ------
+    AuditError
+        Naming the entry point or the module that cannot be imported, and why.
+    """
+    found = []
+    for entry in metadata.entry_points(group=group):
+        try:
+            found.append(entry.load())
+        except Exception as exc:
+            raise AuditError(
+                f"the {what} plug-in {entry.name!r} ({entry.value}) of the entry point "
+                f"group {group} cannot be imported: {exc}"
+            ) from exc
+    named = os.environ.get(variable, "")
     for module in filter(None, (part.strip() for part in named.split(","))):
         try:
             importlib.import_module(module)
         except Exception as exc:
             raise AuditError(
-                f"the record kind module {module!r} named by {ENVIRONMENT_VARIABLE} cannot be "
-                f"imported: {exc}"
+                f"the {what} module {module!r} named by {variable} cannot be imported: {exc}"
             ) from exc
+    return found
 
 
 def kinds() -> tuple[RecordKind, ...]:
