@@ -80,10 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status, one of :class:`~explicit_audit.verdicts.ExitStatus`:
-        0 done (``verify``: no error found), 1 something found or a notebook
-        failed, 2 the input could not be read at all or a usage error, 3
-        nothing to check, 130 and 143 interrupted.
+        The exit status: one of :class:`~explicit_audit.verdicts.ExitStatus`,
+        where each is explained.
 
     Examples
     --------

@@ -82,9 +82,9 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--exit-zero",
         action="store_true",
-        help="exit 0, not 1, when the pages are written and the checks found something (a "
-        "failed notebook is still 1, unreadable input 2, nothing to check 3): to render "
-        "reports of data known to hold findings; without it, report exits as verify does",
+        help="exit 0, not 1, when the pages are written and the checks found something (every "
+        "other status stands): to render reports of data known to hold findings; without it, "
+        "report exits as verify does",
     )
     _engine_options(report)
     report.add_argument(

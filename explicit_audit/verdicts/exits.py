@@ -2,7 +2,7 @@
 
 The command's ``--help`` (:func:`exit_status_help`) and README's table under
 "Exit status" (:func:`exit_status_table`) are both written from
-:class:`ExitStatus`; ``tests/test_exits.py`` holds README's table to it.
+:class:`ExitStatus`; ``tests/test_outputs.py`` holds README's table to it.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ class Rendering:
         How many findings a listing for people shows per check (``--max-findings``).
     notes : tuple of str
         Lines for people about what was read (entries the listing skipped);
-        a format for machines may leave them out.
+        a format a CI dashboard reads may leave them out.
     """
 
     provenance: dict = field(default_factory=dict)
