@@ -101,19 +101,12 @@ def _result(finding: dict, rule_index: dict[str, int], state: str | None) -> dic
 
 
 def sarif_log(verdict: Verdict) -> str:
-    """The verdict as one SARIF 2.1.0 log (JSON text).
-
-    Parameters
-    ----------
-    verdict : Verdict
-
-    Returns
-    -------
-    str
+    """The verdict as one SARIF 2.1.0 log (JSON text): one run, a result per finding.
 
     Examples
     --------
-    >>> sarif_log(verdict)  # doctest: +SKIP
+    >>> json.loads(sarif_log(verdict))["runs"][0]["invocations"][0]["exitCode"]  # doctest: +SKIP
+    1
     """
     driver = _driver(verdict.version)
     rule_index = {rule["id"]: index for index, rule in enumerate(driver["rules"])}
