@@ -14,6 +14,11 @@ engines, ``ea.verify_all``, and the ``explicit-audit`` commands. README
 is found through the entry point group ``explicit_audit.kinds`` or the
 environment variable ``EXPLICIT_AUDIT_KINDS``
 (:mod:`explicit_audit._core.registry`).
+
+An output format of ``explicit-audit verify --format`` is registered the
+same way, with :func:`explicit_audit.verdicts.register_format` (README,
+"Adding an output format"); the shared way of finding plug-ins is
+:func:`~explicit_audit._core.registry.import_plugins`.
 """
 
 from __future__ import annotations

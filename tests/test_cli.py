@@ -84,9 +84,11 @@ def test_verify_json(dirty, capsys):
 
 
 def test_verify_json_clean(clean, capsys):
+    # Receipts alone: no error, but seven checks had no record to look at, so not clean.
     assert main(["verify", str(clean), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["clean"] is True and document["findings"] == []
+    assert document["clean"] is False and document["findings"] == []
+    assert document["state"] == "clean on what was checked"
 
 
 @pytest.mark.parametrize(
@@ -353,7 +355,11 @@ def test_verify_says_which_checks_were_not_run(clean):
     assert "clean on what was checked (3 of 10 checks run, no error; 7 not run" in text
     assert "plan_hashes        0 not run (no records)" in text
     status, _, document = _verify(str(clean), "--json")
-    assert (status, document["exit_status"], document["state"]) == (0, 0, "clean")
+    assert (status, document["exit_status"], document["state"]) == (
+        0,
+        0,
+        "clean on what was checked",
+    )
     statuses = {row["check"]: row["status"] for row in document["summary"]}
     assert statuses["receipt_rules"] == "clean" and statuses["plan_hashes"] == "not run"
 
@@ -394,6 +400,23 @@ def test_report_exits_as_verify_does_on_the_same_data(dirty, tmp_path, capsys):
     argv = ["report", str(dirty), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
     assert main(argv) == 1 == _verify(str(dirty))[0]
     assert (tmp_path / "out" / "files.html").exists()  # the pages are written all the same
+    # stderr says why, in verify's words.
+    err = capsys.readouterr().err
+    assert "explicit-audit report: exit 1, as verify exits on the same data: " in err
+    assert "2 finding(s) in 2 of 10 checks" in err
+
+
+def test_report_says_why_it_exits_3(tmp_path, capsys):
+    data = _matrix_data(tmp_path, "empty")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(_notebook(new_code_cell("len(audit.files)")), notebooks / "files.ipynb")
+    argv = ["report", str(data), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "explicit-audit report: exit 3, as verify exits on the same data: nothing to check" in (
+        err
+    )
 
 
 # Every command on clean, findings, empty and unreadable data: README's exit table -----------

@@ -275,3 +275,15 @@ def test_a_kind_cannot_take_another_kinds_table(registered):
     taken = RecordKind("copies", tables=("badges",), matches=matches, build=build)
     with pytest.raises(ea.AuditError, match="table 'badges' is taken"):
         register(taken)
+
+
+def test_a_rule_whose_check_the_checker_does_not_declare_is_refused():
+    stray = RuleTable([Rule("level_high", "Levels stay low.", check="badge_level", kind=NAME)])
+    checker = dataclasses.replace(KIND.checks[0], rules=RULES | stray)
+    kind = dataclasses.replace(KIND, checks=(checker,))
+    with pytest.raises(ea.AuditError) as raised:
+        register(kind)
+    message = str(raised.value)
+    assert "'level_high'" in message and "'badge_level'" in message
+    assert "its checks: badge_levels" in message
+    assert NAME not in {found.name for found in ea.plugins.kinds()}

@@ -47,6 +47,7 @@ __all__ = [
     "checkers",
     "checks",
     "documents",
+    "import_plugins",
     "kind",
     "kinds",
     "references",
@@ -93,7 +94,8 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
     Raises
     ------
     AuditError
-        When the name, a table or a check is already another kind's.
+        When the name, a table or a check is already another kind's, or a
+        checker's rule reports under a check the checker does not declare.
     """
     if kind.name in _KINDS and not replace:
         if _KINDS[kind.name] is kind:
@@ -111,8 +113,23 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
         for check in checker.checks:
             if check.name in taken_checks:
                 raise AuditError(f"record kind {kind.name!r}: the check {check.name!r} is taken")
+        _refuse_undeclared_checks(kind.name, checker)
     _KINDS[kind.name] = kind
     return kind
+
+
+def _refuse_undeclared_checks(kind_name: str, checker: Checker) -> None:
+    """An error naming the rule and its check when a rule reports under a check the
+    checker does not declare: its findings would belong to no check of the verdict."""
+    declared = [check.name for check in checker.checks]
+    for rule in checker.rules.values():
+        if rule.check not in declared:
+            raise AuditError(
+                f"record kind {kind_name!r}: the rule {rule.name!r} reports under the check "
+                f"{rule.check!r}, which its checker does not declare (its checks: "
+                f"{', '.join(declared) or 'none'}); name one of them as the rule's check, or "
+                f"add Check({rule.check!r}, ...) to the checker"
+            )
 
 
 def unregister(name: str) -> RecordKind:
@@ -133,25 +150,53 @@ def _load_plugins() -> None:
     if _PLUGINS["loaded"]:
         return
     _PLUGINS["loaded"] = True
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            found = entry.load()
-        except Exception as exc:
-            raise AuditError(
-                f"the record kind plug-in {entry.name!r} ({entry.value}) of the entry point "
-                f"group {ENTRY_POINT_GROUP} cannot be imported: {exc}"
-            ) from exc
+    for found in import_plugins(ENTRY_POINT_GROUP, ENVIRONMENT_VARIABLE, "record kind"):
         if isinstance(found, RecordKind):
             register(found)
-    named = os.environ.get(ENVIRONMENT_VARIABLE, "")
+
+
+def import_plugins(group: str, variable: str, what: str) -> list[Any]:
+    """Import every plug-in of the entry point ``group`` and the environment ``variable``.
+
+    How record kinds and output formats kept outside the kit are found.
+
+    Parameters
+    ----------
+    group : str
+        The entry point group; each entry names a module or an object in one.
+    variable : str
+        The environment variable naming modules, separated by commas.
+    what : str
+        What the plug-ins declare (``"record kind"``), for the error message.
+
+    Returns
+    -------
+    list
+        What each entry point names (a module, or the object it names), in order.
+
+    Raises
+    ------
+    AuditError
+        Naming the entry point or the module that cannot be imported, and why.
+    """
+    found = []
+    for entry in metadata.entry_points(group=group):
+        try:
+            found.append(entry.load())
+        except Exception as exc:
+            raise AuditError(
+                f"the {what} plug-in {entry.name!r} ({entry.value}) of the entry point "
+                f"group {group} cannot be imported: {exc}"
+            ) from exc
+    named = os.environ.get(variable, "")
     for module in filter(None, (part.strip() for part in named.split(","))):
         try:
             importlib.import_module(module)
         except Exception as exc:
             raise AuditError(
-                f"the record kind module {module!r} named by {ENVIRONMENT_VARIABLE} cannot be "
-                f"imported: {exc}"
+                f"the {what} module {module!r} named by {variable} cannot be imported: {exc}"
             ) from exc
+    return found
 
 
 def kinds() -> tuple[RecordKind, ...]:

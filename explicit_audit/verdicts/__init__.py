@@ -6,19 +6,37 @@
   one run to the next, and what is new, resolved and persisting;
 - :mod:`~explicit_audit.verdicts.window`: ``--since/--until``, which time each
   table's records have, and what becomes of records that have none;
-- :mod:`~explicit_audit.verdicts.text`, :mod:`~explicit_audit.verdicts.junit`
-  and :mod:`~explicit_audit.verdicts.sarif`: the outputs.
+- :mod:`~explicit_audit.verdicts.formats`: the registry of output formats
+  (:func:`register_format`), which ``verify --format`` reads;
+  :mod:`~explicit_audit.verdicts.outputs` registers the kit's own:
+  :mod:`~explicit_audit.verdicts.text`, JSON, :mod:`~explicit_audit.verdicts.junit`
+  and :mod:`~explicit_audit.verdicts.sarif`;
+- :mod:`~explicit_audit.verdicts.exits`: the exit statuses and what each means.
 """
 
 from __future__ import annotations
 
+from . import outputs  # noqa: F401 (registers the kit's own formats)
 from .baseline import BaselineComparison, compare_findings, finding_identity, fingerprint
+from .exits import ExitStatus
+from .formats import (
+    Failure,
+    OutputFormat,
+    Rendering,
+    output_formats,
+    register_format,
+    unregister_format,
+)
 from .verdict import Verdict
 from .window import TIME_KEYS, Window, WindowResult, apply_window, parse_time
 
 __all__ = [
     "TIME_KEYS",
     "BaselineComparison",
+    "ExitStatus",
+    "Failure",
+    "OutputFormat",
+    "Rendering",
     "Verdict",
     "Window",
     "WindowResult",
@@ -26,5 +44,8 @@ __all__ = [
     "compare_findings",
     "finding_identity",
     "fingerprint",
+    "output_formats",
     "parse_time",
+    "register_format",
+    "unregister_format",
 ]

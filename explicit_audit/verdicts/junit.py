@@ -9,6 +9,9 @@ to run:
   records it examined, the data, and the window and baseline when given;
 - one ``<testcase>`` per rule of the check (``classname`` the check,
   ``name`` the rule), every rule listed whether it found anything or not;
+- for a check that looked at no record (not run), one ``<testcase>`` named
+  after the check holding ``<skipped message="...">`` with the reason, never
+  a passing one: a check that did not run passes nothing;
 - a ``<failure>`` in a rule's test case when it has findings that fail the
   run (errors; with ``--new-only``, new errors only), its text one line per
   finding (``file:line: [record] field: detail``); the findings that do not
@@ -27,6 +30,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from .._core import registry
+from .formats import Failure
 from .verdict import Verdict
 
 __all__ = ["junit_error", "junit_xml"]
@@ -52,20 +56,15 @@ def _line(finding: dict, *, new: bool | None) -> str:
 
 
 def junit_xml(verdict: Verdict) -> str:
-    """The verdict as one JUnit XML document.
+    """The verdict as one JUnit XML document, with its XML declaration.
 
-    Parameters
-    ----------
-    verdict : Verdict
-
-    Returns
-    -------
-    str
-        The XML document, with its declaration.
+    A test suite per check, a test case per rule (a failure holding the
+    findings that fail the run), a skipped test case per check not run.
 
     Examples
     --------
-    >>> print(junit_xml(verdict))  # doctest: +SKIP
+    >>> junit_xml(verdict).splitlines()[1]  # doctest: +SKIP
+    '<testsuites name="explicit-audit verify data" tests="41" failures="28" errors="0">'
     """
     checks = registry.checks()
     rules = registry.rules()
@@ -73,7 +72,6 @@ def junit_xml(verdict: Verdict) -> str:
     by_rule: dict[tuple[str, str], list[int]] = {}
     for position, finding in enumerate(verdict.findings):
         by_rule.setdefault((finding["check"], finding["rule"]), []).append(position)
-    with_baseline = verdict.baseline is not None
     root = ET.Element("testsuites", name=_xml_text(f"explicit-audit verify {verdict.data}"))
     total_tests = total_failures = 0
     for row in summary.itertuples(index=False):
@@ -83,41 +81,74 @@ def junit_xml(verdict: Verdict) -> str:
         for name, value in _properties(verdict, row, checks.get(check)):
             ET.SubElement(properties, "property", name=name, value=_xml_text(value))
         names = [name for name, rule in rules.items() if rule.check == check]
-        failures = 0
-        for rule_name in names:
-            case = ET.SubElement(suite, "testcase", classname=check, name=rule_name)
-            positions = by_rule.get((check, rule_name), [])
-            failing = [p for p in positions if verdict.fails(p)]
-            passing = [p for p in positions if not verdict.fails(p)]
-            if failing:
-                failures += 1
-                failure = ET.SubElement(
-                    case,
-                    "failure",
-                    type=rule_name,
-                    message=_xml_text(f"{len(failing)} finding(s): {rules[rule_name].description}"),
-                )
-                failure.text = "\n".join(
-                    _line(verdict.findings[p], new=verdict.is_new(p) if with_baseline else None)
-                    for p in failing
-                )
-            if passing:
-                out = ET.SubElement(case, "system-out")
-                out.text = "\n".join(
-                    _line(verdict.findings[p], new=verdict.is_new(p) if with_baseline else None)
-                    for p in passing
-                )
-        suite.set("tests", str(len(names)))
+        if row.status == "not run":
+            case = ET.SubElement(suite, "testcase", classname=check, name=check)
+            ET.SubElement(case, "skipped", message=_not_run(row, checks.get(check)))
+            noted = [p for name in names for p in by_rule.get((check, name), [])]
+            if noted:  # notices about no record checked (none fails the run)
+                ET.SubElement(case, "system-out").text = _lines(verdict, noted)
+            tests, failures, skipped = 1, 0, 1
+        else:
+            failures = _rule_cases(suite, verdict, check, names, by_rule)
+            tests, skipped = len(names), 0
+        suite.set("tests", str(tests))
         suite.set("failures", str(failures))
         suite.set("errors", "0")
-        suite.set("skipped", "0")
-        total_tests += len(names)
+        suite.set("skipped", str(skipped))
+        total_tests += tests
         total_failures += failures
     root.set("tests", str(total_tests))
     root.set("failures", str(total_failures))
     root.set("errors", "0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _rule_cases(
+    suite: ET.Element,
+    verdict: Verdict,
+    check: str,
+    names: list[str],
+    by_rule: dict[tuple[str, str], list[int]],
+) -> int:
+    """A test case per rule of a check that ran; how many of them fail."""
+    rules = registry.rules()
+    failures = 0
+    for rule_name in names:
+        case = ET.SubElement(suite, "testcase", classname=check, name=rule_name)
+        positions = by_rule.get((check, rule_name), [])
+        failing = [p for p in positions if verdict.fails(p)]
+        if failing:
+            failures += 1
+            failure = ET.SubElement(
+                case,
+                "failure",
+                type=rule_name,
+                message=_xml_text(f"{len(failing)} finding(s): {rules[rule_name].description}"),
+            )
+            failure.text = _lines(verdict, failing)
+        passing = [p for p in positions if not verdict.fails(p)]
+        if passing:
+            ET.SubElement(case, "system-out").text = _lines(verdict, passing)
+    return failures
+
+
+def _lines(verdict: Verdict, positions: list[int]) -> str:
+    """The findings at ``positions``, one line each, marked new or persisting with a baseline."""
+    with_baseline = verdict.baseline is not None
+    return "\n".join(
+        _line(verdict.findings[p], new=verdict.is_new(p) if with_baseline else None)
+        for p in positions
+    )
+
+
+def _not_run(row, check) -> str:
+    """Why a check was skipped: it looked at no record, and which table it would have read."""
+    if check is None or check.examines is None:
+        where = "no value was read"
+    else:
+        where = f"DATA holds no record of the table {check.examines}"
+    return _xml_text(f"not run (no records): {where}, so this check ({row.covers}) looked at none")
 
 
 def _properties(verdict: Verdict, row, check) -> list[tuple[str, str]]:
@@ -140,8 +171,9 @@ def _properties(verdict: Verdict, row, check) -> list[tuple[str, str]]:
     return found
 
 
-def junit_error(data: str, message: str, kind: str = "InputError") -> str:
+def junit_error(failure: Failure) -> str:
     """The JUnit document of a run that could not check anything: one erroring test case."""
+    data, message = failure.data or "", failure.message
     root = ET.Element(
         "testsuites", name=_xml_text(f"explicit-audit verify {data}"), tests="1", failures="0"
     )
@@ -150,7 +182,7 @@ def junit_error(data: str, message: str, kind: str = "InputError") -> str:
         root, "testsuite", name="input", tests="1", failures="0", errors="1", skipped="0"
     )
     case = ET.SubElement(suite, "testcase", classname="input", name="read")
-    error = ET.SubElement(case, "error", type=kind, message=_xml_text(message))
+    error = ET.SubElement(case, "error", type=failure.type, message=_xml_text(message))
     error.text = _xml_text(message)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,9 +1,12 @@
-"""The outputs of ``explicit-audit verify``: one document in the format asked for.
+"""The outputs of ``explicit-audit verify``: the kit's own formats, and writing one.
 
 ``text`` (the default) is for people; ``json`` (``--json``) is the kit's
-own strict JSON; ``junit`` and ``sarif`` are for CI dashboards. Each format
-also has a document for a run that could not check anything (exit 2), so a
-pipeline that reads the output always gets one document to read.
+own strict JSON; ``junit`` and ``sarif`` are for CI dashboards. Each is one
+entry of the registry of formats (:mod:`explicit_audit.verdicts.formats`),
+declared here as a format kept outside the kit would be. Each also has a
+document for a run that could not check anything (exit 2), but for text,
+whose reader reads stderr: a pipeline that reads the output always gets one
+document to read.
 """
 
 from __future__ import annotations
@@ -11,15 +14,13 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from .formats import Failure, OutputFormat, Rendering, output_format, register_format
 from .junit import junit_error, junit_xml
 from .sarif import sarif_error, sarif_log
 from .text import verdict_text
 from .verdict import Verdict
 
-__all__ = ["FORMATS", "error_output", "json_text", "write_verdict"]
-
-#: The formats ``verify --format`` writes.
-FORMATS = ("text", "json", "junit", "sarif")
+__all__ = ["KIT_FORMATS", "error_output", "json_text", "write_verdict"]
 
 
 def json_text(document: dict) -> str:
@@ -60,6 +61,7 @@ def _utf8(value):
 def json_document(verdict: Verdict, provenance: dict) -> dict:
     """The ``--json`` document: the data, the exit status, the checks, the findings, and more.
 
+    ``clean`` and ``state`` are the verdict's (:data:`~explicit_audit.verdicts.verdict.STATES`);
     ``window`` and ``baseline`` are there when they were asked for.
     """
     document = {
@@ -68,6 +70,9 @@ def json_document(verdict: Verdict, provenance: dict) -> dict:
         **verdict.verification.to_dict(),
         "provenance": provenance,
     }
+    # The verdict's own state, of one vocabulary with the exit status: "clean" is true
+    # only when every check looked at records and found no error.
+    document.update(clean=verdict.clean, state=verdict.state)
     if verdict.window is not None:
         document["window"] = verdict.window.to_dict()
     if verdict.baseline is not None:
@@ -75,43 +80,75 @@ def json_document(verdict: Verdict, provenance: dict) -> dict:
     return document
 
 
+def _text(verdict: Verdict, rendering: Rendering) -> str:
+    lines = [verdict_text(verdict, max_findings=rendering.max_findings), *rendering.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _json(verdict: Verdict, rendering: Rendering) -> str:
+    return json_text(json_document(verdict, rendering.provenance))
+
+
+def _json_failed(failure: Failure) -> str:
+    error = {
+        "type": failure.type,
+        "file": failure.file,
+        "line": failure.line,
+        "field": failure.field,
+        "message": failure.message,
+    }
+    return json_text(
+        {"data": failure.data, "exit_status": failure.status, "clean": None, "error": error}
+    )
+
+
+#: The kit's own formats, registered as a format kept outside the kit would be.
+KIT_FORMATS = (
+    OutputFormat(
+        "text",
+        "for people, the default: each check, then at most --max-findings findings per check",
+        write=_text,
+    ),
+    OutputFormat(
+        "json",
+        "one strict JSON document (RFC 8259) holding every finding, as --json writes",
+        write=_json,
+        failed=_json_failed,
+    ),
+    OutputFormat(
+        "junit",
+        "JUnit XML, one test case per rule and one skipped test case per check not run",
+        write=lambda verdict, rendering: junit_xml(verdict),
+        failed=junit_error,
+    ),
+    OutputFormat(
+        "sarif",
+        "SARIF 2.1.0, one result per finding",
+        write=lambda verdict, rendering: sarif_log(verdict),
+        failed=sarif_error,
+    ),
+)
+for _format in KIT_FORMATS:
+    register_format(_format)
+
+
 def write_verdict(
     verdict: Verdict,
-    output_format: str,
+    name: str,
     stream: TextIO,
     *,
     provenance: dict | None = None,
     max_findings: int = 20,
+    notes: tuple[str, ...] = (),
 ) -> None:
-    """Write the verdict to ``stream`` in ``output_format`` (one of :data:`FORMATS`)."""
-    if output_format == "json":
-        text = json_text(json_document(verdict, provenance or {}))
-    elif output_format == "junit":
-        text = junit_xml(verdict)
-    elif output_format == "sarif":
-        text = sarif_log(verdict)
-    else:
-        text = verdict_text(verdict, max_findings=max_findings) + "\n"
-    stream.write(text)
+    """Write the verdict to ``stream`` in the registered format ``name``."""
+    rendering = Rendering(provenance or {}, max_findings, tuple(notes))
+    stream.write(output_format(name).write(verdict, rendering))
     stream.flush()
 
 
-def error_output(
-    output_format: str, data: str | None, exc: Exception, kind: str, *, version: str, status: int
-) -> str | None:
-    """The document of a run that could not check anything, or None for text (stderr says it)."""
-    if output_format == "json":
-        error = {
-            "type": kind,
-            "file": getattr(exc, "source_file", None),
-            "line": getattr(exc, "source_line", None),
-            "field": getattr(exc, "field", None),
-            "message": str(exc),
-        }
-        document = {"data": data, "exit_status": status, "clean": None, "error": error}
-        return json_text(document)
-    if output_format == "junit":
-        return junit_error(data or "", str(exc), kind)
-    if output_format == "sarif":
-        return sarif_error(version, str(exc), status)
-    return None
+def error_output(name: str, failure: Failure) -> str | None:
+    """The document of a run that could not check anything in the format ``name``, or
+    None where the format has none (text: stderr says it)."""
+    failed = output_format(name).failed
+    return None if failed is None else failed(failure)

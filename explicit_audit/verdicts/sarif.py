@@ -16,7 +16,9 @@ The mapping:
   the same record keeps it however the lines shift);
 - with a baseline, each result's ``baselineState`` (``new`` or
   ``unchanged``), and the resolved findings as results in state ``absent``;
-- the invocation's exit code, the window and what it left out.
+- the invocation's exit code, the verdict's state
+  (:data:`~explicit_audit.verdicts.verdict.STATES`) and the checks not run
+  (no records), the window and what it left out.
 
 A line 0 (a file as a whole) gives no region. The log validates against the
 SARIF 2.1.0 JSON schema.
@@ -32,6 +34,7 @@ from urllib.parse import quote
 from .._core import registry
 from .._core.jsonable import json_rows
 from .baseline import fingerprint
+from .formats import Failure
 from .verdict import Verdict
 
 __all__ = ["FINGERPRINT_KEY", "sarif_error", "sarif_log"]
@@ -98,19 +101,12 @@ def _result(finding: dict, rule_index: dict[str, int], state: str | None) -> dic
 
 
 def sarif_log(verdict: Verdict) -> str:
-    """The verdict as one SARIF 2.1.0 log (JSON text).
-
-    Parameters
-    ----------
-    verdict : Verdict
-
-    Returns
-    -------
-    str
+    """The verdict as one SARIF 2.1.0 log (JSON text): one run, a result per finding.
 
     Examples
     --------
-    >>> sarif_log(verdict)  # doctest: +SKIP
+    >>> json.loads(sarif_log(verdict))["runs"][0]["invocations"][0]["exitCode"]  # doctest: +SKIP
+    1
     """
     driver = _driver(verdict.version)
     rule_index = {rule["id"]: index for index, rule in enumerate(driver["rules"])}
@@ -124,7 +120,12 @@ def sarif_log(verdict: Verdict) -> str:
     if verdict.baseline is not None:
         results.extend(_result(f, rule_index, "absent") for f in verdict.baseline.resolved)
     invocation: dict = {"executionSuccessful": True, "exitCode": verdict.status}
-    properties: dict = {"data": verdict.data}
+    statuses = verdict.verification.statuses
+    properties: dict = {
+        "data": verdict.data,
+        "state": verdict.state,
+        "not_run": [check for check, status in statuses.items() if status == "not run"],
+    }
     if verdict.window is not None:
         properties["window"] = verdict.window.to_dict()
     if verdict.baseline is not None:
@@ -145,15 +146,16 @@ def sarif_log(verdict: Verdict) -> str:
     return _dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]})
 
 
-def sarif_error(version: str, message: str, exit_status: int) -> str:
+def sarif_error(failure: Failure) -> str:
     """The SARIF log of a run that could not check anything: a failed invocation."""
+    notification = {"level": "error", "message": {"text": failure.message}}
     run = {
-        "tool": {"driver": {"name": "explicit-audit", "version": version}},
+        "tool": {"driver": {"name": "explicit-audit", "version": failure.version}},
         "invocations": [
             {
                 "executionSuccessful": False,
-                "exitCode": exit_status,
-                "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}],
+                "exitCode": failure.status,
+                "toolExecutionNotifications": [notification],
             }
         ],
         "results": [],

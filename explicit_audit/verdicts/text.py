@@ -1,7 +1,8 @@
 """A verdict as ``explicit-audit verify`` prints it: a summary line, the checks, the findings.
 
-The first line says the verdict's state (clean on what was checked, findings,
-or nothing to check) and how many checks were not run; each check's status
+The first line says the verdict's state (:data:`~explicit_audit.verdicts.verdict.STATES`:
+clean, clean on what was checked, findings, missing, nothing to check) and
+how many checks were not run (:func:`state_line`); each check's status
 (``not run (no records)`` for one that looked at no record) is a column.
 The keys the records hold that their kinds do not declare, or leave to a
 default, follow, counted per key (``Verification.key_counts()``).
@@ -17,10 +18,9 @@ import re
 
 import pandas as pd
 
-from ..verify import Verification
 from .verdict import Verdict
 
-__all__ = ["verdict_text", "visible"]
+__all__ = ["state_line", "verdict_text", "visible"]
 
 
 def visible(text: object) -> str:
@@ -73,8 +73,7 @@ def verdict_text(verdict: Verdict, *, max_findings: int = 20) -> str:
     """
     limit = max(max_findings, 0)
     summary = verdict.verification.summary()
-    state = _verdict_line(verdict.verification, summary)
-    lines = [f"explicit-audit verify {visible(verdict.data)}: {state}"]
+    lines = [f"explicit-audit verify {visible(verdict.data)}: {state_line(verdict, summary)}"]
     lines.extend(f"expected {name}: none found" for name in verdict.verification.missing)
     lines.append("")
     shown = summary.assign(status=summary["status"].astype(str).replace(_NOT_RUN, _NOT_RUN_TEXT))
@@ -114,26 +113,37 @@ _NOT_RUN = "not run"
 _NOT_RUN_TEXT = "not run (no records)"
 
 
-def _verdict_line(verification: Verification, summary: pd.DataFrame) -> str:
-    """The first line of ``verify``: the state, what ran, and what was not run."""
+def state_line(verdict: Verdict, summary: pd.DataFrame | None = None) -> str:
+    """The verdict's state, what ran and what was not run: the first line of ``verify``.
+
+    ``summary`` is the verification's summary, when already at hand.
+
+    Examples
+    --------
+    >>> state_line(verdict)  # doctest: +SKIP
+    'clean on what was checked (3 of 10 checks run, no error; 7 not run (no records))'
+    """
+    if summary is None:
+        summary = verdict.verification.summary()
     n_notices = int(summary["notices"].sum())
     notes = f", {n_notices} notice(s)" if n_notices else ""
     not_run = summary.loc[summary["status"] == _NOT_RUN, "check"].tolist()
     ran = len(summary) - len(not_run)
     skipped = f"; {len(not_run)} not run (no records)" if not_run else ""
-    if verification.state == "nothing to check":
+    state = verdict.state
+    if state == "nothing to check":
         return f"nothing to check (no check looked at a record; {len(summary)} not run)"
-    if verification.state == "findings":
+    if state == "findings":
         found = summary[summary["findings"] > 0]
         return (
             f"{int(summary['findings'].sum())} finding(s) in {len(found)} of "
             f"{len(summary)} checks{notes}{skipped}"
         )
-    missing = f"; expected but absent or empty: {', '.join(verification.missing)}"
-    return (
-        f"clean on what was checked ({ran} of {len(summary)} checks run, no error{notes}"
-        f"{skipped}){missing if verification.missing else ''}"
-    )
+    coverage = f"{ran} of {len(summary)} checks run, no error{notes}{skipped}"
+    if state == "missing":
+        missing = ", ".join(verdict.verification.missing)
+        return f"missing (expected but absent or empty: {missing}; {coverage})"
+    return f"{state} ({coverage})"
 
 
 def _baseline_lines(verdict: Verdict, limit: int) -> list[str]:

@@ -1,27 +1,52 @@
 """One run of ``verify``: what it found, narrowed to a window, compared with a baseline.
 
 Every output of ``explicit-audit verify`` (text, ``--json``, ``--format
-junit``, ``--format sarif``) is written from one :class:`Verdict`, so they
-agree on which findings there are and on the exit status.
+junit``, ``--format sarif``, and any format registered) is written from one
+:class:`Verdict`, so they agree on which findings there are, on the
+verdict's state and on the exit status.
+
+The state is one of :data:`STATES`, each with its exit status: the text's
+first line, ``--json``'s ``state`` (and its ``clean``, true in the state
+``clean`` alone), JUnit's skipped test cases, SARIF's invocation and
+``report``'s last line on stderr all say it. It refines
+:attr:`Verification.state <explicit_audit.Verification.state>`, whose
+``clean`` is clean on what was checked: here ``clean`` is every check
+looked at records and found no error.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from types import MappingProxyType
 
 from .._core.findings import ERROR
 from .._core.jsonable import json_rows
 from .._version import __version__
 from ..verify import Verification
 from .baseline import Baseline, BaselineComparison, compare_findings
+from .exits import ExitStatus
 from .window import WindowResult
 
-__all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_NOTHING", "Verdict"]
+__all__ = ["STATES", "Verdict"]
 
-EXIT_CLEAN = 0
-EXIT_FOUND = 1
-EXIT_NOTHING = 3
+#: What a verdict can be: ``state -> (exit status, meaning)``. Under ``--new-only``
+#: a verdict in the state ``findings`` whose errors are none of them new exits 0.
+STATES = MappingProxyType(
+    {
+        "clean": (ExitStatus.CLEAN, "every check looked at records and found no error"),
+        "clean on what was checked": (
+            ExitStatus.CLEAN,
+            "no error found, but a check looked at no record (not run)",
+        ),
+        "findings": (ExitStatus.FOUND, "a check found an error"),
+        "missing": (
+            ExitStatus.NOTHING_TO_CHECK,
+            "no error found, but an expected kind is absent or empty",
+        ),
+        "nothing to check": (ExitStatus.NOTHING_TO_CHECK, "no check looked at a record"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -105,19 +130,37 @@ class Verdict:
         return not self.new_only or self.is_new(position)
 
     @property
+    def state(self) -> str:
+        """One of :data:`STATES`: ``findings`` (an error, new or not), ``nothing to check``,
+        ``missing`` (an expected kind), ``clean on what was checked`` (a check not run)
+        or ``clean``."""
+        verification = self.verification
+        if verification.state != "clean":
+            return verification.state
+        if verification.missing:
+            return "missing"
+        if "not run" in verification.statuses.values():
+            return "clean on what was checked"
+        return "clean"
+
+    @property
+    def clean(self) -> bool:
+        """Whether every check looked at records and found no error (notices aside), and
+        every expected kind was there: the state ``clean``."""
+        return self.state == "clean"
+
+    @property
     def status(self) -> int:
-        """The exit status: 1 when a finding fails the run; else 3 when nothing was
-        checked or an expected kind is absent or empty; else 0.
+        """The exit status: 1 when a finding fails the run; else the state's (:data:`STATES`).
 
         Without ``new_only`` it is :attr:`Verification.exit_status
         <explicit_audit.Verification.exit_status>` of the (windowed) findings.
         """
         if any(self.fails(position) for position in range(len(self.findings))):
-            return EXIT_FOUND
-        verification = self.verification
-        if verification.state == "nothing to check" or verification.missing:
-            return EXIT_NOTHING
-        return EXIT_CLEAN
+            return int(ExitStatus.FOUND)
+        if self.state == "findings":  # --new-only: errors found, none of them new
+            return int(ExitStatus.CLEAN)
+        return int(STATES[self.state][0])
 
     @property
     def version(self) -> str:

@@ -1,0 +1,106 @@
+"""How a command ends when it cannot finish: a usage error, unreadable input, a signal.
+
+Each says why on stderr, in one line and without a traceback, and exits with
+its :class:`~explicit_audit.verdicts.ExitStatus`; ``verify`` in a format
+that has a document for it (JSON, JUnit, SARIF) writes that document too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from ..errors import AuditError
+from ..verdicts import ExitStatus, Failure, output_formats
+from ..verdicts.outputs import error_output
+from ..verdicts.text import visible
+from ._input import shown
+
+__all__ = ["asked_format", "fail", "failed", "interrupted", "quiet_stdout", "signals"]
+
+
+def interrupted(command: str, signum: int) -> int:
+    """Ctrl-C (SIGINT) exits 130, SIGTERM 143, with one line on stderr and no traceback."""
+    what = "interrupted" if signum == signal.SIGINT else "terminated"
+    print(f"explicit-audit {command}: {what}", file=sys.stderr)
+    if signum == signal.SIGINT:
+        return ExitStatus.INTERRUPTED
+    return ExitStatus.TERMINATED
+
+
+def failed(command: str, data: str | None, exc: BaseException, output: str) -> int:
+    """The exit status of a command that raised ``exc``; re-raises what is not ours to map."""
+    if isinstance(exc, AuditError):
+        return fail(command, data, exc, type(exc).__name__, output=output)
+    if isinstance(exc, BrokenPipeError):  # the reader (``| head``) stopped: not an error of ours
+        quiet_stdout()
+        return ExitStatus.CLEAN
+    if isinstance(exc, OSError):  # e.g. --out names a file, or a folder that cannot be written
+        return fail(command, data, exc, "OSError", output=output)
+    raise exc
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that every ``with`` block cleans up.
+
+    A BaseException, as KeyboardInterrupt is: no ``except Exception`` swallows it.
+    """
+
+
+@contextlib.contextmanager
+def signals(command: str, signalled: list[int]):
+    """During ``report``: SIGINT and SIGTERM unwind the program where it is, so that the
+    snapshot and any partial page are removed, instead of ending the process there.
+
+    The first signal raises (KeyboardInterrupt, :class:`_Terminated`); one more
+    while the cleanup runs is only noted, so that it cannot cut the cleanup short.
+    """
+    if command != "report" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum, frame):
+        signalled.append(signum)
+        if len(signalled) == 1:
+            raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
+
+    previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def quiet_stdout() -> None:
+    """After a broken pipe: what is left to flush goes nowhere, not to a traceback at exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def asked_format(argv: Sequence[str]) -> str:
+    """The output ``verify`` was asked for, read from the raw arguments (for usage errors too)."""
+    if "--json" in argv:
+        return "json"
+    names = output_formats()
+    for position, item in enumerate(argv):
+        if item == "--format" and position + 1 < len(argv) and argv[position + 1] in names:
+            return argv[position + 1]
+        if item.startswith("--format=") and item.split("=", 1)[1] in names:
+            return item.split("=", 1)[1]
+    return "text"
+
+
+def fail(command: str, data: str | None, exc: Exception, kind: str, *, output: str) -> int:
+    """Say why nothing could be checked, on stderr (and as the document asked for); exit 2."""
+    message = visible(str(exc))
+    prefix = f"explicit-audit {command}: " if command else ""
+    print(f"{prefix}{message}", file=sys.stderr)
+    document = error_output(output, Failure.of(exc, kind, None if data is None else shown(data)))
+    if document is not None:
+        sys.stdout.write(document)
+        sys.stdout.flush()
+    return ExitStatus.UNREADABLE

@@ -1,0 +1,110 @@
+"""``verify`` and ``summary``: the checks' verdict in the format asked for, and rows per table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import AuditError
+from ..report.provenance import provenance
+from ..verdicts import ExitStatus, Verdict, Window, apply_window, parse_time
+from ..verdicts.baseline import read_baseline
+from ..verdicts.outputs import write_verdict
+from ..verify import verify_all
+from ._exit import quiet_stdout
+from ._input import load_data, refuse_unreadable, shown, skipped_note
+
+__all__ = ["summary", "verify"]
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    if getattr(args, "json", False):
+        if args.format not in (None, "json"):
+            raise AuditError(f"--json and --format {args.format} ask for two outputs; give one")
+        return "json"
+    return getattr(args, "format", None) or "text"
+
+
+def _window(args: argparse.Namespace) -> Window | None:
+    """The ``--since/--until`` window, or None; usage errors before anything is read."""
+    if args.since is None and args.until is None:
+        if args.time_key or args.undated != "check":
+            raise AuditError("--time-key and --undated go with --since or --until")
+        return None
+    time_key, time_keys = None, {}
+    for given in args.time_key:
+        table, sep, column = given.rpartition("=")
+        if not column or (sep and not table):
+            raise AuditError(f"--time-key {given!r}: write COLUMN, or TABLE=COLUMN")
+        if sep:
+            time_keys[table] = column
+        else:
+            time_key = column
+    return Window(
+        since=None if args.since is None else parse_time(args.since, what="--since"),
+        until=None if args.until is None else parse_time(args.until, what="--until"),
+        time_key=time_key,
+        time_keys=time_keys,
+        undated=args.undated,
+    )
+
+
+def verify(args: argparse.Namespace) -> int:
+    """``verify``: every check, one document in the format asked for; the verdict's status."""
+    output_format = _output_format(args)
+    if args.new_only and not args.baseline:
+        raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
+    window = _window(args)
+    previous = read_baseline(args.baseline) if args.baseline else None
+    audit, facts = load_data(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
+    result = verify_all(audit, expect=args.expect)
+    if facts is None:
+        refuse_unreadable(result.accounting.rejected)
+        facts = provenance(result.accounting, args.data)
+    windowed = None if window is None else apply_window(result, audit, window)
+    verdict = Verdict.of(
+        shown(args.data), result, window=windowed, previous=previous, new_only=args.new_only
+    )
+    facts_shown = facts.to_dict()
+    facts_shown.pop("rejected")  # every rejected row is a finding
+    note = skipped_note(result.accounting)
+    try:
+        write_verdict(
+            verdict,
+            output_format,
+            sys.stdout,
+            provenance=facts_shown,
+            max_findings=args.max_findings,
+            notes=() if note is None else (note,),
+        )
+    except BrokenPipeError:
+        # The reader (``| head -1``) stopped reading: the verdict stands all the same.
+        quiet_stdout()
+    return verdict.status
+
+
+def summary(args: argparse.Namespace) -> int:
+    """``summary``: rows per table and per file, what was skipped and what was not loaded."""
+    audit, _ = load_data(
+        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+    )
+    audit = audit.accounting()
+    refuse_unreadable(audit.rejected)
+    print(f"explicit-audit summary {shown(args.data)}: {len(audit.files)} files\n")
+    print(audit.summary().to_string(index=False))
+    print()
+    # The digests are in verify --json's provenance; here, what was read and skipped.
+    print(audit.sources.drop(columns=["sha256"], errors="ignore").to_string(index=False))
+    if len(audit.rejected):
+        print(
+            f"\n{len(audit.rejected)} value(s) could not be loaded; "
+            f"`explicit-audit verify {shown(args.data)}` lists them."
+        )
+    if len(audit.keys):
+        print(
+            f"\n{len(audit.keys)} key(s) not as declared (unknown keys, fields left to a "
+            f"default); `explicit-audit verify {args.data}` counts them per key."
+        )
+    return ExitStatus.CLEAN
