@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from ._core import registry
-from ._core.engine import computed, engine_of, persisted
+from ._core.engine import computed, engine_of, is_lazy, persisted
 from ._core.key_table import keys_frame
 from ._core.records import Documents, RecordKind, Rejection
 from .parquet import write_parquet
@@ -119,18 +119,22 @@ class Audit:
         """``"dask"`` when the tables are lazy Dask tables, else ``"pandas"``."""
         return engine_of(*self.tables.values(), self.rejected)
 
+    @property
+    def lazy(self) -> bool:
+        """Whether the tables are lazy Dask tables, read only when computed."""
+        return is_lazy(*self.tables.values(), self.rejected)
+
     def __repr__(self) -> str:
-        if self.engine == "dask":
+        documents = [f"{d.name}={len(getattr(self, d.name))}" for d in _documents()]
+        if self.lazy:
             partitions = next(iter(self.tables.values())).npartitions if self.tables else 0
             return (
                 f"Audit({len(self.files)} files, {partitions} partitions, not read yet: "
-                f"{', '.join(self.tables)}; policies={len(self.policies)})"
+                f"{'; '.join([', '.join(self.tables), *documents])})"
             )
-        counts = ", ".join(f"{name}={len(frame)}" for name, frame in self.tables.items())
-        return (
-            f"Audit({len(self.files)} files: {counts}, policies={len(self.policies)}, "
-            f"rejected={len(self.rejected)})"
-        )
+        counts = [f"{name}={len(frame)}" for name, frame in self.tables.items()]
+        counts += [*documents, f"rejected={len(self.rejected)}"]
+        return f"Audit({len(self.files)} files: {', '.join(counts)})"
 
     def compute(self) -> Audit:
         """This audit with every table in memory (pandas); itself if it already is.
@@ -141,7 +145,7 @@ class Audit:
             The same rows, labels, rejections and sources as a load with
             ``engine="pandas"`` (categories may list their values in another order).
         """
-        if self.engine != "dask":
+        if not self.lazy:
             return self
         return self._every_table(computed)
 
@@ -159,7 +163,7 @@ class Audit:
         Audit
             A new audit of persisted tables; itself for in-memory tables.
         """
-        if self.engine != "dask":
+        if not self.lazy:
             return self
         return self._every_table(persisted)
 
@@ -229,7 +233,7 @@ class Audit:
         Audit
             Itself for in-memory tables.
         """
-        if self.engine != "dask" or self.rows_known is not None:
+        if not self.lazy or self.rows_known is not None:
             return self
         names = list(self.tables)
         *lengths, rejected, sources, keys = computed(
@@ -304,7 +308,7 @@ class Audit:
             One row per table: ``table``, ``rows``.
         """
         known = self.rows_known
-        if known is None and self.engine == "dask":
+        if known is None and self.lazy:
             return self.accounting().summary()
         if known is None:
             known = {name: len(frame) for name, frame in self.tables.items()}

@@ -62,6 +62,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._core import registry
+from ._core.engine import reads_lazily
 from ._core.extras import require
 from ._core.progress import ENV as PROGRESS_ENV
 from ._core.progress import choosing
@@ -340,7 +341,7 @@ def _engine(args: argparse.Namespace):
 
     ``report`` chooses it itself, as the notebooks' kernels must too.
     """
-    if getattr(args, "engine", "pandas") != "dask" or args.command == "report":
+    if not reads_lazily(getattr(args, "engine", "pandas")) or args.command == "report":
         yield
         return
     with use_scheduler(args.scheduler):
@@ -374,7 +375,7 @@ def _load(
         options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
         # progress: as --progress/--no-progress chose (the command runs within that choice).
         audit = load(data, engine=engine, strict_keys=strict_keys, **options)
-    if audit.engine == "dask":
+    if audit.lazy:
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
     _refuse_unreadable(audit.rejected)

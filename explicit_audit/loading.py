@@ -15,6 +15,7 @@ import os
 from typing import Unpack
 
 from ._core import registry
+from ._core.engine import reads_lazily
 from ._core.records import RecordKind, Rejection
 from .audit import Audit, audit_of_reading, raise_or_warn
 from .cache import cache_key, file_digests, lookup, store
@@ -68,7 +69,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     """
     found = resolved(options)
     kinds = registry.kinds()
-    if found["engine"] == "dask":
+    if reads_lazily(found["engine"]):
         planned = _partitioned(source, kinds, None, found)
         return Audit(
             tables=planned.tables,
@@ -220,7 +221,7 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
         The kind's tables, by name.
     """
     found = resolved(options, what=f"load_{kind.name}")
-    if found["engine"] == "dask":
+    if reads_lazily(found["engine"]):
         return _partitioned(source, registry.kinds(), {kind.name}, found).tables
     return _in_memory(source, found, kind.name).tables
 

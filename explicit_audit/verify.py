@@ -299,7 +299,7 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     """
     expected_names = _expected_names(expect)
     checkers = registry.checkers()
-    if audit.engine == "dask":
+    if audit.lazy:
         parts, rows, accounted = _partitioned_parts(audit, checkers)
     else:
         parts = [_in_memory(checker, audit) for checker in checkers]
