@@ -12,7 +12,7 @@ up in ``Audit.rejected``; for every file, loaded + rejected == values read.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -37,7 +37,7 @@ from .reading.collect import (
     warn_unparsed_times,
 )
 
-__all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn"]  # noqa: F822
+__all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn", "with_heads_as_needed"]  # noqa: F822
 
 
 def __getattr__(name: str) -> Any:
@@ -101,6 +101,12 @@ class Audit:
     #: Per file read as a stream (a URL, a file object, stdin): (bytes, SHA-256) of what was
     #: read, for the provenance of what cannot be read again.
     digests: dict[str, tuple[int, str]] = field(default_factory=dict, repr=False, compare=False)
+    #: Of a Dask load: ``retry(step)`` is ``step(audit)``, of the load planned again with
+    #: heads that take in a partition holding a key its heads did not show (see
+    #: :func:`with_heads_as_needed`).
+    retry: Callable[[Callable[[Audit], Any]], Any] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def __getattr__(self, name: str) -> Any:
         tables = self.__dict__.get("tables", {})
@@ -147,7 +153,7 @@ class Audit:
         """
         if not self.lazy:
             return self
-        return self._every_table(computed)
+        return _every_table(self, computed)
 
     def persist(self) -> Audit:
         """This audit with its Dask tables read once and kept in the workers' memory.
@@ -165,22 +171,7 @@ class Audit:
         """
         if not self.lazy:
             return self
-        return self._every_table(persisted)
-
-    def _every_table(self, step) -> Audit:
-        """The audit of ``step(*tables, rejected, sources)``, ``dask.compute`` or ``persist``."""
-        names = list(self.tables)
-        *tables, rejected, sources, keys = step(
-            *[self.tables[n] for n in names], self.rejected, self.sources, self.keys
-        )
-        return Audit(
-            tables=dict(zip(names, tables, strict=True)),
-            documents=self.documents,
-            rejected=rejected,
-            files=list(self.files),
-            sources=sources,
-            keys=keys,
-        )
+        return _every_table(self, persisted)
 
     def to_parquet(self, directory: str | os.PathLike) -> Path:
         """Write every table to ``directory``, one Parquet file each, to read back whole.
@@ -235,15 +226,7 @@ class Audit:
         """
         if not self.lazy or self.rows_known is not None:
             return self
-        names = list(self.tables)
-        *lengths, rejected, sources, keys = computed(
-            *[self.tables[name].shape[0] for name in names],
-            self.rejected,
-            self.sources,
-            self.keys,
-        )
-        rows = dict(zip(names, lengths, strict=True))
-        return self.with_accounting(rejected, sources, rows, keys=keys)
+        return with_heads_as_needed(self, _accounted)
 
     def with_accounting(
         self,
@@ -317,6 +300,58 @@ class Audit:
         rows += [(declared.name, len(getattr(self, declared.name))) for declared in _documents()]
         rows.append(("rejected", known["rejected"]))
         return pd.DataFrame(rows, columns=["table", "rows"])
+
+
+def _every_table(audit: Audit, step) -> Audit:
+    """The audit of ``step(*tables, rejected, sources)``, ``dask.compute`` or ``persist``."""
+    names = list(audit.tables)
+    *tables, rejected, sources, keys = step(
+        *[audit.tables[n] for n in names], audit.rejected, audit.sources, audit.keys
+    )
+    return Audit(
+        tables=dict(zip(names, tables, strict=True)),
+        documents=audit.documents,
+        rejected=rejected,
+        files=list(audit.files),
+        sources=sources,
+        keys=keys,
+    )
+
+
+def _accounted(audit: Audit) -> Audit:
+    """The Dask audit with its accounting computed in one pass (``Audit.accounting``)."""
+    names = list(audit.tables)
+    *lengths, rejected, sources, keys = computed(
+        *[audit.tables[name].shape[0] for name in names],
+        audit.rejected,
+        audit.sources,
+        audit.keys,
+    )
+    rows = dict(zip(names, lengths, strict=True))
+    return audit.with_accounting(rejected, sources, rows, keys=keys)
+
+
+def with_heads_as_needed(audit: Audit, step: Callable[[Audit], Any]) -> Any:
+    """``step(audit)``; for a Dask load, planned again where the heads of its files fell short.
+
+    A partition holding a key the heads of the files did not show (first
+    seen after ``sample_bytes``) cannot fit the lazy tables' columns: the
+    load is planned again with heads that take that partition in
+    (``Audit.retry``), as often as needed, so that the answer is the
+    in-memory engine's.
+
+    Parameters
+    ----------
+    audit : Audit
+    step : callable
+        ``step(audit)`` computes what is asked of the audit.
+
+    Returns
+    -------
+    object
+        What ``step`` returned.
+    """
+    return step(audit) if audit.retry is None else audit.retry(step)
 
 
 def raise_or_warn(

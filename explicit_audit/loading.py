@@ -70,15 +70,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     found = resolved(options)
     kinds = registry.kinds()
     if reads_lazily(found["engine"]):
-        planned = _partitioned(source, kinds, None, found)
-        return Audit(
-            tables=planned.tables,
-            documents=planned.documents,
-            rejected=planned.rejected,
-            files=planned.files,
-            sources=planned.sources,
-            keys=planned.keys,
-        )
+        return _lazy_audit(source, kinds, found)
     return _in_memory(source, found, None)
 
 
@@ -198,6 +190,35 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
         blocksize=found["blocksize"],
         sample_bytes=found["sample_bytes"],
     )
+
+
+def _lazy_audit(source: Source, kinds, found: dict) -> Audit:
+    """The Dask audit of every kind, planned again with longer heads where they fall short."""
+    from .partitioned.conform import SampleError
+    from .partitioned.parts import DEFAULT_SAMPLE_BYTES
+
+    planned = _partitioned(source, kinds, None, found)
+    sample = found["sample_bytes"] or DEFAULT_SAMPLE_BYTES
+
+    def retry(step):
+        try:
+            return step(audit)
+        except SampleError as error:
+            if error.needed is None or error.needed <= sample:
+                raise
+            wider = {**found, "sample_bytes": max(error.needed, 2 * sample)}
+            return _lazy_audit(source, kinds, wider).retry(step)
+
+    audit = Audit(
+        tables=planned.tables,
+        documents=planned.documents,
+        rejected=planned.rejected,
+        files=planned.files,
+        sources=planned.sources,
+        keys=planned.keys,
+        retry=retry,
+    )
+    return audit
 
 
 def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]) -> dict:
