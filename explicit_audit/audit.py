@@ -12,7 +12,7 @@ up in ``Audit.rejected``; for every file, loaded + rejected == values read.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from ._core import registry
-from ._core.engine import computed, engine_of, persisted
+from ._core.engine import computed, engine_of, is_lazy, persisted
 from ._core.key_table import keys_frame
 from ._core.records import Documents, RecordKind, Rejection
 from .parquet import write_parquet
@@ -37,7 +37,7 @@ from .reading.collect import (
     warn_unparsed_times,
 )
 
-__all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn"]  # noqa: F822
+__all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn", "with_heads_as_needed"]  # noqa: F822
 
 
 def __getattr__(name: str) -> Any:
@@ -101,6 +101,12 @@ class Audit:
     #: Per file read as a stream (a URL, a file object, stdin): (bytes, SHA-256) of what was
     #: read, for the provenance of what cannot be read again.
     digests: dict[str, tuple[int, str]] = field(default_factory=dict, repr=False, compare=False)
+    #: Of a Dask load: ``retry(step)`` is ``step(audit)``, of the load planned again with
+    #: heads that take in a partition holding a key its heads did not show (see
+    #: :func:`with_heads_as_needed`).
+    retry: Callable[[Callable[[Audit], Any]], Any] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def __getattr__(self, name: str) -> Any:
         tables = self.__dict__.get("tables", {})
@@ -119,18 +125,22 @@ class Audit:
         """``"dask"`` when the tables are lazy Dask tables, else ``"pandas"``."""
         return engine_of(*self.tables.values(), self.rejected)
 
+    @property
+    def lazy(self) -> bool:
+        """Whether the tables are lazy Dask tables, read only when computed."""
+        return is_lazy(*self.tables.values(), self.rejected)
+
     def __repr__(self) -> str:
-        if self.engine == "dask":
+        documents = [f"{d.name}={len(getattr(self, d.name))}" for d in _documents()]
+        if self.lazy:
             partitions = next(iter(self.tables.values())).npartitions if self.tables else 0
             return (
                 f"Audit({len(self.files)} files, {partitions} partitions, not read yet: "
-                f"{', '.join(self.tables)}; policies={len(self.policies)})"
+                f"{'; '.join([', '.join(self.tables), *documents])})"
             )
-        counts = ", ".join(f"{name}={len(frame)}" for name, frame in self.tables.items())
-        return (
-            f"Audit({len(self.files)} files: {counts}, policies={len(self.policies)}, "
-            f"rejected={len(self.rejected)})"
-        )
+        counts = [f"{name}={len(frame)}" for name, frame in self.tables.items()]
+        counts += [*documents, f"rejected={len(self.rejected)}"]
+        return f"Audit({len(self.files)} files: {', '.join(counts)})"
 
     def compute(self) -> Audit:
         """This audit with every table in memory (pandas); itself if it already is.
@@ -141,9 +151,9 @@ class Audit:
             The same rows, labels, rejections and sources as a load with
             ``engine="pandas"`` (categories may list their values in another order).
         """
-        if self.engine != "dask":
+        if not self.lazy:
             return self
-        return self._every_table(computed)
+        return _every_table(self, computed)
 
     def persist(self) -> Audit:
         """This audit with its Dask tables read once and kept in the workers' memory.
@@ -159,24 +169,9 @@ class Audit:
         Audit
             A new audit of persisted tables; itself for in-memory tables.
         """
-        if self.engine != "dask":
+        if not self.lazy:
             return self
-        return self._every_table(persisted)
-
-    def _every_table(self, step) -> Audit:
-        """The audit of ``step(*tables, rejected, sources)``, ``dask.compute`` or ``persist``."""
-        names = list(self.tables)
-        *tables, rejected, sources, keys = step(
-            *[self.tables[n] for n in names], self.rejected, self.sources, self.keys
-        )
-        return Audit(
-            tables=dict(zip(names, tables, strict=True)),
-            documents=self.documents,
-            rejected=rejected,
-            files=list(self.files),
-            sources=sources,
-            keys=keys,
-        )
+        return _every_table(self, persisted)
 
     def to_parquet(self, directory: str | os.PathLike) -> Path:
         """Write every table to ``directory``, one Parquet file each, to read back whole.
@@ -229,17 +224,9 @@ class Audit:
         Audit
             Itself for in-memory tables.
         """
-        if self.engine != "dask" or self.rows_known is not None:
+        if not self.lazy or self.rows_known is not None:
             return self
-        names = list(self.tables)
-        *lengths, rejected, sources, keys = computed(
-            *[self.tables[name].shape[0] for name in names],
-            self.rejected,
-            self.sources,
-            self.keys,
-        )
-        rows = dict(zip(names, lengths, strict=True))
-        return self.with_accounting(rejected, sources, rows, keys=keys)
+        return with_heads_as_needed(self, _accounted)
 
     def with_accounting(
         self,
@@ -304,7 +291,7 @@ class Audit:
             One row per table: ``table``, ``rows``.
         """
         known = self.rows_known
-        if known is None and self.engine == "dask":
+        if known is None and self.lazy:
             return self.accounting().summary()
         if known is None:
             known = {name: len(frame) for name, frame in self.tables.items()}
@@ -313,6 +300,58 @@ class Audit:
         rows += [(declared.name, len(getattr(self, declared.name))) for declared in _documents()]
         rows.append(("rejected", known["rejected"]))
         return pd.DataFrame(rows, columns=["table", "rows"])
+
+
+def _every_table(audit: Audit, step) -> Audit:
+    """The audit of ``step(*tables, rejected, sources)``, ``dask.compute`` or ``persist``."""
+    names = list(audit.tables)
+    *tables, rejected, sources, keys = step(
+        *[audit.tables[n] for n in names], audit.rejected, audit.sources, audit.keys
+    )
+    return Audit(
+        tables=dict(zip(names, tables, strict=True)),
+        documents=audit.documents,
+        rejected=rejected,
+        files=list(audit.files),
+        sources=sources,
+        keys=keys,
+    )
+
+
+def _accounted(audit: Audit) -> Audit:
+    """The Dask audit with its accounting computed in one pass (``Audit.accounting``)."""
+    names = list(audit.tables)
+    *lengths, rejected, sources, keys = computed(
+        *[audit.tables[name].shape[0] for name in names],
+        audit.rejected,
+        audit.sources,
+        audit.keys,
+    )
+    rows = dict(zip(names, lengths, strict=True))
+    return audit.with_accounting(rejected, sources, rows, keys=keys)
+
+
+def with_heads_as_needed(audit: Audit, step: Callable[[Audit], Any]) -> Any:
+    """``step(audit)``; for a Dask load, planned again where the heads of its files fell short.
+
+    A partition holding a key the heads of the files did not show (first
+    seen after ``sample_bytes``) cannot fit the lazy tables' columns: the
+    load is planned again with heads that take that partition in
+    (``Audit.retry``), as often as needed, so that the answer is the
+    in-memory engine's.
+
+    Parameters
+    ----------
+    audit : Audit
+    step : callable
+        ``step(audit)`` computes what is asked of the audit.
+
+    Returns
+    -------
+    object
+        What ``step`` returned.
+    """
+    return step(audit) if audit.retry is None else audit.retry(step)
 
 
 def raise_or_warn(

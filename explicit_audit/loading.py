@@ -15,6 +15,7 @@ import os
 from typing import Unpack
 
 from ._core import registry
+from ._core.engine import reads_lazily
 from ._core.records import RecordKind, Rejection
 from .audit import Audit, audit_of_reading, raise_or_warn
 from .cache import cache_key, file_digests, lookup, store
@@ -68,16 +69,8 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     """
     found = resolved(options)
     kinds = registry.kinds()
-    if found["engine"] == "dask":
-        planned = _partitioned(source, kinds, None, found)
-        return Audit(
-            tables=planned.tables,
-            documents=planned.documents,
-            rejected=planned.rejected,
-            files=planned.files,
-            sources=planned.sources,
-            keys=planned.keys,
-        )
+    if reads_lazily(found["engine"]):
+        return _lazy_audit(source, kinds, found)
     return _in_memory(source, found, None)
 
 
@@ -200,6 +193,35 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
     )
 
 
+def _lazy_audit(source: Source, kinds, found: dict) -> Audit:
+    """The Dask audit of every kind, planned again with longer heads where they fall short."""
+    from .partitioned.conform import SampleError
+    from .partitioned.parts import DEFAULT_SAMPLE_BYTES
+
+    planned = _partitioned(source, kinds, None, found)
+    sample = found["sample_bytes"] or DEFAULT_SAMPLE_BYTES
+
+    def retry(step):
+        try:
+            return step(audit)
+        except SampleError as error:
+            if error.needed is None or error.needed <= sample:
+                raise
+            wider = {**found, "sample_bytes": max(error.needed, 2 * sample)}
+            return _lazy_audit(source, kinds, wider).retry(step)
+
+    audit = Audit(
+        tables=planned.tables,
+        documents=planned.documents,
+        rejected=planned.rejected,
+        files=planned.files,
+        sources=planned.sources,
+        keys=planned.keys,
+        retry=retry,
+    )
+    return audit
+
+
 def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]) -> dict:
     """The tables of one record kind from ``source``: what every per-kind loader returns.
 
@@ -221,7 +243,7 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
         The kind's tables, by name.
     """
     found = resolved(options, what=f"load_{kind.name}")
-    if found["engine"] == "dask":
+    if reads_lazily(found["engine"]):
         return _partitioned(source, registry.kinds(), {kind.name}, found).tables
     return _in_memory(source, found, kind.name).tables
 

@@ -41,7 +41,7 @@ from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
 from ._core.key_check import key_counts
 from ._core.records import Checker
-from .audit import Audit
+from .audit import Audit, with_heads_as_needed
 from .errors import AuditError
 from .reading.sources import CANNOT_LIST, CANNOT_READ
 
@@ -299,7 +299,7 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     """
     expected_names = _expected_names(expect)
     checkers = registry.checkers()
-    if audit.engine == "dask":
+    if audit.lazy:
         parts, rows, accounted = _partitioned_parts(audit, checkers)
     else:
         parts = [_in_memory(checker, audit) for checker in checkers]
@@ -377,7 +377,16 @@ def _partitioned_parts(
     """Every check over Dask tables, computed in one pass: findings, rows per table, accounting.
 
     The audit's accounting comes along, so a report of this pass needs no other.
+    A partition holding a key the heads of the files did not show has the
+    load planned again (:func:`~explicit_audit.audit.with_heads_as_needed`).
     """
+    return with_heads_as_needed(audit, lambda planned: _computed_parts(planned, checkers))
+
+
+def _computed_parts(
+    audit: Audit, checkers: list[Checker]
+) -> tuple[list[pd.DataFrame], dict[str, int], Audit]:
+    """:func:`_partitioned_parts` of one plan of the load."""
     deferred = [_deferred(checker, audit) for checker in checkers]
     names = list(audit.tables)
     counts = [engine.deferred(len, sum, [audit.tables[name]], what="verify_all") for name in names]

@@ -81,3 +81,19 @@ def test_a_kind_with_no_records_gets_empty_tables_of_its_own_at_each_load(tmp_pa
             pd.testing.assert_frame_equal(shown, fresh)
             assert shown.attrs == fresh.attrs, name
             assert shown is not getattr(first, name)
+
+
+def test_an_audit_without_the_decisions_kind_shows_and_sizes_its_tables(tmp_path):
+    """No kit module names the decisions kind's policies: without that kind, nothing raises."""
+    from explicit_audit._core import registry
+    from explicit_audit.report._empty import has_records, missing_tables
+
+    path = _jsonl(tmp_path / "receipts.jsonl", [make_receipt()])
+    with registry.replaced([]):  # the registry as it was, in its order, after the block
+        registry.unregister("decisions")
+        audit = ea.load(path, progress=False)
+        shown = repr(audit)
+        assert has_records(audit, [["receipts"]])
+        assert missing_tables(audit, [["receipts"], ["policies"]]) == ["policies"]
+    assert "policies" not in shown and "receipts=1" in shown, shown
+    assert repr(ea.load(path, progress=False)).endswith("policies=0, rejected=0)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import shutil
 from pathlib import Path
 
 import pytest
@@ -191,13 +192,132 @@ KIND_AGNOSTIC = (
 )
 
 
+#: Where the engines may be told apart: the engine switch, and the Dask engine itself.
+ENGINE_HOMES = ("_core/engine.py", "partitioned/")
+#: The packages of the Dask engine: imported only in :data:`ENGINE_HOMES`.
+DASK_PACKAGES = ("dask", "dask_expr", "distributed")
+
+
+def _engine_names() -> set[str]:
+    from explicit_audit.reading.options import ENGINES
+
+    return set(ENGINES)
+
+
+def _names_engine(node: ast.AST, engines: set[str]) -> bool:
+    """Whether ``node`` is an engine's name, or a tuple, list or set holding one."""
+    if isinstance(node, ast.Constant):
+        return node.value in engines
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_names_engine(item, engines) for item in node.elts)
+    return False
+
+
+def _is_dask_module(name: str | None) -> bool:
+    return (name or "").split(".")[0] in DASK_PACKAGES
+
+
+def _dask_names(tree: ast.AST) -> set[str]:
+    """The names a module binds by importing Dask (``dd`` of ``import dask.dataframe as dd``)."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _is_dask_module(alias.name):
+                    bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and not node.level and _is_dask_module(node.module):
+            bound.update(alias.asname or alias.name for alias in node.names)
+    return bound
+
+
+def _engine_branches(source: str) -> list[str]:
+    """Where ``source`` tells the engines apart, by meaning: ``line: what``.
+
+    A comparison with an engine's name (``engine == "dask"``, ``"dask" != e``,
+    ``engine in ("pandas", "dask")``), a ``case "dask":``, an import of Dask
+    (``import dask``, ``from dask import ...``, ``import distributed``,
+    ``importlib.import_module("dask")``), an ``isinstance`` against a Dask type,
+    and a Dask detector by module name (``....startswith("dask")``).
+    """
+    tree = ast.parse(source)
+    engines = _engine_names()
+    dask_names = _dask_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Compare):
+            if any(_names_engine(side, engines) for side in (node.left, *node.comparators)):
+                found.append(f"{line}: compares with an engine's name")
+        elif isinstance(node, ast.match_case):
+            patterns = [p for p in ast.walk(node.pattern) if isinstance(p, ast.MatchValue)]
+            if any(_names_engine(p.value, engines) for p in patterns):
+                found.append(f"{node.pattern.lineno}: matches an engine's name")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                modules = [node.module]
+            if any(_is_dask_module(module) for module in modules):
+                found.append(f"{line}: imports Dask")
+        elif isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            texts = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            texts = [text for text in texts if isinstance(text, str)]
+            if func.endswith(("import_module", "__import__")) and any(map(_is_dask_module, texts)):
+                found.append(f"{line}: imports Dask")
+            elif func.endswith("startswith") and any(map(_is_dask_module, texts)):
+                found.append(f"{line}: detects Dask by a module's name")
+            elif func in ("isinstance", "issubclass") and len(node.args) == 2:
+                against = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                if against & dask_names or "dask" in ast.unparse(node.args[1]).lower():
+                    found.append(f"{line}: {func} against a Dask type")
+    return sorted(found, key=lambda text: int(text.split(":")[0]))
+
+
 def test_the_engine_switch_lives_in_one_module():
-    found = sorted(
-        str(path.relative_to(PACKAGE))
-        for path in PACKAGE.rglob("*.py")
-        if "is_partitioned(" in path.read_text(encoding="utf-8")
-    )
-    assert found == ["_core/engine.py"]
+    """Only the engine switch and the Dask engine tell the engines apart (by meaning)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name.startswith(ENGINE_HOMES):
+            continue
+        branches = _engine_branches(path.read_text(encoding="utf-8"))
+        if branches:
+            found[name] = branches
+    assert not found, f"the engines told apart outside {', '.join(ENGINE_HOMES)}: {found}"
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'if engine == "dask":\n    pass',
+        'if "dask" != engine:\n    pass',
+        'lazy = options["engine"] in ("pandas", "dask")',
+        'match engine:\n    case "dask":\n        pass',
+        "import dask",
+        "import dask.dataframe as dd\nlazy = isinstance(frame, dd.DataFrame)",
+        "from dask import delayed",
+        "from distributed import Client",
+        'lazy = type(frame).__module__.startswith("dask.")',
+        'module = importlib.import_module("dask.dataframe")',
+    ],
+)
+def test_the_engine_check_sees_a_branch_by_meaning(planted):
+    assert _engine_branches(planted)
+    other = planted.replace("dask", "numpy").replace("distributed", "numpy")
+    assert not _engine_branches(other.replace('"pandas", ', ""))
+
+
+def test_the_engine_check_fails_on_a_branch_planted_in_audit(tmp_path, monkeypatch):
+    """A copy of the package with ``if engine == "dask"`` in audit.py fails the check."""
+    package = tmp_path / "explicit_audit"
+    shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", package)
+    test_the_engine_switch_lives_in_one_module()
+    audit = package / "audit.py"
+    planted = '\n\ndef _planted(engine):\n    if engine == "dask":\n        return 1\n'
+    audit.write_text(audit.read_text(encoding="utf-8") + planted, encoding="utf-8")
+    with pytest.raises(AssertionError, match=r"audit\.py.*compares with an engine's name"):
+        test_the_engine_switch_lives_in_one_module()
 
 
 def test_no_module_a_kind_plugs_into_imports_a_kind():
@@ -209,19 +329,69 @@ def test_no_module_a_kind_plugs_into_imports_a_kind():
             assert _layer(target)[0] not in KINDS, f"{module} imports {target}"
 
 
-def test_verify_names_no_record_kind_and_no_check_function():
+#: The modules that name no record kind, table, document or check: those every kind
+#: plugs into, and the reports.
+NAME_FREE = (*KIND_AGNOSTIC, "report")
+
+
+def _kind_names() -> tuple[set[str], set[str]]:
+    """Every registered kind's name, tables and documents; and its check functions."""
     import explicit_audit as ea
     from explicit_audit._core import registry
 
-    text = (PACKAGE / "verify.py").read_text(encoding="utf-8")
+    names = {declared.name for declared in registry.documents()}
+    functions = {name for name in ea.__all__ if name.startswith("check_")}
     for kind in registry.kinds():
-        for name in (kind.name, *kind.table_names):
-            assert f'"{name}"' not in text and f"'{name}'" not in text, name
-        for checker in kind.checks:
-            assert checker.run.__name__ not in text, checker.run.__name__
-    for name in ea.__all__:
-        if name.startswith("check_"):
-            assert name not in text, name
+        names.update((kind.name, *kind.table_names))
+        functions.update(checker.run.__name__ for checker in kind.checks)
+    return names, functions
+
+
+def _kinds_named(source: str, names: set[str], functions: set[str]) -> list[str]:
+    """Where ``source`` names a kind, table or document (as a string or an attribute:
+    ``"receipts"``, ``audit.policies``) or a check function (``check_plan_hashes``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            found.append(f"{node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Attribute) and node.attr in names | functions:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Name) and node.id in functions:
+            found.append(f"{node.lineno}: {node.id}")
+    return found
+
+
+def test_verify_names_no_record_kind_and_no_check_function():
+    """No module every kind plugs into names a kind, its tables or documents, or a check."""
+    names = _kind_names()
+    found = {}
+    for module, path in sorted({_module_name(p): p for p in PACKAGE.rglob("*.py")}.items()):
+        if _layer(module)[0] in NAME_FREE:
+            named = _kinds_named(path.read_text(encoding="utf-8"), *names)
+            if named:
+                found[module] = named
+    assert not found, f"kinds named outside their packages: {found}"
+
+
+@pytest.mark.parametrize(
+    "planted",
+    ["audit.policies", 'frame = tables["receipts"]', "check_plan_hashes(audit.plans)"],
+)
+def test_the_name_check_fails_on_a_planted_table_name(planted, tmp_path, monkeypatch):
+    """A copy of the package with a kind's table named in report/ or cache.py fails the check."""
+    assert _kinds_named(planted, *_kind_names())
+    assert not _kinds_named("audit.tables[name]", *_kind_names())
+    package = tmp_path / "explicit_audit"
+    shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", package)
+    test_verify_names_no_record_kind_and_no_check_function()
+    for module in ("report/_empty.py", "cache.py"):
+        path = package / module
+        original = path.read_text(encoding="utf-8")
+        path.write_text(f"{original}\n\ndef _planted(audit, tables):\n    {planted}\n")
+        with pytest.raises(AssertionError, match=module.removesuffix(".py").replace("/", ".")):
+            test_verify_names_no_record_kind_and_no_check_function()
+        path.write_text(original, encoding="utf-8")
 
 
 def test_the_in_memory_load_imports_no_module_of_the_dask_engine():

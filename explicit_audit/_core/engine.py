@@ -19,10 +19,16 @@ and index labels; only what each partition returns travels. :func:`deferred`
 and :func:`compute_together` let :func:`~explicit_audit.verify_all` compute
 every check in one pass, so that the partitions they share are read once.
 Dask is imported only when a Dask table is met.
+
+Nothing else in the kit compares an engine's name or imports Dask (the
+partitioned engine, :mod:`explicit_audit.partitioned`, aside): it asks
+:func:`reads_lazily` of a name and :func:`is_lazy` of a table.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,10 +36,11 @@ from typing import Any
 import pandas as pd
 
 from ..errors import AuditError
-from .progress import compute_progress
+from .progress import delay, wanted
 
 __all__ = [
     "Deferred",
+    "compute_progress",
     "compute_together",
     "computed",
     "concat_parts",
@@ -45,19 +52,54 @@ __all__ = [
     "is_lazy",
     "is_table",
     "persisted",
+    "reads_lazily",
     "reduce",
 ]
+
+#: The engine whose tables are lazy, read partition by partition when computed.
+_LAZY_ENGINE = "dask"
+
+
+def reads_lazily(engine: str) -> bool:
+    """Whether the engine named ``engine`` (``ea.load(engine=...)``) returns lazy tables.
+
+    Parameters
+    ----------
+    engine : str
+        ``"pandas"`` or ``"dask"``.
+
+    Returns
+    -------
+    bool
+        True for ``"dask"``: tables read partition by partition when computed.
+    """
+    return engine == _LAZY_ENGINE
+
+
+def _from_dask(obj: Any) -> bool:
+    """Whether ``obj`` is an object of Dask's (checked without importing Dask)."""
+    return type(obj).__module__.startswith("dask")
 
 
 def is_partitioned(frame: Any) -> bool:
     """Whether ``frame`` is a Dask DataFrame or Series (checked without importing Dask)."""
-    module = type(frame).__module__
-    return module.startswith("dask.") and hasattr(frame, "npartitions")
+    return _from_dask(frame) and hasattr(frame, "npartitions")
 
 
-def is_lazy(frame: Any) -> bool:
-    """Whether ``frame`` is a Dask table (DataFrame or Series), read only when computed."""
-    return is_partitioned(frame)
+def is_lazy(*values: Any) -> bool:
+    """Whether any of ``values`` is lazy: a Dask table, series or scalar, read when computed.
+
+    Parameters
+    ----------
+    *values
+        Tables, series, scalars of either engine.
+
+    Returns
+    -------
+    bool
+        False when every value is in memory (pandas objects, numbers).
+    """
+    return any(_from_dask(value) and hasattr(value, "compute") for value in values)
 
 
 def is_table(frame: Any) -> bool:
@@ -67,7 +109,19 @@ def is_table(frame: Any) -> bool:
 
 def engine_of(*frames: Any) -> str:
     """``"dask"`` when any of ``frames`` is a Dask table, else ``"pandas"``."""
-    return "dask" if any(is_partitioned(frame) for frame in frames) else "pandas"
+    return _LAZY_ENGINE if any(is_partitioned(frame) for frame in frames) else "pandas"
+
+
+def compute_progress() -> contextlib.AbstractContextManager:
+    """Dask's progress bar for a compute on a local scheduler, when wanted; else nothing.
+
+    Shown under the rule of :mod:`explicit_audit._core.progress`, after its delay.
+    """
+    if not wanted(jupyter=False):
+        return contextlib.nullcontext()
+    from dask.diagnostics import ProgressBar
+
+    return ProgressBar(minimum=delay(), out=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -254,7 +308,7 @@ def deferred(
 
 def computed(*values: Any) -> tuple:
     """``values`` in memory: computed together in one pass where any is lazy, else as given."""
-    if not any(type(value).__module__.startswith("dask") for value in values):
+    if not is_lazy(*values):
         return values
     import dask
 
@@ -264,7 +318,7 @@ def computed(*values: Any) -> tuple:
 
 def persisted(*values: Any) -> tuple:
     """``values`` read once and kept in the workers' memory where lazy, else as given."""
-    if not any(type(value).__module__.startswith("dask") for value in values):
+    if not is_lazy(*values):
         return values
     import dask
 

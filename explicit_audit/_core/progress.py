@@ -34,7 +34,6 @@ __all__ = [
     "ENV",
     "byte_progress",
     "choosing",
-    "compute_progress",
     "delay",
     "in_jupyter",
     "wanted",
@@ -226,12 +225,3 @@ def byte_progress(
         yield counter.advance
     finally:
         counter.close()
-
-
-def compute_progress() -> contextlib.AbstractContextManager:
-    """Dask's progress bar for a compute on a local scheduler, when wanted; else nothing."""
-    if not wanted(jupyter=False):
-        return contextlib.nullcontext()
-    from dask.diagnostics import ProgressBar
-
-    return ProgressBar(minimum=delay(), out=sys.stderr)

@@ -9,6 +9,7 @@ import warnings
 
 import pandas as pd
 
+from .._core.engine import reads_lazily
 from ..audit import Audit
 from ..errors import RejectedRowsWarning, UnparsedTimeWarning, UnreadableFileError
 from ..loading import load
@@ -25,7 +26,7 @@ def engine(args: argparse.Namespace):
 
     ``report`` chooses it itself, as the notebooks' kernels must too.
     """
-    if getattr(args, "engine", "pandas") != "dask" or args.command == "report":
+    if not reads_lazily(getattr(args, "engine", "pandas")) or args.command == "report":
         yield
         return
     with use_scheduler(args.scheduler):
@@ -55,7 +56,7 @@ def load_data(
         options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
         # progress: as --progress/--no-progress chose (the command runs within that choice).
         audit = load(data, engine=engine, strict_keys=strict_keys, **options)
-    if audit.engine == "dask":
+    if audit.lazy:
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None
     refuse_unreadable(audit.rejected)

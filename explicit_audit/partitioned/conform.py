@@ -32,6 +32,7 @@ __all__ = [
     "EXTRA_JSON_AFTER",
     "FILE_RANKS",
     "SAMPLE_ADVICE",
+    "SampleError",
     "Where",
     "conform",
     "empty_meta",
@@ -42,6 +43,22 @@ SAMPLE_ADVICE = (
     "Load with a larger sample_bytes= (explicit-audit --sample-bytes N: the bytes of each "
     "file read to learn the columns), or with engine='pandas'"
 )
+
+
+class SampleError(InputError):
+    """A partition holds what the heads of the files, read to learn the columns, did not show.
+
+    A key first seen after ``sample_bytes``, or a type the heads did not give
+    it: a load planned with a sample that takes the partition in fits it.
+
+    Attributes
+    ----------
+    needed : int or None
+        The sample, in bytes, that takes in the partition's bytes (set where
+        the partition is known; None for a URL's).
+    """
+
+    needed: int | None = None
 
 
 class Where(NamedTuple):
@@ -134,7 +151,7 @@ def _widened(column: pd.Series, dtype, name: str, where: Where) -> pd.Series:
         return values.where(present, None)
     if str(dtype) == "Float64" and str(source) == "Int64":
         return column.astype("Float64")
-    raise InputError(
+    raise SampleError(
         where.source_file,
         where.source_line,
         f"{where.text}: the key {name!r} holds values of type {source} here, but the head of "
@@ -242,7 +259,7 @@ def _overflowed(table: pd.DataFrame, meta: pd.DataFrame, where: Where) -> pd.Dat
                     firsts[key] = place(table.index.get_loc(label))
     for key, (rank, line, file) in firsts.items():
         if (rank, line) <= after:
-            raise InputError(
+            raise SampleError(
                 file,
                 line,
                 f"{where.text}: the key {key!r} beside the records holds a value before the "
@@ -276,7 +293,7 @@ def _conformed(table: pd.DataFrame, meta: pd.DataFrame, *, name: str, where: Whe
     unknown = [column for column in table.columns if column not in meta.columns]
     if unknown:
         place = _first_place(table, unknown[0], where)
-        raise InputError(
+        raise SampleError(
             place.source_file,
             place.source_line,
             f"{where.text}: the {name} table has the key(s) {unknown} beside its records, which "

@@ -14,11 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from .._core.engine import is_lazy
+
 __all__ = ["collect"]
-
-
-def _is_lazy(obj: Any) -> bool:
-    return type(obj).__module__.startswith("dask") and hasattr(obj, "compute")
 
 
 def collect(obj: Any, *, head: int | None = None, rows: Iterable[Any] | None = None) -> Any:
@@ -61,7 +59,7 @@ def collect(obj: Any, *, head: int | None = None, rows: Iterable[Any] | None = N
     if head is not None and rows is not None:
         raise ValueError("collect: give head or rows, not both")
     labels = None if rows is None else list(rows)
-    if not _is_lazy(obj):
+    if not is_lazy(obj):
         if head is not None:
             return obj.head(head)
         return obj if labels is None else obj.loc[labels]

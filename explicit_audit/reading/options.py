@@ -11,6 +11,7 @@ import os
 from dataclasses import replace
 from typing import Any, TypedDict
 
+from .._core.engine import reads_lazily
 from .._core.extras import require
 from .._core.progress import wanted
 from ..errors import AuditError
@@ -123,7 +124,7 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
         found["limits"] = replace(found["limits"], max_threads=found["threads"])
     if found["engine"] not in ENGINES:
         raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
-    if found["engine"] == "dask":
+    if reads_lazily(found["engine"]):
         if found["cache"] is not None:
             raise AuditError(
                 'cache= keeps in-memory tables: use it with engine="pandas" (a Dask load '

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import nbformat
 
+from .._core import registry
 from ..audit import Audit
 
 __all__ = ["has_records", "missing_tables", "no_records_notebook", "notebook_tables"]
@@ -50,7 +51,9 @@ def notebook_tables(notebook: nbformat.NotebookNode) -> tuple[tuple[str, ...], .
 def _sizes(audit: Audit) -> dict[str, int]:
     # Audit.rows: on Dask tables, the accounting's counts (computed once).
     sizes = {name: audit.rows(name) for name in audit.tables}
-    sizes["policies"] = len(audit.policies)
+    sizes.update(
+        (declared.name, len(getattr(audit, declared.name))) for declared in registry.documents()
+    )
     return sizes
 
 

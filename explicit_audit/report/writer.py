@@ -56,6 +56,7 @@ from pathlib import Path
 
 import nbformat
 
+from .._core.engine import reads_lazily
 from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load
 from ..partitioned.scheduler import use_scheduler
@@ -201,7 +202,7 @@ def write_reports(
         raise ReportError(f"{notebooks}: no notebook (*.ipynb) to report on")
     if engine not in ENGINES:
         raise ReportError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    lazy = engine == "dask"
+    lazy = reads_lazily(engine)
     read = {path.name: _read_notebook(path) for path in paths}
     if lazy:  # before any work: a notebook that would load in memory is refused
         for path in paths:
