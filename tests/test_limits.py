@@ -196,7 +196,8 @@ def test_a_million_lines_no_kind_claims_are_rejected_and_counted(tmp_path):
     assert float(seconds) < 120  # each distinct line is judged once
 
 
-def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monkeypatch):
+def _rejections_built(monkeypatch) -> list[int]:
+    """The line of each rejection built from now on (the list fills as they are)."""
     from explicit_audit._core.records import Rejection
 
     built = []
@@ -207,6 +208,11 @@ def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monke
         build(self, *args)
 
     monkeypatch.setattr(Rejection, "__init__", counted)
+    return built
+
+
+def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monkeypatch):
+    built = _rejections_built(monkeypatch)
     path = tmp_path / "junk.jsonl.gz"
     receipt = json.dumps(make_receipt())
     lines = [receipt, *(["{}"] * 5_000), '{"a": 1}', "not json", *(["{}"] * 3), receipt]
@@ -226,16 +232,7 @@ def test_tiny_values_past_the_cap_are_judged_once_and_counted(tmp_path, monkeypa
     """Lines that are JSON but not objects (``1``, ``null``) or not JSON: each distinct
     text is judged once, the first rejections are kept with their lines and reasons, and
     those past max_rejected_rows are counted in one summary row with their line range."""
-    from explicit_audit._core.records import Rejection
-
-    built = []
-    build = Rejection.__init__
-
-    def counted(self, *args) -> None:
-        built.append(args[1])
-        build(self, *args)
-
-    monkeypatch.setattr(Rejection, "__init__", counted)
+    built = _rejections_built(monkeypatch)
     path = tmp_path / "tiny.jsonl.gz"
     receipt = json.dumps(make_receipt())
     tiny = ["1", "null", '"x"', "[]", "tru"] * 1_000

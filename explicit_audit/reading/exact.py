@@ -263,40 +263,25 @@ def _element_resync(indent: int):
 def _decode_one(
     path: str, text: str, position: int, line: int, base: int, limits: Limits, resync=_resync
 ) -> tuple[int, RawValue | Rejection]:
+    why = None  # where the value ends is found first, by the standard library's decoder
     try:
-        value, end = _STDLIB_DECODER.raw_decode(text, position)
+        _, end = _STDLIB_DECODER.raw_decode(text, position)
     except RecursionError:
-        end = resync(text, position)
-        return end, Rejection(
-            path, line, "unknown", "invalid JSON: nested too deeply", excerpt(text[position:end])
-        )
+        end, why = resync(text, position), "nested too deeply"
     except json.JSONDecodeError as exc:
-        end = resync(text, position)
-        return (
-            end,
-            Rejection(
-                path,
-                line,
-                "unknown",
-                f"invalid JSON: {_parse_error(exc, base)}",  # raw_decode counts from the top
-                excerpt(text[position:end]),
-            ),
-        )
+        end, why = resync(text, position), _parse_error(exc, base)  # counted from the top
     except ValueError:
         # json.JSONDecodeError is a ValueError too, caught above: this is an
         # integer longer than Python's integer-string limit. The value ends
         # where it would end without the run; only it is rejected.
+        why = long_digit_reason()
         try:
             _, end = _STDLIB_DECODER.raw_decode(_masked_long_runs(text), position)
         except (ValueError, RecursionError):
             end = resync(text, position)
-        return end, Rejection(
-            path,
-            line,
-            "unknown",
-            f"invalid JSON: {long_digit_reason()}",
-            excerpt(text[position:end]),
-        )
+    if why is not None:
+        reason = f"invalid JSON: {why}"
+        return end, Rejection(path, line, "unknown", reason, excerpt(text[position:end]))
     raw = text[position:end]
     if _larger_than(raw, limits.max_value_bytes):
         return end, too_large(path, line, raw, limits)
