@@ -99,15 +99,16 @@ def short_groups(data: bytes, spans: Spans, members: np.ndarray) -> list[np.ndar
     starts, lengths = spans.starts[short], lengths[lengths <= _SHORT_SPAN]
     packed = np.zeros(len(short), dtype=np.uint64)
     nul = np.zeros(len(short), dtype=bool)
-    for offset in range(_SHORT_SPAN):
+    for offset in range(int(lengths.max())):
         inside = lengths > offset
         byte = buffer[np.minimum(starts + offset, len(buffer) - 1)]
         nul |= inside & (byte == 0)
         packed |= np.where(inside, byte.astype(np.uint64) << np.uint64(8 * offset), 0)
     short, packed = short[~nul], packed[~nul]
-    _, inverse = np.unique(packed, return_inverse=True)
     # Each group's spans in file order, cut from one stable sort (not a pass per group).
-    return np.split(short[np.argsort(inverse, kind="stable")], np.cumsum(np.bincount(inverse))[:-1])
+    order = np.argsort(packed, kind="stable")
+    packed = packed[order]
+    return np.split(short[order], np.flatnonzero(packed[1:] != packed[:-1]) + 1)
 
 
 def _line_ends(buffer: np.ndarray) -> np.ndarray:
