@@ -22,7 +22,11 @@ peak memory (VmHWM) is its own:
   are counted, not built;
 - ``latin1.jsonl``: the clean lines, every 100th written in Latin-1 (a byte
   that is not UTF-8 in its collection): those are rejected, naming the byte; the
-  rest of each piece stays on the columnar path.
+  rest of each piece stays on the columnar path;
+- ``tiny_values.jsonl.gz``: each record followed by 400 lines ``1`` (20 million
+  at the default ``--n``, a value that is not an object: rejected),
+  gzip-compressed: each distinct text judged once, past ``max_rejected_rows``
+  counted, in pieces of at most ``PIECE_LINES`` lines.
 
 Goal (issue 23): each shape at most 3x the clean JSON Lines time.
 
@@ -96,6 +100,8 @@ def write_inputs(folder: Path, n: int, seed: int = 7) -> dict[str, tuple[Path, i
         for index, line in enumerate(lines)
     ]
     put("latin1.jsonl", b"\n".join(latin1) + b"\n", n - n // 100)  # each holds the byte 0xE9
+    tiny = "1\n" * 400
+    put("tiny_values.jsonl.gz", "".join(line + "\n" + tiny for line in lines), n, compress=True)
     return paths
 
 

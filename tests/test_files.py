@@ -222,6 +222,52 @@ def test_a_folder_is_read_under_its_own_name_not_a_link_to_it(tmp_path):
     ]
 
 
+def test_a_link_to_a_file_already_read_is_listed_as_skipped(tmp_path):
+    (tmp_path / "r.jsonl").write_text(_receipts(2), encoding="utf-8")
+    (tmp_path / "s.jsonl").symlink_to(tmp_path / "r.jsonl")  # sorts after its target
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "z.jsonl")  # sorts before it: read second
+    (tmp_path / "z.jsonl").write_text(_receipts(1), encoding="utf-8")
+    audit = _load(tmp_path)
+    assert audit.files == [str(tmp_path / "r.jsonl"), str(tmp_path / "z.jsonl")]
+    assert len(audit.receipts) == 3
+    skipped = dict(
+        audit.sources.dropna(subset=["skipped"])[["source_file", "skipped"]].itertuples(index=False)
+    )
+    assert skipped == {
+        str(tmp_path / "s.jsonl"): (
+            f"a link to a file already read ({tmp_path / 'r.jsonl'}): not read again"
+        ),
+        str(tmp_path / "a.jsonl"): (
+            f"a link to a file already read ({tmp_path / 'z.jsonl'}): not read again"
+        ),
+    }
+    # The same file named again by another path: listed, naming the one read.
+    (tmp_path / "sub").mkdir()
+    again = _load([tmp_path / "r.jsonl", tmp_path / "sub" / ".." / "r.jsonl"])
+    assert again.files == [str(tmp_path / "r.jsonl")]
+    (reason,) = again.sources["skipped"].dropna()
+    assert reason == f"the same file as one already read ({tmp_path / 'r.jsonl'}): not read again"
+
+
+def test_a_dangling_link_is_named_a_dangling_link(tmp_path):
+    (tmp_path / "r.jsonl").write_text(_receipts(1), encoding="utf-8")
+    (tmp_path / "gone").symlink_to(tmp_path / "rotated-away")
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "rotated-away.jsonl")
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    audit = _load(tmp_path)
+    skipped = audit.sources.set_index("source_file")["skipped"]
+    target = tmp_path / "rotated-away"
+    assert skipped[str(tmp_path / "gone")] == (
+        f"a dangling link (its target {target} does not exist): not read"
+    )
+    reasons = dict(zip(audit.rejected.source_file, audit.rejected.reason, strict=True))
+    assert reasons[str(tmp_path / "gone.jsonl")] == (
+        f"cannot read: a dangling link (its target {target}.jsonl does not exist)"
+    )
+    looping = reasons[str(tmp_path / "loop.jsonl")]
+    assert looping.startswith("cannot read: a link in a loop of links")
+
+
 def test_files_skipped_for_their_name_are_listed_and_counted(tmp_path, capsys):
     (tmp_path / "r.jsonl").write_text(_receipts(2), encoding="utf-8")
     (tmp_path / "notes.txt").write_text("not a log", encoding="utf-8")

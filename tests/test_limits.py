@@ -23,6 +23,7 @@ from conftest import quiet_load as _load
 
 from explicit_audit._core.records import RawValue
 from explicit_audit.reading.content import GZIP_RATIO_FLOOR
+from explicit_audit.reading.limits import Limits
 from explicit_audit.reading.reader import read_exactly
 
 ROOT = Path(__file__).parent.parent
@@ -195,7 +196,8 @@ def test_a_million_lines_no_kind_claims_are_rejected_and_counted(tmp_path):
     assert float(seconds) < 120  # each distinct line is judged once
 
 
-def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monkeypatch):
+def _rejections_built(monkeypatch) -> list[int]:
+    """The line of each rejection built from now on (the list fills as they are)."""
     from explicit_audit._core.records import Rejection
 
     built = []
@@ -206,6 +208,11 @@ def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monke
         build(self, *args)
 
     monkeypatch.setattr(Rejection, "__init__", counted)
+    return built
+
+
+def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monkeypatch):
+    built = _rejections_built(monkeypatch)
     path = tmp_path / "junk.jsonl.gz"
     receipt = json.dumps(make_receipt())
     lines = [receipt, *(["{}"] * 5_000), '{"a": 1}', "not json", *(["{}"] * 3), receipt]
@@ -219,6 +226,63 @@ def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monke
     # Rows are built for the ten kept, the value read exactly, a verdict per distinct text
     # and the summary row: not one per value past the cap.
     assert len(built) < 30, len(built)
+
+
+def test_tiny_values_past_the_cap_are_judged_once_and_counted(tmp_path, monkeypatch):
+    """Lines that are JSON but not objects (``1``, ``null``) or not JSON: each distinct
+    text is judged once, the first rejections are kept with their lines and reasons, and
+    those past max_rejected_rows are counted in one summary row with their line range."""
+    built = _rejections_built(monkeypatch)
+    path = tmp_path / "tiny.jsonl.gz"
+    receipt = json.dumps(make_receipt())
+    tiny = ["1", "null", '"x"', "[]", "tru"] * 1_000
+    path.write_bytes(gzip.compress(("\n".join([receipt, *tiny, receipt]) + "\n").encode()))
+    audit = _load(path, limits={"max_rejected_rows": 10})
+    _accounted(audit)
+    assert audit.receipts.source_line.tolist() == [1, 5_002]
+    assert audit.sources.iloc[0][["values_read", "loaded", "rejected"]].tolist() == [5002, 2, 5000]
+    kept = audit.rejected.iloc[:10]
+    assert kept.source_line.tolist() == list(range(2, 12))
+    assert kept.raw.tolist() == tiny[:10]
+    assert kept.reason.iloc[0] == "expected a JSON object (a record), got a JSON number"
+    assert kept.reason.iloc[4].startswith("invalid JSON: ")
+    assert "4990 more value(s) rejected between lines 12 and 5001" in audit.rejected.reason.iloc[-1]
+    assert len(audit.rejected) == 11
+    # Rows are built for the ten kept, a verdict per distinct text and the summary row.
+    assert len(built) < 30, len(built)
+
+
+def test_a_gzip_of_tiny_values_is_read_within_bounded_memory(tmp_path):
+    """Two million lines ``1`` (4 MB, one piece of bytes) are rejected, counted past the
+    cap, with the peak memory of a piece of a few hundred thousand lines."""
+    path = tmp_path / "tiny.jsonl.gz"
+    path.write_bytes(gzip.compress(b"1\n" * 2_000_000, 9))
+    code = (
+        "import resource, warnings, explicit_audit as ea\n"
+        "warnings.simplefilter('ignore')\n"
+        "def rss():\n"
+        "    with open('/proc/self/statm') as f:\n"
+        "        return int(f.read().split()[1]) * resource.getpagesize()\n"
+        "before = rss()\n"
+        f"a = ea.load({str(path)!r}, progress=False, threads=1)\n"
+        "with open('/proc/self/status') as f:\n"
+        "    peak = int(f.read().split('VmHWM:')[1].split()[0]) * 1024\n"
+        "s = a.sources.iloc[0]\n"
+        "print(s.values_read, s.rejected, len(a.rejected), (peak - before) >> 20)"
+    )
+    values, rejected, rows, megabytes = _in_child(code, timeout=300).split()
+    assert (values, rejected, rows) == ("2000000", "2000000", "100001")
+    assert int(megabytes) < 250  # a value and a row built per line took 800 MB
+
+
+def test_a_piece_of_json_lines_holds_at_most_piece_lines_lines():
+    from explicit_audit.reading.content import PIECE_LINES, BytesReader
+
+    data = b"".join(b"%d\n" % (index % 10) for index in range(2 * PIECE_LINES + 5))
+    pieces = list(BytesReader(None, Limits(), name="tiny.jsonl", data=data))
+    assert [piece.first_line for piece in pieces] == [1, PIECE_LINES + 1, 2 * PIECE_LINES + 1]
+    assert [piece.data.count(b"\n") for piece in pieces] == [PIECE_LINES, PIECE_LINES, 5]
+    assert b"".join(piece.data for piece in pieces) == data
 
 
 # -- gzip decompression ratio ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ from conftest import accounted as _accounted
 from conftest import quiet_load as _load
 
 import explicit_audit as ea
-from explicit_audit.reading import content
+from explicit_audit.reading import content, digests
 from explicit_audit.reading.ahead import read_ahead
 from explicit_audit.reading.limits import Limits
 
@@ -132,7 +132,7 @@ def _write_inputs(folder: Path) -> None:
 def test_two_threads_load_what_one_thread_loads(tmp_path, monkeypatch, piece):
     _write_inputs(tmp_path)
     monkeypatch.setattr(content, "PIECE_BYTES", piece)
-    monkeypatch.setattr(content, "_READ_BYTES", min(piece, 1 << 20))
+    monkeypatch.setattr(digests, "READ_BYTES", min(piece, 1 << 20))
     one = _load(tmp_path, threads=1)
     two = _load(tmp_path, threads=2)
     assert len(one.receipts) > 300 and len(one.presentations) > 10
@@ -156,7 +156,7 @@ def test_a_strict_load_stops_at_the_same_line_with_two_threads(tmp_path, monkeyp
     path = tmp_path / "log.jsonl"
     path.write_text("\n".join(body) + "\n", "utf-8")
     monkeypatch.setattr(content, "PIECE_BYTES", 4096)
-    monkeypatch.setattr(content, "_READ_BYTES", 4096)
+    monkeypatch.setattr(digests, "READ_BYTES", 4096)
     errors = []
     for threads in (1, 2):
         with pytest.raises(ea.InputError) as raised:
@@ -176,7 +176,7 @@ def test_a_load_that_raises_midway_leaves_no_thread_reading(tmp_path, monkeypatc
     path = tmp_path / "log.jsonl"
     path.write_text("\n".join(lines[index % len(lines)] for index in range(400)) + "\n")
     monkeypatch.setattr(content, "PIECE_BYTES", 4096)
-    monkeypatch.setattr(content, "_READ_BYTES", 4096)
+    monkeypatch.setattr(digests, "READ_BYTES", 4096)
     seen = []
 
     def matches(value):
@@ -216,7 +216,7 @@ def test_the_progress_bar_moves_from_the_loading_thread_by_every_byte(tmp_path, 
 
     _write_inputs(tmp_path)
     monkeypatch.setattr(content, "PIECE_BYTES", 4096)
-    monkeypatch.setattr(content, "_READ_BYTES", 4096)
+    monkeypatch.setattr(digests, "READ_BYTES", 4096)
     path = tmp_path / name
     counted = []
 

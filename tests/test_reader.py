@@ -311,7 +311,7 @@ def test_an_array_carried_over_many_pieces_is_searched_for_its_end_once(tmp_path
     """``[\\n{...},\\n{...}\\n]`` read in pieces far smaller than it: each piece's search for
     the last value boundary starts where the one before ended, and the values, their
     lines and the values after the array are those of one piece."""
-    from explicit_audit.reading import content
+    from explicit_audit.reading import content, cuts, digests
 
     elements = [_line(make_receipt(query=f"q {index}")) for index in range(400)]
     after = json.dumps(make_receipt(query="after"), indent=2)
@@ -320,23 +320,23 @@ def test_an_array_carried_over_many_pieces_is_searched_for_its_end_once(tmp_path
     path.write_text(text, "utf-8")
     whole = _load(path)
     checked = []
-    ends_a_value = content._ends_a_value
+    ends_a_value = cuts._ends_a_value
 
     def counted(data, end):
         checked.append(end)
         return ends_a_value(data, end)
 
     searches = []
-    last_cut = content.FileReader._last_cut
+    last_cut = cuts.last_cut
 
-    def searched(self, data, start=0):
+    def searched(data, jsonl, start=0):
         searches.append(len(data))
-        return last_cut(self, data, start)
+        return last_cut(data, jsonl, start)
 
     monkeypatch.setattr(content, "PIECE_BYTES", 4096)
-    monkeypatch.setattr(content, "_READ_BYTES", 4096)
-    monkeypatch.setattr(content, "_ends_a_value", counted)
-    monkeypatch.setattr(content.FileReader, "_last_cut", searched)
+    monkeypatch.setattr(digests, "READ_BYTES", 4096)
+    monkeypatch.setattr(cuts, "_ends_a_value", counted)
+    monkeypatch.setattr(content, "last_cut", searched)
     pieces = _load(path)
     assert len(path.read_bytes()) > 40 * 4096
     for name in whole.tables:
@@ -442,7 +442,8 @@ def test_opening_brackets_are_counted_alike_in_one_pass_and_span_by_span(layout)
     import random
 
     from explicit_audit.reading.limits import Limits
-    from explicit_audit.reading.spans import _too_many_brackets, split_piece
+    from explicit_audit.reading.span_checks import _too_many_brackets
+    from explicit_audit.reading.spans import split_piece
 
     rng = random.Random(layout)
     limits = Limits(max_depth=512)
@@ -477,7 +478,7 @@ def test_spans_holding_nan_or_infinity_are_found_wherever_either_is_written():
     in a string or not, with near misses, repeats and a word cut by the piece's end."""
     import random
 
-    from explicit_audit.reading.spans import _doubtful
+    from explicit_audit.reading.span_checks import _doubtful
 
     rng = random.Random(5)
     words = ["NaN", "Infinity", "Na", "NNaN", "Infinit", "IInfinity", "nan", "N", "I", "x", "In"]

@@ -6,12 +6,14 @@ A byte's path, stage by stage, each stage a module:
    open files and ``-`` become the regular files to read; anything else is a
    file-level rejection, never opened.
 2. **bytes** (:mod:`.content`, :mod:`.byte_ranges`, :mod:`.ahead`): a file is
-   read with ``read()`` (gzip decompressed as it streams, hashed as it is read)
-   and handed over in pieces of about 16 MiB that end where a value ends; the
-   next piece is read in a second thread while this one is parsed.
-3. **spans** (:mod:`.spans`, :mod:`.wide_keys`): each piece is cut with NumPy
-   into the spans of its values, and each span is marked plainly clean or
-   left for the exact path.
+   read with ``read()`` (hashed as it is read, :mod:`.digests`; gzip
+   decompressed as it streams and every stream kept within its bounds,
+   :mod:`.streams`) and handed over in pieces of about 16 MiB that end where a
+   value ends (:mod:`.cuts`); the next piece is read in a second thread while
+   this one is parsed.
+3. **spans** (:mod:`.spans`, :mod:`.span_checks`, :mod:`.wide_keys`): each
+   piece is cut with NumPy into the spans of its values, and each span is
+   marked plainly clean (its bytes checked in bulk) or left for the exact path.
 4. **parse** (:mod:`.columnar`, :mod:`.member_text`, :mod:`.exact`): clean
    spans are parsed by pyarrow in bulk into Arrow columns; every other span is
    read value by value by the exact path, which every bulk result must agree

@@ -26,11 +26,11 @@ from .limits import Limits
 __all__ = [
     "has_long_integer",
     "iter_region",
-    "loads_exact",
     "long_digit_reason",
     "nesting_depth",
     "parse_line",
     "too_deep_reason",
+    "too_large",
 ]
 
 _WHITESPACE = b" \t\r\n"
@@ -184,11 +184,13 @@ def _loads_text(text: bytes) -> object:
         raise first or json.JSONDecodeError(long_digit_reason(), decoded, 0) from None
 
 
-def _skip_whitespace(text: str, position: int) -> int:
+def _skip_whitespace(text: str, position: int, line: int) -> tuple[int, int]:
+    """Where the white space at ``position`` ends, and the line there (from ``line``)."""
     size = len(text)
+    start = position
     while position < size and text[position] in " \t\r\n":
         position += 1
-    return position
+    return position, line + text.count("\n", start, position)
 
 
 def _resync(text: str, position: int) -> int:
@@ -261,50 +263,28 @@ def _element_resync(indent: int):
 def _decode_one(
     path: str, text: str, position: int, line: int, base: int, limits: Limits, resync=_resync
 ) -> tuple[int, RawValue | Rejection]:
+    why = None  # where the value ends is found first, by the standard library's decoder
     try:
-        value, end = _STDLIB_DECODER.raw_decode(text, position)
+        _, end = _STDLIB_DECODER.raw_decode(text, position)
     except RecursionError:
-        end = resync(text, position)
-        return end, Rejection(
-            path, line, "unknown", "invalid JSON: nested too deeply", excerpt(text[position:end])
-        )
+        end, why = resync(text, position), "nested too deeply"
     except json.JSONDecodeError as exc:
-        end = resync(text, position)
-        return (
-            end,
-            Rejection(
-                path,
-                line,
-                "unknown",
-                f"invalid JSON: {_parse_error(exc, base)}",  # raw_decode counts from the top
-                excerpt(text[position:end]),
-            ),
-        )
+        end, why = resync(text, position), _parse_error(exc, base)  # counted from the top
     except ValueError:
         # json.JSONDecodeError is a ValueError too, caught above: this is an
         # integer longer than Python's integer-string limit. The value ends
         # where it would end without the run; only it is rejected.
+        why = long_digit_reason()
         try:
             _, end = _STDLIB_DECODER.raw_decode(_masked_long_runs(text), position)
         except (ValueError, RecursionError):
             end = resync(text, position)
-        return end, Rejection(
-            path,
-            line,
-            "unknown",
-            f"invalid JSON: {long_digit_reason()}",
-            excerpt(text[position:end]),
-        )
+    if why is not None:
+        reason = f"invalid JSON: {why}"
+        return end, Rejection(path, line, "unknown", reason, excerpt(text[position:end]))
     raw = text[position:end]
     if _larger_than(raw, limits.max_value_bytes):
-        return end, Rejection(
-            path,
-            line,
-            "unknown",
-            f"the value is larger than max_value_bytes ({limits.max_value_bytes} bytes) "
-            "and is not read",
-            excerpt(raw[: 4 * limits.excerpt_chars], limits.excerpt_chars),
-        )
+        return end, too_large(path, line, raw, limits)
     too_deep = too_deep_reason(raw, limits)
     if too_deep:
         return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
@@ -321,6 +301,18 @@ def _decode_one(
             path, line, "unknown", f"invalid JSON: {_parse_error(where, base)}", excerpt(raw)
         )
     return end, RawValue(path, line, value, raw.encode("utf-8"))
+
+
+def too_large(path: str, line: int, text: str | bytes, limits: Limits) -> Rejection:
+    """The rejection of a value larger than ``max_value_bytes``, which is not read."""
+    return Rejection(
+        path,
+        line,
+        "unknown",
+        f"the value is larger than max_value_bytes ({limits.max_value_bytes} bytes) "
+        "and is not read",
+        excerpt(text[: 4 * limits.excerpt_chars], limits.excerpt_chars),
+    )
 
 
 def _larger_than(raw: str, limit: int) -> bool:
@@ -342,13 +334,10 @@ def _iter_array(path: str, text: str, position: int, line: int, base: int, limit
     position += 1
     resync = None
     while True:
-        next_position = _skip_whitespace(text, position)
-        line += text.count("\n", position, next_position)
-        position = next_position
+        position, line = _skip_whitespace(text, position, line)
         if position < len(text) and text[position] == "," and resync is not None:
             # A separator left over from resuming after a rejected element.
-            position = _skip_whitespace(text, position + 1)
-            line += text.count("\n", next_position, position)
+            position, line = _skip_whitespace(text, position + 1, line)
         if position >= len(text):
             yield Rejection(
                 path, start_line, "unknown", "invalid JSON: the array is never closed", ""
@@ -366,9 +355,7 @@ def _iter_array(path: str, text: str, position: int, line: int, base: int, limit
             if position >= len(text):
                 return position, line  # the rejection holds the rest of the text
             continue
-        next_position = _skip_whitespace(text, end)
-        line += text.count("\n", end, next_position)
-        position = next_position
+        position, line = _skip_whitespace(text, end, line)
         if position < len(text) and text[position] == ",":
             position += 1
         elif position < len(text) and text[position] != "]":
@@ -382,17 +369,6 @@ def _iter_array(path: str, text: str, position: int, line: int, base: int, limit
                 "element is read as if it were there)",
                 "",
             )
-
-
-def loads_exact(text: bytes) -> object:
-    """Parse one JSON value exactly as written (see the module docstring).
-
-    Raises
-    ------
-    json.JSONDecodeError
-        When the text is not one JSON value, naming the position.
-    """
-    return _loads_text(text)
 
 
 def parse_line(path: str, line: bytes, number: int, limits: Limits) -> RawValue | Rejection:
@@ -427,9 +403,7 @@ def iter_region(
     line = first_line
     size = len(text)
     while True:
-        next_position = _skip_whitespace(text, position)
-        line += text.count("\n", position, next_position)
-        position = next_position
+        position, line = _skip_whitespace(text, position, line)
         if position >= size:
             return
         if text[position] == "[":

@@ -28,18 +28,13 @@ from .._core.keys import columnar_fits, likely_typos, nearest_shape
 from .._core.overlap import both
 from .._core.records import RawValue, RecordKind, Rejection, excerpt
 from .columnar import ColumnarReader, JsonlPiece, NotClean, TooManyFields, parse_piece
-from .exact import has_long_integer, iter_region, parse_line, too_deep_reason
+from .exact import has_long_integer, iter_region, parse_line, too_deep_reason, too_large
 from .limits import Limits
 from .memory import PIECE_BYTES, hand_back
-from .spans import Spans, array_spans, first_solid, split_piece
+from .spans import Spans, array_spans, first_solid, short_groups, split_piece
 from .wide_keys import set_apart
 
 __all__ = ["PieceReader", "sort_value"]
-
-#: Spans of at most this many bytes are grouped by their bytes (see PieceReader._short_unclaimed),
-#: when a piece holds at least _SHORT_SPANS_WORTH_IT of them.
-_SHORT_SPAN = 8
-_SHORT_SPANS_WORTH_IT = 1024
 
 #: How many rows the columnar path may parse, as a multiple of a piece's clean
 #: spans, while it halves refused groups; past it, a refused group is read
@@ -183,9 +178,9 @@ class PieceReader:
             return
         exact: list[RawValue | Rejection] = []
         clean = np.flatnonzero(spans.clean)
-        self._read_dirty(data, spans, exact)
-        known: dict[int, RecordKind] = {}
         junk: list[tuple[Rejection, np.ndarray]] = []
+        self._read_dirty(data, spans, exact, junk)
+        known: dict[int, RecordKind] = {}
         if len(clean):
             leftovers, unclaimed = self._columnar(data, spans, clean)
             if unclaimed:
@@ -380,12 +375,26 @@ class PieceReader:
 
     # -- the exact path ----------------------------------------------------------------
 
-    def _read_dirty(self, data: bytes, spans: Spans, out: list) -> None:
-        """Spans the columnar path cannot take, read value by value."""
+    def _read_dirty(self, data: bytes, spans: Spans, out: list, junk: list) -> None:
+        """Spans the columnar path cannot take, read value by value.
+
+        In JSON Lines, short lines no kind can claim (``1``, ``null``) are
+        judged once per distinct text and go to ``junk`` with their lines
+        (see :meth:`_junk`): millions of them cost no value each.
+        """
         dirty = np.flatnonzero(~spans.clean)
         if not len(dirty):
             return
         if self.jsonl:
+            taken = []
+            for members in short_groups(data, spans, dirty) or ():
+                first = self._line(data, spans, int(members[0]))
+                verdict = first if isinstance(first, Rejection) else sort_value(first, self.kinds)
+                if isinstance(verdict, Rejection):
+                    junk.append((verdict, spans.lines[members]))
+                    taken.append(members)
+            if taken:
+                dirty = np.setdiff1d(dirty, np.concatenate(taken), assume_unique=True)
             for index in dirty:
                 out.append(self._line(data, spans, index))
             return
@@ -402,14 +411,8 @@ class PieceReader:
         start, end = int(spans.starts[index]), int(spans.ends[index])
         number = int(spans.lines[index])
         if end - start > self.limits.max_value_bytes:
-            return Rejection(
-                self.name,
-                number,
-                "unknown",
-                f"the value is larger than max_value_bytes ({self.limits.max_value_bytes} "
-                "bytes) and is not read",
-                excerpt(data[start : start + 4 * self.limits.excerpt_chars]),
-            )
+            head = data[start : start + 4 * self.limits.excerpt_chars]
+            return too_large(self.name, number, head, self.limits)
         return parse_line(self.name, data[start:end], number, self.limits)
 
     def _leftovers(self, data: bytes, spans: Spans, leftovers: list, out: list, known: dict):
@@ -535,42 +538,23 @@ class PieceReader:
     ) -> np.ndarray:
         """The clean spans left once those of at most 8 bytes no kind claims are set apart.
 
-        No record is that short, but a log may hold millions of such lines
-        (``{}``): their bytes are packed into one integer each and grouped
-        with NumPy, each distinct text parsed and judged once, and their span
-        indices added to ``unclaimed`` under their text (see :meth:`_junk`).
-        A short text that a kind claims, or that is not JSON, stays.
+        Each distinct short text (:func:`short_groups`) is parsed and judged
+        once, and its span indices added to ``unclaimed`` under their text
+        (see :meth:`_junk`). A short text that a kind claims, or that is not
+        JSON, stays.
         """
-        lengths = spans.ends[clean] - spans.starts[clean]
-        short = clean[lengths <= _SHORT_SPAN]
-        if len(short) < _SHORT_SPANS_WORTH_IT:
-            return clean
-        buffer = np.frombuffer(data, dtype=np.uint8)
-        starts, lengths = spans.starts[short], lengths[lengths <= _SHORT_SPAN]
-        packed = np.zeros(len(short), dtype=np.uint64)
-        nul = np.zeros(len(short), dtype=bool)
-        for offset in range(_SHORT_SPAN):
-            inside = lengths > offset
-            byte = buffer[np.minimum(starts + offset, len(buffer) - 1)]
-            nul |= inside & (byte == 0)  # a NUL byte would pack as a shorter text: left
-            packed |= np.where(inside, byte.astype(np.uint64) << np.uint64(8 * offset), 0)
-        short, packed = short[~nul], packed[~nul]
-        distinct, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
-        # Each group's spans in file order, cut from one stable sort (not a pass per group).
-        members = np.split(
-            short[np.argsort(inverse, kind="stable")], np.cumsum(np.bincount(inverse))[:-1]
-        )
-        taken = np.zeros(len(distinct), dtype=bool)
-        for group, index in enumerate(short[first].tolist()):
-            text = data[int(spans.starts[index]) : int(spans.ends[index])]
+        groups = short_groups(data, spans, clean)
+        taken = []
+        for members in groups or ():
+            text = _span_bytes(data, spans, int(members[0]))
             try:
                 value = orjson.loads(text)
             except orjson.JSONDecodeError:
                 continue
             if self._claimant(value) is None:
-                taken[group] = True
-                unclaimed[text] = (value, members[group])
-        return np.setdiff1d(clean, short[taken[inverse]], assume_unique=True)
+                taken.append(members)
+                unclaimed[text] = (value, members)
+        return np.setdiff1d(clean, np.concatenate(taken), assume_unique=True) if taken else clean
 
     def _bulk_values(self, data: bytes, spans: Spans, members: np.ndarray) -> np.ndarray | None:
         """Spans read by the bulk path of the kind of the first; those it refused.

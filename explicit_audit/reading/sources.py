@@ -7,9 +7,11 @@ end; so does a folder that cannot be listed. A path named on its own that is
 not a regular file is an error.
 
 Links to folders are followed, each real folder once: a link back to a
-folder already walked (a loop) is listed as skipped, not walked again. What
-is passed over for its name (a hidden file or folder, a suffix the kit does
-not read) is listed too (:class:`Scan`), with the reason. Rotated logs are
+folder already walked (a loop) is listed as skipped, not walked again; so is
+a link to a file already read (a file is read under its own name). What is
+passed over for its name (a hidden file or folder, a suffix the kit does not
+read) is listed too (:class:`Scan`), with the reason; a link that points
+nowhere is named a dangling link, whatever its name. Rotated logs are
 read by their base suffix: ``dec.jsonl.1`` as ``.jsonl``, ``dec.jsonl.2.gz``
 as ``.jsonl.gz``.
 
@@ -20,6 +22,7 @@ any file name can be stored as text.
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import re
@@ -148,7 +151,7 @@ def _not_regular(path: Path) -> str | None:
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
-        return f"{CANNOT_READ}{exc.strerror or exc} (a broken or looping link?)"
+        return f"{CANNOT_READ}{_broken_link(path, exc) or exc.strerror or exc}"
     if stat.S_ISREG(mode):
         return None
     what = (
@@ -165,6 +168,19 @@ def _not_regular(path: Path) -> str | None:
     return f"{what}, not a regular file: not read"
 
 
+def _broken_link(path: Path, exc: OSError) -> str | None:
+    """What a link that leads to no file is (dangling, or a loop), or None for another path."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return None  # not a link: the system's own reason says it
+    if exc.errno == errno.ENOENT:
+        return f"a dangling link (its target {display_name(target)} does not exist)"
+    if exc.errno == errno.ELOOP:
+        return f"a link in a loop of links ({exc.strerror})"
+    return None
+
+
 @dataclass
 class Scan:
     """What a source expands into, before any file is read.
@@ -179,7 +195,7 @@ class Scan:
     skipped : list of (Path, str)
         What was passed over on purpose, with the reason: hidden files and
         folders, names without a suffix the kit reads, links to a folder
-        already walked.
+        already walked or to a file already read.
     strays : list of Path
         The entries of ``problems`` that exist but are not regular files (a
         FIFO, a socket, a device), as found.
@@ -191,10 +207,16 @@ class Scan:
     strays: list[Path] = field(default_factory=list)
 
 
-def _skip_reason(name: str) -> str | None:
-    if name.startswith("."):
+def _skip_reason(path: Path) -> str | None:
+    if path.name.startswith("."):
         return "a hidden file: not read"
-    if not suffix_of(name):
+    if not suffix_of(path):
+        try:
+            os.stat(path)
+        except OSError as exc:  # said for what it is, whatever its name
+            broken = _broken_link(path, exc)
+            if broken is not None:
+                return f"{broken}: not read"
         return f"no suffix the kit reads ({', '.join(_ALL_SUFFIXES)}): not read"
     return None
 
@@ -229,11 +251,12 @@ def _walk(folder: Path, scan: Scan) -> list[Path]:
             kept.append(name)
         dirs[:] = sorted(kept)
         for name in files:
-            why = _skip_reason(name)
+            path = Path(root, name)
+            why = _skip_reason(path)
             if why is None:
-                found.append(Path(root, name))
+                found.append(path)
             else:
-                scan.skipped.append((Path(root, name), why))
+                scan.skipped.append((path, why))
     # As Paths sort (part by part), with each key made once.
     return sorted(found, key=_parts)
 
@@ -326,7 +349,7 @@ def scan_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> Sca
                     f"{display_name(os.fsdecode(item))}: no such file or folder, and no "
                     "readable file matches it as a glob."
                 )
-            scan.skipped.extend((m, why) for m in matched if (why := _skip_reason(m.name)))
+            scan.skipped.extend((m, why) for m in matched if (why := _skip_reason(m)))
         for candidate in found:
             why = _not_regular(candidate)
             if why is None:
@@ -335,15 +358,37 @@ def scan_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> Sca
                 scan.problems.append(Rejection(display_name(candidate), 0, "file", why, ""))
                 if not why.startswith(CANNOT_READ):
                     scan.strays.append(candidate)
-    seen: set[str] = set()
-    folders: dict[str, str] = {}
-    for path in files:
-        # The same file named twice (a/x.jsonl and a/b/../x.jsonl) is read once.
-        real = _real(path, folders)
-        if real not in seen:
-            seen.add(real)
-            scan.files.append(path)
+    _read_once(files, scan)
     return scan
+
+
+def _read_once(files: list[Path], scan: Scan) -> None:
+    """Each real file of ``files`` into ``scan.files`` once; the other names of it skipped.
+
+    The same file named twice (a/x.jsonl and a/b/../x.jsonl, or a link to
+    it) is read once, under its own name rather than a link's: each other
+    name is listed as skipped, naming the one read (a name given twice as
+    it is, only dropped).
+    """
+    folders: dict[str, str] = {}
+    reals = [_real(path, folders) for path in files]
+    read_as: dict[str, int] = {}
+    for index, real in enumerate(reals):
+        read_as.setdefault(real, index)
+    if len(read_as) < len(files):
+        # Files themselves before links to them (the order is kept otherwise).
+        named = sorted(range(len(files)), key=lambda index: os.path.islink(files[index]))
+        read_as = {}
+        for index in named:
+            read_as.setdefault(reals[index], index)
+    for index, path in enumerate(files):
+        first = read_as[reals[index]]
+        if first == index:
+            scan.files.append(path)
+        elif path != files[first]:
+            what = "a link to a file" if os.path.islink(path) else "the same file as one"
+            why = f"{what} already read ({display_name(files[first])}): not read again"
+            scan.skipped.append((path, why))
 
 
 def find_sources(
