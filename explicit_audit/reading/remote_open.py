@@ -41,6 +41,7 @@ from .._core.records import Rejection
 from .content import FileReader, _Tap
 from .limits import Limits
 from .sources import is_gzip_name, is_jsonl_name, suffix_of
+from .streams import cannot_read, read_chunks
 
 __all__ = ["BoundedStream", "RemoteError", "StreamReader", "open_url"]
 
@@ -300,13 +301,13 @@ class StreamReader(FileReader):
         try:
             tap = _Tap(self.remote.open(self.limits))
         except OSError as exc:
-            self._cannot_read(exc)
+            self._stopped(cannot_read(exc))
             return self
         try:
             head = tap.read(_READ_BYTES)
         except OSError as exc:
             tap.handle.close()
-            self._cannot_read(exc)
+            self._stopped(cannot_read(exc))
             return self
         tap.unread(head)
         self._tap = tap
@@ -325,13 +326,9 @@ class StreamReader(FileReader):
         if is_gzip_name(self.remote.name) or tap.pushed[:2] == _GZIP_MAGIC:
             yield from self._gunzip(tap)
             return
-        try:
-            for chunk in iter(lambda: tap.read(_READ_BYTES), b""):
-                if self.on_bytes is not None:
-                    self.on_bytes(len(chunk))
-                yield chunk
-        except OSError as exc:
-            self._cannot_read(exc)
+        failure = yield from read_chunks(tap, self._advance)
+        if failure is not None:
+            self._stopped(cannot_read(failure))
 
     def _seal(self, finished: bool) -> None:
         tap = self._tap
