@@ -65,7 +65,7 @@ from ._core import registry
 from ._core.extras import require
 from ._core.progress import ENV as PROGRESS_ENV
 from ._core.progress import choosing
-from ._core.shape import json_schema
+from ._core.shape import json_schema, published
 from ._version import __version__
 from .audit import Audit
 from .errors import AuditError, RejectedRowsWarning, UnparsedTimeWarning, UnreadableFileError
@@ -274,7 +274,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the JSON Schema (draft 2020-12) of one record kind, read off the "
         "kind's declared shapes, for a producer to validate its records before it writes them.",
     )
-    kinds = [kind.name for kind in registry.kinds() if kind.shapes]
+    kinds = list(published(registry.kinds()))
     schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
     return parser
 
@@ -593,8 +593,8 @@ def _write_report(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    kind = registry.kind(args.kind)
-    sys.stdout.write(json_text(json_schema(kind.name, kind.shapes)))
+    shapes = published(registry.kinds())[args.kind]
+    sys.stdout.write(json_text(json_schema(args.kind, shapes)))
     sys.stdout.flush()
     return EXIT_OK
 

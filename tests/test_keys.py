@@ -433,7 +433,11 @@ def test_the_key_counts_per_key_and_in_the_report_banner(tmp_path):
     assert "Keys not as declared" in banner
     assert "<td><code>inputs.confidance</code></td><td>decisions</td><td>unknown_key</td>" in banner
     assert "<code>inputs.confidence</code></td></tr>" in banner  # the suggestion
-    assert "Keys not as declared" not in verdict_html(_verify(DATA / "plans"), "data/plans")
+    canonical = DATA / "plans" / "arborist_runs.jsonl"
+    assert "Keys not as declared" not in verdict_html(_verify(canonical), str(canonical))
+    # The flat plans hold values arborist's type does not declare ("top_k": "5").
+    flat = verdict_html(_verify(DATA / "plans"), "data/plans")
+    assert "<td>plans</td><td>undeclared_value</td>" in flat
 
 
 def test_a_report_shows_the_keys_in_its_verdict_banner(tmp_path):

@@ -12,7 +12,11 @@ is all this module reads. For a value a kind claims, :func:`key_notes` finds
   ``relevanceThreshold``, :func:`likely_typo`);
 - ``defaulted_field``: a declared field that is absent and that the
   producer fills in with its default (named in the note); the kind's replay
-  still uses that default, as the producer does.
+  still uses that default, as the producer does;
+- ``undeclared_value``: a value of a type its field does not declare but
+  ``accepts`` (:class:`~explicit_audit._core.shape.Field`): the producer's
+  own code reads it (arborist's ``int("5")``), so the kit loads it as that
+  code does, and the JSON Schema allows it, marked ``deprecated``.
 
 A note names the key's dotted path (``inputs.confidance``; an item of an
 array as ``exposedResults[].scroe``) and, for an unknown key, the closest
@@ -36,10 +40,11 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from .shape import Field, Shape
+from .shape import Field, Shape, type_fits
 
 __all__ = [
     "DEFAULTED_FIELD",
+    "UNDECLARED_VALUE",
     "UNKNOWN_KEY",
     "KeyNote",
     "closest_key",
@@ -53,6 +58,7 @@ __all__ = [
 
 UNKNOWN_KEY = "unknown_key"
 DEFAULTED_FIELD = "defaulted_field"
+UNDECLARED_VALUE = "undeclared_value"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +68,7 @@ class KeyNote:
     Attributes
     ----------
     note : str
-        ``"unknown_key"`` or ``"defaulted_field"``.
+        ``"unknown_key"``, ``"defaulted_field"`` or ``"undeclared_value"``.
     key : str
         The dotted path (``inputs.confidance``; ``exposedResults[].scroe``).
     suggestion : str or None
@@ -71,6 +77,8 @@ class KeyNote:
         For a defaulted field, the producer's default as JSON.
     where : str
         Where in an array the key is (``exposedResults[2]``); empty otherwise.
+    value : str or None
+        For an undeclared value, the value (short JSON) and the declared type.
     """
 
     note: str
@@ -78,6 +86,7 @@ class KeyNote:
     suggestion: str | None = None
     default: str | None = None
     where: str = ""
+    value: str | None = None
 
     def text(self) -> str:
         """The note in words, as a finding's detail and a rejection's reason say it."""
@@ -85,6 +94,11 @@ class KeyNote:
         if self.note == UNKNOWN_KEY:
             near = f"; did you mean `{self.suggestion}`?" if self.suggestion else ""
             return f"unknown key `{self.key}`{at}: not a key this record kind declares{near}"
+        if self.note == UNDECLARED_VALUE:
+            return (
+                f"`{self.key}`{at} is {self.value}: the kit reads it as the producer's own "
+                "code does, but the producer's type does not declare it"
+            )
         return f"`{self.key}` is absent{at}: the producer's default {self.default} is used"
 
 
@@ -256,7 +270,7 @@ def _checked_object(field: Field) -> bool:
 class _Level:
     """One declared object level, prepared once: its names, and what to look at below it."""
 
-    __slots__ = ("arrays", "declared", "defaults", "names", "objects")
+    __slots__ = ("accepting", "arrays", "declared", "defaults", "names", "objects")
 
     def __init__(self, fields: Sequence[Field]) -> None:
         self.declared = frozenset(field.name for field in fields)
@@ -269,6 +283,7 @@ class _Level:
         self.objects = tuple(
             (field.name, _level(field.fields)) for field in fields if _checked_object(field)
         )
+        self.accepting = tuple(field for field in fields if field.accepts)
         self.arrays = tuple(
             (field.name, _level(field.items.fields))
             for field in fields
@@ -304,6 +319,11 @@ def _walk_keys(level: _Level, value: dict, prefix: str, where: str, top: bool, n
     for name, default in level.defaults:
         if name not in value:
             notes.append(KeyNote(DEFAULTED_FIELD, f"{prefix}{name}", default=default, where=where))
+    for field in level.accepting:
+        if field.name in value and (found := _undeclared(field, value[field.name])):
+            notes.append(
+                KeyNote(UNDECLARED_VALUE, f"{prefix}{field.name}", where=where, value=found)
+            )
     for name, below in level.objects:
         item = value.get(name)
         if isinstance(item, dict):
@@ -315,6 +335,18 @@ def _walk_keys(level: _Level, value: dict, prefix: str, where: str, top: bool, n
                 if isinstance(element, dict):
                     at = f"{where + ' ' if where else ''}{prefix}{name}[{index}]"
                     _walk_keys(below, element, f"{prefix}{name}[].", at, False, notes)
+
+
+def _undeclared(field: Field, item: Any) -> str | None:
+    """``item`` and the type it is not, where ``field`` accepts it without declaring it."""
+    if type_fits("null" if item is None and field.nullable else field.type, item):
+        if not field.values or item in field.values:
+            return None
+    if not any(type_fits(type_, item) for type_ in field.accepts):
+        return None
+    text = orjson.dumps(item, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=repr).decode()
+    text = text if len(text) <= 40 else text[:39] + "…"
+    return f"{text}, not {'a' if field.type != 'integer' else 'an'} {field.type}"
 
 
 def _unknown_count(level: _Level, value: dict, top: bool) -> int:

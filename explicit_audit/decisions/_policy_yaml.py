@@ -23,29 +23,22 @@ from .._core.describe import yaml_type
 from .._core.records import lone_surrogate
 from ..errors import PolicyError
 from ..reading.sources import display_name
-from .policy_sections import (
-    Escalation,
-    FallbackDomain,
-    RiskFlag,
-    SubjectDomain,
-    section_keys,
-)
+from .shape import POLICY_SHAPES
 
 __all__ = ["MAX_ALIAS_NODES", "check_policy", "read_policy_yaml"]
 
-_TOP_KEYS = {
-    "policy_id": False,
-    "description": False,
-    "escalation": True,
-    "subject_domains": True,
-    "fallback_domain": True,
-    "risk_flags": True,
-}
-# Each section's keys, and which are required, as its dataclass declares them.
-_ESCALATION_KEYS = section_keys(Escalation)
-_DOMAIN_KEYS = section_keys(SubjectDomain)
-_FALLBACK_KEYS = section_keys(FallbackDomain)
-_FLAG_KEYS = section_keys(RiskFlag)
+
+def _keys(fields) -> dict[str, bool]:
+    return {field.name: field.required for field in fields}
+
+
+# Every level's keys, and which are required, as the policy's shape declares them.
+(_POLICY,) = POLICY_SHAPES
+_TOP_KEYS = _keys(_POLICY.fields)
+_ESCALATION_KEYS = _keys(_POLICY.field("escalation").fields)
+_DOMAIN_KEYS = _keys(_POLICY.field("subject_domains").items.fields)
+_FALLBACK_KEYS = _keys(_POLICY.field("fallback_domain").fields)
+_FLAG_KEYS = _keys(_POLICY.field("risk_flags").items.fields)
 
 
 def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[str, Any]:

@@ -74,13 +74,14 @@ from ._canonical import (
 )
 from ._json_text import value_text
 from ._producer import ProducerFields, producer_fields
+from .shape import RECORD_KEYS
 
 __all__ = ["NAME", "build_tables", "load_plans", "matches"]
 
 #: The kind's name, in the rejected table and the findings.
 NAME = "plans"
 
-_RECORD_KEYS = ("run_id", "retrieval_plan", "retrieval_plan_hash")
+_RECORD_KEYS = RECORD_KEYS
 _RECORD_KEY_SET = frozenset(_RECORD_KEYS)
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 _COLUMN_DTYPES = {

@@ -19,6 +19,7 @@ from .._core.describe import describe
 from .._core.records import RawValue, sort_out
 from ..errors import RecordError
 from ._schema import NORMAL_SCHEMA, PRESENTATION_STATUSES, RECEIPT_KEYS, WRAPPER_KEYS
+from .shape import PRESENTATION_KEYS
 
 __all__ = ["PRESENTATION_KEYS", "is_presentation", "matches", "normalise_values"]
 
@@ -29,19 +30,6 @@ _OUTCOMES = {"hit": "hit", "miss": "miss", "failed": "failed", "failure": "faile
 def _misfit(field: str, problem: str) -> RecordError:
     """The error for a receipt field that does not fit: ``"<field> <problem>"``."""
     return RecordError(field, problem, sep=" ")
-
-
-#: Keys of engram's presentation outcomes (``PresentationSuccess`` and
-#: ``PresentationFailure`` in ``presentation.ts``); a logger's keys are the others.
-PRESENTATION_KEYS = (
-    "schema_version",
-    "status",
-    "content",
-    "receipt",
-    "retained",
-    "errors",
-    "retrieval",
-)
 
 
 def is_presentation(value: dict) -> bool:

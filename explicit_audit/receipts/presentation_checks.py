@@ -28,6 +28,7 @@ from .._core.findings import ERROR, FINDING_COLUMNS, NOTICE, FindingsBuilder, Ru
 from ._js_json import NonFiniteNumber, presentation_id
 from ._presentation_failures import check_classes, check_failed
 from ._presentation_failures import quote as _q
+from .shape import PRESENTATION_RECEIPT_KEYS
 
 __all__ = ["FINDING_COLUMNS", "PRESENTATION_RULES", "RULES", "check_presentations"]
 
@@ -224,27 +225,7 @@ _VERSIONS = {
 _ID_FORMAT = re.compile(r"presentation-[0-9a-f]{32}")
 #: engram's record id pattern (``ID_PATTERN`` in ``knowledgeValidation.ts``).
 _RECORD_ID = re.compile(r"[a-z][a-z0-9-]*")
-_RECEIPT_KEYS = frozenset(
-    {
-        "schemaVersion",
-        "presentationId",
-        "activeSpace",
-        "viewId",
-        "viewVersion",
-        "audienceId",
-        "audienceVersion",
-        "deliveryId",
-        "deliveryVersion",
-        "sourceRecordIds",
-        "sourceReferences",
-        "retrievalReceipt",
-        "pack",
-        "model",
-        "recommendationIds",
-        "generatedAt",
-        "retention",
-    }
-)
+_RECEIPT_KEYS = frozenset(PRESENTATION_RECEIPT_KEYS)
 
 
 def _js_sorted(ids: list) -> list:
