@@ -58,6 +58,11 @@ def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[st
     return value
 
 
+def _any_names(value: Any) -> dict[str, bool]:
+    """The spec of a map whose keys are names: each of its keys, none required."""
+    return dict.fromkeys(value, False) if isinstance(value, dict) else {}
+
+
 def _bool(value: Any, where: str, key: str) -> bool:
     if type(value) is not bool:
         raise PolicyError.at(where, key, f"expected true or false, got {yaml_type(value)}")
@@ -172,7 +177,7 @@ def check_policy(data: Any, where: str) -> dict[str, Any]:
     domains = top["subject_domains"]
     if domains is None:
         domains = {}
-    _mapping(domains, where, "subject_domains", dict.fromkeys(domains, False))
+    _mapping(domains, where, "subject_domains", _any_names(domains))
     out["subject_domains"] = {
         name: _domain(spec, where, f"subject_domains.{name}", _DOMAIN_KEYS)
         for name, spec in domains.items()
@@ -183,7 +188,7 @@ def check_policy(data: Any, where: str) -> dict[str, Any]:
     flags = top["risk_flags"]
     if flags is None:
         flags = {}
-    _mapping(flags, where, "risk_flags", dict.fromkeys(flags, False))
+    _mapping(flags, where, "risk_flags", _any_names(flags))
     out["risk_flags"] = {}
     for name, spec in flags.items():
         key = f"risk_flags.{name}"
