@@ -60,6 +60,7 @@ import pandas as pd
 from .._core.columns import INT64_MAX
 from .._core.describe import describe
 from .._core.lists import LIST_OF_STRINGS_DTYPE as LIST_OF_STRINGS
+from .._core.loaders import table_loader
 from .._core.records import KindTables, sort_out
 from .._core.registry import load_tables
 from ..errors import RecordError
@@ -212,20 +213,9 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
     )
 
 
+@table_loader("decisions")
 def load_decisions(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
     """Load routing decision records into one table.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    DataFrame
-        The ``decisions`` table (columns in the module docstring). Rejected
-        records are only reported; load with :func:`explicit_audit.load` to
-        keep them in ``audit.rejected``.
 
     Examples
     --------

@@ -60,6 +60,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import extra_columns, fits_int64
+from .._core.loaders import table_loader
 from .._core.records import KindTables, RawValue, sort_out
 from .._core.registry import load_tables
 from ..reading.collect import Source
@@ -271,18 +272,9 @@ def _extra_keys(value: dict) -> dict:
     return {k: v for k, v in value.items() if k not in _RECORD_KEYS}
 
 
+@table_loader("plans")
 def load_plans(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
     """Load arborist retrieval-plan records into a DataFrame, one row per run.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    DataFrame
-        The ``plans`` table (columns in the module docstring).
 
     Examples
     --------

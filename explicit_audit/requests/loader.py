@@ -47,6 +47,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import beside, extra_columns, text_safe_series
+from .._core.loaders import table_loader
 from .._core.records import KindTables, segment_values, sort_out
 from .._core.registry import load_tables
 from ..errors import RecordError
@@ -140,18 +141,9 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
     return KindTables({"requests": frame}, rejected)
 
 
+@table_loader("requests")
 def load_requests(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
     """Load explicit_learning C2 compile requests, one row per request sent.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    DataFrame
-        The ``requests`` table (columns in the module docstring).
 
     Examples
     --------
