@@ -16,7 +16,8 @@ from pathlib import Path
 
 import explicit_audit  # noqa: F401  (registers the kit's kinds)
 from explicit_audit._core import registry
-from explicit_audit._core.shape import markdown_table, published
+from explicit_audit._core.shape import published
+from explicit_audit._core.shape_table import markdown_table
 
 FORMATS = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 

@@ -23,10 +23,10 @@ from explicit_audit._core.shape import (
     Field,
     Shape,
     json_schema,
-    markdown_table,
     published,
     shape_problems,
 )
+from explicit_audit._core.shape_table import markdown_table
 from explicit_audit.decisions import shape as decision_shape
 from explicit_audit.decisions.routing import INPUT_COLUMNS, REPLAY_COLUMNS
 from explicit_audit.reading.reader import read_exactly

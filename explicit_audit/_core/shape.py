@@ -6,7 +6,8 @@ tree of :class:`Field`. From that one declaration the kit derives:
 
 - the JSON Schema that ``explicit-audit schema KIND`` prints
   (:func:`json_schema`), for producers to validate before they write;
-- the field tables of ``docs/formats.md`` (:func:`markdown_table`), which a
+- the field tables of ``docs/formats.md``
+  (:func:`~explicit_audit._core.shape_table.markdown_table`), which a
   test regenerates and compares, so that the document cannot drift;
 - the Arrow type of a field (:func:`arrow_type`), for the columnar reading
   path, and the defaults the value-by-value path fills in (:func:`defaults`).
@@ -61,8 +62,8 @@ __all__ = [
     "Shape",
     "arrow_type",
     "defaults",
+    "is_map",
     "json_schema",
-    "markdown_table",
     "published",
     "shape_problems",
     "type_fits",
@@ -236,13 +237,14 @@ def arrow_type(field: Field) -> pa.DataType:
     return _ARROW[field.type]
 
 
-def _is_map(field: Field) -> bool:
+def is_map(field: Field) -> bool:
+    """Whether ``field`` is an object whose every value is its ``items`` (a map by name)."""
     return field.type == "object" and field.items is not None
 
 
 def _field_schema(field: Field) -> dict[str, Any]:
     schema = dict(TYPES[field.type])
-    if _is_map(field):
+    if is_map(field):
         schema["additionalProperties"] = _field_schema(field.items)
     elif field.type == "object" and (field.fields or not field.open):
         schema |= _object_schema(field.fields, extra_keys=field.open)
@@ -295,38 +297,6 @@ def json_schema(kind: str, shapes: Iterable[Shape], *, title: str = "") -> dict[
     if len(variants) == 1:
         return schema | {k: v for k, v in variants[0].items() if k != "title"}
     return schema | {"anyOf": variants}
-
-
-def _type_text(field: Field) -> str:
-    text = field.type
-    if field.type == "array" and field.items is not None:
-        text = f"array of {field.items.type}"
-    if _is_map(field):
-        text = f"object of {field.items.type} by name"
-    if field.values:
-        text = " or ".join(f"`{value!r}`" if isinstance(value, str) else f"`{value}`"
-                           for value in field.values)  # fmt: skip
-    text += " or null" if field.nullable else ""
-    if field.accepts:
-        text += f" (accepted, noted: {' or '.join(field.accepts)})"
-    return text
-
-
-def _presence(field: Field) -> str:
-    if field.has_default:
-        default = "null" if field.default is None else repr(field.default)
-        default = {"True": "true", "False": "false"}.get(default, default)
-        return f"default `{default}`"
-    return "required" if field.required else "optional"
-
-
-def markdown_table(shape: Shape) -> str:
-    """The field table of one shape, as ``docs/formats.md`` shows it (nested fields dotted)."""
-    lines = ["| field | type | presence | meaning |", "|---|---|---|---|"]
-    for path, field in walk(shape.fields):
-        doc = field.doc.replace("|", "\\|")
-        lines.append(f"| `{path}` | {_type_text(field)} | {_presence(field)} | {doc} |")
-    return "\n".join(lines) + "\n"
 
 
 def _type_problem(field: Field, value: Any) -> str | None:
@@ -407,7 +377,7 @@ def _problems(
         if problem is not None:
             out.append(f"{path}: {problem}, got {_quoted(item)}")
             continue
-        if _is_map(field):
+        if is_map(field):
             for key in item:
                 one = (dataclasses.replace(field.items, name=key),)
                 _problems(one, item, path + ".", out, keys)
