@@ -270,9 +270,10 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser(
         "schema",
-        help="print the JSON Schema of a record kind",
-        description="Print the JSON Schema (draft 2020-12) of one record kind, read off the "
-        "kind's declared shapes, for a producer to validate its records before it writes them.",
+        help="print the JSON Schema of a record kind, of presentations or of policies",
+        description="Print the JSON Schema (draft 2020-12) of one record kind, of engram's "
+        "presentation lines or of a routing policy, read off the declared shapes, for a "
+        "producer to validate its records before it writes them.",
     )
     kinds = list(published(registry.kinds()))
     schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
