@@ -267,6 +267,10 @@ def _checked_object(field: Field) -> bool:
     return field.type == "object" and not field.open
 
 
+#: The Python type of a value of a declared type, where that alone tells it fits.
+_EXACT = {"string": str, "integer": int, "boolean": bool, "number": float}
+
+
 class _Level:
     """One declared object level, prepared once: its names, and what to look at below it."""
 
@@ -283,7 +287,12 @@ class _Level:
         self.objects = tuple(
             (field.name, _level(field.fields)) for field in fields if _checked_object(field)
         )
-        self.accepting = tuple(field for field in fields if field.accepts)
+        # A value of the exact Python type (where that alone tells it fits) is declared.
+        self.accepting = tuple(
+            (field.name, None if field.values else _EXACT.get(field.type), field)
+            for field in fields
+            if field.accepts
+        )
         self.arrays = tuple(
             (field.name, _level(field.items.fields))
             for field in fields
@@ -319,11 +328,10 @@ def _walk_keys(level: _Level, value: dict, prefix: str, where: str, top: bool, n
     for name, default in level.defaults:
         if name not in value:
             notes.append(KeyNote(DEFAULTED_FIELD, f"{prefix}{name}", default=default, where=where))
-    for field in level.accepting:
-        if field.name in value and (found := _undeclared(field, value[field.name])):
-            notes.append(
-                KeyNote(UNDECLARED_VALUE, f"{prefix}{field.name}", where=where, value=found)
-            )
+    for name, exact, field in level.accepting:
+        if name in value and type(item := value[name]) is not exact:
+            if found := _undeclared(field, item):
+                notes.append(KeyNote(UNDECLARED_VALUE, f"{prefix}{name}", where=where, value=found))
     for name, below in level.objects:
         item = value.get(name)
         if isinstance(item, dict):

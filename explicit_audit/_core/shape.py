@@ -299,8 +299,7 @@ def json_schema(kind: str, shapes: Iterable[Shape], *, title: str = "") -> dict[
     return schema | {"anyOf": variants}
 
 
-def _type_problem(field: Field, value: Any) -> str | None:
-    kind = field.type
+def _type_problem(kind: str, value: Any) -> str | None:
     whole = isinstance(value, int) and not isinstance(value, bool)
     number = whole or isinstance(value, float)
     if kind == "string" and not isinstance(value, str):
@@ -332,7 +331,7 @@ def type_fits(type_: str, value: Any) -> bool:
     """Whether ``value`` is a value of ``type_`` (of :data:`TYPES`, or ``"null"``)."""
     if type_ in ("null", "any"):
         return value is None or type_ == "any"
-    return value is not None and _type_problem(Field("value", type_), value) is None
+    return value is not None and _type_problem(type_, value) is None
 
 
 def _quoted(value: Any) -> str:
@@ -371,7 +370,7 @@ def _problems(
             if not field.nullable:
                 out.append(f"{path}: must not be null")
             continue
-        problem = _type_problem(field, item)
+        problem = _type_problem(field.type, item)
         if problem is None and field.values and item not in field.values:
             problem = "must be " + " or ".join(_quoted(v) for v in field.values)
         if problem is not None:
