@@ -416,16 +416,24 @@ def columnar_fits(shapes: Sequence[Shape], table: pa.Table) -> bool:
     """Whether a piece parsed in bulk holds no key its kind's shapes leave unaccounted for.
 
     Every nested key must be declared (or below an open object), and a
-    top-level key that is not declared must not be a likely typo of one. A
-    piece that does not fit is read value by value, where each key is noted.
+    top-level key that the shape its keys fit best does not declare must not
+    be a likely typo of one it does. A piece that does not fit is read value
+    by value, where each key is noted.
     """
     if not shapes:
         return True
     declared, free, top = _declared_paths(shapes)
+    # The shape the piece's records are read as, by their top-level keys: a key
+    # another shape declares may still be a typo of one of its own
+    # (``schema_version`` beside a bare receipt's ``schemaVersion``).
+    names = tuple(column.name for column in table.schema)
+    shape = shape_of(shapes, dict.fromkeys(names))
+    own = {field.name for field in shape.fields}
+    own_names = tuple(own)
     for column in table.schema:
+        if column.name not in own and likely_typo(column.name, own_names) is not None:
+            return False
         if column.name not in top:
-            if likely_typo(column.name, top) is not None:
-                return False
             continue
         for path in _arrow_paths(column.type, column.name):
             if any(path == f or path.startswith(f + ".") for f in free):

@@ -1,18 +1,22 @@
-"""The per-kind ``load_*`` functions: what they take and return, said once.
+"""What the kinds' loaders share, said once: the ``load_*`` contract and the parts loop.
 
 Each kind's ``load_<table>`` is a plain function in the kind's loader module
 (``load_plans`` in :mod:`explicit_audit.plans.loader`): its summary and its
 example are its own; :func:`table_loader` adds the parameters and returns
-every one of them shares.
+every one of them shares. :func:`parts_and_rejections` is the loop of a
+builder whose columnar path and value-by-value path both make parts.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["table_loader"]
+from ..errors import RecordError
+from .records import RawValue, Rejection, sort_out
+
+__all__ = ["parts_and_rejections", "table_loader"]
 
 _Loader = TypeVar("_Loader", bound=Callable[..., Any])
 
@@ -54,3 +58,33 @@ def table_loader(*tables: str) -> Callable[[_Loader], _Loader]:
         return function
 
     return decorate
+
+
+def parts_and_rejections(
+    segments: Sequence[tuple[str, Any]],
+    kind: str,
+    parse: Callable[[Any], Any],
+    to_part: Callable[[list[tuple[RawValue, Any]]], Any],
+    *,
+    text_only: bool = False,
+) -> tuple[list[Any], list[Rejection]]:
+    """A kind's parts, in segment order, and the values it rejected.
+
+    A ``("part", part)`` segment is kept as it is; the values of a
+    ``("values", [...])`` segment are parsed one by one (:func:`sort_out`,
+    a :class:`~explicit_audit.errors.RecordError` rejecting one) and those
+    that fit made one part by ``to_part(kept)``. With no segment, one part of
+    no rows (``to_part([])``), so that the table has its columns.
+    """
+    parts: list[Any] = []
+    rejected: list[Rejection] = []
+    for what, segment in segments:
+        if what == "part":
+            parts.append(segment)
+            continue
+        kept, misfits = sort_out(segment, kind, parse, RecordError, text_only=text_only)
+        parts.append(to_part(kept))
+        rejected.extend(misfits)
+    if not parts:
+        parts.append(to_part([]))
+    return parts, rejected

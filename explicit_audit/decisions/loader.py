@@ -60,8 +60,8 @@ import pandas as pd
 from .._core.columns import INT64_MAX
 from .._core.describe import describe
 from .._core.lists import LIST_OF_STRINGS_DTYPE as LIST_OF_STRINGS
-from .._core.loaders import table_loader
-from .._core.records import KindTables, sort_out
+from .._core.loaders import parts_and_rejections, table_loader
+from .._core.records import KindTables
 from .._core.registry import load_tables
 from ..errors import RecordError
 from ..reading.collect import Source
@@ -195,19 +195,14 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, extras | top
 
 
+def _part(kept: list) -> Any:
+    rows = [row for _, (row, _) in kept]
+    where = [(item.source_file, item.source_line) for item, _ in kept]
+    return part_from_rows(rows, where, [extra for _, (_, extra) in kept])
+
+
 def build_tables(segments: Sequence[tuple]) -> KindTables:
-    parts, rejected = [], []
-    for what, segment in segments:
-        if what == "part":
-            parts.append(segment)
-            continue
-        kept, misfits = sort_out(segment, "decisions", _row, RecordError, text_only=True)
-        rows = [row for _, (row, _) in kept]
-        where = [(item.source_file, item.source_line) for item, _ in kept]
-        parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))
-        rejected.extend(misfits)
-    if not parts:
-        parts.append(part_from_rows([], [], []))
+    parts, rejected = parts_and_rejections(segments, NAME, _row, _part, text_only=True)
     return KindTables(
         {"decisions": frame_from_parts(parts, COLUMN_DTYPES, taken="extra.")}, rejected
     )
