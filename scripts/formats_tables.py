@@ -1,6 +1,7 @@
 """Write the field tables of docs/formats.md from the record kinds' declared shapes.
 
-Each table stands between ``<!-- fields KIND SHAPE -->`` and ``<!-- end fields -->``;
+Each table stands between ``<!-- fields NAME SHAPE -->`` and ``<!-- end fields -->``,
+``NAME`` a name shapes are published under (``explicit-audit schema NAME``);
 everything else in the document is left as written. ``tests/test_shape.py``
 fails when a table differs from what this writes.
 
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import explicit_audit  # noqa: F401  (registers the kit's kinds)
 from explicit_audit._core import registry
-from explicit_audit._core.shape import markdown_table
+from explicit_audit._core.shape import published
+from explicit_audit._core.shape_table import markdown_table
 
 FORMATS = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 
@@ -25,9 +27,11 @@ _TABLE = re.compile(r"(<!-- fields (\S+) (\S+) -->\n)(.*?)(<!-- end fields -->)"
 def filled(text: str) -> str:
     """``text`` with every marked field table written anew from the declarations."""
 
+    shapes = published(registry.kinds())
+
     def table(match: re.Match) -> str:
         kind, shape = match.group(2), match.group(3)
-        found = [s for s in registry.kind(kind).shapes if s.name == shape]
+        found = [s for s in shapes.get(kind, ()) if s.name == shape]
         if not found:
             raise SystemExit(f"docs/formats.md names a shape {kind} {shape} that is not declared")
         return f"{match.group(1)}{markdown_table(found[0])}{match.group(5)}"

@@ -142,6 +142,8 @@ BAD = [
     ("subject_domains.legal.default_risk_flags", "legal_advice", "default_risk_flags", "list"),
     ("risk_flags.legal_advice.synthesis_directive", 3, "synthesis_directive", "string"),
     ("policy_id", "", "policy_id", "empty"),
+    ("subject_domains", True, "subject_domains", "expected a mapping"),
+    ("risk_flags", ["legal_advice"], "risk_flags", "expected a mapping"),
 ]
 
 

@@ -332,7 +332,9 @@ EDITS = {
     # rule: (base line, edit, rules expected to fire)
     "status_fields": (presented, lambda v: v.update(errors=[]), set()),
     "status_fields (failed)": (failed, lambda v: v.update(errors=[]), set()),
-    "error_shape": (failed, lambda v: v["errors"][0].update(field=None), set()),
+    "error_shape": (failed, lambda v: v["errors"][0].update(field=None), {"presentation_shape"}),
+    # A key the embedded receipt does not declare, which no other rule reads.
+    "presentation_shape": (failed, lambda v: v["retrieval"]["withheld"].update(hint="x"), set()),
     "receipt_keys": (presented, lambda v: v["receipt"].update(viewTitle="x"), set()),
     "presentation_id_format": (
         presented,
@@ -353,7 +355,7 @@ EDITS = {
     "definition_versions": (
         presented,
         lambda v: v["receipt"].update(deliveryVersion=-1),
-        {"presentation_id_hash"},
+        {"presentation_id_hash", "presentation_shape"},
     ),
     "generated_at": (
         presented,

@@ -282,6 +282,8 @@ def test_the_rule_table_is_the_one_source_of_severity():
         "error_code_unknown",
         "unknown_key",
         "defaulted_field",
+        "undeclared_value",
+        "presentation_shape",
     }
     table = RULES.frame()
     assert table["rule"].is_unique and len(table) == len(RULES)

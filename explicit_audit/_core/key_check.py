@@ -13,7 +13,7 @@ import re
 import pandas as pd
 
 from .findings import NOTICE, Rule, RuleTable, _typed
-from .keys import DEFAULTED_FIELD, UNKNOWN_KEY
+from .keys import DEFAULTED_FIELD, UNDECLARED_VALUE, UNKNOWN_KEY
 from .records import Check, Checker
 
 __all__ = ["KEYS_CHECKER", "KEY_COUNT_COLUMNS", "KEY_RULES", "key_counts", "key_findings"]
@@ -37,6 +37,16 @@ KEY_RULES = RuleTable(
             DEFAULTED_FIELD,
             "A declared field the record leaves out takes the producer's default, which the "
             "kit uses as the producer does; the record does not say what it held.",
+            check="record_keys",
+            kind="",
+            severity=NOTICE,
+        ),
+        Rule(
+            UNDECLARED_VALUE,
+            "Every value is of the type the producer declares for its field; one the "
+            "producer's own code reads though its type does not declare it (arborist's "
+            'int("5")) loads as that code reads it, and the JSON Schema allows it as '
+            "deprecated.",
             check="record_keys",
             kind="",
             severity=NOTICE,
@@ -73,7 +83,8 @@ KEYS_CHECKER = Checker(
     checks=(
         Check(
             "record_keys",
-            "keys the record kinds declare: unknown keys, fields left to a default",
+            "keys the record kinds declare: unknown keys, fields left to a default, "
+            "values of an undeclared type",
             examines=None,
         ),
     ),
@@ -98,10 +109,10 @@ def key_counts(findings: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
         One row per key, kind and note (:data:`KEY_COUNT_COLUMNS`): ``key``
-        (its dotted path), ``kind``, ``note`` (``unknown_key`` or
-        ``defaulted_field``), ``count`` (records), ``files`` (the files it is
-        in, comma-separated, in verdict order) and ``suggestion`` (the
-        closest declared key, or None). The most frequent first, then by
+        (its dotted path), ``kind``, ``note`` (``unknown_key``,
+        ``defaulted_field`` or ``undeclared_value``), ``count`` (records),
+        ``files`` (the files it is in, comma-separated, in verdict order) and
+        ``suggestion`` (the closest declared key, or None). The most frequent first, then by
         kind and key.
     """
     found = findings.loc[findings["check"].astype("str") == "record_keys"]

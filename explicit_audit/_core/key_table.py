@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from .columns import text_safe_series
-from .keys import UNKNOWN_KEY, KeyNote, key_notes
+from .keys import UNDECLARED_VALUE, UNKNOWN_KEY, KeyNote, key_notes
 from .records import KindTables, RawValue, Rejection, excerpt
 from .shape import Shape, shape_problems
 
@@ -33,7 +33,7 @@ KEY_COLUMNS = {
     "source_line": "1-based line where the record starts",
     "kind": "the record kind",
     "record": "the record's id where it has one",
-    "note": "unknown_key or defaulted_field",
+    "note": "unknown_key, defaulted_field or undeclared_value",
     "key": "the key's dotted path (an array's items as `name[]`)",
     "suggestion": "for an unknown key, the closest declared key when one is near",
     "default": "for a defaulted field, the producer's default as JSON",
@@ -119,7 +119,8 @@ def settle(
         # for the field the builder already named.
         problems = shape_problems(shape, item.value)
         more = [p for p in problems if p.split(":")[0] not in rejection.reason]
-        more += [note.text() for note in notes]
+        # An undeclared value is among the shape's problems already.
+        more += [note.text() for note in notes if note.note != UNDECLARED_VALUE]
         reason = rejection.reason + "".join(f"; also {problem}" for problem in more)
         where = (rejection.source_file, rejection.source_line, rejection.kind)
         rejected.append(Rejection(*where, reason, rejection.raw))

@@ -12,7 +12,11 @@ is all this module reads. For a value a kind claims, :func:`key_notes` finds
   ``relevanceThreshold``, :func:`likely_typo`);
 - ``defaulted_field``: a declared field that is absent and that the
   producer fills in with its default (named in the note); the kind's replay
-  still uses that default, as the producer does.
+  still uses that default, as the producer does;
+- ``undeclared_value``: a value of a type its field does not declare but
+  ``accepts`` (:class:`~explicit_audit._core.shape.Field`): the producer's
+  own code reads it (arborist's ``int("5")``), so the kit loads it as that
+  code does, and the JSON Schema allows it, marked ``deprecated``.
 
 A note names the key's dotted path (``inputs.confidance``; an item of an
 array as ``exposedResults[].scroe``) and, for an unknown key, the closest
@@ -36,10 +40,11 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from .shape import Field, Shape
+from .shape import Field, Shape, type_fits
 
 __all__ = [
     "DEFAULTED_FIELD",
+    "UNDECLARED_VALUE",
     "UNKNOWN_KEY",
     "KeyNote",
     "closest_key",
@@ -53,6 +58,7 @@ __all__ = [
 
 UNKNOWN_KEY = "unknown_key"
 DEFAULTED_FIELD = "defaulted_field"
+UNDECLARED_VALUE = "undeclared_value"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +68,7 @@ class KeyNote:
     Attributes
     ----------
     note : str
-        ``"unknown_key"`` or ``"defaulted_field"``.
+        ``"unknown_key"``, ``"defaulted_field"`` or ``"undeclared_value"``.
     key : str
         The dotted path (``inputs.confidance``; ``exposedResults[].scroe``).
     suggestion : str or None
@@ -71,6 +77,8 @@ class KeyNote:
         For a defaulted field, the producer's default as JSON.
     where : str
         Where in an array the key is (``exposedResults[2]``); empty otherwise.
+    value : str or None
+        For an undeclared value, the value (short JSON) and the declared type.
     """
 
     note: str
@@ -78,6 +86,7 @@ class KeyNote:
     suggestion: str | None = None
     default: str | None = None
     where: str = ""
+    value: str | None = None
 
     def text(self) -> str:
         """The note in words, as a finding's detail and a rejection's reason say it."""
@@ -85,6 +94,11 @@ class KeyNote:
         if self.note == UNKNOWN_KEY:
             near = f"; did you mean `{self.suggestion}`?" if self.suggestion else ""
             return f"unknown key `{self.key}`{at}: not a key this record kind declares{near}"
+        if self.note == UNDECLARED_VALUE:
+            return (
+                f"`{self.key}`{at} is {self.value}: the kit reads it as the producer's own "
+                "code does, but the producer's type does not declare it"
+            )
         return f"`{self.key}` is absent{at}: the producer's default {self.default} is used"
 
 
@@ -253,10 +267,14 @@ def _checked_object(field: Field) -> bool:
     return field.type == "object" and not field.open
 
 
+#: The Python type of a value of a declared type, where that alone tells it fits.
+_EXACT = {"string": str, "integer": int, "boolean": bool, "number": float}
+
+
 class _Level:
     """One declared object level, prepared once: its names, and what to look at below it."""
 
-    __slots__ = ("arrays", "declared", "defaults", "names", "objects")
+    __slots__ = ("accepting", "arrays", "declared", "defaults", "names", "objects")
 
     def __init__(self, fields: Sequence[Field]) -> None:
         self.declared = frozenset(field.name for field in fields)
@@ -268,6 +286,12 @@ class _Level:
         )
         self.objects = tuple(
             (field.name, _level(field.fields)) for field in fields if _checked_object(field)
+        )
+        # A value of the exact Python type (where that alone tells it fits) is declared.
+        self.accepting = tuple(
+            (field.name, None if field.values else _EXACT.get(field.type), field)
+            for field in fields
+            if field.accepts
         )
         self.arrays = tuple(
             (field.name, _level(field.items.fields))
@@ -304,6 +328,10 @@ def _walk_keys(level: _Level, value: dict, prefix: str, where: str, top: bool, n
     for name, default in level.defaults:
         if name not in value:
             notes.append(KeyNote(DEFAULTED_FIELD, f"{prefix}{name}", default=default, where=where))
+    for name, exact, field in level.accepting:
+        if name in value and type(item := value[name]) is not exact:
+            if found := _undeclared(field, item):
+                notes.append(KeyNote(UNDECLARED_VALUE, f"{prefix}{name}", where=where, value=found))
     for name, below in level.objects:
         item = value.get(name)
         if isinstance(item, dict):
@@ -315,6 +343,18 @@ def _walk_keys(level: _Level, value: dict, prefix: str, where: str, top: bool, n
                 if isinstance(element, dict):
                     at = f"{where + ' ' if where else ''}{prefix}{name}[{index}]"
                     _walk_keys(below, element, f"{prefix}{name}[].", at, False, notes)
+
+
+def _undeclared(field: Field, item: Any) -> str | None:
+    """``item`` and the type it is not, where ``field`` accepts it without declaring it."""
+    if type_fits("null" if item is None and field.nullable else field.type, item):
+        if not field.values or item in field.values:
+            return None
+    if not any(type_fits(type_, item) for type_ in field.accepts):
+        return None
+    text = orjson.dumps(item, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=repr).decode()
+    text = text if len(text) <= 40 else text[:39] + "…"
+    return f"{text}, not {'a' if field.type != 'integer' else 'an'} {field.type}"
 
 
 def _unknown_count(level: _Level, value: dict, top: bool) -> int:
@@ -376,16 +416,24 @@ def columnar_fits(shapes: Sequence[Shape], table: pa.Table) -> bool:
     """Whether a piece parsed in bulk holds no key its kind's shapes leave unaccounted for.
 
     Every nested key must be declared (or below an open object), and a
-    top-level key that is not declared must not be a likely typo of one. A
-    piece that does not fit is read value by value, where each key is noted.
+    top-level key that the shape its keys fit best does not declare must not
+    be a likely typo of one it does. A piece that does not fit is read value
+    by value, where each key is noted.
     """
     if not shapes:
         return True
     declared, free, top = _declared_paths(shapes)
+    # The shape the piece's records are read as, by their top-level keys: a key
+    # another shape declares may still be a typo of one of its own
+    # (``schema_version`` beside a bare receipt's ``schemaVersion``).
+    names = tuple(column.name for column in table.schema)
+    shape = shape_of(shapes, dict.fromkeys(names))
+    own = {field.name for field in shape.fields}
+    own_names = tuple(own)
     for column in table.schema:
+        if column.name not in own and likely_typo(column.name, own_names) is not None:
+            return False
         if column.name not in top:
-            if likely_typo(column.name, top) is not None:
-                return False
             continue
         for path in _arrow_paths(column.type, column.name):
             if any(path == f or path.startswith(f + ".") for f in free):

@@ -139,11 +139,16 @@ class Table:
         ``{column: table}``: the columns that hold a row label of another
         table (``{"receipt_row": "receipts"}``); the Dask engine shifts them
         with the rows they name.
+    shapes : tuple of Shape, optional
+        The shapes of the lines it is filled from, where they are not the
+        kind's record shapes (engram's presentation lines), published as a
+        schema of their own (:func:`explicit_audit._core.shape.published`).
     """
 
     name: str
     row: str = ""
     references: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    shapes: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,6 +238,9 @@ class Documents:
         ``Audit.to_parquet``; None where they are not written.
     restore : callable, optional
         ``restore(values) -> documents``: the inverse of ``dump``.
+    shapes : tuple of Shape, optional
+        The shape of one document, published as a schema of its own
+        (:func:`explicit_audit._core.shape.published`).
     """
 
     name: str
@@ -243,6 +251,7 @@ class Documents:
     strict_error: Callable[[Rejection], Exception]
     dump: Callable[[Any], list] | None = None
     restore: Callable[[list], Any] | None = None
+    shapes: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ tree of :class:`Field`. From that one declaration the kit derives:
 
 - the JSON Schema that ``explicit-audit schema KIND`` prints
   (:func:`json_schema`), for producers to validate before they write;
-- the field tables of ``docs/formats.md`` (:func:`markdown_table`), which a
+- the field tables of ``docs/formats.md``
+  (:func:`~explicit_audit._core.shape_table.markdown_table`), which a
   test regenerates and compares, so that the document cannot drift;
 - the Arrow type of a field (:func:`arrow_type`), for the columnar reading
   path, and the defaults the value-by-value path fills in (:func:`defaults`).
@@ -17,6 +18,7 @@ Field types are few, and named for what they hold:
 type           a value of it
 =============  ==========================================================
 string         a JSON string
+name           a JSON string that is not empty
 integer        a whole number
 count          a whole number from 0 to 2**63-1
 number         any JSON number
@@ -24,15 +26,28 @@ probability    a number in [0, 1]
 boolean        ``true`` or ``false``
 strings        an array of strings
 object         an object whose keys are the field's ``fields`` (or any key,
-               when ``open``)
+               when ``open``; or any key, each value an ``items``, a map)
 array          an array whose items are the field's ``items``
 any            any JSON value
 =============  ==========================================================
+
+A field may also name the types the kit *accepts* there beyond the declared
+one (``accepts``): values the producer's own code reads though its type does
+not declare them (arborist hashes ``"top_k": "5"`` as ``int("5")``). The JSON
+Schema allows them, marked ``deprecated``, and the check ``record_keys``
+notes each one (``undeclared_value``, :mod:`explicit_audit._core.keys`): the
+schema and the loader agree in both directions.
+
+:func:`published` gathers the shapes of every registered kind by the name
+they are published under (``explicit-audit schema NAME``): a kind's record
+shapes, the shapes of a table it fills from lines of its own (engram's
+presentations) and of the documents it reads (routing policies).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import dataclasses
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,19 +57,23 @@ import pyarrow as pa
 __all__ = [
     "NO_DEFAULT",
     "TYPES",
+    "UNDECLARED",
     "Field",
     "Shape",
     "arrow_type",
     "defaults",
+    "is_map",
     "json_schema",
-    "markdown_table",
+    "published",
     "shape_problems",
+    "type_fits",
     "walk",
 ]
 
 #: Every field type a declaration may use, and its JSON Schema.
 TYPES: dict[str, dict[str, Any]] = {
     "string": {"type": "string"},
+    "name": {"type": "string", "minLength": 1},
     "integer": {"type": "integer"},
     "count": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
     "number": {"type": "number"},
@@ -66,8 +85,15 @@ TYPES: dict[str, dict[str, Any]] = {
     "any": {},
 }
 
+#: How the JSON Schema describes a value of a type a field ``accepts`` but does not declare.
+UNDECLARED = (
+    "not of the type the producer declares: the kit reads it as the producer's own code "
+    "does, and notes it (record_keys: undeclared_value)"
+)
+
 _ARROW = {
     "string": pa.string(),
+    "name": pa.string(),
     "integer": pa.int64(),
     "count": pa.int64(),
     "number": pa.float64(),
@@ -115,9 +141,13 @@ class Field:
     open : bool, default False
         For an ``object``: any key is allowed (a payload hashed as written).
     items : Field, optional
-        For an ``array``: what each item is.
+        For an ``array``: what each item is; for an ``object`` without
+        ``fields``: what each value is, under any key (a map).
     values : tuple, optional
         The only values it may hold (``schemaVersion``: 0).
+    accepts : tuple of str, optional
+        Types (of :data:`TYPES`, or ``"null"``) the kit accepts here though the
+        producer's type does not declare them; each such value is noted.
     """
 
     name: str
@@ -130,10 +160,12 @@ class Field:
     open: bool = False
     items: Field | None = None
     values: tuple = ()
+    accepts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.type not in TYPES:
-            raise ValueError(f"field {self.name!r}: unknown type {self.type!r}")
+        for type_ in (self.type, *(t for t in self.accepts if t != "null")):
+            if type_ not in TYPES:
+                raise ValueError(f"field {self.name!r}: unknown type {type_!r}")
         if self.default is not NO_DEFAULT and self.required:
             object.__setattr__(self, "required", False)
 
@@ -150,7 +182,9 @@ class Shape:
     Attributes
     ----------
     kind : str
-        The record kind (``"decisions"``).
+        The name it is published under (``explicit-audit schema KIND``): the
+        record kind (``"decisions"``), or the table or documents it fills
+        (``"presentations"``, ``"policies"``).
     name : str
         The shape's name (``"nested"``), as the kind's ``shape`` column says it.
     doc : str
@@ -160,6 +194,9 @@ class Shape:
     record : tuple of str, optional
         The dotted paths of the record's id, the first present one used
         (``("decision_id",)``), for the findings about its keys.
+    open : bool, default True
+        Whether the top level may hold keys it does not declare (a logger's
+        ``timestamp`` beside a record's fields); False for a whole document.
     """
 
     kind: str
@@ -167,6 +204,7 @@ class Shape:
     doc: str
     fields: tuple[Field, ...]
     record: tuple[str, ...] = ()
+    open: bool = True
 
     def field(self, path: str) -> Field:
         """The field at the dotted ``path`` (``"inputs.confidence"``)."""
@@ -183,7 +221,8 @@ def walk(fields: Iterable[Field], prefix: str = "") -> Iterator[tuple[str, Field
         yield path, field
         yield from walk(field.fields, path + ".")
         if field.items is not None and field.items.fields:
-            yield from walk(field.items.fields, path + "[].")
+            below = "[]." if field.type == "array" else ".*."
+            yield from walk(field.items.fields, path + below)
 
 
 def defaults(fields: Iterable[Field]) -> dict[str, Any]:
@@ -198,9 +237,16 @@ def arrow_type(field: Field) -> pa.DataType:
     return _ARROW[field.type]
 
 
+def is_map(field: Field) -> bool:
+    """Whether ``field`` is an object whose every value is its ``items`` (a map by name)."""
+    return field.type == "object" and field.items is not None
+
+
 def _field_schema(field: Field) -> dict[str, Any]:
     schema = dict(TYPES[field.type])
-    if field.type == "object" and (field.fields or not field.open):
+    if is_map(field):
+        schema["additionalProperties"] = _field_schema(field.items)
+    elif field.type == "object" and (field.fields or not field.open):
         schema |= _object_schema(field.fields, extra_keys=field.open)
     if field.type == "array" and field.items is not None:
         schema["items"] = _field_schema(field.items)
@@ -208,6 +254,10 @@ def _field_schema(field: Field) -> dict[str, Any]:
         schema = {"enum": list(field.values)}
     if field.nullable:
         schema = {"anyOf": [schema, {"type": "null"}]}
+    if field.accepts:
+        accepted = [{"type": "null"} if t == "null" else TYPES[t] for t in field.accepts]
+        schema = {"anyOf": [schema, {"anyOf": accepted, "deprecated": True,
+                                     "description": UNDECLARED}]}  # fmt: skip
     if field.doc:
         schema["description"] = field.doc
     if field.has_default:
@@ -231,12 +281,12 @@ def json_schema(kind: str, shapes: Iterable[Shape], *, title: str = "") -> dict[
     """The JSON Schema (draft 2020-12) of a record of ``kind``: any one of its shapes.
 
     A record's top level may carry keys a logger adds (``timestamp``,
-    ``request_id``); nested objects hold their declared keys only, but where
-    declared ``open``.
+    ``request_id``), but where the shape is not ``open``; nested objects hold
+    their declared keys only, but where declared ``open``.
     """
     variants = []
     for shape in shapes:
-        variant = _object_schema(shape.fields, extra_keys=True)
+        variant = _object_schema(shape.fields, extra_keys=shape.open)
         variant["title"] = f"{kind} ({shape.name})"
         variant["description"] = shape.doc
         variants.append(variant)
@@ -249,39 +299,13 @@ def json_schema(kind: str, shapes: Iterable[Shape], *, title: str = "") -> dict[
     return schema | {"anyOf": variants}
 
 
-def _type_text(field: Field) -> str:
-    text = field.type
-    if field.type == "array" and field.items is not None:
-        text = f"array of {field.items.type}"
-    if field.values:
-        text = " or ".join(f"`{value!r}`" if isinstance(value, str) else f"`{value}`"
-                           for value in field.values)  # fmt: skip
-    return text + (" or null" if field.nullable else "")
-
-
-def _presence(field: Field) -> str:
-    if field.has_default:
-        default = "null" if field.default is None else repr(field.default)
-        default = {"True": "true", "False": "false"}.get(default, default)
-        return f"default `{default}`"
-    return "required" if field.required else "optional"
-
-
-def markdown_table(shape: Shape) -> str:
-    """The field table of one shape, as ``docs/formats.md`` shows it (nested fields dotted)."""
-    lines = ["| field | type | presence | meaning |", "|---|---|---|---|"]
-    for path, field in walk(shape.fields):
-        doc = field.doc.replace("|", "\\|")
-        lines.append(f"| `{path}` | {_type_text(field)} | {_presence(field)} | {doc} |")
-    return "\n".join(lines) + "\n"
-
-
-def _type_problem(field: Field, value: Any) -> str | None:
-    kind = field.type
+def _type_problem(kind: str, value: Any) -> str | None:
     whole = isinstance(value, int) and not isinstance(value, bool)
     number = whole or isinstance(value, float)
     if kind == "string" and not isinstance(value, str):
         return "must be a string"
+    if kind == "name" and not (isinstance(value, str) and value):
+        return "must be a string that is not empty"
     if kind == "integer" and not whole:
         return "must be a whole number"
     if kind == "count" and not (whole and 0 <= value <= 2**63 - 1):
@@ -303,6 +327,13 @@ def _type_problem(field: Field, value: Any) -> str | None:
     return None
 
 
+def type_fits(type_: str, value: Any) -> bool:
+    """Whether ``value`` is a value of ``type_`` (of :data:`TYPES`, or ``"null"``)."""
+    if type_ in ("null", "any"):
+        return value is None or type_ == "any"
+    return value is not None and _type_problem(type_, value) is None
+
+
 def _quoted(value: Any) -> str:
     try:
         text = orjson.dumps(value).decode()
@@ -315,7 +346,19 @@ def _closed_object(field: Field) -> bool:
     return field.type == "object" and not field.open
 
 
-def _problems(fields: Iterable[Field], value: dict, prefix: str, out: list[str]) -> None:
+def _problems(
+    fields: Sequence[Field],
+    value: dict,
+    prefix: str,
+    out: list[str],
+    keys: bool = False,
+    here: bool = False,
+) -> None:
+    """The problems of ``value`` against ``fields``; with ``keys``, the undeclared keys of
+    the objects below it too, and of ``value`` itself where ``here``."""
+    if here:
+        names = {field.name for field in fields}
+        out.extend(f"{prefix}{key}: not a declared key" for key in value if key not in names)
     for field in fields:
         path = f"{prefix}{field.name}"
         if field.name not in value:
@@ -327,24 +370,52 @@ def _problems(fields: Iterable[Field], value: dict, prefix: str, out: list[str])
             if not field.nullable:
                 out.append(f"{path}: must not be null")
             continue
-        problem = _type_problem(field, item)
+        problem = _type_problem(field.type, item)
         if problem is None and field.values and item not in field.values:
             problem = "must be " + " or ".join(_quoted(v) for v in field.values)
         if problem is not None:
             out.append(f"{path}: {problem}, got {_quoted(item)}")
             continue
-        if _closed_object(field):
-            _problems(field.fields, item, path + ".", out)
+        if is_map(field):
+            for key in item:
+                one = (dataclasses.replace(field.items, name=key),)
+                _problems(one, item, path + ".", out, keys)
+        elif _closed_object(field):
+            _problems(field.fields, item, path + ".", out, keys, keys)
         elif field.type == "array" and field.items is not None and _closed_object(field.items):
             for index, element in enumerate(item):
                 if not isinstance(element, dict):
                     out.append(f"{path}[{index}]: must be an object, got {_quoted(element)}")
                 else:
-                    _problems(field.items.fields, element, f"{path}[{index}].", out)
+                    at = f"{path}[{index}]."
+                    _problems(field.items.fields, element, at, out, keys, keys)
 
 
-def shape_problems(shape: Shape, value: dict) -> list[str]:
-    """Every field of ``value`` that does not fit ``shape`` (missing, null, type, values)."""
+def shape_problems(shape: Shape, value: dict, *, keys: bool = False) -> list[str]:
+    """Every field of ``value`` that does not fit ``shape`` (missing, null, type, values).
+
+    With ``keys``, also every key of an object the shape declares closed (the
+    top level where the shape is not ``open``) that it does not declare: then
+    the problems are those of the shape's JSON Schema (:func:`json_schema`),
+    but for the values a field ``accepts``, which are problems here.
+    """
     out: list[str] = []
-    _problems(shape.fields, value, "", out)
+    _problems(shape.fields, value, "", out, keys, keys and not shape.open)
     return out
+
+
+def published(kinds: Iterable[Any]) -> dict[str, tuple[Shape, ...]]:
+    """Every shape the registered ``kinds`` declare, by the name it is published under.
+
+    A kind's record shapes (``RecordKind.shapes``), those of a table it fills
+    from its own lines (``Table.shapes``) and those of the documents it reads
+    (``Documents.shapes``), grouped by :attr:`Shape.kind`, in kind order: the
+    names ``explicit-audit schema`` offers.
+    """
+    found: dict[str, list[Shape]] = {}
+    for kind in kinds:
+        documents = kind.documents.shapes if kind.documents is not None else ()
+        tables = [shape for table in kind.tables for shape in table.shapes]
+        for shape in (*kind.shapes, *tables, *documents):
+            found.setdefault(shape.kind, []).append(shape)
+    return {name: tuple(shapes) for name, shapes in found.items()}

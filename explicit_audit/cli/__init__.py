@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 from .._core import registry
 from .._core.progress import choosing
-from .._core.shape import json_schema
+from .._core.shape import json_schema, published
 from ..errors import AuditError
 from ..reading.remote import has_remote, is_url
 from ..verdicts import ExitStatus
@@ -54,8 +54,8 @@ __all__ = ["main"]
 
 
 def _schema(args: argparse.Namespace) -> int:
-    kind = registry.kind(args.kind)
-    sys.stdout.write(json_text(json_schema(kind.name, kind.shapes)))
+    shapes = published(registry.kinds())[args.kind]
+    sys.stdout.write(json_text(json_schema(args.kind, shapes)))
     sys.stdout.flush()
     return ExitStatus.CLEAN
 

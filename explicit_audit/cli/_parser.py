@@ -13,6 +13,7 @@ import textwrap
 
 from .._core import registry
 from .._core.progress import ENV as PROGRESS_ENV
+from .._core.shape import published
 from .._version import __version__
 from ..loading import ENGINES
 from ..verdicts import output_formats
@@ -181,11 +182,12 @@ def parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser(
         "schema",
-        help="print the JSON Schema of a record kind",
-        description="Print the JSON Schema (draft 2020-12) of one record kind, read off the "
-        "kind's declared shapes, for a producer to validate its records before it writes them.",
+        help="print the JSON Schema of a record kind, of presentations or of policies",
+        description="Print the JSON Schema (draft 2020-12) of one record kind, of engram's "
+        "presentation lines or of a routing policy, read off the declared shapes, for a "
+        "producer to validate its records before it writes them.",
     )
-    kinds = [kind.name for kind in registry.kinds() if kind.shapes]
+    kinds = list(published(registry.kinds()))
     schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
     return top
 

@@ -24,29 +24,22 @@ from .._core.records import lone_surrogate
 from ..errors import PolicyError
 from ..reading.small_files import MAX_SMALL_FILE_BYTES, read_small_text
 from ..reading.sources import display_name
-from .policy_sections import (
-    Escalation,
-    FallbackDomain,
-    RiskFlag,
-    SubjectDomain,
-    section_keys,
-)
+from .shape import POLICY_SHAPES
 
 __all__ = ["MAX_ALIAS_NODES", "check_policy", "read_policy_yaml"]
 
-_TOP_KEYS = {
-    "policy_id": False,
-    "description": False,
-    "escalation": True,
-    "subject_domains": True,
-    "fallback_domain": True,
-    "risk_flags": True,
-}
-# Each section's keys, and which are required, as its dataclass declares them.
-_ESCALATION_KEYS = section_keys(Escalation)
-_DOMAIN_KEYS = section_keys(SubjectDomain)
-_FALLBACK_KEYS = section_keys(FallbackDomain)
-_FLAG_KEYS = section_keys(RiskFlag)
+
+def _keys(fields) -> dict[str, bool]:
+    return {field.name: field.required for field in fields}
+
+
+# Every level's keys, and which are required, as the policy's shape declares them.
+(_POLICY,) = POLICY_SHAPES
+_TOP_KEYS = _keys(_POLICY.fields)
+_ESCALATION_KEYS = _keys(_POLICY.field("escalation").fields)
+_DOMAIN_KEYS = _keys(_POLICY.field("subject_domains").items.fields)
+_FALLBACK_KEYS = _keys(_POLICY.field("fallback_domain").fields)
+_FLAG_KEYS = _keys(_POLICY.field("risk_flags").items.fields)
 
 
 def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[str, Any]:
@@ -64,6 +57,11 @@ def _mapping(value: Any, where: str, key: str, spec: dict[str, bool]) -> dict[st
             path = f"{key}.{name}" if key else name
             raise PolicyError.at(where, path, "is missing")
     return value
+
+
+def _any_names(value: Any) -> dict[str, bool]:
+    """The spec of a map whose keys are names: each of its keys, none required."""
+    return dict.fromkeys(value, False) if isinstance(value, dict) else {}
 
 
 def _bool(value: Any, where: str, key: str) -> bool:
@@ -180,7 +178,7 @@ def check_policy(data: Any, where: str) -> dict[str, Any]:
     domains = top["subject_domains"]
     if domains is None:
         domains = {}
-    _mapping(domains, where, "subject_domains", dict.fromkeys(domains, False))
+    _mapping(domains, where, "subject_domains", _any_names(domains))
     out["subject_domains"] = {
         name: _domain(spec, where, f"subject_domains.{name}", _DOMAIN_KEYS)
         for name, spec in domains.items()
@@ -191,7 +189,7 @@ def check_policy(data: Any, where: str) -> dict[str, Any]:
     flags = top["risk_flags"]
     if flags is None:
         flags = {}
-    _mapping(flags, where, "risk_flags", dict.fromkeys(flags, False))
+    _mapping(flags, where, "risk_flags", _any_names(flags))
     out["risk_flags"] = {}
     for name, spec in flags.items():
         key = f"risk_flags.{name}"

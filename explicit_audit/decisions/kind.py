@@ -10,7 +10,7 @@ from .checks import RULES, decision_findings
 from .loader import NAME, build_tables, matches
 from .policies import PolicySet, load_policy_files
 from .policy import Policy
-from .shape import SHAPES
+from .shape import POLICY_SHAPES, SHAPES
 
 __all__ = ["KIND"]
 
@@ -63,6 +63,7 @@ KIND = register(
             strict_error=_strict_error,
             dump=_dump_policies,
             restore=_restore_policies,
+            shapes=POLICY_SHAPES,
         ),
         checks=(
             Checker(

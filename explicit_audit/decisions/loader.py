@@ -60,7 +60,8 @@ import pandas as pd
 from .._core.columns import INT64_MAX
 from .._core.describe import describe
 from .._core.lists import LIST_OF_STRINGS_DTYPE as LIST_OF_STRINGS
-from .._core.records import KindTables, sort_out
+from .._core.loaders import parts_and_rejections, table_loader
+from .._core.records import KindTables
 from .._core.registry import load_tables
 from ..errors import RecordError
 from ..reading.collect import Source
@@ -194,38 +195,22 @@ def _row(value: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, extras | top
 
 
+def _part(kept: list) -> Any:
+    rows = [row for _, (row, _) in kept]
+    where = [(item.source_file, item.source_line) for item, _ in kept]
+    return part_from_rows(rows, where, [extra for _, (_, extra) in kept])
+
+
 def build_tables(segments: Sequence[tuple]) -> KindTables:
-    parts, rejected = [], []
-    for what, segment in segments:
-        if what == "part":
-            parts.append(segment)
-            continue
-        kept, misfits = sort_out(segment, "decisions", _row, RecordError, text_only=True)
-        rows = [row for _, (row, _) in kept]
-        where = [(item.source_file, item.source_line) for item, _ in kept]
-        parts.append(part_from_rows(rows, where, [extra for _, (_, extra) in kept]))
-        rejected.extend(misfits)
-    if not parts:
-        parts.append(part_from_rows([], [], []))
+    parts, rejected = parts_and_rejections(segments, NAME, _row, _part, text_only=True)
     return KindTables(
         {"decisions": frame_from_parts(parts, COLUMN_DTYPES, taken="extra.")}, rejected
     )
 
 
+@table_loader("decisions")
 def load_decisions(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
     """Load routing decision records into one table.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    DataFrame
-        The ``decisions`` table (columns in the module docstring). Rejected
-        records are only reported; load with :func:`explicit_audit.load` to
-        keep them in ``audit.rejected``.
 
     Examples
     --------

@@ -1,10 +1,15 @@
-"""A routing decision record's shape, declared once: nested and flat.
+"""A routing decision record's shape, declared once: nested and flat; and a policy's.
 
 The inputs of ``decide_routing`` and the fields of the ``RoutingDecision`` it
 returns, with the defaults ``decide_routing`` and ``RoutingDecision`` give.
 The loader's defaults, the columnar path's Arrow types, the JSON Schema of
 ``explicit-audit schema decisions`` and the tables of ``docs/formats.md``
 section 4 are all read off these declarations.
+
+A routing policy (one YAML file, ``docs/formats.md`` section 5) is declared
+here too (:data:`POLICY_SHAPES`): the keys the policy reader accepts, which of
+them are required (:mod:`explicit_audit.decisions._policy_yaml`), the JSON
+Schema of ``explicit-audit schema policies`` and its table in the document.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ __all__ = [
     "INPUT_FIELDS",
     "OUTPUT_DEFAULTS",
     "OUTPUT_FIELDS",
+    "POLICY_SHAPES",
     "SHAPES",
 ]
 
@@ -81,3 +87,37 @@ OUTPUT_DEFAULTS = defaults(OUTPUT_FIELDS)
 
 #: The Arrow type of every field of a decision record, inputs then outputs.
 FIELD_TYPES = {field.name: arrow_type(field) for field in (*INPUT_FIELDS, *OUTPUT_FIELDS)}
+
+_FLAGS = Field("default_risk_flags", "array", "risk flags it always carries; null for none",
+               required=False, nullable=True, items=Field("flag", "name"))  # fmt: skip
+
+#: A routing policy, as its YAML file writes it.
+POLICY_SHAPES = (
+    Shape("policies", "policy", "one YAML file, read with safe loading", (
+        Field("policy_id", "name", "the policy's id; the file name's stem when left out",
+              required=False),
+        Field("description", "string", "free text, not part of the rules", required=False),
+        Field("escalation", "object", "the escalation thresholds", fields=(
+            Field("context_char_cap_4b", "count", "content_chars above it escalates"),
+            Field("escalate_on_multi_doc_count", "count",
+                  "evidence_doc_count at or above it escalates"),
+            Field("confidence_threshold", "probability", "confidence below it escalates"),
+        )),
+        Field("subject_domains", "object", "domain name -> its rules; null for none",
+              nullable=True, items=Field("domain", "object", "a subject domain", fields=(
+                  Field("high_impact", "boolean", "the domain is high impact"),
+                  _FLAGS,
+              ))),
+        Field("fallback_domain", "object", "the domain used for a domain not named", fields=(
+            Field("name", "name", "its name, as subject_domain_used says it"),
+            Field("high_impact", "boolean", "it is high impact"),
+            _FLAGS,
+        )),
+        Field("risk_flags", "object", "flag name -> its rules; null for none", nullable=True,
+              items=Field("flag", "object", "a risk flag", fields=(
+                  Field("requires_26b", "boolean", "the flag forces the 26B model"),
+                  Field("synthesis_directive", "string", "its directive; null or empty for none",
+                        required=False, nullable=True),
+              ))),
+    ), open=False),
+)  # fmt: skip

@@ -37,7 +37,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._core.describe import short_repr
+from .._core.shape import defaults
 from ..errors import RecordError
+from . import shape
 from ._producer import producer_fields, producer_text
 
 __all__ = [
@@ -53,23 +55,16 @@ __all__ = [
     "written_plan",
 ]
 
-CORE_FIELDS = ("retrieval_keywords", "top_k", "over_fetch", "max_context_chars", "shard_ids")
+CORE_FIELDS = tuple(field.name for field in shape.CORE_FIELDS)
 #: flat field name -> key inside the canonical ``mt`` object
 FLAT_MT_FIELDS = {
-    "mt_engine": "engine",
-    "mt_manifest_hash": "manifest_hash",
-    "source_lang": "source_lang",
+    flat.name: field.name for flat, field in zip(shape.FLAT_MT_FIELDS, shape.MT_FIELDS, strict=True)
 }
-MT_KEYS = ("engine", "manifest_hash", "source_lang")
+MT_KEYS = tuple(field.name for field in shape.MT_FIELDS)
+# ``RetrievalPlan``'s defaults; a list one as a tuple, which no plan shares.
 _DEFAULTS = {
-    "retrieval_keywords": "",
-    "top_k": 0,
-    "over_fetch": 0,
-    "max_context_chars": 0,
-    "shard_ids": (),
-    "mt_engine": "",
-    "mt_manifest_hash": "",
-    "source_lang": "",
+    name: tuple(value) if isinstance(value, list) else value
+    for name, value in defaults((*shape.CORE_FIELDS, *shape.FLAT_MT_FIELDS)).items()
 }
 _KNOWN_KEYS = frozenset(CORE_FIELDS) | frozenset(FLAT_MT_FIELDS) | {"mt"}
 _sha256 = hashlib.sha256

@@ -60,10 +60,11 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import extra_columns, fits_int64
-from .._core.records import KindTables, RawValue, sort_out
+from .._core.loaders import parts_and_rejections, table_loader
+from .._core.records import KindTables, RawValue
 from .._core.registry import load_tables
 from ..reading.collect import Source
-from ..reading.columnar import frame_from_parts
+from ..reading.columnar import ColumnarPart, frame_from_parts
 from ..reading.member_text import member_texts
 from ..reading.options import LoadOptions
 from ._arrow import part_from_rows
@@ -74,13 +75,14 @@ from ._canonical import (
 )
 from ._json_text import value_text
 from ._producer import ProducerFields, producer_fields
+from .shape import RECORD_KEYS
 
 __all__ = ["NAME", "build_tables", "load_plans", "matches"]
 
 #: The kind's name, in the rejected table and the findings.
 NAME = "plans"
 
-_RECORD_KEYS = ("run_id", "retrieval_plan", "retrieval_plan_hash")
+_RECORD_KEYS = RECORD_KEYS
 _RECORD_KEY_SET = frozenset(_RECORD_KEYS)
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 _COLUMN_DTYPES = {
@@ -240,29 +242,22 @@ def _seed_row(value: dict) -> dict[str, Any]:
     }
 
 
+def _part(kept: list) -> ColumnarPart:
+    """The part of the values a builder kept, with each plan's text as written."""
+    rows = [row for _, row in kept]
+    for row, text in zip(rows, _written_plans([item for item, _ in kept]), strict=True):
+        row["plan"] = text
+    where = [(item.source_file, item.source_line) for item, _ in kept]
+    extras = [
+        {} if item.value.keys() <= _RECORD_KEY_SET else _extra_keys(item.value) for item, _ in kept
+    ]
+    index = pd.RangeIndex(len(rows))
+    return part_from_rows(rows, where, extra_columns(extras, index, as_text=False, typed=False))
+
+
 def build_tables(segments: Sequence[tuple]) -> KindTables:
     """The ``plans`` table from values read one by one and from columnar parts, in file order."""
-    parts, rejected = [], []
-    for what, segment in segments:
-        if what == "part":
-            parts.append(segment)
-            continue
-        kept, misfits = sort_out(segment, "plans", _row, PlanError)
-        rows = [row for _, row in kept]
-        for row, text in zip(rows, _written_plans([item for item, _ in kept]), strict=True):
-            row["plan"] = text
-        where = [(item.source_file, item.source_line) for item, _ in kept]
-        extras = [
-            {} if item.value.keys() <= _RECORD_KEY_SET else _extra_keys(item.value)
-            for item, _ in kept
-        ]
-        index = pd.RangeIndex(len(rows))
-        parts.append(
-            part_from_rows(rows, where, extra_columns(extras, index, as_text=False, typed=False))
-        )
-        rejected.extend(misfits)
-    if not parts:
-        parts.append(part_from_rows([], [], pd.DataFrame(index=pd.RangeIndex(0))))
+    parts, rejected = parts_and_rejections(segments, NAME, _row, _part)
     return KindTables({"plans": frame_from_parts(parts, _COLUMN_DTYPES, taken="record.")}, rejected)
 
 
@@ -270,18 +265,9 @@ def _extra_keys(value: dict) -> dict:
     return {k: v for k, v in value.items() if k not in _RECORD_KEYS}
 
 
+@table_loader("plans")
 def load_plans(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
     """Load arborist retrieval-plan records into a DataFrame, one row per run.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    DataFrame
-        The ``plans`` table (columns in the module docstring).
 
     Examples
     --------

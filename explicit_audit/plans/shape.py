@@ -2,23 +2,51 @@
 
 ``RetrievalPlan``'s fields with the dataclass's defaults (a field left out
 takes its default, as ``canonical()`` reads it). These declarations give the
-JSON Schema of ``explicit-audit schema plans`` and the field tables of
-``docs/formats.md`` section 2.
+JSON Schema of ``explicit-audit schema plans``, the field tables of
+``docs/formats.md`` section 2, the record's keys (the loader's), the plan's
+fields and defaults (:mod:`explicit_audit.plans._canonical`).
+
+The dataclass declares its types, but ``canonical()`` reads what it is given
+with its own expressions, and the seed hashes the result: ``keywords or ""``
+(any value), ``int()`` on the three counts (a string, a number, a boolean),
+``list()`` on ``shard_ids`` (any array, a string, an object), ``or ""`` on the
+MT fields (any value, ``null`` included). Each field ``accepts`` those: the
+kit loads and hashes such a plan as the seed does (listing what the seed
+changed in ``seed_coercions``), the schema allows it marked ``deprecated``,
+and the check ``record_keys`` notes it (``undeclared_value``), so that a
+producer is told both ways. A value ``int()`` or ``list()`` refuses
+(``"8.0"``, ``null``) is rejected by the kit, though the schema cannot say so.
 """
 
 from __future__ import annotations
 
 from .._core.shape import Field, Shape
 
-__all__ = ["CORE_FIELDS", "SHAPES", "shape_of"]
+__all__ = ["CORE_FIELDS", "FLAT_MT_FIELDS", "MT_FIELDS", "RECORD_KEYS", "SHAPES", "shape_of"]
+
+_ANY = ("any",)
+_INT = ("string", "number", "boolean")  # what int() reads
 
 #: The plan's fields in both shapes, with ``RetrievalPlan``'s defaults.
 CORE_FIELDS = (
-    Field("retrieval_keywords", "string", "the keywords, as hashed", default=""),
-    Field("top_k", "integer", "results kept", default=0),
-    Field("over_fetch", "integer", "extra results fetched", default=0),
-    Field("max_context_chars", "integer", "the context budget", default=0),
-    Field("shard_ids", "strings", "the shards searched", default=[]),
+    Field("retrieval_keywords", "string", "the keywords, as hashed", default="", accepts=_ANY),
+    Field("top_k", "integer", "results kept", default=0, accepts=_INT),
+    Field("over_fetch", "integer", "extra results fetched", default=0, accepts=_INT),
+    Field("max_context_chars", "integer", "the context budget", default=0, accepts=_INT),
+    Field("shard_ids", "strings", "the shards searched", default=[],
+          accepts=("array", "string", "object")),
+)  # fmt: skip
+
+#: The MT fields inside the canonical ``mt`` object, and flat.
+MT_FIELDS = (
+    Field("engine", "string", "the MT engine", default="", accepts=_ANY),
+    Field("manifest_hash", "string", "the MT manifest hash", default="", accepts=_ANY),
+    Field("source_lang", "string", "the query language before MT", default="", accepts=_ANY),
+)
+FLAT_MT_FIELDS = (
+    Field("mt_engine", "string", "the MT engine", default="", accepts=_ANY),
+    Field("mt_manifest_hash", "string", "the MT manifest hash", default="", accepts=_ANY),
+    Field("source_lang", "string", "the query language before MT", default="", accepts=_ANY),
 )
 
 _RECORD = (
@@ -36,11 +64,7 @@ SHAPES = (
             _RECORD[0],
             Field("retrieval_plan", "object", "the plan, canonical", fields=(
                 *CORE_FIELDS,
-                Field("mt", "object", "the MT block", required=False, fields=(
-                    Field("engine", "string", "the MT engine", default=""),
-                    Field("manifest_hash", "string", "the MT manifest hash", default=""),
-                    Field("source_lang", "string", "the query language before MT", default=""),
-                )),
+                Field("mt", "object", "the MT block", required=False, fields=MT_FIELDS),
             )),
             _RECORD[1],
         ),
@@ -54,9 +78,7 @@ SHAPES = (
             _RECORD[0],
             Field("retrieval_plan", "object", "the plan, flat", fields=(
                 *CORE_FIELDS,
-                Field("mt_engine", "string", "the MT engine", default=""),
-                Field("mt_manifest_hash", "string", "the MT manifest hash", default=""),
-                Field("source_lang", "string", "the query language before MT", default=""),
+                *FLAT_MT_FIELDS,
             )),
             _RECORD[1],
         ),
@@ -65,9 +87,12 @@ SHAPES = (
 )  # fmt: skip
 
 
+#: The keys of a plan record, in both shapes.
+RECORD_KEYS = tuple(field.name for field in SHAPES[0].fields)
+
 _CANONICAL, _FLAT = SHAPES
-_FLAT_KEYS = ("mt_engine", "mt_manifest_hash", "source_lang")
-_MT_KEYS = frozenset(("engine", "manifest_hash", "source_lang"))
+_FLAT_KEYS = tuple(field.name for field in FLAT_MT_FIELDS)
+_MT_KEYS = frozenset(field.name for field in MT_FIELDS)
 
 
 def shape_of(value: object) -> Shape | None:

@@ -36,26 +36,18 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from .shape import PRESENTATION_RECEIPT_KEYS
+
 __all__ = ["NonFiniteNumber", "canonical_json", "js_number", "presentation_id"]
 
 _COLLATABLE = re.compile(r"[A-Za-z0-9]+")
 #: The fields of ``presentationIdentity`` in ``presentation.ts``, all but
-#: ``content`` read from the presentation receipt.
-IDENTITY_FIELDS = (
-    "activeSpace",
-    "viewId",
-    "viewVersion",
-    "audienceId",
-    "audienceVersion",
-    "deliveryId",
-    "deliveryVersion",
-    "sourceRecordIds",
-    "sourceReferences",
-    "retrievalReceipt",
-    "pack",
-    "model",
-    "recommendationIds",
-    "generatedAt",
+#: ``content`` read from the presentation receipt: every field of the receipt
+#: but its schema version, its id and its retention.
+IDENTITY_FIELDS = tuple(
+    name
+    for name in PRESENTATION_RECEIPT_KEYS
+    if name not in ("schemaVersion", "presentationId", "retention")
 )
 
 

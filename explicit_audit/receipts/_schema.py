@@ -1,8 +1,15 @@
-"""The receipt line shapes' keys, and the normal Arrow layout both reading paths produce."""
+"""The normal Arrow layout both reading paths produce, and the keys they read it from.
+
+The keys are those the receipt line shapes declare (:mod:`.shape`), named here
+for the reading paths.
+"""
 
 from __future__ import annotations
 
 import pyarrow as pa
+
+from .._core.shape import arrow_type
+from .shape import EXPOSED_FIELDS, PRESENTATION_SHAPES, RECEIPT_KEYS, WRAPPER_KEYS
 
 __all__ = [
     "CATEGORIES",
@@ -14,24 +21,8 @@ __all__ = [
     "WRAPPER_KEYS",
 ]
 
-RECEIPT_KEYS = (
-    "schemaVersion",
-    "scope",
-    "query",
-    "activeSpace",
-    "collection",
-    "requestedSourceClasses",
-    "allowedSourceClasses",
-    "kind",
-    "locatorUris",
-    "recordIds",
-    "exposedResults",
-    "relevanceThreshold",
-    "withheld",
-)
-WRAPPER_KEYS = ("schema_version", "status", "kind", "records", "errors", "receipt")
 #: ``status`` of engram's presentation rendering (``PresentationOutcome``).
-PRESENTATION_STATUSES = ("presented", "failed")
+PRESENTATION_STATUSES = tuple(shape.field("status").values[0] for shape in PRESENTATION_SHAPES)
 
 #: The categories of the ``receipts`` table's categorical columns. A receipt
 #: embedded in a presentation line has ``shape`` "presentation" and ``outcome``
@@ -46,15 +37,7 @@ CATEGORIES = {
 STRINGS = pa.list_(pa.string())
 # Exposed results keep the producer's field names inside Arrow (no copy to
 # rename them); the ``exposed`` DataFrame gets snake_case names.
-EXPOSED_STRUCT = pa.struct(
-    [
-        ("recordId", pa.string()),
-        ("sourceUri", pa.string()),
-        ("relativePath", pa.string()),
-        ("sourceClasses", STRINGS),
-        ("score", pa.float64()),
-    ]
-)
+EXPOSED_STRUCT = pa.struct([(field.name, arrow_type(field)) for field in EXPOSED_FIELDS])
 NORMAL_SCHEMA = pa.schema(
     [
         ("source_file", pa.string()),

@@ -19,29 +19,25 @@ from .._core.describe import describe
 from .._core.records import RawValue, sort_out
 from ..errors import RecordError
 from ._schema import NORMAL_SCHEMA, PRESENTATION_STATUSES, RECEIPT_KEYS, WRAPPER_KEYS
+from .shape import EXPOSED_FIELDS, PRESENTATION_KEYS, RECEIPT_FIELDS, SHAPES
 
 __all__ = ["PRESENTATION_KEYS", "is_presentation", "matches", "normalise_values"]
 
-_NULLABLE = frozenset({"query", "activeSpace", "relevanceThreshold"})
+_RECEIPT, _CLI, _OUTCOME = SHAPES
+#: The receipt's keys it may leave out: those it may write null.
+_NULLABLE = frozenset(field.name for field in RECEIPT_FIELDS if not field.required)
+_EXPOSED_KEYS = tuple(field.name for field in EXPOSED_FIELDS if field.required)
 _OUTCOMES = {"hit": "hit", "miss": "miss", "failed": "failed", "failure": "failed"}
+
+
+def _values(shape, name: str) -> tuple:
+    """The values the field ``name`` of ``shape`` may hold, as declared."""
+    return shape.field(name).values
 
 
 def _misfit(field: str, problem: str) -> RecordError:
     """The error for a receipt field that does not fit: ``"<field> <problem>"``."""
     return RecordError(field, problem, sep=" ")
-
-
-#: Keys of engram's presentation outcomes (``PresentationSuccess`` and
-#: ``PresentationFailure`` in ``presentation.ts``); a logger's keys are the others.
-PRESENTATION_KEYS = (
-    "schema_version",
-    "status",
-    "content",
-    "receipt",
-    "retained",
-    "errors",
-    "retrieval",
-)
 
 
 def is_presentation(value: dict) -> bool:
@@ -131,7 +127,7 @@ def _exposed(value: Any, field: str) -> list[dict]:
         at = f"{field}[{index}]"
         if not isinstance(item, dict):
             raise _misfit(at, f"must be an object, got {describe(item)}")
-        for key in ("recordId", "sourceUri", "relativePath", "sourceClasses"):
+        for key in _EXPOSED_KEYS:
             if key not in item:
                 raise _misfit(f"{at}.{key}", "is missing")
         out.append(
@@ -165,11 +161,11 @@ def _receipt(receipt: Any, prefix: str) -> dict[str, Any]:
         raise _misfit(f"{prefix}withheld.count", "is missing")
     return {
         "schema_version": version,
-        "scope": _choice(receipt["scope"], f"{prefix}scope", ("search", "space")),
+        "scope": _choice(receipt["scope"], f"{prefix}scope", _values(_RECEIPT, "scope")),
         "query": _string(receipt.get("query"), f"{prefix}query", nullable=True),
         "active_space": _string(receipt.get("activeSpace"), f"{prefix}activeSpace", True),
         "collection": _string(receipt["collection"], f"{prefix}collection"),
-        "kind": _choice(receipt["kind"], f"{prefix}kind", ("hit", "miss")),
+        "kind": _choice(receipt["kind"], f"{prefix}kind", _values(_RECEIPT, "kind")),
         "requested_source_classes": _strings(
             receipt["requestedSourceClasses"], f"{prefix}requestedSourceClasses"
         ),
@@ -199,10 +195,10 @@ def _wrapper(value: dict) -> dict[str, Any]:
             raise _misfit(
                 "schema_version", f"is {version}, a CLI schema this kit does not know (it reads 0)"
             )
-        outcome = _choice(value.get("status"), "status", ("hit", "miss", "failed"))
+        outcome = _choice(value.get("status"), "status", _values(_CLI, "status"))
     else:
         shape = "outcome"
-        outcome = _OUTCOMES[_choice(value.get("kind"), "kind", ("hit", "miss", "failure"))]
+        outcome = _OUTCOMES[_choice(value.get("kind"), "kind", _values(_OUTCOME, "kind"))]
     records = value.get("records")
     records = [] if records is None else records
     if not isinstance(records, list):

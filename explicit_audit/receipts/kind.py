@@ -15,7 +15,7 @@ from .checks import RULES, receipt_findings
 from .loader import NAME, build_tables, loaded_rows
 from .presentation_checks import RULES as PRESENTATION_RULE_TABLE
 from .presentation_checks import presentation_findings
-from .shape import SHAPES
+from .shape import PRESENTATION_SHAPES, SHAPES
 
 __all__ = ["KIND"]
 
@@ -41,6 +41,7 @@ KIND = register(
                 "one presentation line (engram), presented or failed; "
                 "explicit_audit.receipts.presentations",
                 references={"receipt_row": "receipts"},
+                shapes=PRESENTATION_SHAPES,
             ),
         ),
         matches=matches,

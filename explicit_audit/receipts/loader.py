@@ -72,6 +72,7 @@ from typing import Unpack
 
 import pandas as pd
 
+from .._core.loaders import table_loader
 from .._core.records import KindTables
 from .._core.registry import load_tables
 from ..reading.collect import Source
@@ -128,39 +129,18 @@ def loaded_rows(built: KindTables) -> pd.DataFrame:
     return pd.concat([main[["source_file"]], alone]).astype({"source_file": "str"})
 
 
+@table_loader("receipts", "exposed")
 def load_receipts_and_exposed(
     source: Source, **options: Unpack[LoadOptions]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Load retrieval receipts and their exposed results.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    receipts, exposed : DataFrame
-        See the module docstring for their columns.
-    """
+    """Load retrieval receipts and their exposed results."""
     tables = load_tables(source, NAME, **options)
     return tables["receipts"], tables["exposed"]
 
 
+@table_loader("receipts")
 def load_receipts(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
     """Load retrieval receipts (engram) into a DataFrame, one row per receipt.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    DataFrame
-        The ``receipts`` table (columns in the module docstring). Rejected
-        inputs are announced by a :class:`~explicit_audit.RejectedRowsWarning`;
-        ``ea.load(source).rejected`` lists them.
 
     Examples
     --------

@@ -74,6 +74,7 @@ import pyarrow as pa
 from .._core.columns import beside, extra_columns, text_safe_series
 from .._core.describe import describe
 from .._core.records import RawValue, Rejection, sort_out
+from .._core.shape import arrow_type
 from ..errors import RecordError
 from ._values import (
     PRESENTATION_KEYS,
@@ -84,11 +85,15 @@ from ._values import (
     _strings,
     is_presentation,
 )
+from .shape import PRESENTATION_SHAPES
 
 __all__ = ["PRESENTATION_COLUMNS", "presentations_table", "screen_presentations"]
 
 _REFERENCE = pa.struct(
-    [("recordId", pa.string()), ("sourceUri", pa.string()), ("relativePath", pa.string())]
+    [
+        (field.name, arrow_type(field))
+        for field in PRESENTATION_SHAPES[0].field("receipt.sourceReferences").items.fields
+    ]
 )
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 #: Columns of ``presentations`` and their dtypes (meanings in the module docstring).
@@ -156,7 +161,7 @@ def _references(value: Any, field: str) -> list[dict]:
         out.append(
             {
                 key: _string(_required(item, key, f"{at}."), f"{at}.{key}")
-                for key in ("recordId", "sourceUri", "relativePath")
+                for key in _REFERENCE.names
             }
         )
     return out

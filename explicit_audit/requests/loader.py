@@ -47,24 +47,29 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import beside, extra_columns, text_safe_series
+from .._core.loaders import table_loader
 from .._core.records import KindTables, segment_values, sort_out
 from .._core.registry import load_tables
 from ..errors import RecordError
 from ..reading.collect import Source
 from ..reading.options import LoadOptions
+from .shape import SHAPES
 
 __all__ = ["NAME", "build_tables", "load_requests", "matches"]
 
 #: The kind's name, in the rejected table and the findings.
 NAME = "requests"
 
-_RECORD_KEYS = ("model", "base_id", "dsl", "request_sha256", "image_sha256", "payload")
+(_SHAPE,) = SHAPES
+_RECORD_KEYS = tuple(field.name for field in _SHAPE.fields)
+#: What the record's own fields become: a category where few values repeat, else text.
+_CATEGORIES = ("model", "dsl")
 _DTYPES = {
-    "model": "category",
-    "base_id": "str",
-    "dsl": "category",
-    "request_sha256": "str",
-    "image_sha256": "str",
+    **{
+        field.name: "category" if field.name in _CATEGORIES else "str"
+        for field in _SHAPE.fields
+        if field.type == "string"
+    },
     "question": "str",
     "n_choices": "Int64",
     "has_world_candidates": "boolean",
@@ -86,23 +91,24 @@ def _optional_text(value: dict, key: str) -> Any:
     return item
 
 
+_REQUIRED_TEXT = tuple(f.name for f in _SHAPE.fields if f.type == "string" and f.required)
+_OPTIONAL_TEXT = tuple(f.name for f in _SHAPE.fields if f.type == "string" and not f.required)
+
+
 def _row(value: dict) -> dict[str, Any]:
     payload = value["payload"]
     if not isinstance(payload, dict):
         kind = "null" if payload is None else type(payload).__name__
         raise RecordError("payload", f"is {kind}, not an object; request_sha256 hashes an object")
-    for key in ("request_sha256", "base_id"):
+    for key in sorted(_REQUIRED_TEXT, reverse=True):  # request_sha256 named first
         if not isinstance(value.get(key), str):
             what = "is missing" if value.get(key) is None else "is not a string"
             raise RecordError(key, what)
     choices = payload.get("choices")
     question = payload.get("question")
     return {
-        "model": _optional_text(value, "model"),
-        "base_id": value["base_id"],
-        "dsl": _optional_text(value, "dsl"),
-        "request_sha256": value["request_sha256"],
-        "image_sha256": _optional_text(value, "image_sha256"),
+        **{key: value[key] for key in _REQUIRED_TEXT},
+        **{key: _optional_text(value, key) for key in _OPTIONAL_TEXT},
         "question": question if isinstance(question, str) else pd.NA,
         "n_choices": len(choices) if isinstance(choices, list) else pd.NA,
         "has_world_candidates": "world_candidates" in payload,
@@ -135,18 +141,9 @@ def build_tables(segments: Sequence[tuple]) -> KindTables:
     return KindTables({"requests": frame}, rejected)
 
 
+@table_loader("requests")
 def load_requests(source: Source, **options: Unpack[LoadOptions]) -> pd.DataFrame:
     """Load explicit_learning C2 compile requests, one row per request sent.
-
-    Parameters
-    ----------
-    source, **options
-        As for :func:`explicit_audit.load`; values of other kinds are skipped.
-
-    Returns
-    -------
-    DataFrame
-        The ``requests`` table (columns in the module docstring).
 
     Examples
     --------
