@@ -266,20 +266,6 @@ class RecordKind:
         come in any order, and the builder puts the rows in file order
         (by ``source_line``). A value that is claimed but does not fit goes to
         ``rejected``; nothing is dropped.
-    layout : callable, optional
-        ``layout(value) -> str``: the line layout of a value this kind claims
-        (``"bare"``, ``"wrapped"``, ...), for grouping values in bulk.
-    columnar : callable, optional
-        ``columnar(layout, first_value) -> (schema, convert) | None``: the
-        columnar path for values of one layout, given the bytes of the first:
-        the Arrow schema expected of a value and ``convert(piece) ->
-        ColumnarPart``, which raises
-        :class:`~explicit_audit.reading.columnar.NotClean` for anything it is
-        not sure of (those values are then read exactly). None where the
-        layout has no columnar path. A
-        :class:`~explicit_audit.reading.columnar.ColumnarReader` may add a
-        ``beside`` step: the kind's own pass over the piece's bytes, run
-        while Arrow parses them.
     checks : tuple of Checker, optional
         How its tables are checked by :func:`~explicit_audit.verify_all`.
     documents : Documents, optional
@@ -305,36 +291,24 @@ class RecordKind:
         as, for its keys; None for a value no shape declares (its keys are
         then not noted). By default the shape that fits best
         (:func:`explicit_audit._core.keys.shape_of`).
-    bulk : callable, optional
-        ``bulk(values, texts, lines, source_file, guard) -> (part, refused)``:
-        for a group of spans the columnar path refused whole (one odd record
-        among many), rows built record by record from values parsed in bulk
-        (orjson over the group), so that only the records it refuses are
-        read value by value.
-        ``values`` are the parsed values of spans this kind claims (in file
-        order), ``texts`` their bytes, ``lines`` their lines; ``guard(text)``
-        says whether a text may hold what orjson does not read exactly (an
-        integer beyond 64 bits, a nesting deeper than the limit). It returns
-        a :class:`~explicit_audit.reading.columnar.ColumnarPart` (emitted as
-        ``("part", part)``) or None, and the positions it refuses, which are
-        read exactly. A value
-        is taken only when the exact path would load the very same row with
-        no key note.
+    fast : FastPath, optional
+        How the reading engine reads the kind fast
+        (:class:`explicit_audit.reading.fast.FastPath`: its values parsed in
+        bulk into Arrow columns). Left out, the kind is read value by value,
+        with the same rows: a plug-in never has to set it.
     """
 
     name: str
     tables: tuple[Table, ...]
     matches: Callable[[Any], bool]
     build: Callable[[Sequence[tuple[str, Any]]], KindTables]
-    layout: Callable[[Any], str] | None = None
-    columnar: Callable[[str, bytes], Any] | None = None
     checks: tuple[Checker, ...] = ()
     documents: Documents | None = None
     loaded: Callable[[KindTables], pd.DataFrame] | None = None
     order: int = 1000
     shapes: tuple[Any, ...] = ()
     shape_of: Callable[[Any], Any] | None = None
-    bulk: Callable[..., tuple[Any, list[int]]] | None = None
+    fast: Any = None
 
     def __post_init__(self) -> None:
         tables = tuple(Table(t) if isinstance(t, str) else t for t in self.tables)

@@ -25,7 +25,7 @@ from .._core.progress import byte_progress
 from .._core.records import KindTables, RecordKind, Rejection, blame_cut
 from .._core.times import typed_times, unparsed_counts
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
-from .ahead import Relay, read_ahead
+from .ahead import Relay, read_ahead, relayed
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .content import BytesReader, FileDigest, FileReader, HeldFile, RangeReader, hold_file
 from .limits import DEFAULT_LIMITS, Limits
@@ -225,36 +225,36 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=Non
     """Read one file's pieces into ``reading``.
 
     ``pieces_read`` are the pieces already taken from ``reader``'s iteration
-    (an iterator over the rest); by default the reader is iterated here.
+    (an iterator over the rest); by default the reader is iterated here. A
+    reader whose ``on_bytes`` is a :class:`~explicit_audit.reading.ahead.Relay`
+    (:func:`~explicit_audit.reading.ahead.relayed`) has it flushed here, as
+    each piece is taken.
     """
     name = reader.name
-    pieces = PieceReader(
-        name, reader.jsonl, kinds, keep, reading.limits, reading.emit, reading.reject
-    )
     held: list[Rejection] = []
-
-    def hold(rejection: Rejection) -> None:
-        # The last piece's rejections wait: a cut gzip stream may explain one.
-        held.append(rejection)
-
-    pieces.reject = hold
-    # Past max_rejected_rows, a piece counts what it rejects without building rows; the
+    # The last piece's rejections wait: a cut gzip stream may explain one. Past
+    # max_rejected_rows, a piece counts what it rejects without building rows; the
     # rejections it holds back are kept, or counted, before any of the next piece's.
-    pieces.room = lambda: max(0, reading.room() - len(held))
-    pieces.count_over = lambda count, first, last: reading.count_over(name, count, first, last)
-    pieces.extra_fields = reading.extra_fields
+    pieces = PieceReader(
+        name,
+        reader.jsonl,
+        kinds,
+        keep,
+        reading.limits,
+        reading.emit,
+        held.append,
+        room=lambda: max(0, reading.room() - len(held)),
+        count_over=lambda count, first, last: reading.count_over(name, count, first, last),
+        extra_fields=reading.extra_fields,
+    )
     # The next piece is read and split in a second thread while this one is parsed;
-    # closed on the way out, so that a load that raises leaves no thread reading. The
-    # bytes it reads move the progress bar from this thread (a widget in Jupyter).
-    threads = reading.limits.max_threads
-    report = getattr(reader, "on_bytes", None)
-    relay = Relay(report) if report is not None and threads > 1 else None
-    if relay is not None:
-        reader.on_bytes = relay
+    # closed on the way out, so that a load that raises leaves no thread reading.
+    relay = getattr(reader, "on_bytes", None)
+    relay = relay if isinstance(relay, Relay) else None
     ahead = read_ahead(
         reader if pieces_read is None else pieces_read,
         lambda piece: pieces.split(piece.data, piece.first_line),
-        threads=threads,
+        threads=reading.limits.max_threads,
     )
     try:
         with closing(ahead):
@@ -267,7 +267,6 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=Non
                 pieces.read(piece.data, piece.first_line, spans)
     finally:
         if relay is not None:
-            reader.on_bytes = report
             relay.flush()
     problems = list(reader.problems)
     last = pieces.last_item
@@ -403,7 +402,11 @@ def read_files(
         batch, batch_bytes = [], 0
 
     limits = reading.limits
+    on_bytes = relayed(on_bytes, limits)
+    relay = on_bytes if isinstance(on_bytes, Relay) else None
     for index, path in enumerate(paths):
+        if relay is not None:
+            relay.flush()  # the bytes of the files read whole in this thread
         name = display_name(path) if names is None else names[index]
         reader = FileReader(path, limits, name=name, on_bytes=on_bytes, hash_whole=hash_whole)
         if not is_plain_jsonl_name(path):
@@ -433,6 +436,8 @@ def read_files(
         if batch_bytes >= BATCH_BYTES:
             flush()
     flush()
+    if relay is not None:
+        relay.flush()
 
 
 def read_file(

@@ -6,12 +6,14 @@ faster than parsing value by value. The splitter
 their lines; the rows must come back one per span, or the caller splits the
 spans and tries again, down to single spans, which go to the exact path.
 Each record kind converts a parsed table into its normal layout, refusing
-(:class:`NotClean`) anything it is not sure of, so that a value is loaded by
-this path only when the exact path would load it the same way.
+(:attr:`Refused.NOT_CLEAN`) anything it is not sure of, so that a value is
+loaded by this path only when the exact path would load it the same way.
+A refusal is a value returned, never raised.
 """
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,12 +31,13 @@ __all__ = [
     "ColumnarReader",
     "JsonlPiece",
     "NotClean",
-    "TooManyFields",
+    "Refused",
     "in_file_order",
     "key_order",
     "not_finite",
     "order_like",
     "parse_piece",
+    "refusing",
     "scalar_frame",
     "scalar_lists",
     "string_series",
@@ -44,17 +47,23 @@ _BLOCK_SIZE = 1 << 20
 _SNIFF_BYTES = 1 << 18
 
 
+class Refused(enum.Enum):
+    """Why the columnar path did not take a group of spans: returned, never raised."""
+
+    NOT_CLEAN = "not clean"
+    """Not clean JSON of the expected shape: the group is halved, or read value by value."""
+    TOO_MANY_FIELDS = "too many fields"
+    """The values hold more extra fields than ``max_extra_columns``: the keys past
+    the limit are set apart from the bytes and the rest parsed
+    (:mod:`explicit_audit.reading.wide_keys`); where they cannot be, the values
+    are read one by one, which keeps the fields past the limit as JSON text per row."""
+
+
 class NotClean(Exception):
-    """The file is not clean JSON Lines of the expected shape: read it value by value."""
+    """Raised by a check a kind's conversion makes (:func:`scalar_frame`, ...).
 
-
-class TooManyFields(NotClean):
-    """The values hold more extra fields than ``max_extra_columns``.
-
-    The caller sets the keys past the limit apart from the bytes and parses
-    the rest (:mod:`explicit_audit.reading.wide_keys`); where it cannot, the
-    values are read one by one, which keeps the fields past the limit as JSON
-    text per row.
+    Within a kind's ``convert`` only: the converter turns it into the
+    :attr:`Refused.NOT_CLEAN` it returns.
     """
 
 
@@ -87,6 +96,23 @@ class JsonlPiece:
     (see :class:`ColumnarReader`); None for a reader without one."""
 
 
+def refusing(
+    convert: Callable[[JsonlPiece], ColumnarPart],
+) -> Callable[[JsonlPiece], ColumnarPart | Refused]:
+    """A kind's ``convert`` whose checks raise :class:`NotClean`, returning the refusal instead.
+
+    The contract of :attr:`ColumnarReader.convert`: a refused piece is a value.
+    """
+
+    def converted(piece: JsonlPiece) -> ColumnarPart | Refused:
+        try:
+            return convert(piece)
+        except NotClean:
+            return Refused.NOT_CLEAN
+
+    return converted
+
+
 class ColumnarReader(NamedTuple):
     """A kind's columnar path for values of one layout (``RecordKind.columnar``).
 
@@ -95,9 +121,9 @@ class ColumnarReader(NamedTuple):
 
     schema: pa.Schema | None
     """The Arrow schema expected of a value."""
-    convert: Callable[[JsonlPiece], ColumnarPart]
-    """``convert(piece) -> ColumnarPart``; raises :class:`NotClean` for anything
-    it is not sure of."""
+    convert: Callable[[JsonlPiece], ColumnarPart | Refused]
+    """``convert(piece) -> ColumnarPart``, or :attr:`Refused.NOT_CLEAN` for a
+    piece holding anything it is not sure of."""
     beside: Callable[[bytes, np.ndarray, int], Any] | None = None
     """``beside(data, starts, threads) -> found``: work on a piece's bytes alone
     (``starts``: where each value starts), run while Arrow parses them, each
@@ -315,7 +341,7 @@ def parse_piece(
     max_fields: int | None = None,
     threads: bool = True,
     starts: np.ndarray | None = None,
-) -> JsonlPiece:
+) -> JsonlPiece | Refused:
     """Parse JSON objects, one per span, into an Arrow table with their lines.
 
     Parameters
@@ -343,15 +369,13 @@ def parse_piece(
 
     Returns
     -------
-    JsonlPiece
-
-    Raises
-    ------
-    NotClean
-        When pyarrow cannot read the bytes, the values do not fit ``schema``,
-        or the rows are not one per span: the caller then splits the spans
-        or reads them value by value. (NaN and Infinity never reach here:
-        the splitter sends any span holding them to the exact path.)
+    JsonlPiece or Refused
+        :attr:`Refused.TOO_MANY_FIELDS` as ``max_fields`` says;
+        :attr:`Refused.NOT_CLEAN` when pyarrow cannot read the bytes, the
+        values do not fit ``schema``, or the rows are not one per span: the
+        caller then splits the spans or reads them value by value. (NaN and
+        Infinity never reach here: the splitter sends any span holding them
+        to the exact path.)
     """
     try:
         # JSON Lines windows parsed once: the sample fields are declared from, and
@@ -359,15 +383,15 @@ def parse_piece(
         windows = None if multiline or max_fields is None else _windows_of(data, schema)
         declared = _declared(first_value, data, schema, windows)
         if max_fields is not None and _many_fields(data, declared, max_fields, multiline, windows):
-            raise TooManyFields
+            return Refused.TOO_MANY_FIELDS
         table = _parse(pa.py_buffer(data), declared, multiline, threads)
         # Structure only: pyarrow does not check the UTF-8 of what it parses, and
         # clean spans hold only UTF-8 (:mod:`explicit_audit.reading.spans` checks it).
         table.validate()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
-        raise NotClean from exc
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError):
+        return Refused.NOT_CLEAN
     if table.num_rows != len(lines):
-        raise NotClean
+        return Refused.NOT_CLEAN
     return JsonlPiece(source_file, table, lines, data, starts)
 
 

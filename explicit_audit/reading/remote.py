@@ -40,6 +40,7 @@ from .._core.extras import require
 from .._core.progress import byte_progress
 from .._core.records import Rejection
 from ..errors import AuditError
+from .ahead import relayed
 from .collect import Listing, Reading, read_with
 from .content import FileDigest, FileReader, _Tap
 from .limits import Limits
@@ -371,6 +372,7 @@ def read_remote(source: Any, kinds, *, progress: bool, keep=None, limits=None):
         reading.reject(problem)
     data = [e for e in entries if not e.name.lower().endswith(POLICY_SUFFIXES)]
     with byte_progress(data, progress) as advance:
+        advance = relayed(advance, reading.limits)
         for entry in entries:
             if isinstance(entry, RemoteFile):
                 if entry.is_policy:
