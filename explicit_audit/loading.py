@@ -31,7 +31,7 @@ from .reading.collect import (
 )
 from .reading.gc_pause import cyclic_gc_paused
 from .reading.limits import Limits, limits_from
-from .reading.options import ENGINES, LoadOptions, resolved
+from .reading.options import ENGINES, LoadOptions, Options, resolved
 from .reading.remote import has_remote, local_source, read_remote
 
 __all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
@@ -68,7 +68,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     """
     found = resolved(options)
     kinds = registry.kinds()
-    if found["engine"] == "dask":
+    if found.engine == "dask":
         planned = _partitioned(source, kinds, None, found)
         return Audit(
             tables=planned.tables,
@@ -81,13 +81,13 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     return _in_memory(source, found, None)
 
 
-def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
+def _in_memory(source: Source, found: Options, keep: str | None) -> Audit:
     """The pandas engine's load of every kind (``keep`` None) or of one kind's tables.
 
     With ``cache=``, read back from the cache when every file hashes as it did.
     """
     kinds = registry.kinds()
-    limits = found["limits"]  # a Limits: resolved() made it one
+    limits = found.limits
 
     def parsed() -> Audit:
         # No cyclic garbage collection while the values are read and built (see gc_pause).
@@ -98,13 +98,13 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
         reading = _read(
             source,
             kinds,
-            progress=found["progress"],
+            progress=found.progress,
             keep=None if keep is None else {keep},
             limits=limits,
         )
         if keep is None:
             return audit_of_reading(
-                reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
+                reading, kinds, strict=found.strict, strict_keys=found.strict_keys
             )
         # One kind's loader: values of other kinds are recognised, so only what no kind
         # claims (or a file-level problem) is its rejection; the policies are not its own.
@@ -114,17 +114,17 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
         return audit_of_reading(
             reading,
             [kind],
-            strict=found["strict"],
+            strict=found.strict,
             documents=False,
-            strict_keys=found["strict_keys"],
+            strict_keys=found.strict_keys,
         )
 
-    if found["cache"] is None:
+    if found.cache is None:
         return parsed()
     return _cached(source, found, keep, limits, parsed)
 
 
-def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Audit:
+def _cached(source: Source, found: Options, keep: str | None, limits, parsed) -> Audit:
     source = local_source(source)
     if has_remote(source):
         raise AuditError(
@@ -132,7 +132,7 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
             "works on local files, not on URLs, file objects or standard input"
         )
     listing = list_sources(source)
-    digests = file_digests([*listing.policy_files, *listing.data_files], found["cache"])
+    digests = file_digests([*listing.policy_files, *listing.data_files], found.cache)
     if digests is None:
         return parsed()  # a file that cannot be read: the reading names it
     asked = {
@@ -140,11 +140,11 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
         "kinds": [kind.name for kind in registry.kinds()],
         # Threads change how fast the tables are read, never what they hold.
         "limits": {k: v for k, v in dataclasses.asdict(limits).items() if k != "max_threads"},
-        "strict_keys": found["strict_keys"],
+        "strict_keys": found.strict_keys,
         "problems": [[p.source_file, p.reason] for p in listing.problems],
     }
     key = cache_key(digests, asked)
-    parts = lookup(found["cache"], key)
+    parts = lookup(found.cache, key)
     if parts is not None:
         audit = Audit(**{**parts, "digests": {**parts["digests"], **digests}})
         rejections = [
@@ -153,13 +153,13 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
         ]
         # As when the files were parsed: the same warnings, or the same error under strict.
         declared = registry.documents() if keep is None else []
-        raise_or_warn(rejections, found["strict"], declared)
+        raise_or_warn(rejections, found.strict, declared)
         warn_unparsed_times(audit.tables)
         warn_extra_json(audit.tables, limits)
         return audit
     audit = parsed()
     store(
-        found["cache"],
+        found.cache,
         key,
         {
             "tables": audit.tables,
@@ -183,7 +183,7 @@ def _read(source: Source, kinds, **options) -> Reading:
     return read_all(source, kinds, **options)
 
 
-def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
+def _partitioned(source: Source, kinds, keep: set[str] | None, found: Options):
     # The Dask engine's modules are imported only for a Dask load.
     from .partitioned.load import load_partitioned
 
@@ -191,11 +191,11 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
         source,
         kinds,
         keep=keep,
-        strict=found["strict"],
-        strict_keys=found["strict_keys"],
-        limits=found["limits"],
-        blocksize=found["blocksize"],
-        sample_bytes=found["sample_bytes"],
+        strict=found.strict,
+        strict_keys=found.strict_keys,
+        limits=found.limits,
+        blocksize=found.blocksize,
+        sample_bytes=found.sample_bytes,
     )
 
 
@@ -220,12 +220,9 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
         The kind's tables, by name.
     """
     found = resolved(options, what=f"load_{kind.name}")
-    if found["engine"] == "dask":
+    if found.engine == "dask":
         return _partitioned(source, registry.kinds(), {kind.name}, found).tables
     return _in_memory(source, found, kind.name).tables
-
-
-registry.use_table_loader(load_tables)
 
 
 def load_bytes(
