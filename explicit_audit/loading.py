@@ -20,19 +20,13 @@ from .audit import Audit, audit_of_reading, raise_or_warn
 from .cache import cache_key, file_digests, lookup, store
 from .errors import AuditError
 from .parquet import read_parquet as _read_parquet
-from .reading.collect import (
-    Reading,
-    Source,
-    list_sources,
-    read_all,
-    read_bytes,
-    warn_extra_json,
-    warn_unparsed_times,
-)
+from .reading.collect import Reading, Source, list_sources, read_all
 from .reading.gc_pause import cyclic_gc_paused
 from .reading.limits import Limits, limits_from
 from .reading.options import ENGINES, LoadOptions, Options, resolved
+from .reading.reader import read_bytes
 from .reading.remote import has_remote, local_source, read_remote
+from .reading.tables import warn_extra_json, warn_unparsed_times
 
 __all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
 

@@ -38,22 +38,20 @@ from .._core.key_table import concat_keys, keys_frame
 from .._core.records import Documents, RecordKind, Rejection
 from ..errors import InputError
 from ..reading.byte_ranges import count_lines
-from ..reading.collect import (
-    Reading,
-    build_kind,
-    in_file_order,
-    list_sources,
-    loaded_counts,
-    read_files,
-    rejected_frame,
-    sources_frame,
-    warn_extra_json,
-)
+from ..reading.collect import Reading, list_sources, read_files
 from ..reading.content import file_digest
 from ..reading.gc_pause import cyclic_gc_paused
 from ..reading.limits import Limits
 from ..reading.remote import has_remote, list_remote, local_source, read_url
 from ..reading.sources import CANNOT_READ
+from ..reading.tables import (
+    build_kind,
+    in_file_order,
+    loaded_counts,
+    rejected_frame,
+    sources_frame,
+    warn_extra_json,
+)
 from .accounting import RejectionTally
 from .conform import EXTRA_JSON_AFTER, FILE_RANKS, Where, conform, empty_meta
 from .parts import (

@@ -20,8 +20,9 @@ from .._core.columns import EXTRA_JSON, OVERFLOW, overflow_column
 from .._core.keys import columnar_fits, likely_typos
 from .._core.overlap import both
 from .._core.records import RecordKind
+from .arrow_parse import parse_piece
 from .claims import Claims, parse_all, parse_span, span_texts
-from .columnar import ColumnarReader, JsonlPiece, Refused, parse_piece
+from .columnar import ColumnarReader, JsonlPiece, Refused
 from .exact import has_long_integer
 from .fast import fast_path
 from .limits import Limits

@@ -438,7 +438,7 @@ def list_remote(source: Any):
 
 
 def read_url(url: str, name: str, kinds, *, keep=None, limits=None, whole: bool = True):
-    """Read the file at ``url`` as :func:`~explicit_audit.reading.collect.read_file` reads a
+    """Read the file at ``url`` as :func:`~explicit_audit.reading.reader.read_file` reads a
     local one (a Dask partition, by its URL); ``whole=False`` for its head only."""
     reading = Reading([name], [], limits or Limits())
     remote = RemoteFile(name, url=url)
