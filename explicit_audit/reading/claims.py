@@ -20,11 +20,13 @@ from .._core.describe import FORMATS_DOC, json_type
 from .._core.keys import nearest_shape
 from .._core.records import RawValue, RecordKind, Rejection, excerpt
 from .fast import fast_path
+from .limits import Limits
 from .spans import Spans
 
 __all__ = [
     "UNPARSED",
     "Claims",
+    "ReadFile",
     "parse_all",
     "parse_span",
     "sort_value",
@@ -67,6 +69,24 @@ def sort_value(item: RawValue, kinds: Sequence[RecordKind]) -> RecordKind | Reje
         "record shapes",
         excerpt(item.text),
     )
+
+
+@dataclass(frozen=True)
+class ReadFile:
+    """The file whose pieces are read, as every stage of the piece reader names it.
+
+    Attributes
+    ----------
+    name : str
+        The file's name as shown in tables.
+    jsonl : bool
+        Whether the file is JSON Lines.
+    limits : Limits
+    """
+
+    name: str
+    jsonl: bool
+    limits: Limits
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 
 from .._core.records import RawValue, RecordKind, Rejection, excerpt
-from .claims import UNPARSED, parse_span, sort_value
+from .claims import UNPARSED, ReadFile, parse_span, sort_value
 from .exact import iter_region, parse_line, too_deep_reason
 from .grouping import WHITESPACE
-from .limits import Limits
 from .spans import Spans
 
 __all__ = ["ExactFallback", "long_digit_spans"]
@@ -43,13 +42,9 @@ class ExactFallback:
 
     Parameters
     ----------
-    name : str
-        The file's name as shown in tables.
-    jsonl : bool
-        Whether the file is JSON Lines.
+    file : ReadFile
     kinds : sequence of RecordKind
         Every kind a value may belong to, in matching order.
-    limits : Limits
     room : callable, optional
         ``room()``: how many more rejections the caller keeps one by one.
     count_over : callable, optional
@@ -59,17 +54,13 @@ class ExactFallback:
 
     def __init__(
         self,
-        name: str,
-        jsonl: bool,
+        file: ReadFile,
         kinds: Sequence[RecordKind],
-        limits: Limits,
         room: Callable[[], int] | None = None,
         count_over: Callable[[int, int, int], None] | None = None,
     ) -> None:
-        self.name = name
-        self.jsonl = jsonl
+        self.name, self.jsonl, self.limits = file.name, file.jsonl, file.limits
         self.kinds = kinds
-        self.limits = limits
         self.room = room
         self.count_over = count_over
 

@@ -12,6 +12,7 @@ refuses are found. Those go to the exact path
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,17 @@ __all__ = ["GroupReader"]
 _BISECT_BUDGET = 4
 
 
+@dataclass
+class _Piece:
+    """One piece's clean spans as they are read: what is made of them, what no kind claims."""
+
+    data: bytes
+    spans: Spans
+    one_line: bool
+    made: list[Made] = field(default_factory=list)
+    unclaimed: dict[bytes, tuple[Any, Any]] = field(default_factory=dict)
+
+
 class GroupReader:
     """Reads the clean spans of one file's pieces in bulk, group by group.
 
@@ -51,8 +63,6 @@ class GroupReader:
         # First keys whose spans the columnar path refused in an earlier piece, of a
         # kind that reads record by record in bulk: their later spans go there at once.
         self._bulk_keys: set[bytes] = set()
-        #: Whether the spans read now are the elements of an array on one line.
-        self._one_line = False
 
     def read(
         self, data: bytes, spans: Spans, clean: np.ndarray, one_line: bool = False
@@ -78,37 +88,27 @@ class GroupReader:
             ``{text: (value, [span index, ...])}``: the spans no kind claims, by
             their text (see :meth:`~.fallback.ExactFallback.junk`).
         """
-        self._one_line = one_line
-        made: list[Made] = []
+        piece = _Piece(data, spans, one_line)
         leftovers: list[tuple] = []
-        unclaimed: dict[bytes, tuple[Any, Any]] = {}
-        clean = short_unclaimed(data, spans, clean, self.claims.claimant, unclaimed)
+        clean = short_unclaimed(data, spans, clean, self.claims.claimant, piece.unclaimed)
         for key, members in by_first_key(data, spans, clean):
             if key in self._mixed_keys:
-                leftovers += self._by_container_key(data, spans, members, key, unclaimed, made)
+                leftovers += self._by_container_key(piece, members, key)
                 continue
-            if key not in self._bulk_keys and self._whole(data, spans, members, made):
+            if key not in self._bulk_keys and self._whole(piece, members):
                 continue
             # Refused whole: a kind that also reads record by record in bulk takes
             # what it can, and only what it refuses is parsed span by span.
-            refused = self.parts.bulk(data, spans, members, made)
+            refused = self.parts.bulk(data, spans, members, piece.made)
             if refused is None:
                 refused = members
             else:
                 self._bulk_keys.add(key)
             if len(refused):
-                leftovers += self._classified(data, spans, refused, key, unclaimed, made)
-        return made, leftovers, unclaimed
+                leftovers += self._classified(piece, refused, key)
+        return piece.made, leftovers, piece.unclaimed
 
-    def _by_container_key(
-        self,
-        data: bytes,
-        spans: Spans,
-        members: np.ndarray,
-        key: bytes,
-        unclaimed: dict,
-        made: list[Made],
-    ) -> list[tuple]:
+    def _by_container_key(self, piece: _Piece, members: np.ndarray, key: bytes) -> list[tuple]:
         """Spans of a first key that holds several shapes, grouped again before any is parsed.
 
         Engram's CLI outcomes, its failures and its presentations all start
@@ -119,18 +119,18 @@ class GroupReader:
         span; what is refused is parsed span by span and regrouped exactly
         (:meth:`_classified`), as the whole key's spans were before.
         """
-        starts = spans.starts[members].tolist()
-        groups = grouped(members, [container_key(data, start) for start in starts])
+        starts = piece.spans.starts[members].tolist()
+        groups = grouped(members, [container_key(piece.data, start) for start in starts])
         if len(groups) == 1:
-            return self._classified(data, spans, members, key, unclaimed, made)
-        refused = [group for group in groups if not self._whole(data, spans, group, made)]
+            return self._classified(piece, members, key)
+        refused = [group for group in groups if not self._whole(piece, group)]
         if not refused:
             return []
-        rest = np.sort(np.concatenate(refused))
-        return self._classified(data, spans, rest, key, unclaimed, made)
+        return self._classified(piece, np.sort(np.concatenate(refused)), key)
 
-    def _whole(self, data: bytes, spans: Spans, members: np.ndarray, made: list[Made]) -> bool:
+    def _whole(self, piece: _Piece, members: np.ndarray) -> bool:
         """Whether the columnar path took all ``members`` as the kind of the first."""
+        data, spans = piece.data, piece.spans
         first = parse_span(data, spans, int(members[0]))
         kind = self.claims.columnar_kind(first)
         if kind is None:
@@ -139,21 +139,13 @@ class GroupReader:
         reader = fast.columnar(fast.layout(first), span_bytes(data, spans, int(members[0])))
         if reader is None:
             return False
-        part = self.parts.columnar(kind, reader, data, spans, members, self._one_line)
+        part = self.parts.columnar(kind, reader, data, spans, members, piece.one_line)
         if isinstance(part, Refused):
             return False
-        made.append(part)
+        piece.made.append(part)
         return True
 
-    def _classified(
-        self,
-        data: bytes,
-        spans: Spans,
-        members: np.ndarray,
-        key: bytes,
-        unclaimed: dict,
-        made: list[Made],
-    ) -> list[tuple]:
+    def _classified(self, piece: _Piece, members: np.ndarray, key: bytes) -> list[tuple]:
         """Spans parsed one by one, grouped by kind and layout, each group in bulk.
 
         ``key`` is their first key, remembered when they hold several groups.
@@ -161,6 +153,7 @@ class GroupReader:
         its text, not returned: a million copies of one junk line are one
         entry and a list of span indices.
         """
+        data, spans, unclaimed = piece.data, piece.spans, piece.unclaimed
         starts, ends = spans.starts.tolist(), spans.ends.tolist()
         # Each distinct text is parsed and claimed once: a file of millions of one
         # line costs a dict look-up per line. A value a kind claims is parsed again
@@ -206,28 +199,26 @@ class GroupReader:
             elif fast.bulk is not None:
                 # Record by record in bulk, not halved: what the columnar path refused
                 # here is odd records among good ones, not a piece to cut down.
-                refused = self.parts.bulk(data, spans, np.asarray(group), made)
+                refused = self.parts.bulk(data, spans, np.asarray(group), piece.made)
                 refused = group if refused is None else refused
             else:
-                refused = self._bisect(kind, reader, data, spans, np.asarray(group), budget, made)
+                refused = self._bisect(piece, kind, reader, np.asarray(group), budget)
             leftovers.extend((int(index), values[int(index)], kind) for index in refused)
         return leftovers
 
-    def _bisect(self, kind, reader, data, spans, members: np.ndarray, budget: list, made) -> list:
+    def _bisect(self, piece: _Piece, kind, reader, members: np.ndarray, budget: list) -> list:
         """Parse a group in bulk, halving it where refused; return the refused spans."""
         if budget[0] <= 0:
             return list(members)
         budget[0] -= len(members)
-        part = self.parts.columnar(kind, reader, data, spans, members, self._one_line)
+        part = self.parts.columnar(kind, reader, piece.data, piece.spans, members, piece.one_line)
         if not isinstance(part, Refused):
-            made.append(part)
+            piece.made.append(part)
             return []
         if part is Refused.TOO_MANY_FIELDS or len(members) == 1:
             return list(members)
         middle = len(members) // 2
         halves = (members[:middle], members[middle:])
         return [
-            index
-            for half in halves
-            for index in self._bisect(kind, reader, data, spans, half, budget, made)
+            index for half in halves for index in self._bisect(piece, kind, reader, half, budget)
         ]

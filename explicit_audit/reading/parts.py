@@ -21,11 +21,10 @@ from .._core.keys import columnar_fits, likely_typos
 from .._core.overlap import both
 from .._core.records import RecordKind
 from .arrow_parse import parse_piece
-from .claims import Claims, parse_all, parse_span, span_texts
+from .claims import Claims, ReadFile, parse_all, parse_span, span_texts
 from .columnar import ColumnarReader, JsonlPiece, Refused
 from .exact import has_long_integer
 from .fast import fast_path
-from .limits import Limits
 from .memory import PIECE_BYTES, hand_back
 from .spans import Spans
 from .wide_keys import set_apart
@@ -44,24 +43,16 @@ class PartMaker:
 
     Parameters
     ----------
-    name : str
-        The file's name as shown in tables.
-    jsonl : bool
-        Whether the file is JSON Lines.
+    file : ReadFile
     claims : Claims
-    limits : Limits
     extra_fields : set of str
         The extra top-level fields the columnar path has taken, shared by a
         load's files and bounded by ``max_extra_columns``; added to here.
     """
 
-    def __init__(
-        self, name: str, jsonl: bool, claims: Claims, limits: Limits, extra_fields: set[str]
-    ) -> None:
-        self.name = name
-        self.jsonl = jsonl
+    def __init__(self, file: ReadFile, claims: Claims, extra_fields: set[str]) -> None:
+        self.name, self.jsonl, self.limits = file.name, file.jsonl, file.limits
         self.claims = claims
-        self.limits = limits
         self.extra_fields = extra_fields
         #: Per kind, the extra top-level fields its columnar parts have taken as columns.
         self._kind_fields: dict[str, set[str]] = {}

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._core.records import RawValue, RecordKind, Rejection
-from .claims import Claims, sort_value
+from .claims import Claims, ReadFile, sort_value
 from .fallback import ExactFallback
 from .grouping import WHITESPACE, array_as_objects
 from .groups import GroupReader
@@ -35,10 +35,8 @@ class PieceReader:
 
     Parameters
     ----------
-    name : str
-        The file's name as shown in tables.
-    jsonl : bool
-        Whether the file is JSON Lines.
+    name, jsonl
+        The file's name and whether it is JSON Lines (see :class:`~.claims.ReadFile`).
     kinds : sequence of RecordKind
         Every kind a value may belong to, in matching order.
     keep : set of str or None
@@ -88,9 +86,10 @@ class PieceReader:
         self.values_read = 0
         self.last_item: RawValue | Rejection | None = None
         self.claims = Claims(tuple(kinds), None if keep is None else frozenset(keep))
+        file = ReadFile(name, jsonl, limits)
         fields = set() if extra_fields is None else extra_fields
-        self.groups = GroupReader(self.claims, PartMaker(name, jsonl, self.claims, limits, fields))
-        self.fallback = ExactFallback(name, jsonl, self.claims.kinds, limits, room, count_over)
+        self.groups = GroupReader(self.claims, PartMaker(file, self.claims, fields))
+        self.fallback = ExactFallback(file, self.claims.kinds, room, count_over)
 
     def split(self, data: bytes, first_line: int) -> Spans | None:
         """The spans :meth:`read` would split a piece into, or None where it decides later.
