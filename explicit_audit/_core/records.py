@@ -8,7 +8,8 @@ with one call (:func:`explicit_audit._core.registry.register`):
 
 - how it reads: a shape test that claims a parsed value, and a builder that
   turns the claimed values into the kind's tables plus the values that do
-  not fit (and, optionally, a columnar path);
+  not fit (how the reading engine may read it faster is its own
+  :class:`~explicit_audit.reading.fast.FastPath`, never needed);
 - its tables (:class:`Table`): what one row is, and the columns that hold a
   row label of another table;
 - its checks (:class:`Checker`): the tables and documents they read, the
@@ -43,7 +44,6 @@ __all__ = [
     "RecordKind",
     "Rejection",
     "Table",
-    "blame_cut",
     "excerpt",
     "lone_surrogate",
     "segment_values",
@@ -98,19 +98,6 @@ class Rejection:
     kind: str
     reason: str
     raw: str
-
-
-def blame_cut(last: Rejection, problems: list[Rejection]) -> Rejection:
-    """The last value rejected, when the data ends inside it, as the cut that ended it.
-
-    A gzip stream (or a file) cut short leaves one file-level problem (line
-    0) and, when the cut falls inside a value, that value rejected as bad
-    JSON. Say why once: the value's rejection takes the cut's reason, and the
-    file-level problem is removed from ``problems``.
-    """
-    cut = next(p for p in problems if p.source_line == 0 and p.kind == "file")
-    problems.remove(cut)
-    return Rejection(last.source_file, last.source_line, "file", cut.reason, last.raw)
 
 
 @dataclass(slots=True)

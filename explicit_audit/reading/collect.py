@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._core.progress import byte_progress
-from .._core.records import RecordKind, Rejection, blame_cut
+from .._core.records import RecordKind, Rejection
 from .ahead import Relay, read_ahead, relayed
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .content import FileDigest, FileReader, HeldFile, hold_file
@@ -35,6 +35,7 @@ __all__ = [
     "Listing",
     "Reading",
     "Source",
+    "blame_cut",
     "list_sources",
     "read_all",
     "read_files",
@@ -94,10 +95,8 @@ class Reading:
         if len(self.rejections) < self.limits.max_rejected_rows or rejection.source_line == 0:
             self.rejections.append(rejection)
             return
-        seen = self.overflow.setdefault(rejection.source_file, [0, rejection.source_line, 0])
-        seen[0] += 1
-        seen[1] = min(seen[1], rejection.source_line)
-        seen[2] = max(seen[2], rejection.source_line)
+        line = rejection.source_line
+        self.count_over(rejection.source_file, 1, line, line)
 
     def room(self) -> int:
         """How many more rejections are kept one by one before ``max_rejected_rows``."""
@@ -106,7 +105,8 @@ class Reading:
     def count_over(self, name: str, count: int, first: int, last: int) -> None:
         """Count ``count`` rejections of file ``name`` past the cap, lines ``first``-``last``.
 
-        As :meth:`reject` counts them one by one, for rejections never built.
+        :meth:`reject` counts each rejection past the cap so; a piece counts
+        many at once, for rejections never built.
         """
         seen = self.overflow.setdefault(name, [0, first, 0])
         seen[0] += count
@@ -220,6 +220,19 @@ def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=Non
     )
     if reader.digest is not None:
         reading.digests[name] = reader.digest
+
+
+def blame_cut(last: Rejection, problems: list[Rejection]) -> Rejection:
+    """The last value rejected, when the data ends inside it, as the cut that ended it.
+
+    A gzip stream (or a file) cut short leaves one file-level problem (line
+    0) and, when the cut falls inside a value, that value rejected as bad
+    JSON. Say why once: the value's rejection takes the cut's reason, and the
+    file-level problem is removed from ``problems``.
+    """
+    cut = next(p for p in problems if p.source_line == 0 and p.kind == "file")
+    problems.remove(cut)
+    return Rejection(last.source_file, last.source_line, "file", cut.reason, last.raw)
 
 
 @dataclass(frozen=True)

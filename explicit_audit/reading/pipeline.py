@@ -15,6 +15,7 @@ are sorted back into file order by the kinds' builders.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -131,7 +132,7 @@ class PieceReader:
                 self.fallback.leftovers(data, spans, leftovers, exact, known)
         if junk:
             self.values_read += self.fallback.rejected_in_bulk(junk, exact)
-        exact.sort(key=_line_of)
+        exact.sort(key=attrgetter("source_line"))
         # The value a cut gzip stream ends in is the piece's last span, read exactly.
         last = exact[-1] if exact else None
         self.last_item = last if last is not None and last.source_line >= spans.lines[-1] else None
@@ -219,7 +220,3 @@ class PieceReader:
         self._emit_parts(made)
         self.last_item = None  # every value was read: none is cut short
         return True
-
-
-def _line_of(item: RawValue | Rejection) -> int:
-    return item.source_line

@@ -25,8 +25,8 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .._core.records import RawValue, RecordKind, Rejection, blame_cut
-from .collect import Reading, read_with
+from .._core.records import RawValue, RecordKind, Rejection
+from .collect import Reading, blame_cut, read_with
 from .content import BytesReader, FileReader, RangeReader
 from .exact import has_long_integer, iter_region, parse_line
 from .limits import Limits, limits_from
