@@ -60,10 +60,10 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     >>> int(audit.receipts.withheld_count.sum()) > 0  # doctest: +SKIP
     True
     """
-    found = resolved(options)
+    settings = resolved(options)
     kinds = registry.kinds()
-    if found.engine == "dask":
-        planned = _partitioned(source, kinds, None, found)
+    if settings.engine == "dask":
+        planned = _partitioned(source, kinds, None, settings)
         return Audit(
             tables=planned.tables,
             documents=planned.documents,
@@ -72,16 +72,16 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
             sources=planned.sources,
             keys=planned.keys,
         )
-    return _in_memory(source, found, None)
+    return _in_memory(source, settings, None)
 
 
-def _in_memory(source: Source, found: Options, keep: str | None) -> Audit:
+def _in_memory(source: Source, settings: Options, keep: str | None) -> Audit:
     """The pandas engine's load of every kind (``keep`` None) or of one kind's tables.
 
     With ``cache=``, read back from the cache when every file hashes as it did.
     """
     kinds = registry.kinds()
-    limits = found.limits
+    limits = settings.limits
 
     def parsed() -> Audit:
         # No cyclic garbage collection while the values are read and built (see gc_pause).
@@ -92,13 +92,13 @@ def _in_memory(source: Source, found: Options, keep: str | None) -> Audit:
         reading = _read(
             source,
             kinds,
-            progress=found.progress,
+            progress=settings.progress,
             keep=None if keep is None else {keep},
             limits=limits,
         )
         if keep is None:
             return audit_of_reading(
-                reading, kinds, strict=found.strict, strict_keys=found.strict_keys
+                reading, kinds, strict=settings.strict, strict_keys=settings.strict_keys
             )
         # One kind's loader: values of other kinds are recognised, so only what no kind
         # claims (or a file-level problem) is its rejection; the policies are not its own.
@@ -108,17 +108,17 @@ def _in_memory(source: Source, found: Options, keep: str | None) -> Audit:
         return audit_of_reading(
             reading,
             [kind],
-            strict=found.strict,
+            strict=settings.strict,
             documents=False,
-            strict_keys=found.strict_keys,
+            strict_keys=settings.strict_keys,
         )
 
-    if found.cache is None:
+    if settings.cache is None:
         return parsed()
-    return _cached(source, found, keep, limits, parsed)
+    return _cached(source, settings, keep, limits, parsed)
 
 
-def _cached(source: Source, found: Options, keep: str | None, limits, parsed) -> Audit:
+def _cached(source: Source, settings: Options, keep: str | None, limits, parsed) -> Audit:
     source = local_source(source)
     if has_remote(source):
         raise AuditError(
@@ -126,7 +126,7 @@ def _cached(source: Source, found: Options, keep: str | None, limits, parsed) ->
             "works on local files, not on URLs, file objects or standard input"
         )
     listing = list_sources(source)
-    digests = file_digests([*listing.policy_files, *listing.data_files], found.cache)
+    digests = file_digests([*listing.policy_files, *listing.data_files], settings.cache)
     if digests is None:
         return parsed()  # a file that cannot be read: the reading names it
     asked = {
@@ -134,11 +134,11 @@ def _cached(source: Source, found: Options, keep: str | None, limits, parsed) ->
         "kinds": [kind.name for kind in registry.kinds()],
         # Threads change how fast the tables are read, never what they hold.
         "limits": {k: v for k, v in dataclasses.asdict(limits).items() if k != "max_threads"},
-        "strict_keys": found.strict_keys,
+        "strict_keys": settings.strict_keys,
         "problems": [[p.source_file, p.reason] for p in listing.problems],
     }
     key = cache_key(digests, asked)
-    parts = lookup(found.cache, key)
+    parts = lookup(settings.cache, key)
     if parts is not None:
         audit = Audit(**{**parts, "digests": {**parts["digests"], **digests}})
         rejections = [
@@ -147,13 +147,13 @@ def _cached(source: Source, found: Options, keep: str | None, limits, parsed) ->
         ]
         # As when the files were parsed: the same warnings, or the same error under strict.
         declared = registry.documents() if keep is None else []
-        raise_or_warn(rejections, found.strict, declared)
+        raise_or_warn(rejections, settings.strict, declared)
         warn_unparsed_times(audit.tables)
         warn_extra_json(audit.tables, limits)
         return audit
     audit = parsed()
     store(
-        found.cache,
+        settings.cache,
         key,
         {
             "tables": audit.tables,
@@ -177,7 +177,7 @@ def _read(source: Source, kinds, **options) -> Reading:
     return read_all(source, kinds, **options)
 
 
-def _partitioned(source: Source, kinds, keep: set[str] | None, found: Options):
+def _partitioned(source: Source, kinds, keep: set[str] | None, settings: Options):
     # The Dask engine's modules are imported only for a Dask load.
     from .partitioned.load import load_partitioned
 
@@ -185,11 +185,11 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: Options):
         source,
         kinds,
         keep=keep,
-        strict=found.strict,
-        strict_keys=found.strict_keys,
-        limits=found.limits,
-        blocksize=found.blocksize,
-        sample_bytes=found.sample_bytes,
+        strict=settings.strict,
+        strict_keys=settings.strict_keys,
+        limits=settings.limits,
+        blocksize=settings.blocksize,
+        sample_bytes=settings.sample_bytes,
     )
 
 
@@ -213,10 +213,10 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
     dict of str to DataFrame
         The kind's tables, by name.
     """
-    found = resolved(options, what=f"load_{kind.name}")
-    if found.engine == "dask":
-        return _partitioned(source, registry.kinds(), {kind.name}, found).tables
-    return _in_memory(source, found, kind.name).tables
+    settings = resolved(options, what=f"load_{kind.name}")
+    if settings.engine == "dask":
+        return _partitioned(source, registry.kinds(), {kind.name}, settings).tables
+    return _in_memory(source, settings, kind.name).tables
 
 
 def load_bytes(

@@ -148,7 +148,7 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for decisions of one layout (see ``RecordKind.columnar``).
+    """The columnar path for decisions of one layout (see ``FastPath.columnar``).
 
     Parameters
     ----------

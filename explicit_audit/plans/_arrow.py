@@ -103,7 +103,7 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for plan records (see ``RecordKind.columnar``).
+    """The columnar path for plan records (see ``FastPath.columnar``).
 
     Returns
     -------

@@ -108,7 +108,7 @@ def refusing(
 
 
 class ColumnarReader(NamedTuple):
-    """A kind's columnar path for values of one layout (``RecordKind.columnar``).
+    """A kind's columnar path for values of one layout (``FastPath.columnar``).
 
     A plain ``(schema, convert)`` pair is one with no ``beside`` step.
     """

@@ -260,7 +260,7 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for receipts of one layout (see ``RecordKind.columnar``).
+    """The columnar path for receipts of one layout (see ``FastPath.columnar``).
 
     Parameters
     ----------
