@@ -85,30 +85,32 @@ class PartMaker:
             pairs = zip(starts.tolist(), ends.tolist(), strict=True)
             buffer = b"\n".join([view[s:e] for s, e in pairs])
             object_starts = np.concatenate(([0], np.cumsum(ends - starts + 1)[:-1]))
-        first_value = data[int(starts[0]) : int(ends[0])]
+        first_size = int(ends[0] - starts[0])  # the first value starts the buffer
         lines = spans.lines[members]
-        multiline = not (self.jsonl or one_line)
         threads = self.limits.max_threads
 
-        def parse(arrow_threads: bool) -> JsonlPiece | Refused:
+        def parse(text: bytes, arrow_threads: bool, max_fields: int | None) -> JsonlPiece | Refused:
             return parse_piece(
-                buffer,
+                text,
                 lines,
                 self.name,
                 schema,
-                first_value,
-                multiline=multiline,
-                max_fields=self.limits.max_extra_columns,
+                text[:first_size],
+                multiline=not (self.jsonl or one_line),
+                max_fields=max_fields,
                 threads=arrow_threads,
                 starts=object_starts,
             )
 
+        most = self.limits.max_extra_columns
         if beside is None:
-            piece = parse(threads > 1)
+            piece = parse(buffer, threads > 1, most)
         else:
             # Arrow's parse and the kind's own pass over the bytes, one core each.
             piece, found = both(
-                lambda: parse(False), lambda: beside(buffer, object_starts, 1), threads
+                lambda: parse(buffer, False, most),
+                lambda: beside(buffer, object_starts, 1),
+                threads,
             )
             if not isinstance(piece, Refused):
                 piece = replace(piece, found_beside=found)
@@ -130,16 +132,7 @@ class PartMaker:
                 return refused
             if isinstance(apart, Refused):  # a key set apart looks like a typo
                 return apart
-            piece = parse_piece(
-                apart.data,
-                lines,
-                self.name,
-                schema,
-                apart.data[: len(first_value)],
-                multiline=multiline,
-                threads=threads > 1,
-                starts=object_starts,
-            )
+            piece = parse(apart.data, threads > 1, None)
             if isinstance(piece, Refused):
                 return piece
             if beside is not None:
