@@ -31,8 +31,9 @@ import pyarrow.parquet as pq
 from ._core import registry
 from ._core.key_table import keys_frame
 from .errors import AuditError
-from .reading.collect import Reading, rejected_frame, sources_frame
+from .reading.collect import Reading
 from .reading.limits import Limits
+from .reading.tables import rejected_frame, sources_frame
 
 __all__ = ["GZIP_CHECK_BYTES", "check_dtypes", "checked_manifest", "declared_table", "opened"]
 

@@ -25,8 +25,8 @@ from ._core.engine import computed, engine_of, is_lazy, persisted
 from ._core.key_table import keys_frame
 from ._core.records import Documents, RecordKind, Rejection
 from .parquet import write_parquet
-from .reading.collect import (
-    Reading,
+from .reading.collect import Reading
+from .reading.tables import (
     build_kind,
     in_file_order,
     loaded_counts,

@@ -21,19 +21,13 @@ from .audit import Audit, audit_of_reading, raise_or_warn
 from .cache import cache_key, file_digests, lookup, store
 from .errors import AuditError
 from .parquet import read_parquet as _read_parquet
-from .reading.collect import (
-    Reading,
-    Source,
-    list_sources,
-    read_all,
-    read_bytes,
-    warn_extra_json,
-    warn_unparsed_times,
-)
+from .reading.collect import Reading, Source, list_sources, read_all
 from .reading.gc_pause import cyclic_gc_paused
 from .reading.limits import Limits, limits_from
-from .reading.options import ENGINES, LoadOptions, resolved
+from .reading.options import ENGINES, LoadOptions, Options, resolved
+from .reading.reader import read_bytes
 from .reading.remote import has_remote, local_source, read_remote
+from .reading.tables import warn_extra_json, warn_unparsed_times
 
 __all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
 
@@ -67,20 +61,20 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     >>> int(audit.receipts.withheld_count.sum()) > 0  # doctest: +SKIP
     True
     """
-    found = resolved(options)
+    settings = resolved(options)
     kinds = registry.kinds()
-    if reads_lazily(found["engine"]):
-        return _lazy_audit(source, kinds, found)
-    return _in_memory(source, found, None)
+    if reads_lazily(settings.engine):
+        return _lazy_audit(source, kinds, settings)
+    return _in_memory(source, settings, None)
 
 
-def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
+def _in_memory(source: Source, settings: Options, keep: str | None) -> Audit:
     """The pandas engine's load of every kind (``keep`` None) or of one kind's tables.
 
     With ``cache=``, read back from the cache when every file hashes as it did.
     """
     kinds = registry.kinds()
-    limits = found["limits"]  # a Limits: resolved() made it one
+    limits = settings.limits
 
     def parsed() -> Audit:
         # No cyclic garbage collection while the values are read and built (see gc_pause).
@@ -91,14 +85,14 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
         reading = _read(
             source,
             kinds,
-            progress=found["progress"],
+            progress=settings.progress,
             keep=None if keep is None else {keep},
             limits=limits,
-            storage_options=found["storage_options"],
+            storage_options=settings.storage_options,
         )
         if keep is None:
             return audit_of_reading(
-                reading, kinds, strict=found["strict"], strict_keys=found["strict_keys"]
+                reading, kinds, strict=settings.strict, strict_keys=settings.strict_keys
             )
         # One kind's loader: values of other kinds are recognised, so only what no kind
         # claims (or a file-level problem) is its rejection; the policies are not its own.
@@ -108,17 +102,17 @@ def _in_memory(source: Source, found: dict, keep: str | None) -> Audit:
         return audit_of_reading(
             reading,
             [kind],
-            strict=found["strict"],
+            strict=settings.strict,
             documents=False,
-            strict_keys=found["strict_keys"],
+            strict_keys=settings.strict_keys,
         )
 
-    if found["cache"] is None:
+    if settings.cache is None:
         return parsed()
-    return _cached(source, found, keep, limits, parsed)
+    return _cached(source, settings, keep, limits, parsed)
 
 
-def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Audit:
+def _cached(source: Source, settings: Options, keep: str | None, limits, parsed) -> Audit:
     source = local_source(source)
     if has_remote(source):
         raise AuditError(
@@ -126,7 +120,7 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
             "works on local files, not on URLs, file objects or standard input"
         )
     listing = list_sources(source)
-    digests = file_digests([*listing.policy_files, *listing.data_files], found["cache"])
+    digests = file_digests([*listing.policy_files, *listing.data_files], settings.cache)
     if digests is None:
         return parsed()  # a file that cannot be read: the reading names it
     asked = {
@@ -134,11 +128,11 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
         "kinds": [kind.name for kind in registry.kinds()],
         # Threads change how fast the tables are read, never what they hold.
         "limits": {k: v for k, v in dataclasses.asdict(limits).items() if k != "max_threads"},
-        "strict_keys": found["strict_keys"],
+        "strict_keys": settings.strict_keys,
         "problems": [[p.source_file, p.reason] for p in listing.problems],
     }
     key = cache_key(digests, asked)
-    parts = lookup(found["cache"], key)
+    parts = lookup(settings.cache, key)
     if parts is not None:
         audit = Audit(**{**parts, "digests": {**parts["digests"], **digests}})
         rejections = [
@@ -147,13 +141,13 @@ def _cached(source: Source, found: dict, keep: str | None, limits, parsed) -> Au
         ]
         # As when the files were parsed: the same warnings, or the same error under strict.
         declared = registry.documents() if keep is None else []
-        raise_or_warn(rejections, found["strict"], declared)
+        raise_or_warn(rejections, settings.strict, declared)
         warn_unparsed_times(audit.tables)
         warn_extra_json(audit.tables, limits)
         return audit
     audit = parsed()
     store(
-        found["cache"],
+        settings.cache,
         key,
         {
             "tables": audit.tables,
@@ -177,7 +171,7 @@ def _read(source: Source, kinds, storage_options=None, **options) -> Reading:
     return read_all(source, kinds, **options)
 
 
-def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
+def _partitioned(source: Source, kinds, keep: set[str] | None, settings: Options):
     # The Dask engine's modules are imported only for a Dask load.
     from .partitioned.load import load_partitioned
 
@@ -185,21 +179,21 @@ def _partitioned(source: Source, kinds, keep: set[str] | None, found: dict):
         source,
         kinds,
         keep=keep,
-        strict=found["strict"],
-        strict_keys=found["strict_keys"],
-        limits=found["limits"],
-        blocksize=found["blocksize"],
-        sample_bytes=found["sample_bytes"],
+        strict=settings.strict,
+        strict_keys=settings.strict_keys,
+        limits=settings.limits,
+        blocksize=settings.blocksize,
+        sample_bytes=settings.sample_bytes,
     )
 
 
-def _lazy_audit(source: Source, kinds, found: dict) -> Audit:
+def _lazy_audit(source: Source, kinds, settings: Options) -> Audit:
     """The Dask audit of every kind, planned again with longer heads where they fall short."""
     from .partitioned.conform import SampleError
     from .partitioned.parts import DEFAULT_SAMPLE_BYTES
 
-    planned = _partitioned(source, kinds, None, found)
-    sample = found["sample_bytes"] or DEFAULT_SAMPLE_BYTES
+    planned = _partitioned(source, kinds, None, settings)
+    sample = settings.sample_bytes or DEFAULT_SAMPLE_BYTES
 
     def retry(step):
         try:
@@ -207,7 +201,7 @@ def _lazy_audit(source: Source, kinds, found: dict) -> Audit:
         except SampleError as error:
             if error.needed is None or error.needed <= sample:
                 raise
-            wider = {**found, "sample_bytes": max(error.needed, 2 * sample)}
+            wider = dataclasses.replace(settings, sample_bytes=max(error.needed, 2 * sample))
             return _lazy_audit(source, kinds, wider).retry(step)
 
     audit = Audit(
@@ -242,13 +236,10 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
     dict of str to DataFrame
         The kind's tables, by name.
     """
-    found = resolved(options, what=f"load_{kind.name}")
-    if reads_lazily(found["engine"]):
-        return _partitioned(source, registry.kinds(), {kind.name}, found).tables
-    return _in_memory(source, found, kind.name).tables
-
-
-registry.use_table_loader(load_tables)
+    settings = resolved(options, what=f"load_{kind.name}")
+    if reads_lazily(settings.engine):
+        return _partitioned(source, registry.kinds(), {kind.name}, settings).tables
+    return _in_memory(source, settings, kind.name).tables
 
 
 def load_bytes(

@@ -113,7 +113,7 @@ def without_columnar(kind):
     """A record kind with its columnar and bulk paths switched off: everything read exactly."""
     import dataclasses
 
-    return dataclasses.replace(kind, columnar=None, bulk=None)
+    return dataclasses.replace(kind, fast=None)
 
 
 def quiet_load(path, **options):

@@ -61,7 +61,7 @@ def test_a_kind_with_no_records_gets_empty_tables_of_its_own_at_each_load(tmp_pa
     import pandas as pd
 
     from explicit_audit._core.registry import kinds
-    from explicit_audit.reading.collect import _build_kind
+    from explicit_audit.reading.tables import _build_kind
 
     path = tmp_path / "receipts.jsonl"
     path.write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")

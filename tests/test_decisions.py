@@ -14,8 +14,8 @@ import explicit_audit as ea
 from explicit_audit._core.records import RawValue
 from explicit_audit.decisions import KIND
 from explicit_audit.decisions.loader import COLUMN_DTYPES
-from explicit_audit.reading.collect import build_kind
 from explicit_audit.reading.reader import read_exactly
+from explicit_audit.reading.tables import build_kind
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

@@ -242,9 +242,9 @@ def test_a_line_the_bulk_path_refuses_keeps_its_place(tmp_path):
 
 
 def test_spans_read_in_runs_give_the_same_rows(tmp_path, monkeypatch):
-    from explicit_audit.reading import pipeline
+    from explicit_audit.reading import parts
 
-    monkeypatch.setattr(pipeline, "_BULK_RUN", 4)
+    monkeypatch.setattr(parts, "_BULK_RUN", 4)
     good = {"run_id": "r", "retrieval_plan": PLAN, "retrieval_plan_hash": ea.plan_hash(PLAN)}
     lines = [json.dumps(dict(good, run_id=f"r{index}")) for index in range(13)]
     lines[6] = json.dumps(dict(good, retrieval_plan=dict(PLAN, top_k="8")))

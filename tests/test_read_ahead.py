@@ -187,7 +187,7 @@ def test_a_load_that_raises_midway_leaves_no_thread_reading(tmp_path, monkeypatc
 
     kinds = registry.kinds()
     receipts = next(kind for kind in kinds if kind.name == "receipts")
-    broken = dataclasses.replace(receipts, matches=matches, columnar=None, bulk=None)
+    broken = dataclasses.replace(receipts, matches=matches, fast=None)
     kept = None
     with registry.replaced(tuple(broken if kind is receipts else kind for kind in kinds)):
         try:

@@ -351,25 +351,25 @@ def test_an_array_carried_over_many_pieces_is_searched_for_its_end_once(tmp_path
 
 
 def test_engram_shapes_that_share_a_first_key_differ_in_the_key_of_their_first_container():
-    """The guess that regroups a first key holding several shapes (pipeline._container_key)."""
-    from explicit_audit.reading.pipeline import _container_key
+    """The guess that regroups a first key holding several shapes (grouping.container_key)."""
+    from explicit_audit.reading.grouping import container_key
 
     outcome = (FIXTURES / "outcomes.jsonl").read_bytes().splitlines()
     presentation = (FIXTURES / "presentations.jsonl").read_bytes().splitlines()
-    keys = {_container_key(line, 0) for line in outcome if line.startswith(b'{"schema_version"')}
+    keys = {container_key(line, 0) for line in outcome if line.startswith(b'{"schema_version"')}
     assert keys == {b"records", b"errors"}  # engram's CLI outcomes: hits, misses, failures
     # A presentation holds its receipt (a failed one its errors, as a failed outcome does).
-    assert {_container_key(line, 0) for line in presentation} == {b"receipt", b"errors"}
-    assert _container_key(b'{"a":1}', 0) == b""
-    assert _container_key(b'  {"a":{"b":[]}}', 2) == b"a"
+    assert {container_key(line, 0) for line in presentation} == {b"receipt", b"errors"}
+    assert container_key(b'{"a":1}', 0) == b""
+    assert container_key(b'  {"a":{"b":[]}}', 2) == b"a"
 
 
 def test_long_digit_runs_are_found_alike_span_by_span_and_in_one_scan():
-    """pipeline._long_digit_spans: a few spans searched one by one find what the scan finds."""
+    """fallback.long_digit_spans: a few spans searched one by one find what the scan finds."""
     import random
 
+    from explicit_audit.reading.fallback import long_digit_spans
     from explicit_audit.reading.limits import Limits
-    from explicit_audit.reading.pipeline import _long_digit_spans
     from explicit_audit.reading.spans import split_piece
 
     rng = random.Random(7)
@@ -387,7 +387,7 @@ def test_long_digit_runs_are_found_alike_span_by_span_and_in_one_scan():
     data = ("\n".join(lines) + "\n").encode()
     spans = split_piece(data, 1, True, Limits())
     count = len(spans)
-    whole = _long_digit_spans(data, spans)
+    whole = long_digit_spans(data, spans)
     assert 50 < whole.sum() < 350  # some spans hold such a run, some do not
     short = np.flatnonzero(spans.ends - spans.starts == 2).tolist()
     assert len(short) > 100
@@ -399,7 +399,7 @@ def test_long_digit_runs_are_found_alike_span_by_span_and_in_one_scan():
         [*short, 3, 4, 5],
         list(range(count)),
     ):
-        found = _long_digit_spans(data, spans, members)
+        found = long_digit_spans(data, spans, members)
         assert found[members].tolist() == whole[members].tolist()
         assert not np.delete(found, members).any()
 

@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 import explicit_audit as ea
 from explicit_audit._core import registry
 from explicit_audit.reading import collect
-from explicit_audit.reading.collect import build_kind
 from explicit_audit.reading.pipeline import sort_value
 from explicit_audit.reading.reader import read_exactly
 from explicit_audit.reading.sources import display_name, scan_sources
+from explicit_audit.reading.tables import build_kind
 
 SETTINGS = settings(
     max_examples=40,

@@ -329,15 +329,15 @@ def _lines(count: int, key_of_its_own, extra=None) -> bytes:
 )
 def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_its_own, many):
     """_many_fields on JSON Lines parses its windows together: same fields, same verdict."""
-    from explicit_audit.reading import columnar
+    from explicit_audit.reading import arrow_parse
 
     data = _lines(3_000, key_of_its_own)
-    windows = columnar._windows(data)
-    assert len(windows) == columnar._WINDOWS
-    parsed = columnar._windows_parsed(windows, None)
+    windows = arrow_parse._windows(data)
+    assert len(windows) == arrow_parse._WINDOWS
+    parsed = arrow_parse._windows_parsed(windows, None)
     found = None if parsed is None else parsed.names
     alone = [
-        set(columnar._parse(pa.py_buffer(window), None, multiline=True).column_names)
+        set(arrow_parse._parse(pa.py_buffer(window), None, multiline=True).column_names)
         for window in windows
     ]
     assert found is not None
@@ -349,20 +349,20 @@ def test_the_windows_parsed_in_one_call_judge_a_piece_as_one_call_each(key_of_it
         assert sorted(seen) == sorted(
             name for names in alone for name in names if own.fullmatch(name)
         )
-    together = columnar._many_fields(data, None, 256, multiline=False)
-    one_by_one = columnar._many_fields(data, None, 256, multiline=True)  # a call per window
+    together = arrow_parse._many_fields(data, None, 256, multiline=False)
+    one_by_one = arrow_parse._many_fields(data, None, 256, multiline=True)  # a call per window
     assert together == one_by_one == many
 
 
 def test_windows_whose_fields_change_type_are_parsed_one_by_one():
     """A field numeric in one window and text in another: no parse of them together."""
-    from explicit_audit.reading import columnar
+    from explicit_audit.reading import arrow_parse
 
     data = _lines(3_000, lambda index: False, lambda index: {"host": index if index < 9 else "h"})
-    windows = columnar._windows(data)
-    assert len(windows) == columnar._WINDOWS
-    assert columnar._windows_parsed(windows, None) is None
-    parsed = columnar._windows_parsed(windows[1:2] * 2, None)  # text in both
+    windows = arrow_parse._windows(data)
+    assert len(windows) == arrow_parse._WINDOWS
+    assert arrow_parse._windows_parsed(windows, None) is None
+    parsed = arrow_parse._windows_parsed(windows[1:2] * 2, None)  # text in both
     assert parsed is not None
     assert all("host" in names for names, _ in parsed.names)
 
@@ -375,7 +375,7 @@ def test_fields_the_windows_show_are_declared_from_their_one_parse(
     ISO-looking logger text is read as text (then typed as times, as on every path), on the
     columnar path, with no parse of the first bytes of its own; a field first written past
     the head window, then in several windows, is declared too."""
-    from explicit_audit.reading import columnar
+    from explicit_audit.reading import arrow_parse
 
     def stamps(index: int) -> dict:
         if index < from_line:
@@ -385,13 +385,13 @@ def test_fields_the_windows_show_are_declared_from_their_one_parse(
     path = tmp_path / "stamped.jsonl"
     path.write_bytes(_lines(3_000, lambda index: False, stamps))
     heads = []
-    declared = columnar._declared
+    declared = arrow_parse._declared
 
     def spy(first_value, sample, schema, windows=None):
         heads.append(windows is None)
         return declared(first_value, sample, schema, windows)
 
-    monkeypatch.setattr(columnar, "_declared", spy)
+    monkeypatch.setattr(arrow_parse, "_declared", spy)
     assert rows_by_path(path) == {"columnar": 3_000, "exact": 0}
     assert heads and not any(heads)  # every piece's sample was its windows
     receipts = ea.load(path, progress=False).receipts
@@ -404,8 +404,9 @@ def test_a_piece_of_lines_each_with_a_key_of_its_own_is_refused_before_the_parse
     """The fields declared from the windows' parse leave out a key seen in one later window:
     such keys are still counted, and a piece of a key of its own per line is never parsed
     whole (Arrow would build as many columns as lines)."""
-    from explicit_audit.reading import columnar
-    from explicit_audit.reading.columnar import TooManyFields, parse_piece
+    from explicit_audit.reading import arrow_parse
+    from explicit_audit.reading.arrow_parse import parse_piece
+    from explicit_audit.reading.columnar import Refused
     from explicit_audit.receipts._arrow import BARE_LINE
 
     def parsed(data: bytes):
@@ -416,9 +417,8 @@ def test_a_piece_of_lines_each_with_a_key_of_its_own_is_refused_before_the_parse
         )
 
     data = _lines(3_000, lambda index: True)
-    assert columnar._windows_of(data, BARE_LINE) is not None  # the one parse both read
-    with pytest.raises(TooManyFields):
-        parsed(data)
+    assert arrow_parse._windows_of(data, BARE_LINE) is not None  # the one parse both read
+    assert parsed(data) is Refused.TOO_MANY_FIELDS
     # Clean lines of the same records are parsed, with their plain fields declared.
     piece = parsed(_lines(3_000, lambda index: False))
     assert piece.table.num_rows == 3_000

@@ -8,7 +8,8 @@ with one call (:func:`explicit_audit._core.registry.register`):
 
 - how it reads: a shape test that claims a parsed value, and a builder that
   turns the claimed values into the kind's tables plus the values that do
-  not fit (and, optionally, a columnar path);
+  not fit (how the reading engine may read it faster is its own
+  :class:`~explicit_audit.reading.fast.FastPath`, never needed);
 - its tables (:class:`Table`): what one row is, and the columns that hold a
   row label of another table;
 - its checks (:class:`Checker`): the tables and documents they read, the
@@ -43,7 +44,6 @@ __all__ = [
     "RecordKind",
     "Rejection",
     "Table",
-    "blame_cut",
     "excerpt",
     "lone_surrogate",
     "segment_values",
@@ -98,19 +98,6 @@ class Rejection:
     kind: str
     reason: str
     raw: str
-
-
-def blame_cut(last: Rejection, problems: list[Rejection]) -> Rejection:
-    """The last value rejected, when the data ends inside it, as the cut that ended it.
-
-    A gzip stream (or a file) cut short leaves one file-level problem (line
-    0) and, when the cut falls inside a value, that value rejected as bad
-    JSON. Say why once: the value's rejection takes the cut's reason, and the
-    file-level problem is removed from ``problems``.
-    """
-    cut = next(p for p in problems if p.source_line == 0 and p.kind == "file")
-    problems.remove(cut)
-    return Rejection(last.source_file, last.source_line, "file", cut.reason, last.raw)
 
 
 @dataclass(slots=True)
@@ -275,20 +262,6 @@ class RecordKind:
         come in any order, and the builder puts the rows in file order
         (by ``source_line``). A value that is claimed but does not fit goes to
         ``rejected``; nothing is dropped.
-    layout : callable, optional
-        ``layout(value) -> str``: the line layout of a value this kind claims
-        (``"bare"``, ``"wrapped"``, ...), for grouping values in bulk.
-    columnar : callable, optional
-        ``columnar(layout, first_value) -> (schema, convert) | None``: the
-        columnar path for values of one layout, given the bytes of the first:
-        the Arrow schema expected of a value and ``convert(piece) ->
-        ColumnarPart``, which raises
-        :class:`~explicit_audit.reading.columnar.NotClean` for anything it is
-        not sure of (those values are then read exactly). None where the
-        layout has no columnar path. A
-        :class:`~explicit_audit.reading.columnar.ColumnarReader` may add a
-        ``beside`` step: the kind's own pass over the piece's bytes, run
-        while Arrow parses them.
     checks : tuple of Checker, optional
         How its tables are checked by :func:`~explicit_audit.verify_all`.
     documents : Documents, optional
@@ -314,36 +287,24 @@ class RecordKind:
         as, for its keys; None for a value no shape declares (its keys are
         then not noted). By default the shape that fits best
         (:func:`explicit_audit._core.keys.shape_of`).
-    bulk : callable, optional
-        ``bulk(values, texts, lines, source_file, guard) -> (part, refused)``:
-        for a group of spans the columnar path refused whole (one odd record
-        among many), rows built record by record from values parsed in bulk
-        (orjson over the group), so that only the records it refuses are
-        read value by value.
-        ``values`` are the parsed values of spans this kind claims (in file
-        order), ``texts`` their bytes, ``lines`` their lines; ``guard(text)``
-        says whether a text may hold what orjson does not read exactly (an
-        integer beyond 64 bits, a nesting deeper than the limit). It returns
-        a :class:`~explicit_audit.reading.columnar.ColumnarPart` (emitted as
-        ``("part", part)``) or None, and the positions it refuses, which are
-        read exactly. A value
-        is taken only when the exact path would load the very same row with
-        no key note.
+    fast : FastPath, optional
+        How the reading engine reads the kind fast
+        (:class:`explicit_audit.reading.fast.FastPath`: its values parsed in
+        bulk into Arrow columns). Left out, the kind is read value by value,
+        with the same rows: a plug-in never has to set it.
     """
 
     name: str
     tables: tuple[Table, ...]
     matches: Callable[[Any], bool]
     build: Callable[[Sequence[tuple[str, Any]]], KindTables]
-    layout: Callable[[Any], str] | None = None
-    columnar: Callable[[str, bytes], Any] | None = None
     checks: tuple[Checker, ...] = ()
     documents: Documents | None = None
     loaded: Callable[[KindTables], pd.DataFrame] | None = None
     order: int = 1000
     shapes: tuple[Any, ...] = ()
     shape_of: Callable[[Any], Any] | None = None
-    bulk: Callable[..., tuple[Any, list[int]]] | None = None
+    fast: Any = None
 
     def __post_init__(self) -> None:
         tables = tuple(Table(t) if isinstance(t, str) else t for t in self.tables)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -274,20 +274,13 @@ def replaced(replacements: Sequence[RecordKind]) -> Iterator[None]:
         _KINDS.update(saved)
 
 
-#: What loads some kinds' tables: set by :mod:`explicit_audit.audit`, which
-#: sits above the kinds; the per-kind loaders of the kinds' packages call it.
-_TABLE_LOADER: dict[str, Callable[..., Any]] = {}
-
-
-def use_table_loader(loader: Callable[..., Any]) -> None:
-    """Set the function behind :func:`load_tables` (the kit's own loader)."""
-    _TABLE_LOADER["load"] = loader
-
-
 def load_tables(source: Any, kind_name: str, **options: Any) -> dict[str, Any]:
     """The tables of one kind from ``source``, loaded with ``ea.load``'s options.
 
     What every per-kind loader (``ea.load_plans``, ...) calls: values of other
-    kinds are recognised and skipped.
+    kinds are recognised and skipped. The kit's loader
+    (:func:`explicit_audit.loading.load_tables`) sits above the kinds, so it
+    is asked for by name, when a kind's tables are first loaded.
     """
-    return _TABLE_LOADER["load"](source, kind(kind_name), **options)
+    loading = importlib.import_module("explicit_audit.loading")
+    return loading.load_tables(source, kind(kind_name), **options)

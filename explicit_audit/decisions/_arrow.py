@@ -27,6 +27,7 @@ from ..reading.columnar import (
     key_order,
     not_finite,
     order_like,
+    refusing,
     scalar_lists,
 )
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
@@ -147,7 +148,7 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for decisions of one layout (see ``RecordKind.columnar``).
+    """The columnar path for decisions of one layout (see ``FastPath.columnar``).
 
     Parameters
     ----------
@@ -160,7 +161,7 @@ def columnar(layout_name: str, first_value: bytes):
     -------
     (pyarrow.Schema, callable)
         The schema expected of a record, and ``convert(piece) -> ColumnarPart``,
-        which raises :class:`~explicit_audit.reading.columnar.NotClean` unless
+        which refuses (:attr:`~explicit_audit.reading.columnar.Refused.NOT_CLEAN`) unless
         every field of every record is present, not null and valid (the exact
         path then names the problem).
     """
@@ -170,4 +171,4 @@ def columnar(layout_name: str, first_value: bytes):
     def convert(piece: JsonlPiece) -> ColumnarPart:
         return ColumnarPart(*_piece(piece, nested, first_keys))
 
-    return (NESTED_LINE if nested else FLAT_LINE), convert
+    return (NESTED_LINE if nested else FLAT_LINE), refusing(convert)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .._core.records import Check, Checker, Documents, RecordKind, Rejection, Table
 from .._core.registry import register
 from ..errors import PolicyError
+from ..reading.fast import FastPath
 from ._arrow import columnar, layout
 from .checks import RULES, decision_findings
 from .loader import NAME, build_tables, matches
@@ -52,8 +53,7 @@ KIND = register(
         matches=matches,
         shapes=SHAPES,
         build=build_tables,
-        layout=layout,
-        columnar=columnar,
+        fast=FastPath(layout=layout, columnar=columnar),
         documents=Documents(
             name="policies",
             kind="policies",

@@ -23,13 +23,19 @@ import pandas as pd
 from .._core.key_table import concat_keys, keys_frame
 from .._core.records import RecordKind, Rejection
 from ..errors import InputError
-from ..reading import collect
 from ..reading.byte_ranges import count_lines
-from ..reading.collect import Reading, build_kind
+from ..reading.collect import Reading
 from ..reading.content import file_digest
 from ..reading.gc_pause import cyclic_gc_paused
 from ..reading.limits import Limits
 from ..reading.sources import CANNOT_READ
+from ..reading.tables import (
+    build_kind,
+    in_file_order,
+    loaded_counts,
+    rejected_frame,
+    sources_frame,
+)
 from .accounting import RejectionTally
 from .conform import SampleError, Where, conform
 from .parts import Part, read_part
@@ -101,11 +107,11 @@ def _build(
             rejections.extend(built.rejected)
         reading.segments.clear()
     if strict:
-        found = collect.in_file_order([*reading.rejections, *rejections], part.names)
+        found = in_file_order([*reading.rejections, *rejections], part.names)
         if found:
             first = found[0]
             raise InputError(first.source_file, first.source_line or None, first.reason)
-    return _Built(tables, reading, rejections, collect.loaded_counts(main), keys_frame(notes))
+    return _Built(tables, reading, rejections, loaded_counts(main), keys_frame(notes))
 
 
 def _lengths(built: _Built) -> dict[str, int]:
@@ -204,10 +210,10 @@ def _finish(
         reading.reject(rejection)
     _hash_split_files(reading, split)
     rejections = [*reading.rejections, *tally.built, *policy_rejections, *reading.overflow_rows()]
-    rejected = collect.rejected_frame(collect.in_file_order(rejections, files))
+    rejected = rejected_frame(in_file_order(rejections, files))
     reading.files = list(files)
     reading.count_policy_files()
-    sources = collect.sources_frame(reading, tally.loaded, loaded_files, rejected)
+    sources = sources_frame(reading, tally.loaded, loaded_files, rejected)
     return rejected, sources, concat_keys(tally.keys, files)
 
 

@@ -36,17 +36,15 @@ from .._core.columns import EXTRA_JSON
 from .._core.key_table import keys_frame
 from .._core.records import Documents, RecordKind, Rejection
 from ..errors import InputError
-from ..reading.collect import (
-    Reading,
+from ..reading.collect import Reading, list_sources, read_files
+from ..reading.limits import Limits
+from ..reading.remote import has_remote, list_remote, local_source, read_url
+from ..reading.tables import (
     build_kind,
-    list_sources,
-    read_files,
     rejected_frame,
     sources_frame,
     warn_extra_json,
 )
-from ..reading.limits import Limits
-from ..reading.remote import has_remote, list_remote, local_source, read_url
 from .conform import EXTRA_JSON_AFTER, FILE_RANKS, empty_meta
 from .graph import Graph
 from .parts import (

@@ -27,8 +27,9 @@ from pathlib import Path
 from .._core.records import RecordKind, Rejection
 from ..reading.batches import SMALL_FILE_BYTES
 from ..reading.byte_ranges import nominal_ranges
-from ..reading.collect import Reading, read_bytes, read_file, read_files, read_lines_range
+from ..reading.collect import Reading, read_files
 from ..reading.limits import Limits
+from ..reading.reader import read_bytes, read_file, read_lines_range
 from ..reading.remote import RemoteFile, read_url
 from ..reading.sources import display_name, is_gzip_name, is_jsonl_name
 

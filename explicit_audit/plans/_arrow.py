@@ -13,7 +13,7 @@ a key written ``null`` as it reads a key left out; the two differ for the
 plan (``"mt": null`` is no shape a producer writes), so every record whose
 bytes hold a ``null`` is parsed again to tell them apart. Each plan's text
 is its bytes in the record (:func:`~explicit_audit.reading.member_text.member_texts`).
-Anything else raises :class:`~explicit_audit.reading.columnar.NotClean`: the
+Anything else is refused (:attr:`~explicit_audit.reading.columnar.Refused.NOT_CLEAN`): the
 piece is then read record by record in bulk (:mod:`explicit_audit.plans._bulk`),
 and what that refuses value by value, where each problem is named.
 """
@@ -37,6 +37,7 @@ from ..reading.columnar import (
     NotClean,
     key_order,
     order_like,
+    refusing,
     scalar_frame,
 )
 from ..reading.member_text import member_texts
@@ -102,13 +103,13 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for plan records (see ``RecordKind.columnar``).
+    """The columnar path for plan records (see ``FastPath.columnar``).
 
     Returns
     -------
     ColumnarReader
-        :data:`LINE`; ``convert(piece) -> ColumnarPart``, which raises
-        :class:`~explicit_audit.reading.columnar.NotClean` unless every record
+        :data:`LINE`; ``convert(piece) -> ColumnarPart``, which refuses
+        (:attr:`~explicit_audit.reading.columnar.Refused.NOT_CLEAN`) unless every record
         of the piece is written as producers write it; and, as its ``beside``
         step, :func:`plan_bytes`, which finds each plan's text and the records
         holding a ``null`` while Arrow parses the piece.
@@ -118,7 +119,7 @@ def columnar(layout_name: str, first_value: bytes):
     def convert(piece: JsonlPiece) -> ColumnarPart:
         return _piece(piece, first_keys)
 
-    return ColumnarReader(LINE, convert, beside=plan_bytes)
+    return ColumnarReader(LINE, refusing(convert), beside=plan_bytes)
 
 
 def plan_bytes(

@@ -3,7 +3,7 @@
 The columnar path (:mod:`explicit_audit.plans._arrow`) takes a piece whole or
 not at all: one record with ``top_k: "8"`` makes Arrow refuse every record
 around it. The reading core then parses the piece's spans with orjson in one
-pass and hands the plans kind the values it claims (:attr:`RecordKind.bulk`).
+pass and hands the plans kind the values it claims (``FastPath.bulk``).
 :func:`read_bulk` takes each record written as producers write it, as the
 row the exact path builds for it (:func:`~explicit_audit.plans.loader._producer_row`),
 and refuses, for the exact path to read value by value, every record whose

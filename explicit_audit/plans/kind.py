@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
+from ..reading.fast import FastPath
 from ._arrow import columnar, layout
 from ._bulk import read_bulk
 from .checks import RULES, plan_findings
@@ -20,9 +21,7 @@ KIND = register(
         shapes=SHAPES,
         shape_of=shape_of,
         build=build_tables,
-        layout=layout,
-        columnar=columnar,
-        bulk=read_bulk,
+        fast=FastPath(layout=layout, columnar=columnar, bulk=read_bulk),
         checks=(
             Checker(
                 run=plan_findings,

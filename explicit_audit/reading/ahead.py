@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-__all__ = ["Relay", "read_ahead"]
+__all__ = ["Relay", "read_ahead", "relayed"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -154,3 +154,16 @@ class Relay:
             total += self._counts.popleft()
         if total:
             self.target(total)
+
+
+def relayed(on_bytes: Callable[[int], None] | None, limits) -> Callable[[int], None] | None:
+    """``on_bytes`` as a file reader takes it: a :class:`Relay` where a second thread reads.
+
+    The bytes read ahead in the second thread (:func:`read_ahead`, with
+    ``limits.max_threads`` of 2 or more) move the progress bar from the
+    caller's thread (a widget in Jupyter), as
+    :func:`~explicit_audit.reading.collect.read_with` flushes the relay.
+    """
+    if on_bytes is None or limits.max_threads < 2 or isinstance(on_bytes, Relay):
+        return on_bytes
+    return Relay(on_bytes)

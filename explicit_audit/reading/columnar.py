@@ -1,18 +1,18 @@
-"""The columnar path: clean spans of JSON objects parsed by pyarrow, in bulk.
+"""The columnar path's contract with the kinds: a parsed piece in, a part of rows out.
 
-pyarrow's JSON reader parses objects into Arrow columns in C++, many times
-faster than parsing value by value. The splitter
-(:mod:`explicit_audit.reading.spans`) hands over the spans it found clean, with
-their lines; the rows must come back one per span, or the caller splits the
-spans and tries again, down to single spans, which go to the exact path.
-Each record kind converts a parsed table into its normal layout, refusing
-(:class:`NotClean`) anything it is not sure of, so that a value is loaded by
-this path only when the exact path would load it the same way.
+Clean spans parsed by pyarrow (:mod:`explicit_audit.reading.arrow_parse`)
+come as a :class:`JsonlPiece`; each record kind's :class:`ColumnarReader`
+converts it into its normal layout (a :class:`ColumnarPart`), refusing
+(:attr:`Refused.NOT_CLEAN`) anything it is not sure of, so that a value is
+loaded by this path only when the exact path would load it the same way.
+A refusal is a value returned, never raised. The helpers a converter is
+made of, and the join of a kind's parts in file order
+(:func:`in_file_order`, :func:`frame_from_parts`), are here too.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -22,39 +22,42 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pa_json
 
 __all__ = [
+    "SCALAR_TYPES",
     "ColumnarPart",
     "ColumnarReader",
     "JsonlPiece",
     "NotClean",
-    "TooManyFields",
+    "Refused",
     "in_file_order",
     "key_order",
     "not_finite",
     "order_like",
-    "parse_piece",
+    "refusing",
     "scalar_frame",
     "scalar_lists",
     "string_series",
 ]
 
-_BLOCK_SIZE = 1 << 20
-_SNIFF_BYTES = 1 << 18
+
+class Refused(enum.Enum):
+    """Why the columnar path did not take a group of spans: returned, never raised."""
+
+    NOT_CLEAN = "not clean"
+    """Not clean JSON of the expected shape: the group is halved, or read value by value."""
+    TOO_MANY_FIELDS = "too many fields"
+    """The values hold more extra fields than ``max_extra_columns``: the keys past
+    the limit are set apart from the bytes and the rest parsed
+    (:mod:`explicit_audit.reading.wide_keys`); where they cannot be, the values
+    are read one by one, which keeps the fields past the limit as JSON text per row."""
 
 
 class NotClean(Exception):
-    """The file is not clean JSON Lines of the expected shape: read it value by value."""
+    """Raised by a check a kind's conversion makes (:func:`scalar_frame`, ...).
 
-
-class TooManyFields(NotClean):
-    """The values hold more extra fields than ``max_extra_columns``.
-
-    The caller sets the keys past the limit apart from the bytes and parses
-    the rest (:mod:`explicit_audit.reading.wide_keys`); where it cannot, the
-    values are read one by one, which keeps the fields past the limit as JSON
-    text per row.
+    Within a kind's ``convert`` only: the converter turns it into the
+    :attr:`Refused.NOT_CLEAN` it returns.
     """
 
 
@@ -87,211 +90,39 @@ class JsonlPiece:
     (see :class:`ColumnarReader`); None for a reader without one."""
 
 
+def refusing(
+    convert: Callable[[JsonlPiece], ColumnarPart],
+) -> Callable[[JsonlPiece], ColumnarPart | Refused]:
+    """A kind's ``convert`` whose checks raise :class:`NotClean`, returning the refusal instead.
+
+    The contract of :attr:`ColumnarReader.convert`: a refused piece is a value.
+    """
+
+    def converted(piece: JsonlPiece) -> ColumnarPart | Refused:
+        try:
+            return convert(piece)
+        except NotClean:
+            return Refused.NOT_CLEAN
+
+    return converted
+
+
 class ColumnarReader(NamedTuple):
-    """A kind's columnar path for values of one layout (``RecordKind.columnar``).
+    """A kind's columnar path for values of one layout (``FastPath.columnar``).
 
     A plain ``(schema, convert)`` pair is one with no ``beside`` step.
     """
 
     schema: pa.Schema | None
     """The Arrow schema expected of a value."""
-    convert: Callable[[JsonlPiece], ColumnarPart]
-    """``convert(piece) -> ColumnarPart``; raises :class:`NotClean` for anything
-    it is not sure of."""
+    convert: Callable[[JsonlPiece], ColumnarPart | Refused]
+    """``convert(piece) -> ColumnarPart``, or :attr:`Refused.NOT_CLEAN` for a
+    piece holding anything it is not sure of."""
     beside: Callable[[bytes, np.ndarray, int], Any] | None = None
     """``beside(data, starts, threads) -> found``: work on a piece's bytes alone
     (``starts``: where each value starts), run while Arrow parses them, each
     on one core where there are two; ``convert`` finds it in
     ``piece.found_beside``."""
-
-
-def _parse(
-    data: pa.Buffer, schema: pa.Schema | None, multiline: bool = False, threads: bool = True
-) -> pa.Table:
-    # Blocks of whole lines are parsed in parallel. Values that run over
-    # several lines are parsed as one block: pyarrow then need not search for
-    # value ends between them.
-    block = max(_BLOCK_SIZE, data.size + 1) if multiline else _BLOCK_SIZE
-    return pa_json.read_json(
-        pa.BufferReader(data),
-        read_options=pa_json.ReadOptions(block_size=block, use_threads=threads),
-        parse_options=pa_json.ParseOptions(explicit_schema=schema, newlines_in_values=multiline),
-        # The system allocator hands parse buffers back at once, so that peak
-        # memory stays close to what the caller keeps.
-        memory_pool=pa.system_memory_pool(),
-    )
-
-
-def _declared(
-    first_value: bytes, sample: bytes, schema: pa.Schema | None, windows: _Windows | None = None
-) -> pa.Schema | None:
-    """The caller's schema, plus the plain top-level fields a sample of the values shows.
-
-    Declaring them saves pyarrow from guessing every string's type in every
-    block (it tries each as a timestamp), and keeps ISO-looking strings as
-    written instead of as timestamps: an audit reads them as written. A
-    field first seen after the sample and read as a timestamp is refused by
-    :func:`_check_scalar`, and those rows are read value by value. The sample
-    is the ``windows`` parsed for :func:`_many_fields` where there are such,
-    else the first :data:`_SNIFF_BYTES` of the bytes. Of the windows, the
-    fields holding a value in the first or in two or more are declared: a key
-    seen in one later window only may be a key of its own per line, which
-    :func:`_many_fields` must still count.
-    """
-    if windows is not None:
-        seen = Counter(name for names, _ in windows.names for name in names)
-        chosen = windows.names[0][0].union(name for name, count in seen.items() if count > 1)
-        sample_fields = [field for field in windows.table.schema if field.name in chosen]
-    else:
-        head = sample[: _SNIFF_BYTES + 1]
-        if len(head) > _SNIFF_BYTES:
-            head = head[: head.rfind(b"\n", 0, _SNIFF_BYTES) + 1] or first_value
-        try:
-            sample_table = _parse(pa.py_buffer(head), schema, multiline=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            sample_table = _parse(pa.py_buffer(first_value), schema, multiline=True)
-        sample_fields = list(sample_table.schema)
-    known = set(schema.names) if schema is not None else set()
-    added = []
-    for field in sample_fields:
-        if field.name in known:
-            continue
-        temporal = pa.types.is_temporal(field.type)
-        if temporal or any(is_(field.type) for is_ in _SCALAR):
-            added.append(pa.field(field.name, pa.string() if temporal else field.type))
-    if not added:
-        return schema
-    return pa.schema([*(schema or []), *added])
-
-
-#: Windows of a piece parsed to judge how many fields it holds (see _many_fields).
-_WINDOWS = 4
-_WINDOW_BYTES = 1 << 16
-
-
-def _many_fields(
-    data: bytes,
-    schema: pa.Schema | None,
-    limit: int,
-    multiline: bool = True,
-    parsed: _Windows | None = None,
-) -> bool:
-    """Whether the spans seem to hold more than ``limit`` top-level fields ``schema`` lacks.
-
-    A few windows spread over the bytes are parsed. A field seen in one
-    window only is counted as a field that grows with the bytes (lines each
-    with a key of their own): scaled by the bytes not looked at. Arrow parses
-    N lines of N fields into N columns of N rows each, which takes minutes
-    and gigabytes; refused, the fields past ``max_extra_columns`` are set
-    apart from the bytes and kept as one column of JSON text
-    (:mod:`explicit_audit.reading.wide_keys`), or the values read one by one.
-    The windows of JSON Lines (``multiline`` false: one object per line) are
-    parsed in one call (:func:`_windows_of`, passed as ``parsed`` where
-    the caller has them), others one call each.
-    """
-    if len(data) <= _WINDOW_BYTES:
-        return False  # Arrow's table of so few bytes is small, whatever their fields
-    windows = _windows(data) if parsed is None else parsed.windows
-    known = set(schema.names) if schema is not None else set()
-    if parsed is None and not multiline:
-        parsed = _windows_parsed(windows, None)
-    found = None if parsed is None else parsed.names
-    if found is None:
-        found = []
-        for window in windows:
-            try:
-                names = _parse(pa.py_buffer(window), None, multiline=True).schema.names
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                continue  # the whole parse says what is wrong
-            found.append((set(names), len(window)))
-    seen: dict[str, int] = {}
-    looked = 0
-    for names, size in found:
-        looked += size
-        for name in names - known:
-            seen[name] = seen.get(name, 0) + 1
-    if not looked:
-        return False
-    once = sum(1 for count in seen.values() if count == 1)
-    grown = once * max(1.0, len(data) / looked) if len(windows) > 1 else once
-    return (len(seen) - once) + grown > limit
-
-
-def _windows(data: bytes) -> list[bytes]:
-    """The windows of whole lines :func:`_many_fields` parses: the bytes, or a few spread over."""
-    if len(data) <= _WINDOW_BYTES * (_WINDOWS + 1):
-        return [data]
-    step = len(data) // _WINDOWS
-    windows = []
-    for index in range(_WINDOWS):
-        start = data.find(b"\n", index * step) + 1 if index else 0
-        end = data.rfind(b"\n", start, start + _WINDOW_BYTES) + 1
-        if start and end > start:
-            windows.append(data[start:end])
-        elif not index:
-            windows.append(data[: data.rfind(b"\n", 0, _WINDOW_BYTES) + 1] or data)
-    return windows
-
-
-class _Windows(NamedTuple):
-    """Windows of whole lines of JSON Lines (see :func:`_windows`), parsed in one call."""
-
-    windows: list[bytes]
-    table: pa.Table
-    names: list[tuple[set[str], int]]
-    """Per window, the fields holding a value there, and its size (:func:`_names_per_window`)."""
-
-
-def _windows_of(data: bytes, schema: pa.Schema | None) -> _Windows | None:
-    """The windows :func:`_many_fields` looks at in JSON Lines, parsed together in one call.
-
-    One call (each costs about a millisecond however few its bytes) gives
-    both what :func:`_many_fields` counts and the sample :func:`_declared`
-    declares fields from. None when the bytes are too few for windows (see
-    :func:`_windows_parsed` for the others).
-    """
-    return None if len(data) <= _WINDOW_BYTES else _windows_parsed(_windows(data), schema)
-
-
-def _windows_parsed(windows: list[bytes], schema: pa.Schema | None) -> _Windows | None:
-    """Windows of whole lines, one object each, parsed in one call.
-
-    None when there is one window, or the parse fails or gives other rows
-    than lines (each window is then parsed alone, and the sample is the
-    first bytes).
-    """
-    if len(windows) < 2 or not all(window.endswith(b"\n") for window in windows):
-        return None
-    rows = [window.count(b"\n") for window in windows]
-    try:
-        table = _parse(pa.py_buffer(b"".join(windows)), schema, multiline=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None
-    if table.num_rows != sum(rows) or not all(rows):
-        return None
-    return _Windows(windows, table, _names_per_window(windows, rows, table))
-
-
-def _names_per_window(
-    windows: list[bytes], rows: list[int], table: pa.Table
-) -> list[tuple[set[str], int]]:
-    """Per window, one object per line, the fields holding a value there; its size.
-
-    Each field is placed in the windows whose rows hold a value of it (Arrow
-    does not tell a null from a missing key: a field written null is seen in
-    fewer windows, which counts it as growing with the bytes, as
-    :func:`_many_fields` counts a field seen once). ``rows``: each window's lines.
-    """
-    firsts = np.cumsum([0, *rows[:-1]])
-    names: list[set[str]] = [set() for _ in windows]
-    for name, column in zip(table.column_names, table.columns, strict=True):
-        held = pc.is_valid(column).to_numpy(zero_copy_only=False)
-        # A field that is null wherever it is written (a key of its own per line, null)
-        # counts as seen in one window: the most it may grow by, never less.
-        windows_held = np.flatnonzero(np.add.reduceat(held, firsts)).tolist() or [0]
-        for index in windows_held:
-            names[index].add(name)
-    return [(found, len(window)) for found, window in zip(names, windows, strict=True)]
 
 
 def not_finite(column: pa.ChunkedArray | pa.Array) -> bool:
@@ -302,73 +133,6 @@ def not_finite(column: pa.ChunkedArray | pa.Array) -> bool:
     keeps with this, and sends a file that has one to the exact path.
     """
     return not pc.all(pc.is_finite(column), min_count=0).as_py()
-
-
-def parse_piece(
-    data: bytes,
-    lines: np.ndarray,
-    source_file: str,
-    schema: pa.Schema | None,
-    first_value: bytes,
-    *,
-    multiline: bool,
-    max_fields: int | None = None,
-    threads: bool = True,
-    starts: np.ndarray | None = None,
-) -> JsonlPiece:
-    """Parse JSON objects, one per span, into an Arrow table with their lines.
-
-    Parameters
-    ----------
-    data : bytes
-        The spans' bytes, one after another (white space between them).
-    lines : ndarray of int64
-        The file line each span starts on; one row is expected per span.
-    source_file : str
-    schema : pyarrow.Schema, optional
-        Types of the fields the caller knows; other fields are inferred.
-    first_value : bytes
-        The first span, whose plain top-level fields are declared too
-        (see :func:`_declared`).
-    multiline : bool
-        Whether values may span lines (pretty-printed ``.json``).
-    max_fields : int, optional
-        Refuse, before parsing, spans that look like they hold more top-level
-        fields than ``schema`` declares plus this many (``max_extra_columns``;
-        see :func:`_many_fields`): Arrow's table would be as wide as they are.
-    threads : bool, default True
-        Whether pyarrow parses blocks of lines in its thread pool.
-    starts : ndarray of int64, optional
-        Where each span starts in ``data``, kept in the piece with ``data``.
-
-    Returns
-    -------
-    JsonlPiece
-
-    Raises
-    ------
-    NotClean
-        When pyarrow cannot read the bytes, the values do not fit ``schema``,
-        or the rows are not one per span: the caller then splits the spans
-        or reads them value by value. (NaN and Infinity never reach here:
-        the splitter sends any span holding them to the exact path.)
-    """
-    try:
-        # JSON Lines windows parsed once: the sample fields are declared from, and
-        # what the count of fields looks at.
-        windows = None if multiline or max_fields is None else _windows_of(data, schema)
-        declared = _declared(first_value, data, schema, windows)
-        if max_fields is not None and _many_fields(data, declared, max_fields, multiline, windows):
-            raise TooManyFields
-        table = _parse(pa.py_buffer(data), declared, multiline, threads)
-        # Structure only: pyarrow does not check the UTF-8 of what it parses, and
-        # clean spans hold only UTF-8 (:mod:`explicit_audit.reading.spans` checks it).
-        table.validate()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
-        raise NotClean from exc
-    if table.num_rows != len(lines):
-        raise NotClean
-    return JsonlPiece(source_file, table, lines, data, starts)
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)
@@ -398,7 +162,8 @@ def order_like(names: list[str], first_keys: dict) -> list[str]:
     return sorted(names, key=lambda name: position.get(name, len(position)))
 
 
-_SCALAR = (pa.types.is_string, pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
+#: The Arrow types of a scalar column, as tests of a type.
+SCALAR_TYPES = (pa.types.is_string, pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
 
 
 def _check_scalar(column: pa.ChunkedArray) -> None:
@@ -411,7 +176,7 @@ def _check_scalar(column: pa.ChunkedArray) -> None:
     integer literal Arrow read as a float). Each raises :class:`NotClean`.
     """
     type_ = column.type
-    if not (pa.types.is_null(type_) or any(is_(type_) for is_ in _SCALAR)):
+    if not (pa.types.is_null(type_) or any(is_(type_) for is_ in SCALAR_TYPES)):
         raise NotClean
     if pa.types.is_floating(type_) and (not_finite(column) or _maybe_long_integer(column)):
         raise NotClean

@@ -1,23 +1,24 @@
 """The options of every loader, declared once: :class:`LoadOptions`.
 
 ``ea.load`` and every per-kind loader (``ea.load_plans``, ...) take these
-keywords after the source, and nothing else; :func:`resolved` gives each its
-default.
+keywords after the source, and nothing else; :func:`resolved` checks them
+once and gives each its default, as one typed :class:`Options` the load
+reads from then on.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
 from .._core.engine import reads_lazily
 from .._core.extras import require
 from .._core.progress import wanted
 from ..errors import AuditError
-from .limits import Limits, limits_from
+from .limits import DEFAULT_LIMITS, Limits, limits_from
 
-__all__ = ["ENGINES", "LoadOptions", "resolved"]
+__all__ = ["ENGINES", "LoadOptions", "Options", "resolved"]
 
 #: The engines a load can run on.
 ENGINES = ("pandas", "dask")
@@ -90,22 +91,29 @@ class LoadOptions(TypedDict, total=False):
     storage_options: dict | None
 
 
-_DEFAULTS: dict[str, Any] = {
-    "strict": False,
-    "strict_keys": False,
-    "progress": None,
-    "limits": None,
-    "engine": "pandas",
-    "blocksize": None,
-    "sample_bytes": None,
-    "cache": None,
-    "threads": None,
-    "storage_options": None,
-}
+@dataclass(frozen=True)
+class Options:
+    """A load's options, checked, with every default filled in (:func:`resolved`).
+
+    As :class:`LoadOptions` says of each, but for ``progress``, decided
+    (:func:`~explicit_audit._core.progress.wanted`), and ``limits``, a
+    :class:`~explicit_audit.reading.limits.Limits` that holds ``threads``
+    as its ``max_threads``.
+    """
+
+    strict: bool = False
+    strict_keys: bool = False
+    progress: bool = False
+    limits: Limits = DEFAULT_LIMITS
+    engine: str = "pandas"
+    blocksize: int | None = None
+    sample_bytes: int | None = None
+    cache: str | os.PathLike | None = None
+    storage_options: dict | None = None
 
 
-def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
-    """``options`` with every default filled in; a ``TypeError`` for an unknown keyword.
+def resolved(options: dict[str, Any], what: str = "load") -> Options:
+    """The keywords a loader was given (``**options``) as one :class:`Options`.
 
     Raises
     ------
@@ -114,23 +122,23 @@ def resolved(options: dict[str, Any], what: str = "load") -> dict[str, Any]:
     AuditError
         For an engine that is not one of :data:`ENGINES`.
     """
-    unknown = sorted(set(options) - set(_DEFAULTS))
+    unknown = sorted(set(options) - set(LoadOptions.__annotations__))
     if unknown:
         raise TypeError(f"{what}() got an unexpected keyword argument {unknown[0]!r}")
-    found = {**_DEFAULTS, **options}
-    found["progress"] = wanted(found["progress"])
-    found["limits"] = limits_from(found["limits"])
-    if found["threads"] is not None:
-        found["limits"] = replace(found["limits"], max_threads=found["threads"])
-    if found["engine"] not in ENGINES:
-        raise AuditError(f"unknown engine {found['engine']!r}; choose one of {', '.join(ENGINES)}")
-    if reads_lazily(found["engine"]):
-        if found["cache"] is not None:
+    given = {name: value for name, value in options.items() if name != "threads"}
+    limits = limits_from(options.get("limits"))
+    if options.get("threads") is not None:
+        limits = replace(limits, max_threads=options["threads"])
+    found = Options(**{**given, "progress": wanted(options.get("progress")), "limits": limits})
+    if found.engine not in ENGINES:
+        raise AuditError(f"unknown engine {found.engine!r}; choose one of {', '.join(ENGINES)}")
+    if reads_lazily(found.engine):
+        if found.cache is not None:
             raise AuditError(
                 'cache= keeps in-memory tables: use it with engine="pandas" (a Dask load '
                 "reads its partitions when computed)"
             )
-        if found["storage_options"] is not None:
+        if found.storage_options is not None:
             raise AuditError(
                 'storage_options= is for engine="pandas": a Dask load\'s workers open each URL '
                 "with the credentials of their own environment (none travels in the task graph)"

@@ -1,5 +1,8 @@
-"""The reading core's front door: what a file holds, read value by value.
+"""One file's front doors: what it holds read value by value, or loaded as a source's files are.
 
+:func:`read_file`, :func:`read_bytes` and :func:`read_lines_range` read one
+file, its bytes, or a range of its lines, as :func:`~.collect.read_all`
+reads each file of a source (a Dask partition is read so).
 :func:`read_exactly` reads a file the way the exact path reads every value
 it is given: each JSON Lines line on its own, each ``.json`` piece as values
 one after another (arrays split into their elements). It is the reference
@@ -19,20 +22,25 @@ What it reads (see ``docs/formats.md``):
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .._core.records import RawValue, Rejection, blame_cut
-from .content import FileReader
+from .._core.records import RawValue, RecordKind, Rejection
+from .collect import Reading, blame_cut, read_with
+from .content import BytesReader, FileReader, RangeReader
 from .exact import has_long_integer, iter_region, parse_line
 from .limits import Limits, limits_from
-from .sources import DATA_SUFFIXES, POLICY_SUFFIXES, resolve_sources
+from .sources import DATA_SUFFIXES, POLICY_SUFFIXES, display_name, resolve_sources
 from .spans import split_piece
 
 __all__ = [
     "DATA_SUFFIXES",
     "POLICY_SUFFIXES",
     "has_long_integer",
+    "read_bytes",
     "read_exactly",
+    "read_file",
+    "read_lines_range",
     "resolve_sources",
 ]
 
@@ -70,3 +78,102 @@ def read_exactly(
     if reader.cut and items and isinstance(items[-1], Rejection):
         items[-1] = blame_cut(items[-1], problems)
     return items + problems
+
+
+def read_file(
+    path: Path,
+    kinds: Sequence[RecordKind],
+    *,
+    keep: set[str] | None = None,
+    limits: Limits | None = None,
+    name: str | None = None,
+    hash_whole: bool = True,
+) -> Reading:
+    """Read one regular file, as :func:`read_all` reads each of its files.
+
+    ``name`` is the file's name in the tables (``source_file``), its path
+    as given by default. ``hash_whole=False`` leaves unread what the limits
+    leave unparsed (a head read only to sample it): no digest then.
+    """
+    shown = name or display_name(path)
+    return _read_one(
+        shown,
+        lambda limits: FileReader(path, limits, name=shown, hash_whole=hash_whole),
+        kinds,
+        keep,
+        limits,
+    )
+
+
+def _read_one(
+    name: str,
+    reader_for: Callable[[Limits], FileReader],
+    kinds: Sequence[RecordKind],
+    keep: set[str] | None,
+    limits: Limits | None,
+) -> Reading:
+    """A reading of the one file ``name``, by the reader ``reader_for(limits)`` gives."""
+    reading = Reading([name], [], limits or Limits())
+    read_with(reading, reader_for(reading.limits), kinds, keep)
+    return reading
+
+
+def read_bytes(
+    data: bytes,
+    name: str,
+    kinds: Sequence[RecordKind],
+    *,
+    jsonl: bool,
+    first_line: int = 1,
+    keep: set[str] | None = None,
+    limits: Limits | None = None,
+    file_start: bool = True,
+) -> Reading:
+    """Read bytes as the content of file ``name`` from line ``first_line`` on.
+
+    ``file_start`` says whether the bytes begin the file: only there is a
+    UTF-8 byte order mark dropped, as when the whole file is read.
+    """
+    return _read_one(
+        name,
+        lambda limits: BytesReader(
+            None,
+            limits,
+            name=name,
+            jsonl=jsonl,
+            first_line=first_line,
+            strip_bom=file_start,
+            data=data,
+        ),
+        kinds,
+        keep,
+        limits,
+    )
+
+
+def read_lines_range(
+    path: Path,
+    start: int,
+    stop: int,
+    name: str,
+    kinds: Sequence[RecordKind],
+    *,
+    first_line: int,
+    keep: set[str] | None = None,
+    limits: Limits | None = None,
+) -> Reading:
+    """Read the whole lines of a JSON Lines file that start in ``[start, stop)``.
+
+    Numbered from ``first_line``, as :func:`read_bytes` reads them, but
+    streamed from the file (:class:`~explicit_audit.reading.content.RangeReader`):
+    a line longer than ``max_value_bytes`` is rejected without being held.
+    """
+    return _read_one(
+        name,
+        lambda limits: RangeReader(
+            path, limits, name=name, first_line=first_line, start=start, stop=stop
+        ),
+        kinds,
+        keep,
+        limits,
+    )

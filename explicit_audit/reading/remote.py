@@ -43,6 +43,7 @@ from .._core.extras import require
 from .._core.progress import byte_progress
 from .._core.records import Rejection
 from ..errors import AuditError
+from .ahead import relayed
 from .collect import Listing, Reading, read_with
 from .content import FileDigest, FileReader, _Tap
 from .limits import DEFAULT_LIMITS, Limits
@@ -305,6 +306,7 @@ def read_remote(
         reading.reject(problem)
     data = [e for e in entries if not e.name.lower().endswith(POLICY_SUFFIXES)]
     with byte_progress(data, progress) as advance:
+        advance = relayed(advance, reading.limits)
         for entry in entries:
             if isinstance(entry, RemoteFile):
                 if entry.is_policy:
@@ -373,7 +375,7 @@ def list_remote(source: Any, storage_options=None, limits: Limits = DEFAULT_LIMI
 def read_url(
     url: str, name: str, kinds, *, keep=None, limits=None, whole: bool = True, options=None
 ):
-    """Read the file at ``url`` as :func:`~explicit_audit.reading.collect.read_file` reads a
+    """Read the file at ``url`` as :func:`~explicit_audit.reading.reader.read_file` reads a
     local one (a Dask partition, by its URL); ``whole=False`` for its head only.
 
     ``options`` are fsspec's storage options for the URL.

@@ -23,6 +23,7 @@ import orjson
 
 from .._core.lists import range_positions
 from .._core.overlap import each
+from .columnar import Refused
 from .spans import _NESTING, structure
 
 __all__ = ["SetApart", "set_apart"]
@@ -205,11 +206,11 @@ def _chunked_members(data: bytes, rows: int, object_starts: np.ndarray | None, t
 def set_apart(
     data: bytes,
     rows: int,
-    keep: Callable[[list[str], list[bool]], list[bool]],
+    keep: Callable[[list[str], list[bool]], list[bool] | None],
     *,
     object_starts: np.ndarray | None = None,
     threads: int = 1,
-) -> SetApart | None:
+) -> SetApart | Refused | None:
     """Set apart the top-level members whose key ``keep`` refuses.
 
     Parameters
@@ -221,7 +222,8 @@ def set_apart(
     keep : callable
         ``keep(keys, first) -> verdicts``, asked once, with every distinct key
         in the order the keys first appear and, per key, whether the first
-        object holds it: whether each key stays in the bytes (a column).
+        object holds it: whether each key stays in the bytes (a column); or
+        None, which refuses the rows.
     object_starts : ndarray of int64, optional
         Where each of the ``rows`` objects starts in ``data``: the objects are
         then looked at in runs (see :func:`_chunked_members`).
@@ -230,8 +232,9 @@ def set_apart(
 
     Returns
     -------
-    SetApart or None
-        None when the members cannot be found with certainty, or a member
+    SetApart, Refused or None
+        :attr:`Refused.NOT_CLEAN <.columnar.Refused>` where ``keep`` refused
+        the rows. None when the members cannot be found with certainty, or a member
         set apart cannot be parsed as the exact path would parse it (an
         integer beyond 64 bits, a lone surrogate): the caller then reads the
         rows as before.
@@ -257,6 +260,8 @@ def set_apart(
         return None
     in_first = set(keys[:template])
     verdicts = keep(names, [key in in_first for key in distinct])
+    if verdicts is None:
+        return Refused.NOT_CLEAN
     taken = [name for name, verdict in zip(names, verdicts, strict=True) if verdict]
     decided = np.fromiter(
         map(dict(zip(distinct, verdicts, strict=True)).__getitem__, keys),

@@ -28,6 +28,7 @@ from ..reading.columnar import (
     key_order,
     not_finite,
     order_like,
+    refusing,
     scalar_frame,
     string_series,
 )
@@ -259,7 +260,7 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for receipts of one layout (see ``RecordKind.columnar``).
+    """The columnar path for receipts of one layout (see ``FastPath.columnar``).
 
     Parameters
     ----------
@@ -272,7 +273,7 @@ def columnar(layout_name: str, first_value: bytes):
     -------
     (pyarrow.Schema, callable) or None
         The schema expected of a line, and ``convert(piece) -> ColumnarPart``,
-        which raises :class:`~explicit_audit.reading.columnar.NotClean` when any
+        which refuses (:attr:`~explicit_audit.reading.columnar.Refused.NOT_CLEAN`) when any
         row is not plainly valid (the exact path then names the problem).
     """
     if layout_name not in ("wrapped", "bare"):
@@ -283,7 +284,7 @@ def columnar(layout_name: str, first_value: bytes):
     def convert(piece: JsonlPiece) -> ColumnarPart:
         return ColumnarPart(*_normal_piece(piece, wrapped, first_keys))
 
-    return (WRAPPED_LINE if wrapped else BARE_LINE), convert
+    return (WRAPPED_LINE if wrapped else BARE_LINE), refusing(convert)
 
 
 def _category_column(array: pa.ChunkedArray, categories: list[str] | None) -> pd.Categorical:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .._core.keys import shape_of
 from .._core.records import Check, Checker, RecordKind, Table
 from .._core.registry import register
+from ..reading.fast import FastPath
 from ._arrow import columnar, layout
 from ._values import is_presentation, matches
 from .checks import RULES, receipt_findings
@@ -48,8 +49,7 @@ KIND = register(
         shapes=SHAPES,
         shape_of=_shape_of,
         build=build_tables,
-        layout=layout,
-        columnar=columnar,
+        fast=FastPath(layout=layout, columnar=columnar),
         loaded=loaded_rows,
         checks=(
             Checker(
