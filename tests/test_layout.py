@@ -421,3 +421,23 @@ def test_the_in_memory_load_imports_no_module_of_the_dask_engine():
         "explicit_audit.partitioned.scheduler",
     }
     assert not [t for t in _graph()["audit"] if t.startswith("partitioned")]
+
+
+#: The most lines a module and a class of the package may hold: past them, a seam waits to be cut.
+MODULE_LINES = 450
+CLASS_LINES = 250
+
+
+def test_no_module_or_class_outgrows_its_bound():
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(PACKAGE)
+        if len(text.splitlines()) > MODULE_LINES:
+            too_long.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > CLASS_LINES:
+                    too_long.append(f"{name}: class {node.name}, {lines} lines")
+    assert not too_long, "; ".join(too_long)

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from explicit_audit._core.registry import ENTRY_POINT_GROUP
+from explicit_audit.verdicts.formats import ENTRY_POINT_GROUP as FORMATS_GROUP
 
 ROOT = Path(__file__).resolve().parent.parent
 # Not after a dot: ``metadata.explicit_audit.tables`` is a notebook metadata key.
 _NAME = re.compile(r"(?<![\w.])explicit_audit(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-#: Names that are not Python objects: a template file, the plug-in entry point group.
-_NOT_OBJECTS = {"explicit_audit.html.j2", ENTRY_POINT_GROUP}
+#: Names that are not Python objects: a template file, the plug-in entry point groups.
+_NOT_OBJECTS = {"explicit_audit.html.j2", ENTRY_POINT_GROUP, FORMATS_GROUP}
 SOURCES = sorted(
     [*(ROOT / "explicit_audit").rglob("*.py"), ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
 )

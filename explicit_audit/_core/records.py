@@ -24,7 +24,6 @@ Dask engine) iterates the registered kinds; none names one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -34,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import RecordError
+from .surrogates import lone_surrogate, may_hold_surrogate
 
 __all__ = [
     "Check",
@@ -45,7 +45,6 @@ __all__ = [
     "Rejection",
     "Table",
     "excerpt",
-    "lone_surrogate",
     "segment_values",
     "sort_out",
 ]
@@ -359,46 +358,6 @@ def excerpt(text: bytes | str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
-
-
-def lone_surrogate(value: Any, path: str = "") -> str | None:
-    """The dotted path of the first string (key or value) holding a lone surrogate.
-
-    JSON may escape one (``"\\ud800"``), and Python and JavaScript producers
-    write them, but pandas cannot store such a string as text.
-    """
-    if isinstance(value, str):
-        return path or "(value)" if not value.isascii() and _has_surrogate(value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if _has_surrogate(str(key)):
-                return where
-            found = lone_surrogate(item, where)
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = lone_surrogate(item, f"{path}[{index}]")
-            if found:
-                return found
-    return None
-
-
-def _may_hold_surrogate(text: bytes) -> bool:
-    """Whether ``text`` may hold a lone surrogate: an escape of one, or one encoded raw.
-
-    Each starts with bytes found fast (a backslash and ``u``, or ``0xED``):
-    only a text holding one is searched with :data:`_MAYBE_SURROGATE`.
-    """
-    return (b"\\u" in text or b"\xed" in text) and _MAYBE_SURROGATE.search(text) is not None
-
-
-def _has_surrogate(text: str) -> bool:
-    return any("\ud800" <= char <= "\udfff" for char in text)
-
-
 def sort_out(
     values: Sequence[RawValue],
     kind: str,
@@ -431,7 +390,7 @@ def sort_out(
     kept: list[tuple[RawValue, Any]] = []
     rejected: list[Rejection] = []
     for item in values:
-        if text_only and _may_hold_surrogate(item.text):
+        if text_only and may_hold_surrogate(item.text):
             where = lone_surrogate(item.value)
             if where is not None:
                 rejected.append(

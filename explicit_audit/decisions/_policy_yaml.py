@@ -20,7 +20,7 @@ import yaml
 
 from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
-from .._core.records import lone_surrogate
+from .._core.surrogates import lone_surrogate
 from ..errors import PolicyError
 from ..reading.small_files import MAX_SMALL_FILE_BYTES, read_small_text
 from ..reading.sources import display_name
