@@ -30,9 +30,12 @@ _EXPOSED_KEYS = tuple(field.name for field in EXPOSED_FIELDS if field.required)
 _OUTCOMES = {"hit": "hit", "miss": "miss", "failed": "failed", "failure": "failed"}
 
 
-def _values(shape, name: str) -> tuple:
-    """The values the field ``name`` of ``shape`` may hold, as declared."""
-    return shape.field(name).values
+#: The values each enumerated field may hold, as its shape declares them (looked up
+#: once here: a field is found by walking its shape, too slow to do per record).
+_SCOPES = _RECEIPT.field("scope").values
+_RECEIPT_KINDS = _RECEIPT.field("kind").values
+_CLI_STATUSES = _CLI.field("status").values
+_OUTCOME_KINDS = _OUTCOME.field("kind").values
 
 
 def _misfit(field: str, problem: str) -> RecordError:
@@ -161,11 +164,11 @@ def _receipt(receipt: Any, prefix: str) -> dict[str, Any]:
         raise _misfit(f"{prefix}withheld.count", "is missing")
     return {
         "schema_version": version,
-        "scope": _choice(receipt["scope"], f"{prefix}scope", _values(_RECEIPT, "scope")),
+        "scope": _choice(receipt["scope"], f"{prefix}scope", _SCOPES),
         "query": _string(receipt.get("query"), f"{prefix}query", nullable=True),
         "active_space": _string(receipt.get("activeSpace"), f"{prefix}activeSpace", True),
         "collection": _string(receipt["collection"], f"{prefix}collection"),
-        "kind": _choice(receipt["kind"], f"{prefix}kind", _values(_RECEIPT, "kind")),
+        "kind": _choice(receipt["kind"], f"{prefix}kind", _RECEIPT_KINDS),
         "requested_source_classes": _strings(
             receipt["requestedSourceClasses"], f"{prefix}requestedSourceClasses"
         ),
@@ -195,10 +198,10 @@ def _wrapper(value: dict) -> dict[str, Any]:
             raise _misfit(
                 "schema_version", f"is {version}, a CLI schema this kit does not know (it reads 0)"
             )
-        outcome = _choice(value.get("status"), "status", _values(_CLI, "status"))
+        outcome = _choice(value.get("status"), "status", _CLI_STATUSES)
     else:
         shape = "outcome"
-        outcome = _OUTCOMES[_choice(value.get("kind"), "kind", _values(_OUTCOME, "kind"))]
+        outcome = _OUTCOMES[_choice(value.get("kind"), "kind", _OUTCOME_KINDS)]
     records = value.get("records")
     records = [] if records is None else records
     if not isinstance(records, list):

@@ -95,6 +95,7 @@ _REFERENCE = pa.struct(
         for field in PRESENTATION_SHAPES[0].field("receipt.sourceReferences").items.fields
     ]
 )
+_REFERENCE_KEYS = tuple(_REFERENCE.names)
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 #: Columns of ``presentations`` and their dtypes (meanings in the module docstring).
 PRESENTATION_COLUMNS = {
@@ -161,7 +162,7 @@ def _references(value: Any, field: str) -> list[dict]:
         out.append(
             {
                 key: _string(_required(item, key, f"{at}."), f"{at}.{key}")
-                for key in _REFERENCE.names
+                for key in _REFERENCE_KEYS
             }
         )
     return out
