@@ -160,10 +160,7 @@ def _references(value: Any, field: str) -> list[dict]:
         at = f"{field}[{index}]"
         item = _object(item, at)
         out.append(
-            {
-                key: _string(_required(item, key, f"{at}."), f"{at}.{key}")
-                for key in _REFERENCE_KEYS
-            }
+            {key: _string(_required(item, key, f"{at}."), f"{at}.{key}") for key in _REFERENCE_KEYS}
         )
     return out
 
