@@ -60,7 +60,7 @@ from ._core.caller import warn
 from ._version import __version__
 from .errors import AuditError
 from .parquet import ARROW_SUFFIX, read_sealed, write_parquet
-from .reading.content import file_digest
+from .reading.digests import file_digest
 from .reading.sources import display_name
 
 __all__ = [

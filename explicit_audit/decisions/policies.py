@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._core.records import Rejection, excerpt
 from ..errors import AuditError, PolicyError
-from ..reading.content import HeldFile
+from ..reading.digests import HeldFile
 from ..reading.sources import POLICY_SUFFIXES, display_name, resolve_sources
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy

@@ -25,7 +25,7 @@ from .._core.records import RecordKind, Rejection
 from ..errors import InputError
 from ..reading.byte_ranges import count_lines
 from ..reading.collect import Reading
-from ..reading.content import file_digest
+from ..reading.digests import file_digest
 from ..reading.gc_pause import cyclic_gc_paused
 from ..reading.limits import Limits
 from ..reading.sources import CANNOT_READ

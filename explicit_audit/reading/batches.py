@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from .._core.records import RawValue, RecordKind, Rejection
 from .columnar import ColumnarPart
-from .content import FileDigest
+from .digests import FileDigest
 from .limits import Limits
 from .pipeline import PieceReader
 from .spans import split_piece

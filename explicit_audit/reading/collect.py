@@ -20,7 +20,8 @@ from .._core.progress import byte_progress
 from .._core.records import RecordKind, Rejection
 from .ahead import Relay, read_ahead, relayed
 from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
-from .content import FileDigest, FileReader, HeldFile, hold_file
+from .content import FileReader
+from .digests import FileDigest, HeldFile, hold_file
 from .limits import Limits
 from .pipeline import PieceReader
 from .sources import (

@@ -34,24 +34,20 @@ from .cuts import (
     last_cut,
     unarray,
 )
-from .digests import FileDigest, HeldFile, _Tap, file_digest, hold_file
+from .digests import FileDigest, _Tap
 from .exact import too_large
 from .limits import Limits
 from .sources import display_name, is_gzip_name, is_jsonl_name
-from .streams import GZIP_RATIO_FLOOR, Stop, cannot_read, gunzip, read_chunks, within
+from .streams import GZIP_MAGIC, GZIP_RATIO_FLOOR, Stop, cannot_read, gunzip, read_chunks, within
 
 __all__ = [
     "GZIP_RATIO_FLOOR",
     "PIECE_BYTES",
     "PIECE_LINES",
     "BytesReader",
-    "FileDigest",
     "FileReader",
-    "HeldFile",
     "Piece",
     "RangeReader",
-    "file_digest",
-    "hold_file",
 ]
 
 PIECE_BYTES = 1 << 24
@@ -288,7 +284,7 @@ class FileReader:
             self._stopped(cannot_read(exc))
             return
         tap.unread(first)
-        if is_gzip_name(self.path) or first[:2] == b"\x1f\x8b":
+        if is_gzip_name(self.path) or first[:2] == GZIP_MAGIC:
             yield from self._gunzip(tap)
             return
         failure = yield from read_chunks(tap, self._advance)

@@ -45,7 +45,8 @@ from .._core.records import Rejection
 from ..errors import AuditError
 from .ahead import relayed
 from .collect import Listing, Reading, read_with
-from .content import FileDigest, FileReader, _Tap
+from .content import FileReader
+from .digests import FileDigest, _Tap
 from .limits import DEFAULT_LIMITS, Limits
 from .remote_open import BoundedStream, RemoteError, StreamReader, open_url
 from .sources import (

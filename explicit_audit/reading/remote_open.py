@@ -38,15 +38,14 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .._core.records import Rejection
-from .content import FileReader, _Tap
+from .content import FileReader
+from .digests import READ_BYTES, _Tap
 from .limits import Limits
 from .sources import is_gzip_name, is_jsonl_name, suffix_of
-from .streams import cannot_read, read_chunks
+from .streams import GZIP_MAGIC, cannot_read, read_chunks
 
 __all__ = ["BoundedStream", "RemoteError", "StreamReader", "open_url"]
 
-_READ_BYTES = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
 _HTTP = ("http", "https")
 _REDIRECTS = 10
 _REDIRECT_STATUS = (301, 302, 303, 307, 308)
@@ -270,7 +269,7 @@ def _unreachable(exc) -> str:
 
 def _looks_like_lines(head: bytes) -> bool:
     """Whether a stream without a name holds JSON Lines: its first line is a whole object."""
-    if head.startswith(_GZIP_MAGIC):
+    if head.startswith(GZIP_MAGIC):
         try:
             head = zlib.decompressobj(wbits=31).decompress(head, 1 << 16)
         except zlib.error:
@@ -304,7 +303,7 @@ class StreamReader(FileReader):
             self._stopped(cannot_read(exc))
             return self
         try:
-            head = tap.read(_READ_BYTES)
+            head = tap.read(READ_BYTES)
         except OSError as exc:
             tap.handle.close()
             self._stopped(cannot_read(exc))
@@ -323,7 +322,7 @@ class StreamReader(FileReader):
         tap = self._tap
         if tap is None:
             return
-        if is_gzip_name(self.remote.name) or tap.pushed[:2] == _GZIP_MAGIC:
+        if is_gzip_name(self.remote.name) or tap.pushed[:2] == GZIP_MAGIC:
             yield from self._gunzip(tap)
             return
         failure = yield from read_chunks(tap, self._advance)

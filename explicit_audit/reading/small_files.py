@@ -30,7 +30,7 @@ import stat
 from typing import Any
 
 from ..errors import AuditError
-from .content import HeldFile
+from .digests import HeldFile
 from .exact import nesting_depth
 from .limits import DEFAULT_LIMITS
 
@@ -108,7 +108,7 @@ def read_small_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes | byte
     Parameters
     ----------
     path : str or path-like
-        A :class:`~explicit_audit.reading.content.HeldFile` gives its bytes
+        A :class:`~explicit_audit.reading.digests.HeldFile` gives its bytes
         (read once already), checked against the bound.
     max_bytes : int
 

@@ -43,6 +43,10 @@ class Stop(NamedTuple):
     cut: bool = False
 
 
+#: The two bytes every gzip member opens with.
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def cannot_read(exc: OSError) -> Stop:
     """The stop of a read the system refused (:data:`.sources.CANNOT_READ`)."""
     return Stop(f"{CANNOT_READ}{exc.strerror or exc}")

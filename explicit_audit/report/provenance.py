@@ -35,8 +35,8 @@ from .._core.jsonable import json_rows
 from ..audit import Audit
 from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
 from ..errors import UnreadableFileError
-from ..reading.content import FileDigest
-from ..reading.content import file_digest as _digest_of
+from ..reading.digests import FileDigest
+from ..reading.digests import file_digest as _digest_of
 from ..reading.remote import is_url, url_digest
 from ..reading.sources import display_name
 
