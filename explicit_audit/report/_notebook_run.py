@@ -10,6 +10,7 @@ with the inline plot backend and a fixed hash seed, so two runs print the same.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import copy
 import os
@@ -188,15 +189,20 @@ def _execute(client: NotebookClient, env: dict, kernel_log) -> None:
     long as a notebook runs: it kills the kernel and carries on, so that the
     program sees a dead kernel, not the signal, and its handlers are gone
     afterwards. Here the main thread waits, and a signal raises in it as
-    anywhere else; the kernel is then killed, and the snapshot and any
-    partial page are removed as the program unwinds.
+    anywhere else; the kernel is then stopped (:func:`_stop`), and the
+    snapshot and any partial page are removed as the program unwinds.
     """
     failed: list[BaseException] = []
+    running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = []
+
+    async def execute() -> None:
+        running.append((asyncio.get_running_loop(), asyncio.current_task()))
+        await client.async_execute(env=env, stderr=kernel_log)
 
     def run() -> None:
         try:
             # A loop of this thread's own, closed when the notebook is done.
-            asyncio.run(client.async_execute(env=env, stderr=kernel_log))
+            asyncio.run(execute())
         except BaseException as exc:  # handed to the main thread, which raises it
             failed.append(exc)
 
@@ -206,10 +212,35 @@ def _execute(client: NotebookClient, env: dict, kernel_log) -> None:
         while worker.is_alive():
             worker.join(0.1)  # a short wait: a signal's handler runs between two
     except BaseException:
-        _kill_kernel(client)
+        _stop(client, worker, running)
         raise
     if failed:
         raise failed[0]
+
+
+#: How long an interrupted run waits for the notebook's thread to close its
+#: kernel's channels before the program goes on unwinding.
+STOP_WAIT_SECONDS = 10.0
+
+
+def _stop(client: NotebookClient, worker: threading.Thread, running: list) -> None:
+    """Stop an interrupted notebook: kill its kernel, end its thread, leave nothing at exit.
+
+    The kernel is killed first, so that nbclient's own clean-up finds it dead
+    and does not wait out a shutdown request. The thread's task is then
+    cancelled and the thread given :data:`STOP_WAIT_SECONDS` to close the
+    kernel's channels. nbclient registers an exit handler of its own for as
+    long as a kernel is set up; run at exit in the main thread, on a loop that
+    is not the one the kernel's sockets belong to, it can wait for ever, so it
+    is unregistered here whatever state the thread was left in.
+    """
+    _kill_kernel(client)
+    for loop, task in running:
+        with contextlib.suppress(RuntimeError):  # the loop has already closed
+            loop.call_soon_threadsafe(task.cancel)
+    worker.join(STOP_WAIT_SECONDS)
+    _kill_kernel(client)  # a kernel that was still starting when the signal came
+    atexit.unregister(client._cleanup_kernel)
 
 
 def _kill_kernel(client: NotebookClient) -> None:
