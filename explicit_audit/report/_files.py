@@ -35,6 +35,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from .downloads import DOWNLOADS
+from .downloads import written_by_the_kit as downloaded_by_the_kit
+
 __all__ = [
     "MANIFEST",
     "REPORT_MARKER",
@@ -64,13 +67,14 @@ STAGING_PREFIX = ".explicit-audit-staging-"
 STAGING_MARK = ".explicit-audit-staging"
 
 
-def write_atomically(target: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``target`` whole, or leave ``target`` as it was.
+def write_atomically(target: Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8, or bytes as they are) to ``target`` whole, or leave
+    ``target`` as it was.
 
     Parameters
     ----------
     target : Path
-    text : str
+    text : str or bytes
 
     Raises
     ------
@@ -81,8 +85,9 @@ def write_atomically(target: Path, text: str) -> None:
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, 0o644)
@@ -93,6 +98,8 @@ def write_atomically(target: Path, text: str) -> None:
 
 
 def _written_by_the_kit(path: Path) -> bool:
+    if path.name in DOWNLOADS:
+        return downloaded_by_the_kit(path)
     try:
         with open(path, encoding="utf-8", errors="replace") as stream:
             return REPORT_MARKER.search(stream.read()) is not None
@@ -101,7 +108,8 @@ def _written_by_the_kit(path: Path) -> bool:
 
 
 def _listed(folder: Path) -> list[Path]:
-    """The pages the manifest names: plain ``.html`` names in ``folder``, nothing else."""
+    """The pages the manifest names: plain ``.html`` names in ``folder`` and the tables
+    beside them (:data:`~explicit_audit.report.downloads.DOWNLOADS`), nothing else."""
     try:
         names = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("pages", [])
     except (OSError, ValueError, AttributeError):
@@ -110,7 +118,7 @@ def _listed(folder: Path) -> list[Path]:
         folder / name
         for name in names
         if isinstance(name, str)
-        and name.endswith(".html")
+        and (name.endswith(".html") or name in DOWNLOADS)
         and name not in (".", "..")
         and "/" not in name
         and os.sep not in name
@@ -262,7 +270,8 @@ def _abandoned(folder: Path) -> bool:
         if entry.name == STAGING_MARK:
             continue
         temporary = entry.name.startswith(".") and entry.name.endswith(".tmp")
-        if not temporary and not (entry.suffix == ".html" and _written_by_the_kit(entry)):
+        kits = entry.suffix == ".html" or entry.name in DOWNLOADS
+        if not temporary and not (kits and _written_by_the_kit(entry)):
             return False
     return True
 
