@@ -206,6 +206,18 @@ def test_the_findings_beside_the_pages_are_verify_jsons_row_by_row(kit_report):
     assert str(frame["source_line"].dtype) == "Int64"
 
 
+def test_polars_and_duckdb_read_the_findings_as_verify_lists_them(kit_report):
+    import duckdb
+    import polars as pl
+
+    out, _, document = kit_report
+    path = out / "findings.parquet"
+    assert pl.read_parquet(path).to_dicts() == document["findings"]
+    counted = duckdb.sql(f"SELECT \"check\", count(*) FROM '{path}' GROUP BY 1").fetchall()
+    expected = {row["check"]: row["findings"] + row["notices"] for row in document["summary"]}
+    assert dict(counted) == {check: n for check, n in expected.items() if n}
+
+
 def test_the_rejected_rows_beside_the_pages_are_the_loads(kit_report, bundled):
     out, _, _ = kit_report
     rejected = bundled.rejected

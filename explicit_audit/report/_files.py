@@ -10,6 +10,12 @@ next run when its mark (:data:`STAGING_MARK`) names a process that no longer
 runs and it holds nothing but what the kit writes there: a run going on
 beside it into the same folder keeps its own.
 
+The findings and rejected rows written beside the pages (``findings.csv``
+and the like, :mod:`~explicit_audit.report.downloads`) go the same way as
+the pages: staged, moved into place with them, listed with them. Such a file
+counts as the kit's when its header line (CSV) or its metadata (Parquet) is
+the kit's.
+
 A page is written to a temporary file in the output folder and moved into
 place with :func:`os.replace`, so a full disk, a crash or a signal leaves the
 previous page (or none), never a cut-off one. A page the kit wrote carries

@@ -4,11 +4,16 @@
 reads the verdict first (the same banner as every page, with the exit status
 ``explicit-audit verify`` gives on the same data), then one tile per check:
 clean, findings or not run, with the records it looked at, linking to the
-page that shows its findings. The page a check belongs to is the one whose
-notebook reads the table the check examines
-(``metadata.explicit_audit.tables``); a check of no table (the rejected
-rows) links to the provenance appendix, where every page lists them; the
-keys not as declared are in every page's verdict.
+section of the page that shows its findings. The page a check belongs to is
+the one whose notebook reads the table the check examines
+(``metadata.explicit_audit.tables``), and the section the one its notebook
+names for it (``metadata.explicit_audit.checks``, see
+:mod:`~explicit_audit.report._anchors`; a page that names none: its
+verdict); a check of no table (the rejected rows) links to the rejected
+rows in the provenance appendix, where every page lists them; the keys not
+as declared to the index's own verdict, which counts them per key. Below
+the tiles, the index links the findings and rejected rows written beside
+it as CSV and Parquet (:mod:`~explicit_audit.report.downloads`).
 """
 
 from __future__ import annotations

@@ -23,14 +23,20 @@ that grows during the run changes no page. Then, for every notebook:
    allowlist of tags (anything else shows as text), no script at all, and a
    Content-Security-Policy that forbids fetching anything, so the page reads
    the same offline;
-5. the page opens with the notebook's title, the verdict of every check
-   (with the exit status ``explicit-audit verify`` gives on the same data)
-   and the contents; it closes with a folded appendix of provenance: the
+5. the page opens with the notebook's title, what it is cited by (the data,
+   the period its records cover, the kit's version, the command line and
+   the report's title, :mod:`~explicit_audit.report._time_range`), the
+   verdict of every check (with the exit status ``explicit-audit verify``
+   gives on the same data) and the contents; each check the notebook's
+   metadata places in a section gets an anchor there, for the index's tile
+   (:mod:`~explicit_audit.report._anchors`); it closes with a folded appendix of provenance: the
    input files with their SHA-256, the row counts, the rejected rows, the
    versions of the kit and its libraries, and the hash dialects
    (:mod:`explicit_audit.report.provenance`);
 6. the page is written into a fresh folder inside the output folder; once
-   every page and the index are there, they are moved into place together
+   every page, the findings and rejected rows as CSV and Parquet
+   (:mod:`~explicit_audit.report.downloads`) and the index are there, they
+   are moved into place together
    (SIGINT and SIGTERM held for those few renames), and the pages an earlier
    run wrote that this run did not (a notebook since removed) are removed.
    A run stopped before then (Ctrl-C, a full disk) leaves the previous run's
