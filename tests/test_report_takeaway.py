@@ -290,6 +290,27 @@ def test_each_page_says_its_period_version_and_command(kit_report, bundled_times
         assert about["Report"] == title
 
 
+def test_the_period_is_over_the_records_whose_time_is_a_time(tmp_path):
+    # On Dask tables the same, partition by partition: tests/test_dask_notebooks.py.
+    from explicit_audit.report._time_range import time_range
+
+    rows = [
+        make_receipt(timestamp="2025-03-04T09:00:00+09:00"),  # 00:00 UTC
+        make_receipt(timestamp="yesterday", query="q2"),  # not a time: not dated
+        make_receipt(query="q3"),  # no time at all
+        make_receipt(timestamp="2025-03-05T01:30:00Z", query="q4"),
+    ]
+    lines = "\n".join(json.dumps(row) for row in rows) + "\n"
+    (tmp_path / "r.jsonl").write_text(lines, encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
+        audit = ea.load(tmp_path, progress=False)
+    period = time_range(audit)
+    assert period.text == "2025-03-04T00:00:00Z .. 2025-03-05T01:30:00Z (2 of 4 records dated)"
+    assert period.days == "2025-03-04 to 2025-03-05"
+    assert time_range(audit, ["plans"]).text == "no records, so no timestamps"
+
+
 def test_a_title_and_a_command_line_are_text_and_no_timestamps_is_said(tmp_path):
     folder = tmp_path / "<b>logs"
     folder.mkdir()

@@ -21,7 +21,7 @@ from .._core import engine, registry
 from .._core.times import TIME_KEYS
 from ..audit import Audit
 
-__all__ = ["TimeRange", "time_range"]
+__all__ = ["TimeRange", "table_times", "time_range"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,48 @@ def _combined(parts: list) -> tuple[int, int, object, object]:
     )
 
 
-def time_range(audit: Audit, kinds: Collection[str] | None = None) -> TimeRange:
+def table_times(audit: Audit) -> dict[str, TimeRange]:
+    """Each record table's period, in one pass over each table that has a time column.
+
+    A kind's main table holds its records; another of its tables counts when
+    its rows carry a time of their own (engram's presentations), not when
+    they are parts of a record (a receipt's exposed results).
+
+    Parameters
+    ----------
+    audit : Audit
+        Either engine.
+
+    Returns
+    -------
+    dict of str to TimeRange
+        By table name, for the tables ``audit`` holds that count.
+    """
+    main = {kind.tables[0].name for kind in registry.kinds()}
+    found = {}
+    for kind in registry.kinds():
+        for table in kind.tables:
+            frame = audit.tables.get(table.name)
+            if frame is None:
+                continue
+            column = _time_column(frame)
+            if column is None:
+                if table.name in main:
+                    found[table.name] = TimeRange(None, None, 0, audit.rows(table.name))
+                continue
+            rows, dated, first, last = engine.reduce(
+                _part, _combined, frame, what="report time range", column=column
+            )
+            found[table.name] = TimeRange(first, last, dated, rows, (column,))
+    return found
+
+
+def time_range(
+    audit: Audit,
+    kinds: Collection[str] | None = None,
+    *,
+    tables: dict[str, TimeRange] | None = None,
+) -> TimeRange:
     """The earliest and latest record time in ``audit``, over some record kinds or all.
 
     Parameters
@@ -110,6 +151,9 @@ def time_range(audit: Audit, kinds: Collection[str] | None = None) -> TimeRange:
     kinds : collection of str, optional
         Record kinds (``receipts``, ``plans``): every table of theirs is
         looked at. By default, every kind's.
+    tables : dict, optional
+        :func:`table_times` of ``audit``, when it is already known: several
+        ranges over one audit read each table once.
 
     Returns
     -------
@@ -120,39 +164,20 @@ def time_range(audit: Audit, kinds: Collection[str] | None = None) -> TimeRange:
     >>> time_range(ea.load("data", progress=False)).text  # doctest: +SKIP
     '2025-03-01T09:00:00Z .. 2025-03-04T16:20:00Z (412 of 1,828 records dated)'
     """
-    # A kind's main table holds its records; another of its tables counts when its rows
-    # carry a time of their own (engram's presentations), not when they are parts of a
-    # record (a receipt's exposed results).
-    main = {kind.tables[0].name for kind in registry.kinds()}
-    names = [
+    tables = table_times(audit) if tables is None else tables
+    names = {
         table.name
         for kind in registry.kinds()
         if kinds is None or kind.name in kinds
         for table in kind.tables
-    ]
-    records = dated = 0
-    firsts, lasts, columns = [], [], []
-    for name in names:
-        frame = audit.tables.get(name)
-        if frame is None:
-            continue
-        column = _time_column(frame)
-        if column is None:
-            records += audit.rows(name) if name in main else 0
-            continue
-        rows, with_time, first, last = engine.reduce(
-            _part, _combined, frame, what="report time range", column=column
-        )
-        records += rows
-        dated += with_time
-        columns.append(column)
-        if first is not None:
-            firsts.append(first)
-            lasts.append(last)
+    }
+    chosen = [period for name, period in tables.items() if name in names]
+    firsts = [period.first for period in chosen if period.first is not None]
+    lasts = [period.last for period in chosen if period.last is not None]
     return TimeRange(
         first=min(firsts) if firsts else None,
         last=max(lasts) if lasts else None,
-        dated=dated,
-        records=records,
-        columns=tuple(dict.fromkeys(columns)),
+        dated=sum(period.dated for period in chosen),
+        records=sum(period.records for period in chosen),
+        columns=tuple(dict.fromkeys(c for period in chosen for c in period.columns)),
     )

@@ -84,7 +84,7 @@ from ._notebook_run import (
     inject_parameters,
     parameter_names,
 )
-from ._time_range import TimeRange, time_range
+from ._time_range import TimeRange, table_times, time_range
 from .downloads import download_files, download_tables
 from .index import INDEX_NAME, Page, index_html
 from .page import PANEL_NOTE, notebook_html, notebook_title, static_outputs, utf8_page
@@ -310,7 +310,8 @@ def _write_reports(
             if verified is not None:
                 verified(verification)
             facts = provenance(audit, data, digests=snapshot.digests)
-            period = time_range(audit)
+            periods = table_times(audit)  # each table read once, for every page's period
+            period = time_range(audit, tables=periods)
             downloads = download_files(download_tables(verification, audit))
         title = title if title is not None else default_title(display_name(data), period)
         cited = About(display_name(data), period.text, __version__, command, report=title)
@@ -345,7 +346,11 @@ def _write_reports(
                 index=INDEX_NAME,
                 about=dataclasses.replace(
                     cited,
-                    period=period.text if kinds is None else time_range(audit, kinds).text,
+                    period=(
+                        period.text
+                        if kinds is None
+                        else time_range(audit, kinds, tables=periods).text
+                    ),
                     scope=None if kinds is None else tuple(kinds),
                     index=INDEX_NAME,
                 ),
