@@ -732,8 +732,14 @@ def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, execute
     out = tmp_path / "out"
     written = write_reports(data, out, KIT_NOTEBOOKS)
     assert sorted(p.stem for p in written) == sorted(p.stem for p in KIT_NOTEBOOKS)
+    index = (out / "index.html").read_text(encoding="utf-8")
     for path in written:
         page = path.read_text(encoding="utf-8")
+        # Run or not, the page marks where each of its checks is, and the index links there.
+        notebook = nbformat.read(ROOT / "notebooks" / f"{path.stem}.ipynb", as_version=4)
+        for check in notebook.metadata["explicit_audit"]["checks"]:
+            assert f'id="check-{check}"' in page, (path.stem, check)
+            assert f'href="{path.name}#check-{check}"' in index, (path.stem, check)
         if path.stem in executed:
             assert not _empty_page(page), path.stem
             assert page.count('<details class="ea-code">') > 3

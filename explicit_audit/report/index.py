@@ -77,7 +77,9 @@ def tiles(verification: Verification, pages: Sequence[Page]) -> list[dict]:
     list of dict
         ``check``, ``covers``, ``status`` (clean, findings, not run),
         ``findings``, ``notices``, ``checked``, ``page`` (a title or None),
-        ``href`` and ``link`` (the link's words), in the verdict's order.
+        ``href`` (``page.html#check-NAME``: the check's own section, or the
+        page's verdict when the page marks none) and ``link`` (the link's
+        words), in the verdict's order.
     """
     of = check_kinds()
     kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
