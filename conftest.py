@@ -41,6 +41,7 @@ def _doctest_namespace(request, doctest_namespace, monkeypatch):
 LONG_MODULES = (
     "tests/test_dask.py",
     "tests/test_report.py",
+    "tests/test_report_takeaway.py",
     "tests/test_jupyterlab.py",
     "tests/test_cli.py",
     "tests/test_wheel.py",

@@ -59,6 +59,24 @@ TABLES = {
 }
 
 
+#: The section of each notebook that shows a check's findings: ``{check: heading}``.
+#: A report's index links each check's tile there (explicit_audit.report._anchors).
+CHECKS = {
+    "plan_hashes.ipynb": {
+        "plan_hashes": "Retrieval plans",
+        "request_hashes": "Hash mismatches, and the dialect that explains each, if any",
+        "request_hiding_rule": "The hiding rule (§7.1)",
+        "request_independence": "Independence",
+        "request_consistency": "Compile requests",
+    },
+    "withheld_counts.ipynb": {
+        "receipt_rules": "Receipt checks",
+        "presentation_rules": "Rendered views",
+    },
+    "routing_sweep.ipynb": {"decision_policy": "Replay verification"},
+}
+
+
 def _cells(source: Path) -> list:
     """The cells of a jupytext percent file, keeping only their tags (``build`` sets ids)."""
     cells = jupytext.read(source, fmt="py:percent").cells
@@ -76,7 +94,7 @@ def build(name: str) -> nbformat.NotebookNode:
     """The notebook ``name`` from its source: its title cell, the shared opening, its cells."""
     title, *own = _cells(SOURCES / name.replace(".ipynb", ".py"))
     notebook = new_notebook(cells=[title, *_cells(OPENING), *own])
-    notebook.metadata["explicit_audit"] = {"tables": TABLES[name]}
+    notebook.metadata["explicit_audit"] = {"tables": TABLES[name], "checks": CHECKS[name]}
     notebook.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3 (ipykernel)",

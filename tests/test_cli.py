@@ -158,7 +158,15 @@ def test_report_writes_one_page_per_notebook(clean, tmp_path, capsys):
     out = tmp_path / "reports"
     assert main(["report", str(clean), "--out", str(out), "--notebooks", str(notebooks)]) == 0
     pages = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
-    assert pages == ["a_files.html", "b_rows.html", "index.html"]
+    assert pages == [
+        "a_files.html",
+        "b_rows.html",
+        "findings.csv",
+        "findings.parquet",
+        "index.html",
+        "rejected.csv",
+        "rejected.parquet",
+    ]
     printed = capsys.readouterr().out
     assert f"wrote {out / 'index.html'}" in printed
     assert f"wrote {out / 'a_files.html'}" in printed and "2 report(s)" in printed

@@ -40,6 +40,8 @@ ROOT = Path(__file__).parent.parent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALERT = "<script>alert(1)</script>"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: The files a report writes beside its pages: the findings and the rejected rows.
+TAKEN_AWAY = ("findings.csv", "findings.parquet", "rejected.csv", "rejected.parquet")
 
 
 def _notebook(parameters: str = 'DATA = "../data"', *cells) -> nbformat.NotebookNode:
@@ -297,8 +299,10 @@ def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small
     verdict = page.index('<section aria-label="verdict" class="ea-verdict')
     provenance_at = page.index('<details class="ea-appendix" id="provenance">')
     assert main < title < verdict < provenance_at
-    # nothing but the verdict between the title and it
-    assert page[title:verdict].count("<") == 2  # </h1> and the section's opening tag
+    # nothing but what the page is cited by between the title and the verdict
+    about = page.index('<dl aria-label="about this report" class="ea-about">')
+    assert title < about < page.index("</dl>", about) < verdict
+    assert page[title:about].count("<") == 2  # </h1> and the list's opening tag
     assert page.count("<h1") == 1  # the notebook's own title is not written twice
     assert page.rindex("</details>") > provenance_at > page.rindex("Show code")
     # the one rejected line makes the data unclean: verify would exit 1
@@ -330,11 +334,9 @@ def test_failing_notebook_is_named(tmp_path):
     nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "fine.ipynb")
     with pytest.raises(NotebookError, match=r"broken\.ipynb(.|\n)*ZeroDivisionError"):
         write_reports(data, tmp_path / "out", notebooks)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        ".explicit-audit-pages.json",
-        "fine.html",
-        "index.html",
-    ]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
+        [".explicit-audit-pages.json", "fine.html", "index.html", *TAKEN_AWAY]
+    )
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'href="fine.html"' in index and "broken" not in index  # only the pages written
 
@@ -509,7 +511,8 @@ def test_a_failed_write_leaves_the_previous_page_whole(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]  # no temporary left
 
 
-def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch):
+@pytest.mark.parametrize("fails", ["one.html", "findings.parquet"])
+def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch, fails):
     import explicit_audit.report.writer as writer_module
     from explicit_audit.report._files import write_atomically
 
@@ -518,12 +521,16 @@ def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch)
     notebooks.mkdir()
     nbformat.write(_notebook("DATA = 'x'", new_code_cell("DATA")), notebooks / "one.ipynb")
     out = tmp_path / "out"
-    (page,) = write_reports(data, out, notebooks)
-    previous = page.read_bytes()
+    write_reports(data, out, notebooks)
+    previous = {p.name: p.read_bytes() for p in out.iterdir()}
+    with open(data / "receipts.jsonl", "a", encoding="utf-8") as stream:
+        stream.write("{another broken line\n")  # this run's pages and findings differ
     real_fdopen = os.fdopen
 
     def write_on_a_full_disk(target, text):
-        # The disk fills up while the page is written, not while the kernel starts.
+        # The disk fills up while that file is written, not while the kernel starts.
+        if target.name != fails:
+            return write_atomically(target, text)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(os, "fdopen", lambda *a, **k: _DiskFull(real_fdopen(*a, **k)))
             write_atomically(target, text)
@@ -531,13 +538,11 @@ def test_a_failed_write_in_a_run_leaves_no_cut_off_report(tmp_path, monkeypatch)
     monkeypatch.setattr(writer_module, "write_atomically", write_on_a_full_disk)
     with pytest.raises(OSError, match="No space left"):
         write_reports(data, out, notebooks)
-    # No temporary file is left; the list of the kit's pages is the one file beside them.
-    assert sorted(p.name for p in out.iterdir()) == [
-        ".explicit-audit-pages.json",
-        "index.html",
-        "one.html",
-    ]
-    assert page.read_bytes() == previous
+    # No temporary file is left, and no file of this run: the previous run's, every one.
+    assert sorted(previous) == sorted(
+        [".explicit-audit-pages.json", "index.html", "one.html", *TAKEN_AWAY]
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == previous
 
 
 def test_stale_reports_are_removed_and_nothing_else(tmp_path):
@@ -554,14 +559,17 @@ def test_stale_reports_are_removed_and_nothing_else(tmp_path):
     lines: list[str] = []
     written = write_reports(data, out, notebooks, progress=lines.append)
     assert sorted(p.name for p in written) == ["kept.html", "new_name.html"]
-    assert sorted(p.name for p in out.iterdir()) == [
-        ".explicit-audit-pages.json",
-        "index.html",
-        "kept.html",
-        "new_name.html",
-        "notes.html",
-        "summary.txt",
-    ]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [
+            ".explicit-audit-pages.json",
+            "index.html",
+            "kept.html",
+            "new_name.html",
+            "notes.html",
+            "summary.txt",
+            *TAKEN_AWAY,
+        ]
+    )
     assert any("removed" in line and "renamed.html" in line for line in lines)
 
 
@@ -588,13 +596,18 @@ def test_an_exit_2_removes_the_previous_pages_but_never_a_renamed_copy(tmp_path)
     page = (out / "kept.html").read_text(encoding="utf-8")
     (out / "kept-2025-03-01.html").write_text(page, encoding="utf-8")  # the user's copy
     (out / "notes.html").write_text("<html>by hand</html>\n", encoding="utf-8")
+    findings = (out / "findings.csv").read_bytes()
+    (out / "findings-2025-03-01.csv").write_bytes(findings)  # the user's copy
     (data / "receipts.jsonl").unlink()  # now the data names nothing to read
     done = _report_cli(str(data), "--out", "out", "--notebooks", "notebooks", cwd=tmp_path)
     err = done.stderr.decode()
     assert done.returncode == 2, err
     assert f"removed {Path('out') / 'kept.html'}: its verdict is not of the data given" in err
-    assert sorted(p.name for p in out.iterdir()) == ["kept-2025-03-01.html", "notes.html"]
+    assert f"removed {Path('out') / 'findings.csv'}: its verdict" in err
+    kept = ["findings-2025-03-01.csv", "kept-2025-03-01.html", "notes.html"]
+    assert sorted(p.name for p in out.iterdir()) == kept
     assert (out / "kept-2025-03-01.html").read_text(encoding="utf-8") == page
+    assert (out / "findings-2025-03-01.csv").read_bytes() == findings
 
 
 def test_a_fifo_in_the_data_is_on_every_page(tmp_path):
@@ -702,7 +715,7 @@ def _only(tmp_path: Path, *parts: str) -> Path:
 
 
 def _empty_page(page: str) -> bool:
-    return "No records of this kind in" in page
+    return "so the notebook was not run and there is nothing to show" in page
 
 
 @pytest.mark.parametrize(
@@ -719,14 +732,25 @@ def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, execute
     out = tmp_path / "out"
     written = write_reports(data, out, KIT_NOTEBOOKS)
     assert sorted(p.stem for p in written) == sorted(p.stem for p in KIT_NOTEBOOKS)
+    index = (out / "index.html").read_text(encoding="utf-8")
     for path in written:
         page = path.read_text(encoding="utf-8")
+        # Run or not, the page marks where each of its checks is, and the index links there.
+        notebook = nbformat.read(ROOT / "notebooks" / f"{path.stem}.ipynb", as_version=4)
+        for check in notebook.metadata["explicit_audit"]["checks"]:
+            assert f'id="check-{check}"' in page, (path.stem, check)
+            assert f'href="{path.name}#check-{check}"' in index, (path.stem, check)
         if path.stem in executed:
             assert not _empty_page(page), path.stem
             assert page.count('<details class="ea-code">') > 3
         else:
             assert _empty_page(page), path.stem
-            assert f"No records of this kind in <code>{data}</code>" in page
+            if path.stem in missing:  # some of what it needs is there: it names what is not
+                heading = f"No {missing[path.stem]} in `{data}`"
+                assert heading in page.replace("<code>", "`").replace("</code>", "`")
+                assert "No records of this kind" not in page
+            else:
+                assert f"No records of this kind in <code>{data}</code>" in page
             assert '<details class="ea-appendix" id="provenance">' in page
             assert '<section aria-label="verdict"' in page
             if path.stem in missing:

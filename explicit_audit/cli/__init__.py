@@ -33,6 +33,7 @@ cannot finish (``_exit``).
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
@@ -97,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("", None, exc, "UsageError", output=asked_format(argv))
     except AuditError as exc:  # a record kind plug-in that cannot be imported
         return fail("", None, exc, type(exc).__name__, output=asked_format(argv))
+    args.command_line = shlex.join(["explicit-audit", *argv])  # shown on the report's pages
     output = asked_format(argv) if args.command == "verify" else "text"
     data = getattr(args, "data", None)
     local = data is not None and not has_remote(data)  # not "-" (stdin) nor a URL

@@ -78,6 +78,12 @@ def parser() -> argparse.ArgumentParser:
         "is one, else as text",
     )
     report.add_argument(
+        "--title",
+        metavar="TEXT",
+        help="the report's title, on the index and every page; default: the data path and the "
+        "days its records cover (Audit of DATA, 2025-03-03 to 2025-03-11)",
+    )
+    report.add_argument(
         "--timeout", type=int, default=300, metavar="SECONDS", help="time a cell may run"
     )
     report.add_argument(

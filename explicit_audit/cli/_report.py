@@ -77,6 +77,8 @@ def _write_report(args: argparse.Namespace) -> int:
             persist=args.persist,
             parameters=parameters,
             verified=verifications.append,
+            title=args.title,
+            command=args.command_line,
         )
     except NotebookError as exc:
         print(f"explicit-audit report: {exc}", file=sys.stderr)

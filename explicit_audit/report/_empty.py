@@ -95,7 +95,10 @@ def no_records_notebook(
     -------
     NotebookNode
         The notebook's opening Markdown (title and question) and one cell
-        naming the tables it needs that ``data`` leaves empty.
+        naming the tables it needs that ``data`` leaves empty: its heading
+        names them when ``data`` holds some of what the notebook needs (the
+        decisions without their policies), and says there are no records of
+        this kind when it holds none.
 
     Examples
     --------
@@ -109,10 +112,21 @@ def no_records_notebook(
     tables = notebook_tables(notebook)
     needs = " or ".join(_names(group, "and") for group in tables)
     missing = missing_tables(audit, tables)
+    sizes = _sizes(audit)
+    held = [name for group in tables for name in group if sizes.get(name, 0)]
+    held = list(dict.fromkeys(held))
+    if held:
+        # Some of what it needs is there: the page names what is not, not "no records".
+        heading = f"No {_names(missing, 'or')} in `{os.fspath(data)}`"
+        holds = ", ".join(f"{sizes[name]:,} in `{name}`" for name in held)
+        found = f"the data holds {holds} but none in {_names(missing, 'or')}"
+    else:
+        heading = f"No records of this kind in `{os.fspath(data)}`"
+        found = f"the data holds none in {_names(missing, 'or')}"
     note = nbformat.v4.new_markdown_cell(
-        f"## No records of this kind in `{os.fspath(data)}`\n\n"
-        f"This notebook needs rows in {needs}; the data holds none in "
-        f"{_names(missing, 'or')}, so the notebook was not run and there is nothing to show. "
-        "The verdict above covers all the data; the rows of every table are in the appendix."
+        f"## {heading}\n\n"
+        f"This notebook needs rows in {needs}; {found}, so the notebook was not run and "
+        "there is nothing to show. The verdict above covers all the data; the rows of every "
+        "table are in the appendix."
     )
     return nbformat.v4.new_notebook(cells=[*opening, note], metadata=dict(notebook.metadata))

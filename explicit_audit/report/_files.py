@@ -10,6 +10,12 @@ next run when its mark (:data:`STAGING_MARK`) names a process that no longer
 runs and it holds nothing but what the kit writes there: a run going on
 beside it into the same folder keeps its own.
 
+The findings and rejected rows written beside the pages (``findings.csv``
+and the like, :mod:`~explicit_audit.report.downloads`) go the same way as
+the pages: staged, moved into place with them, listed with them. Such a file
+counts as the kit's when its header line (CSV) or its metadata (Parquet) is
+the kit's.
+
 A page is written to a temporary file in the output folder and moved into
 place with :func:`os.replace`, so a full disk, a crash or a signal leaves the
 previous page (or none), never a cut-off one. A page the kit wrote carries
@@ -34,6 +40,9 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+
+from .downloads import DOWNLOADS
+from .downloads import written_by_the_kit as downloaded_by_the_kit
 
 __all__ = [
     "MANIFEST",
@@ -64,13 +73,14 @@ STAGING_PREFIX = ".explicit-audit-staging-"
 STAGING_MARK = ".explicit-audit-staging"
 
 
-def write_atomically(target: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``target`` whole, or leave ``target`` as it was.
+def write_atomically(target: Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8, or bytes as they are) to ``target`` whole, or leave
+    ``target`` as it was.
 
     Parameters
     ----------
     target : Path
-    text : str
+    text : str or bytes
 
     Raises
     ------
@@ -81,8 +91,9 @@ def write_atomically(target: Path, text: str) -> None:
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, 0o644)
@@ -93,6 +104,8 @@ def write_atomically(target: Path, text: str) -> None:
 
 
 def _written_by_the_kit(path: Path) -> bool:
+    if path.name in DOWNLOADS:
+        return downloaded_by_the_kit(path)
     try:
         with open(path, encoding="utf-8", errors="replace") as stream:
             return REPORT_MARKER.search(stream.read()) is not None
@@ -101,7 +114,8 @@ def _written_by_the_kit(path: Path) -> bool:
 
 
 def _listed(folder: Path) -> list[Path]:
-    """The pages the manifest names: plain ``.html`` names in ``folder``, nothing else."""
+    """The pages the manifest names: plain ``.html`` names in ``folder`` and the tables
+    beside them (:data:`~explicit_audit.report.downloads.DOWNLOADS`), nothing else."""
     try:
         names = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("pages", [])
     except (OSError, ValueError, AttributeError):
@@ -110,7 +124,7 @@ def _listed(folder: Path) -> list[Path]:
         folder / name
         for name in names
         if isinstance(name, str)
-        and name.endswith(".html")
+        and (name.endswith(".html") or name in DOWNLOADS)
         and name not in (".", "..")
         and "/" not in name
         and os.sep not in name
@@ -262,7 +276,8 @@ def _abandoned(folder: Path) -> bool:
         if entry.name == STAGING_MARK:
             continue
         temporary = entry.name.startswith(".") and entry.name.endswith(".tmp")
-        if not temporary and not (entry.suffix == ".html" and _written_by_the_kit(entry)):
+        kits = entry.suffix == ".html" or entry.name in DOWNLOADS
+        if not temporary and not (kits and _written_by_the_kit(entry)):
             return False
     return True
 

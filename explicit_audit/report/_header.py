@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from dataclasses import dataclass
 from html import unescape
 
 import pandas as pd
@@ -22,6 +23,7 @@ from ._templates import render
 
 __all__ = [
     "TOC_PLACEHOLDER",
+    "About",
     "check_kinds",
     "header_html",
     "insert_contents",
@@ -34,6 +36,38 @@ TOC_PLACEHOLDER = "<!-- explicit_audit: contents -->"
 
 _HEADING = re.compile(r'<h([23])\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass(frozen=True)
+class About:
+    """What a reviewer cites a page by, written under its title (``templates/_about.html.j2``).
+
+    Attributes
+    ----------
+    data : str
+        The data path, as given.
+    period : str
+        The period its records cover (:attr:`TimeRange.text
+        <explicit_audit.report._time_range.TimeRange.text>`).
+    version : str
+        The kit's version.
+    command : str or None
+        The command line that wrote the report; None when written from Python.
+    scope : tuple of str, optional
+        The record kinds the period is over (a page's); None for every kind.
+    report : str, optional
+        On a page: the report's title, linked to ``index``.
+    index : str, optional
+        The index page's address.
+    """
+
+    data: str
+    period: str
+    version: str
+    command: str | None = None
+    scope: tuple[str, ...] | None = None
+    report: str | None = None
+    index: str | None = None
 
 
 def check_kinds() -> dict[str, str | None]:
@@ -152,8 +186,9 @@ def header_html(
     *,
     kinds: Collection[str] | None = None,
     index: str | None = None,
+    about: About | None = None,
 ) -> str:
-    """The top of a page: the title, then the verdict, then a place for the contents.
+    """The top of a page: the title, what it is cited by, the verdict, a place for the contents.
 
     Parameters
     ----------
@@ -166,6 +201,8 @@ def header_html(
         own checks' (see :func:`verdict_html`).
     index : str, optional
         The index page's address.
+    about : About, optional
+        The data, its period, the kit's version and the command line, under the title.
 
     Returns
     -------
@@ -177,7 +214,11 @@ def header_html(
     if verification is not None:
         verdict = Markup(verdict_html(verification, data, kinds=kinds, index=index))
     return render(
-        "header.html.j2", title=title, verdict=verdict, placeholder=Markup(TOC_PLACEHOLDER)
+        "header.html.j2",
+        title=title,
+        about=about,
+        verdict=verdict,
+        placeholder=Markup(TOC_PLACEHOLDER),
     )
 
 

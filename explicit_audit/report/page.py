@@ -19,10 +19,12 @@ from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor, TagRemovePreprocessor
 from nbformat.v4 import new_output
 
+from .._core import registry
 from .._version import __version__
 from ..verify import Verification
+from ._anchors import notebook_checks, place_check_anchors
 from ._empty import notebook_tables
-from ._header import header_html, insert_contents, page_kinds
+from ._header import TOC_PLACEHOLDER, About, header_html, insert_contents, page_kinds
 from ._html import PAGE_TEMPLATE, VERDICT_CSS, clean_html, provenance_html
 from .provenance import Provenance
 
@@ -136,6 +138,8 @@ def notebook_html(
     notebook_sha256: str | None = None,
     verification: Verification | None = None,
     index: str | None = None,
+    about: About | None = None,
+    ran: bool = True,
 ) -> str:
     """Write an executed notebook as one self-contained HTML page.
 
@@ -157,6 +161,13 @@ def notebook_html(
         over all the data one line below.
     index : str, optional
         The index page's address, linked from the verdict over all the data.
+    about : About, optional
+        What the page is cited by, under its title: the data, the period its
+        records cover, the kit's version, the command line, the report's title.
+    ran : bool, default True
+        False for a notebook not run (no records of its kind): the checks its
+        metadata places in sections (``metadata.explicit_audit.checks``) are
+        anchored in its one section, which says why.
 
     Returns
     -------
@@ -171,7 +182,8 @@ def notebook_html(
     node = static_outputs(nbformat.from_dict(notebook))
     _stable_streams(node)
     title = _take_title(node, Path(name).stem)
-    node.metadata["title"] = title
+    report = about.report if about is not None else None
+    node.metadata["title"] = f"{title} · {report}" if report else title
     exporter = HTMLExporter(
         template_name="lab",
         extra_loaders=[
@@ -201,7 +213,7 @@ def notebook_html(
     )
     tables = [name for alternative in notebook_tables(notebook) for name in alternative]
     kinds = page_kinds(tables) if tables else None
-    header = header_html(title, verification, facts.source, kinds=kinds, index=index)
+    header = header_html(title, verification, facts.source, kinds=kinds, index=index, about=about)
     resources = {
         "metadata": {"name": Path(name).stem},
         "explicit_audit": {
@@ -213,6 +225,9 @@ def notebook_html(
         },
     }
     body, _ = exporter.from_notebook_node(node, resources=resources)
+    known = registry.checks()
+    checks = {c: heading for c, heading in notebook_checks(notebook).items() if c in known}
+    body, _ = place_check_anchors(body, checks, after=TOC_PLACEHOLDER, first=not ran)
     return utf8_page(insert_contents(body))
 
 

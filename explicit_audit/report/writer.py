@@ -23,14 +23,20 @@ that grows during the run changes no page. Then, for every notebook:
    allowlist of tags (anything else shows as text), no script at all, and a
    Content-Security-Policy that forbids fetching anything, so the page reads
    the same offline;
-5. the page opens with the notebook's title, the verdict of every check
-   (with the exit status ``explicit-audit verify`` gives on the same data)
-   and the contents; it closes with a folded appendix of provenance: the
+5. the page opens with the notebook's title, what it is cited by (the data,
+   the period its records cover, the kit's version, the command line and
+   the report's title, :mod:`~explicit_audit.report._time_range`), the
+   verdict of every check (with the exit status ``explicit-audit verify``
+   gives on the same data) and the contents; each check the notebook's
+   metadata places in a section gets an anchor there, for the index's tile
+   (:mod:`~explicit_audit.report._anchors`); it closes with a folded appendix of provenance: the
    input files with their SHA-256, the row counts, the rejected rows, the
    versions of the kit and its libraries, and the hash dialects
    (:mod:`explicit_audit.report.provenance`);
 6. the page is written into a fresh folder inside the output folder; once
-   every page and the index are there, they are moved into place together
+   every page, the findings and rejected rows as CSV and Parquet
+   (:mod:`~explicit_audit.report.downloads`) and the index are there, they
+   are moved into place together
    (SIGINT and SIGTERM held for those few renames), and the pages an earlier
    run wrote that this run did not (a notebook since removed) are removed.
    A run stopped before then (Ctrl-C, a full disk) leaves the previous run's
@@ -46,6 +52,7 @@ The file's own modification time says when it was written.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -57,14 +64,17 @@ from pathlib import Path
 import nbformat
 
 from .._core.engine import reads_lazily
+from .._version import __version__
 from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load
 from ..partitioned.scheduler import use_scheduler
 from ..reading.small_files import NOTEBOOK_BOUNDS, read_small_bytes, read_small_text
 from ..reading.sources import display_name
 from ..verify import verify_all
+from ._anchors import anchored_checks
 from ._empty import has_records, no_records_notebook, notebook_tables
 from ._files import staged_reports, write_atomically
+from ._header import About, page_kinds
 from ._notebook_run import (
     DATA_PARAMETER_NAMES,
     NotebookError,
@@ -74,6 +84,8 @@ from ._notebook_run import (
     inject_parameters,
     parameter_names,
 )
+from ._time_range import TimeRange, table_times, time_range
+from .downloads import download_files, download_tables
 from .index import INDEX_NAME, Page, index_html
 from .page import PANEL_NOTE, notebook_html, notebook_title, static_outputs, utf8_page
 from .parameters import chosen_parameters
@@ -86,6 +98,7 @@ __all__ = [
     "NotebookError",
     "ReportError",
     "data_parameter",
+    "default_title",
     "execute_notebook",
     "inject_parameters",
     "no_records_notebook",
@@ -94,6 +107,34 @@ __all__ = [
     "static_outputs",
     "write_reports",
 ]
+
+
+def default_title(data: str, period: TimeRange) -> str:
+    """A report's title when none is given: the data path and the days its records cover.
+
+    A folder's name alone (``data``, ``logs``) does not say which audit a
+    reviewer is citing; the path as given and the period do, and neither
+    changes between two runs on the same data, so the pages stay
+    reproducible.
+
+    Parameters
+    ----------
+    data : str
+        The data path, as given.
+    period : TimeRange
+        The period its records cover.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> default_title("logs/march", TimeRange(None, None, 0, 12))
+    'Audit of logs/march (no timestamps)'
+    """
+    days = period.days
+    return f"Audit of {data}, {days}" if days else f"Audit of {data} (no timestamps)"
 
 
 def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> None:
@@ -139,6 +180,8 @@ def write_reports(
     persist: bool = False,
     parameters: Mapping[str, object] | None = None,
     verified=None,
+    title: str | None = None,
+    command: str | None = None,
 ) -> list[Path]:
     """Execute every notebook on ``data`` and write one HTML report each into ``out``.
 
@@ -174,6 +217,14 @@ def write_reports(
         Called with the :class:`~explicit_audit.Verification` of ``data`` (the
         verdict every page shows) before any notebook runs: how ``explicit-audit
         report`` exits as ``verify`` does on the same data.
+    title : str, optional
+        The report's title: the index's heading, and the name each page
+        gives the report it belongs to. By default the data path and the
+        period its records cover (:func:`default_title`).
+    command : str, optional
+        The command line that wrote the report, shown under every page's
+        title (``explicit-audit report`` gives its own); without it, the
+        pages say they were written from Python.
 
     Returns
     -------
@@ -220,6 +271,8 @@ def write_reports(
             persist=persist,
             parameters={name: {**engine_values, **values} for name, values in chosen.items()},
             verified=verified,
+            title=title,
+            command=command,
         )
 
 
@@ -234,6 +287,8 @@ def _write_reports(
     persist: bool,
     parameters: dict[str, dict[str, object]],
     verified=None,
+    title: str | None = None,
+    command: str | None = None,
 ) -> list[Path]:
     written: list[Path] = []
     listed: list[Page] = []
@@ -255,6 +310,11 @@ def _write_reports(
             if verified is not None:
                 verified(verification)
             facts = provenance(audit, data, digests=snapshot.digests)
+            periods = table_times(audit)  # each table read once, for every page's period
+            period = time_range(audit, tables=periods)
+            downloads = download_files(download_tables(verification, audit))
+        title = title if title is not None else default_title(display_name(data), period)
+        cited = About(display_name(data), period.text, __version__, command, report=title)
         for path in paths:
             start = time.perf_counter()
             source = read_small_bytes(path, max_bytes=NOTEBOOK_BOUNDS["max_bytes"])
@@ -275,14 +335,8 @@ def _write_reports(
                     continue
             else:
                 executed = no_records_notebook(notebook, data, audit)
-            listed.append(
-                Page(
-                    file=f"{path.stem}.html",
-                    title=notebook_title(notebook, path.stem),
-                    tables=tuple(t for tables in notebook_tables(notebook) for t in tables),
-                    ran=ran,
-                )
-            )
+            tables = tuple(t for group in notebook_tables(notebook) for t in group)
+            kinds = sorted(page_kinds(tables)) if tables else None
             page = notebook_html(
                 executed,
                 facts,
@@ -290,16 +344,41 @@ def _write_reports(
                 notebook_sha256=hashlib.sha256(source).hexdigest(),
                 verification=verification,
                 index=INDEX_NAME,
+                about=dataclasses.replace(
+                    cited,
+                    period=(
+                        period.text
+                        if kinds is None
+                        else time_range(audit, kinds, tables=periods).text
+                    ),
+                    scope=None if kinds is None else tuple(kinds),
+                    index=INDEX_NAME,
+                ),
+                ran=ran,
+            )
+            listed.append(
+                Page(
+                    file=f"{path.stem}.html",
+                    title=notebook_title(notebook, path.stem),
+                    tables=tables,
+                    ran=ran,
+                    checks=anchored_checks(page),
+                )
             )
             write_atomically(staging.folder / f"{path.stem}.html", page)
             written.append(out_dir / f"{path.stem}.html")
             if progress is not None:
                 progress(f"wrote {written[-1]} ({time.perf_counter() - start:.1f} s)")
-        index_page = utf8_page(index_html(verification, listed, display_name(data)))
-        write_atomically(staging.folder / INDEX_NAME, index_page)
+        for name, content in downloads.items():
+            write_atomically(staging.folder / name, content)
+        index_page = index_html(verification, listed, display_name(data), title=title, about=cited)
+        write_atomically(staging.folder / INDEX_NAME, utf8_page(index_page))
         if progress is not None:
-            progress(f"wrote {out_dir / INDEX_NAME}: the verdict, one tile per check, the pages")
-        removed = staging.swap_in([path.name for path in written] + [INDEX_NAME])
+            progress(
+                f"wrote {out_dir / INDEX_NAME}: the verdict, one tile per check, the pages; "
+                f"beside it {', '.join(downloads)}"
+            )
+        removed = staging.swap_in([path.name for path in written] + [*downloads, INDEX_NAME])
     for stale in removed:
         if progress is not None:
             progress(f"removed {stale}: no notebook of that name was reported on")
