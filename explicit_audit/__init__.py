@@ -78,6 +78,7 @@ from .receipts import (
 )
 from .report import Provenance, provenance
 from .requests import check_requests, load_requests, request_hash, verify_requests
+from .trends import trend
 from .verify import Verification, verify_all
 
 __all__ = [
@@ -135,6 +136,7 @@ __all__ = [
     "route",
     "safe_relative_markdown_path",
     "sweep",
+    "trend",
     "use_scheduler",
     "verify_all",
     "verify_decisions",

@@ -29,6 +29,8 @@ PUBLIC = {
     "escalation_patterns",
     # everything at once
     "Provenance", "provenance", "Verification", "verify_all",
+    # over time
+    "trend",
     # where lazy (engine="dask") tables are computed
     "use_scheduler", "collect",
     "__version__",

@@ -20,7 +20,7 @@ from collections.abc import Collection
 
 import pandas as pd
 
-__all__ = ["TIME_KEYS", "UNPARSED_SUFFIX", "typed_times", "unparsed_counts"]
+__all__ = ["TIME_KEYS", "UNPARSED_SUFFIX", "time_column", "typed_times", "unparsed_counts"]
 
 #: Column names read as a record's time, the first a table has winning.
 TIME_KEYS = (
@@ -97,6 +97,18 @@ def typed_times(frame: pd.DataFrame, only: Collection[str] | None = None) -> pd.
         columns[name] = times
         columns[name + UNPARSED_SUFFIX] = unparsed.astype("str")
     return pd.DataFrame(columns, index=frame.index)
+
+
+def time_column(frame) -> str | None:
+    """A table's time: its first column named in :data:`TIME_KEYS` typed as a time, or None.
+
+    A column of that name that did not type as a time (epoch numbers, mixed
+    values) does not date the table's rows.
+    """
+    for name in TIME_KEYS:
+        if name in frame.columns and isinstance(frame[name].dtype, pd.DatetimeTZDtype):
+            return name
+    return None
 
 
 def unparsed_counts(frame: pd.DataFrame) -> dict[str, int]:

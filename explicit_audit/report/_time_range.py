@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .._core import engine, registry
-from .._core.times import TIME_KEYS
+from .._core.times import time_column
 from ..audit import Audit
 
 __all__ = ["TimeRange", "table_times", "time_range"]
@@ -74,14 +74,6 @@ def _iso(stamp: pd.Timestamp) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
 
 
-def _time_column(frame) -> str | None:
-    """The table's first column named for a time and typed as one, or None."""
-    for name in TIME_KEYS:
-        if name in frame.columns and isinstance(frame[name].dtype, pd.DatetimeTZDtype):
-            return name
-    return None
-
-
 def _part(frame: pd.DataFrame, *, column: str) -> tuple[int, int, object, object]:
     times = frame[column].dropna()
     if not len(times):
@@ -124,7 +116,7 @@ def table_times(audit: Audit) -> dict[str, TimeRange]:
             frame = audit.tables.get(table.name)
             if frame is None:
                 continue
-            column = _time_column(frame)
+            column = time_column(frame)
             if column is None:
                 if table.name in main:
                     found[table.name] = TimeRange(None, None, 0, audit.rows(table.name))
