@@ -96,3 +96,11 @@ def test_the_api_reference_documents_every_public_name():
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\.\. (?:auto\w+|data):: (\w+)$", text, flags=re.MULTILINE))
     assert documented == set(ea.__all__)
+
+
+def test_readme_s_links_name_pages_that_exist():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [target for target in targets if "://" not in target]
+    assert len(local) >= 15, local
+    assert [target for target in local if not (ROOT / target).is_file()] == []
