@@ -1,6 +1,7 @@
 # Two commands do all set-up (see README.md):
 #   make report   render the reports from the bundled data/
-#   make test     run every test: unit tests and nbval over the notebooks
+#   make test     run every test: unit tests and nbval over the notebooks,
+#                 and build the documentation site (make docs)
 # Both create and reuse the virtual environment in .venv and install the
 # project from its own files (pyproject.toml, pinned by constraints.txt).
 
@@ -9,7 +10,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: report test verify sample-data bench lint browser clean
+.PHONY: report test docs verify sample-data bench lint browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,9 +40,16 @@ browser:
 # Three, on two cores: the browser, kernel and server tests wait more than they
 # compute, and the longest modules start first (conftest.py, LONG_MODULES).
 TEST_PROCESSES ?= 3
-test: $(STAMP) browser
-	$(BIN)/python -m ruff check explicit_audit tests benchmarks scripts
+test: $(STAMP) browser docs
+	$(BIN)/python -m ruff check explicit_audit tests benchmarks scripts docs/_sphinx
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
+
+# The documentation site, from docs/*.md and the docstrings, into build/docs/html.
+# Every warning is an error (-W), every cross-reference is checked (-n), every page
+# is read again (-E): a warning is never hidden by an earlier build. No notebook
+# runs here; tests/test_docs.py runs the pages' code blocks.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -M html docs build/docs -c docs/_sphinx -W --keep-going -n -E -q
 
 sample-data: $(STAMP)
 	$(BIN)/python -m scripts.sample_data data
@@ -56,4 +64,4 @@ bench: $(STAMP) browser
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python benchmarks/bench_panels.py
 
 clean:
-	rm -rf $(VENV) reports .pytest_cache
+	rm -rf $(VENV) reports build .pytest_cache

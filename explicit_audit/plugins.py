@@ -9,15 +9,15 @@ tables (:class:`Table`), its checks (:class:`Checker`, reporting
 :class:`Field`, from which it gets its JSON Schema and the check
 ``record_keys`` of every key, with no code of its own). :func:`register`
 makes every layer of the kit read and check it: ``ea.load`` on both
-engines, ``ea.verify_all``, and the ``explicit-audit`` commands. README
-("Adding a record kind") walks through one; a module that registers a kind
+engines, ``ea.verify_all``, and the ``explicit-audit`` commands.
+``docs/howto/plugin-kind.md`` walks through one; a module that registers a kind
 is found through the entry point group ``explicit_audit.kinds`` or the
 environment variable ``EXPLICIT_AUDIT_KINDS``
 (:mod:`explicit_audit._core.registry`).
 
 An output format of ``explicit-audit verify --format`` is registered the
-same way, with :func:`explicit_audit.verdicts.register_format` (README,
-"Adding an output format"); the shared way of finding plug-ins is
+same way, with :func:`explicit_audit.verdicts.register_format`
+(``docs/howto/output-format.md``); the shared way of finding plug-ins is
 :func:`~explicit_audit._core.registry.import_plugins`.
 """
 

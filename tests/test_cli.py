@@ -432,7 +432,7 @@ def test_report_says_why_it_exits_3(tmp_path, capsys):
     )
 
 
-# Every command on clean, findings, empty and unreadable data: README's exit table -----------
+# Every command on clean, findings, empty and unreadable data: the docs' exit table ---------
 
 _EXPECTED_STATUS = {
     # data:       verify, summary, report

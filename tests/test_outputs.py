@@ -133,16 +133,17 @@ def test_the_kit_s_own_formats_are_registry_entries():
     assert output_formats()["text"].failed is None  # stderr alone says why
 
 
-# -- exit statuses: one definition, README's table and the help read off it -------------------
+# -- exit statuses: one definition, the docs' table and the help read off it -------------------
 
 
-def test_readme_s_exit_status_table_is_the_one_definition():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n### Exit status\n", 1)[1].split("\n### ", 1)[0]
+def test_the_docs_exit_status_table_is_the_one_definition():
+    text = (ROOT / "docs" / "howto" / "verify.md").read_text(encoding="utf-8")
+    section = text.split("\n## Exit status\n", 1)[1].split("\n## ", 1)[0]
     tables = re.findall(r"^\|.*\|$(?:\n^\|.*\|$)*", section, flags=re.MULTILINE)
     assert tables == [exit_status_table()]
-    # No other exit-status table anywhere in README.
-    assert text.count("| status | meaning |") == 1
+    # No other exit-status table anywhere in README or the docs.
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    assert sum(p.read_text(encoding="utf-8").count("| status | meaning |") for p in pages) == 1
 
 
 def test_help_lists_every_exit_status_with_its_meaning(capsys):

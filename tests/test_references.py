@@ -17,7 +17,7 @@ _NAME = re.compile(r"(?<![\w.])explicit_audit(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 #: Names that are not Python objects: a template file, the plug-in entry point groups.
 _NOT_OBJECTS = {"explicit_audit.html.j2", ENTRY_POINT_GROUP, FORMATS_GROUP}
 SOURCES = sorted(
-    [*(ROOT / "explicit_audit").rglob("*.py"), ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    [*(ROOT / "explicit_audit").rglob("*.py"), ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
 )
 
 

@@ -1,7 +1,7 @@
 """A fifth record kind, declared here and registered with one call, read and checked everywhere.
 
 The toy kind ("badges": ``{"badge_id": ..., "holder": ..., "level": 1-5}``)
-is written as README's "Adding a record kind" says: a shape test, a builder,
+is written as docs/howto/plugin-kind.md says: a shape test, a builder,
 a table, a check. Registered with :func:`explicit_audit.plugins.register`,
 ``ea.load`` (both engines), ``ea.verify_all`` and the ``explicit-audit``
 commands read and check it, with no edit to the kit; in a new process, a

@@ -51,7 +51,7 @@ class LoadOptions(TypedDict, total=False):
         :mod:`explicit_audit.reading.limits`.
     engine : {"pandas", "dask"}, default "pandas"
         ``"dask"`` returns lazy ``dask.dataframe`` tables, read partition by
-        partition when computed (see README, "Past one machine").
+        partition when computed (see ``docs/howto/dask.md``).
     blocksize : int, optional
         With ``engine="dask"``: bytes per partition of a large JSON Lines
         file (default 64 MiB).

@@ -1,8 +1,8 @@
 """The exit statuses of ``explicit-audit``, each with its meaning, defined once.
 
-The command's ``--help`` (:func:`exit_status_help`) and README's table under
-"Exit status" (:func:`exit_status_table`) are both written from
-:class:`ExitStatus`; ``tests/test_outputs.py`` holds README's table to it.
+The command's ``--help`` (:func:`exit_status_help`) and the table under "Exit
+status" in ``docs/howto/verify.md`` (:func:`exit_status_table`) are both written
+from :class:`ExitStatus`; ``tests/test_outputs.py`` holds that table to it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class ExitStatus(IntEnum):
 
     @property
     def meaning(self) -> str:
-        """What the status says, in README's words (Markdown code spans)."""
+        """What the status says, in the docs' words (Markdown code spans)."""
         return _MEANINGS[self]
 
 
@@ -56,7 +56,7 @@ _MEANINGS = {
 
 
 def exit_status_table() -> str:
-    """README's table of exit statuses, in Markdown, one row per status.
+    """The docs' table of exit statuses, in Markdown, one row per status.
 
     Examples
     --------
