@@ -56,6 +56,7 @@ TABLES = {
     "plan_hashes.ipynb": [["plans"], ["requests"]],
     "withheld_counts.ipynb": [["receipts"]],
     "routing_sweep.ipynb": [["decisions", "policies"]],
+    "trends.ipynb": [["receipts"], ["presentations"], ["plans"], ["requests"], ["decisions"]],
 }
 
 
@@ -74,6 +75,7 @@ CHECKS = {
         "presentation_rules": "Rendered views",
     },
     "routing_sweep.ipynb": {"decision_policy": "Replay verification"},
+    "trends.ipynb": {},
 }
 
 
