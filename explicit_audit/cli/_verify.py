@@ -126,7 +126,8 @@ def _summary_text(args: argparse.Namespace, audit, sources) -> None:
     print()
     if not sources["skipped"].notna().any():
         sources = sources.drop(columns=["skipped"])  # nothing skipped: no column of blanks
-    print(sources.to_string(index=False, na_rep=""))
+    # A value that is missing (the bytes of a file skipped, why a file read was not) is blank.
+    print(sources.astype(object).where(sources.notna(), "").to_string(index=False))
     if len(audit.rejected):
         print(
             f"\n{len(audit.rejected)} value(s) could not be loaded; "
