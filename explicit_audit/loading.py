@@ -104,7 +104,14 @@ def _in_memory(source: Source, settings: Options, keep: str | None) -> Audit:
             read_at - started,
         )
         building = kinds if keep is None else [registry.kind(keep)]
-        with step_progress(len(building), settings.progress) as on_kind:
+        with step_progress(len(building), settings.progress) as step:
+
+            def on_kind(name: str | None) -> None:
+                if name is not None:
+                    _log.debug("building the %s tables", name)
+                if step is not None:
+                    step(name)
+
             audit = _built(reading, building, keep, settings, on_kind)
         if _log.isEnabledFor(logging.INFO):
             rows = ", ".join(f"{name}={count}" for name, count in audit.summary().values.tolist())

@@ -182,6 +182,9 @@ def test_verbose_shows_the_kit_s_records_quiet_and_default_do_not(clean, capsys)
     err = capsys.readouterr().err
     assert "INFO explicit_audit.loading: read 1 file(s)" in err
     assert "built the tables" in err and "receipts=1" in err
+    assert "DEBUG" not in err
+    assert main(["verify", str(clean), "-vv"]) == 0
+    assert "DEBUG explicit_audit.loading: building the receipts tables" in capsys.readouterr().err
     for quieter in ([], ["-q"]):
         assert main(["verify", str(clean), *quieter]) == 0
         assert capsys.readouterr().err == ""
