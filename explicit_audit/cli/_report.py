@@ -63,7 +63,9 @@ def _write_report(args: argparse.Namespace) -> int:
             notebooks,
             timeout=args.timeout,
             # -q: the pages' names are not printed as they are written.
-            progress=None if args.quiet else lambda line: print(line, flush=True),
+            progress=None
+            if getattr(args, "quiet", False)
+            else lambda line: print(line, flush=True),
             engine=args.engine,
             scheduler=args.scheduler,
             persist=args.persist,
