@@ -10,7 +10,14 @@ Every check returns its findings in one shape (``ea.verify.FINDING_COLUMNS``):
 :func:`check_decisions`; :func:`verify_all` runs them all. The 0.1 names
 ``verify_plans``, ``verify_requests`` and ``verify_decisions`` are deprecated
 aliases kept for one release (``verify_plans`` returns :func:`plan_verdicts`).
+
+The kit logs to ``logging.getLogger("explicit_audit")`` and its module loggers
+(``explicit_audit.loading``, ``explicit_audit.cache``, ...); it configures no
+handler but a :class:`logging.NullHandler`, so an application decides where
+the records go (``logging.basicConfig(level="INFO")`` shows the loads').
 """
+
+import logging
 
 from ._version import __version__
 from .audit import Audit
@@ -80,6 +87,9 @@ from .report import Provenance, provenance
 from .requests import check_requests, load_requests, request_hash, verify_requests
 from .trends import trend
 from .verify import Verification, verify_all
+
+# The library's records go where the application sends them; none is printed unasked.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "DECISION_RULES",

@@ -135,12 +135,13 @@ class Audit:
         if self.lazy:
             partitions = next(iter(self.tables.values())).npartitions if self.tables else 0
             return (
-                f"Audit({len(self.files)} files, {partitions} partitions, not read yet: "
+                f"Audit({_counted(len(self.files), 'file')}, "
+                f"{_counted(partitions, 'partition')}, not read yet: "
                 f"{'; '.join([', '.join(self.tables), *documents])})"
             )
         counts = [f"{name}={len(frame)}" for name, frame in self.tables.items()]
         counts += [*documents, f"rejected={len(self.rejected)}"]
-        return f"Audit({len(self.files)} files: {', '.join(counts)})"
+        return f"Audit({_counted(len(self.files), 'file')}: {', '.join(counts)})"
 
     def compute(self) -> Audit:
         """This audit with every table in memory (pandas); itself if it already is.
@@ -302,6 +303,11 @@ class Audit:
         return pd.DataFrame(rows, columns=["table", "rows"])
 
 
+def _counted(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _every_table(audit: Audit, step) -> Audit:
     """The audit of ``step(*tables, rejected, sources)``, ``dask.compute`` or ``persist``."""
     names = list(audit.tables)
@@ -374,13 +380,20 @@ def audit_of_reading(
     strict: bool,
     documents: bool = True,
     strict_keys: bool = False,
+    on_kind: Callable[[str | None], None] | None = None,
 ) -> Audit:
-    """Every kind's tables, the documents and the rejected rows of one reading, in memory."""
+    """Every kind's tables, the documents and the rejected rows of one reading, in memory.
+
+    ``on_kind(name)``, when given, is called as each kind's tables begin, and
+    ``on_kind(None)`` once all are built (the progress bar, closed before any warning).
+    """
     rejections = reading.rejections
     tables: dict[str, pd.DataFrame] = {}
     main_tables = []
     notes = []
     for kind in kinds:
+        if on_kind is not None:
+            on_kind(kind.name)
         built = build_kind(
             kind,
             reading.segments.get(kind.name, []),
@@ -391,6 +404,8 @@ def audit_of_reading(
         tables.update(built.tables)
         main_tables.append(kind.loaded_rows(built))
         rejections.extend(built.rejected)
+    if on_kind is not None:
+        on_kind(None)
     declared = _documents(kinds) if documents else []
     loaded: dict[str, Any] = {}
     loaded_files: list[str] = []

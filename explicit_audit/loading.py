@@ -11,11 +11,14 @@ in :class:`~explicit_audit.LoadOptions`; every per-kind loader
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
+import time
 from typing import Unpack
 
 from ._core import registry
 from ._core.engine import reads_lazily
+from ._core.progress import step_progress
 from ._core.records import RecordKind, Rejection
 from .audit import Audit, audit_of_reading, raise_or_warn
 from .cache import cache_key, file_digests, lookup, store
@@ -30,6 +33,8 @@ from .reading.remote import has_remote, local_source, read_remote
 from .reading.tables import warn_extra_json, warn_unparsed_times
 
 __all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
+
+_log = logging.getLogger(__name__)
 
 
 def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
@@ -82,6 +87,7 @@ def _in_memory(source: Source, settings: Options, keep: str | None) -> Audit:
             return _parsed()
 
     def _parsed() -> Audit:
+        started = time.perf_counter()
         reading = _read(
             source,
             kinds,
@@ -90,26 +96,55 @@ def _in_memory(source: Source, settings: Options, keep: str | None) -> Audit:
             limits=limits,
             storage_options=settings.storage_options,
         )
-        if keep is None:
-            return audit_of_reading(
-                reading, kinds, strict=settings.strict, strict_keys=settings.strict_keys
-            )
-        # One kind's loader: values of other kinds are recognised, so only what no kind
-        # claims (or a file-level problem) is its rejection; the policies are not its own.
-        reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
-        reading.policy_files = []
-        kind = registry.kind(keep)
-        return audit_of_reading(
-            reading,
-            [kind],
-            strict=settings.strict,
-            documents=False,
-            strict_keys=settings.strict_keys,
+        read_at = time.perf_counter()
+        _log.info(
+            "read %d file(s), %s bytes, in %.2f s",
+            len(reading.files),
+            f"{sum(d.bytes for d in reading.digests.values()):,}",
+            read_at - started,
         )
+        building = kinds if keep is None else [registry.kind(keep)]
+        with step_progress(len(building), settings.progress) as step:
+
+            def on_kind(name: str | None) -> None:
+                if name is not None:
+                    _log.debug("building the %s tables", name)
+                if step is not None:
+                    step(name)
+
+            audit = _built(reading, building, keep, settings, on_kind)
+        if _log.isEnabledFor(logging.INFO):
+            rows = ", ".join(f"{name}={count}" for name, count in audit.summary().values.tolist())
+            _log.info("built the tables in %.2f s: %s", time.perf_counter() - read_at, rows)
+        return audit
 
     if settings.cache is None:
         return parsed()
     return _cached(source, settings, keep, limits, parsed)
+
+
+def _built(reading: Reading, building, keep: str | None, settings: Options, on_kind) -> Audit:
+    """The audit of one reading: every kind's tables, or (``keep``) one kind's."""
+    if keep is None:
+        return audit_of_reading(
+            reading,
+            building,
+            strict=settings.strict,
+            strict_keys=settings.strict_keys,
+            on_kind=on_kind,
+        )
+    # One kind's loader: values of other kinds are recognised, so only what no kind
+    # claims (or a file-level problem) is its rejection; the policies are not its own.
+    reading.rejections = [r for r in reading.rejections if r.kind in ("unknown", "file")]
+    reading.policy_files = []
+    return audit_of_reading(
+        reading,
+        building,
+        strict=settings.strict,
+        documents=False,
+        strict_keys=settings.strict_keys,
+        on_kind=on_kind,
+    )
 
 
 def _cached(source: Source, settings: Options, keep: str | None, limits, parsed) -> Audit:
@@ -133,6 +168,7 @@ def _cached(source: Source, settings: Options, keep: str | None, limits, parsed)
     }
     key = cache_key(digests, asked)
     parts = lookup(settings.cache, key)
+    _log.info("cache %s: %s", "hit" if parts is not None else "miss", key)
     if parts is not None:
         audit = Audit(**{**parts, "digests": {**parts["digests"], **digests}})
         rejections = [

@@ -129,3 +129,36 @@ def accounted(audit) -> None:
     """Every value read is either loaded or rejected, per file."""
     sources = audit.sources
     assert (sources.loaded + sources.rejected == sources.values_read).all(), sources
+
+
+@pytest.fixture
+def clean(tmp_path):
+    """A folder holding one valid receipt: data every check passes."""
+    import json
+
+    folder = tmp_path / "clean"
+    folder.mkdir()
+    (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
+    return folder
+
+
+def parameters_notebook(folder):
+    """``folder/top.ipynb``: a notebook whose parameters cell declares TOP_N, CUT and LABEL
+    besides DATA, and whose next cell prints them."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    notebook = new_notebook()
+    notebook.cells = [
+        new_markdown_cell("# Top findings"),
+        new_code_cell(
+            'DATA = "../data"\nTOP_N = 5\nCUT = 0.5\nLABEL = "all"',
+            metadata={"tags": ["parameters"]},
+        ),
+        new_code_cell('print(f"top {TOP_N} at {CUT} for {LABEL}")'),
+    ]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "top.ipynb"
+    nbformat.write(notebook, path)
+    return path

@@ -22,14 +22,6 @@ SAMPLE = ROOT / "data"
 
 
 @pytest.fixture
-def clean(tmp_path) -> Path:
-    folder = tmp_path / "clean"
-    folder.mkdir()
-    (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
-    return folder
-
-
-@pytest.fixture
 def dirty(clean) -> Path:
     receipt = make_receipt(scope="space", query="weekly plan", relevanceThreshold=None)
     receipt["exposedResults"][0].pop("score")  # enumeration never ranks

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from conftest import parameters_notebook
 
 from explicit_audit._core.extras import EXTRAS
 from explicit_audit.cli import main
@@ -200,25 +200,8 @@ def test_a_copied_notebook_runs_on_the_data_it_was_given(tmp_path):
 # --- report -p NAME=VALUE ----------------------------------------------------------------
 
 
-def _small_notebook(folder: Path) -> Path:
-    notebook = new_notebook()
-    notebook.cells = [
-        new_markdown_cell("# Top findings"),
-        new_code_cell(
-            'DATA = "../data"\nTOP_N = 5\nCUT = 0.5\nLABEL = "all"',
-            metadata={"tags": ["parameters"]},
-        ),
-        new_code_cell('print(f"top {TOP_N} at {CUT} for {LABEL}")'),
-    ]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "top.ipynb"
-    nbformat.write(notebook, path)
-    return path
-
-
 def test_report_parameters_reach_the_notebook(tmp_path, capsys):
-    notebooks = _small_notebook(tmp_path / "nb").parent
+    notebooks = parameters_notebook(tmp_path / "nb").parent
     out = tmp_path / "out"
     data = str(ROOT / "data" / "plans")
     argv = ["report", data, "--out", str(out), "--notebooks", str(notebooks)]
@@ -230,7 +213,7 @@ def test_report_parameters_reach_the_notebook(tmp_path, capsys):
 
 
 def test_report_exit_zero_renders_data_with_findings(tmp_path, capsys):
-    notebooks = _small_notebook(tmp_path / "nb").parent
+    notebooks = parameters_notebook(tmp_path / "nb").parent
     data = tmp_path / "plans.jsonl"
     data.write_bytes((ROOT / "data" / "plans" / "arborist_runs.jsonl").read_bytes())
     argv = ["report", str(data), "--out", str(tmp_path / "out"), "--notebooks", str(notebooks)]
@@ -259,7 +242,7 @@ def test_report_exit_zero_renders_data_with_findings(tmp_path, capsys):
 def test_report_parameters_that_do_not_fit_exit_2_before_anything_runs(
     tmp_path, capsys, given, says
 ):
-    notebooks = _small_notebook(tmp_path / "nb").parent
+    notebooks = parameters_notebook(tmp_path / "nb").parent
     argv = ["report", str(ROOT / "data" / "plans"), "--out", str(tmp_path / "out")]
     assert main([*argv, "--notebooks", str(notebooks), "-p", given]) == 2
     assert says in capsys.readouterr().err
@@ -270,7 +253,7 @@ def test_report_runs_the_kit_s_own_notebooks_from_any_folder(tmp_path, monkeypat
     """Without --notebooks the bundled notebooks are read, whatever the working folder holds."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notebooks").mkdir()  # a folder of the user's own, not to be run
-    _small_notebook(tmp_path / "notebooks")
+    parameters_notebook(tmp_path / "notebooks")
     data = str(ROOT / "data" / "plans")
     assert main(["report", data, "--out", "out", "-p", "NOPE=1"]) == 2
     err = capsys.readouterr().err

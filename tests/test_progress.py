@@ -10,6 +10,7 @@ import fcntl
 import gzip
 import os
 import pty
+import re
 import select
 import struct
 import subprocess
@@ -110,6 +111,9 @@ def test_a_terminal_shows_the_bytes_of_one_large_file(large):
     # The total is the file's size, and the bar reaches it: bytes, not files.
     assert f"/{_size_shown(large)}" in shown
     assert f"{_size_shown(large)}/{_size_shown(large)}" in shown
+    # Then the tables are built, on a bar of their own: the kinds, every one of them built.
+    assert "building tables" in shown.split(f"{_size_shown(large)}/{_size_shown(large)}")[-1]
+    assert re.search(r"building tables: 100%.*\| (\d+)/\1 kinds \[", shown)
 
 
 @pytest.mark.parametrize(
@@ -207,3 +211,32 @@ def test_dask_computes_show_their_progress_too(large):
     assert "100% Completed" in shown  # Dask's own bar, on standard error
     status, _, shown = _run([sys.executable, "-c", script, str(large)], tty=True, env=_env(CI="1"))
     assert status == 0 and "Completed" not in shown
+
+
+NOTEBOOK_LOAD = """
+import os, warnings
+os.environ["EXPLICIT_AUDIT_PROGRESS_DELAY"] = "0"
+import explicit_audit as ea
+audit = ea.load({path!r}, progress=True)
+len(audit.receipts)
+"""
+
+
+def test_a_notebook_shows_tqdm_s_widgets(large):
+    """In a Jupyter kernel the bars are tqdm's widgets, not text on standard error."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(NOTEBOOK_LOAD.format(path=str(large)))]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
+    outputs = notebook.cells[0].outputs
+    widgets = [
+        o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    shown = [o["data"]["text/plain"] for o in widgets]
+    assert any(text.startswith("reading: ") for text in shown), outputs
+    assert any(text.startswith("building tables: ") for text in shown), outputs
+    assert not any(o.get("name") == "stderr" for o in outputs), outputs
+    assert outputs[-1]["data"]["text/plain"] == str(RECEIPTS)

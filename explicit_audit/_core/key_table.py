@@ -24,7 +24,10 @@ from .keys import UNDECLARED_VALUE, UNKNOWN_KEY, KeyNote, key_notes
 from .records import KindTables, RawValue, Rejection, excerpt
 from .shape import Shape, shape_problems
 
-__all__ = ["KEY_COLUMNS", "concat_keys", "keys_frame", "settle"]
+__all__ = ["KEY_COLUMNS", "STRICT_KEYS_REASON", "concat_keys", "keys_frame", "settle"]
+
+#: How the reason of a record rejected under ``strict_keys`` begins.
+STRICT_KEYS_REASON = "strict_keys: "
 
 #: Columns of ``Audit.keys``: one row per key a record holds that its shape
 #: does not declare, or per declared field it leaves to the producer's default.
@@ -97,7 +100,7 @@ def settle(
                         item.source_file,
                         item.source_line,
                         kind_name,
-                        "strict_keys: " + "; ".join(reasons),
+                        STRICT_KEYS_REASON + "; ".join(reasons),
                         excerpt(item.text),
                     )
                 )

@@ -9,11 +9,14 @@ Whether progress is shown, first match wins:
 4. on in a Jupyter kernel (for a load) and when standard error is a
    terminal; off otherwise (a log file, a pipe).
 
-A load's bar counts the bytes of its files as they are read (a gzip file's
-compressed bytes; a stream of unknown size leaves the total open), so one
-large file moves the bar as much as many small ones; it appears only once the
-load has run :data:`DELAY_SECONDS` (``EXPLICIT_AUDIT_PROGRESS_DELAY=SECONDS``
-sets another), so a quick load prints nothing. Dask
+A load's bar (tqdm's, on standard error; its widget in Jupyter) counts the
+bytes of its files as they are read (a gzip file's compressed bytes; a stream
+of unknown size leaves the total open), so one large file moves the bar as
+much as many small ones; a second bar then counts the record kinds whose
+tables are built, its clock moving while one is. A bar appears only once it
+has run :data:`DELAY_SECONDS` (tqdm's ``delay``;
+``EXPLICIT_AUDIT_PROGRESS_DELAY=SECONDS`` sets another), so a quick load
+prints nothing. Dask
 computes on a local scheduler show Dask's own bar under the same rule (a
 distributed cluster has its dashboard).
 """
@@ -24,7 +27,7 @@ import contextlib
 import contextvars
 import os
 import sys
-import time
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -36,6 +39,7 @@ __all__ = [
     "choosing",
     "delay",
     "in_jupyter",
+    "step_progress",
     "wanted",
 ]
 
@@ -115,12 +119,6 @@ def delay() -> float:
     return seconds if seconds >= 0 else DELAY_SECONDS
 
 
-def _interval(seconds: float) -> str:
-    minutes, seconds = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
-
-
 def _size(item: Any) -> int | None:
     try:
         return os.stat(item).st_size
@@ -128,82 +126,104 @@ def _size(item: Any) -> int | None:
         return None
 
 
-def _sizeof(count: float) -> str:
-    """Bytes in three significant digits, powers of 1024 (as tqdm writes them: ``62.4M``)."""
-    for unit in ("", "k", "M", "G", "T"):
-        if abs(count) < 999.5:
-            if abs(count) < 99.95:
-                return f"{count:1.2f}{unit}" if abs(count) < 9.995 else f"{count:2.1f}{unit}"
-            return f"{count:3.0f}{unit}"
-        count /= 1024
-    return f"{count:3.1f}P"
+def _bar(**options: Any):
+    """A tqdm bar on standard error, shown once it has run :func:`delay` seconds.
+
+    In a Jupyter kernel it is tqdm's widget (``tqdm.auto``); elsewhere tqdm's
+    text bar. tqdm is imported here, when a bar is wanted: a quick load with
+    no bar pays nothing for it.
+    """
+    if in_jupyter():
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
+    return tqdm(
+        file=sys.stderr,
+        delay=delay(),
+        mininterval=_REFRESH_SECONDS,
+        dynamic_ncols=True,
+        **options,
+    )
 
 
 class _Bytes:
-    """Counts bytes read; shows them once the load has run :data:`DELAY_SECONDS`.
+    """Counts bytes read on a tqdm bar, shown once the load has run :func:`delay` seconds.
 
-    In a terminal the line is written here, refreshed at most every
-    :data:`_REFRESH_SECONDS`; in Jupyter it is tqdm's widget, imported only
-    then. A quick load pays nothing for its bar.
+    A standard error that is closed or gone costs the bar, never the load.
     """
 
     def __init__(self, total: int | None, what: str) -> None:
-        self.total = total
-        self.what = what
-        self.count = 0
-        self.start = time.monotonic()
-        self.shown_at = 0.0
-        self.widget = None
-        self.drawn = False
-        self.delay = delay()
+        self.bar = _bar(total=total, desc=what, unit="B", unit_scale=True, unit_divisor=1024)
 
     def advance(self, n: int) -> None:
-        self.count += n
-        if self.widget is not None:
-            self.widget.update(n)
+        if self.bar is None:
             return
-        now = time.monotonic()
-        if now - self.start < self.delay or now - self.shown_at < _REFRESH_SECONDS:
-            return
-        self.shown_at = now
-        if in_jupyter():
-            from tqdm.auto import tqdm
-
-            self.widget = tqdm(
-                total=self.total,
-                initial=self.count,
-                desc=self.what,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-            )
-            return
-        self._draw(now, "\r")
-
-    def _draw(self, now: float, start: str, end: str = "") -> None:
-        rate = self.count / max(now - self.start, 1e-9)
-        line = f"{self.what}: "
-        if self.total:
-            line += f"{100 * self.count / self.total:3.0f}% {_sizeof(self.count)}/"
-            line += f"{_sizeof(self.total)}"
-        else:
-            line += _sizeof(self.count)
-        line += f" [{_interval(now - self.start)}, {_sizeof(rate)}B/s"
-        if self.total and rate > 0:
-            line += f", {_interval(max(self.total - self.count, 0) / rate)} left"
         try:
-            sys.stderr.write(f"{start}{line}]\x1b[K{end}")
-            sys.stderr.flush()
+            self.bar.update(n)
         except (OSError, ValueError):  # stderr closed: no bar rather than no load
-            return
-        self.drawn = True
+            self.bar = None
 
     def close(self) -> None:
-        if self.widget is not None:
-            self.widget.close()
-        elif self.drawn:
-            # The last line says where it ended: every byte read, and how long it took.
-            self._draw(time.monotonic(), "\r", "\n")
+        if self.bar is None:
+            return
+        try:
+            self.bar.close()  # its last line: every byte read, and how long it took
+        except (OSError, ValueError):
+            pass
+
+
+class _Steps:
+    """A tqdm bar over named steps (the kinds whose tables are built), its clock kept moving.
+
+    A step may take seconds with no count to show (pandas building one large
+    table): a thread redraws the bar every :data:`_REFRESH_SECONDS`, so its
+    elapsed time and the step's name show that the work goes on.
+    """
+
+    def __init__(self, steps: int, what: str) -> None:
+        # miniters=0: every update may redraw (tqdm would otherwise learn to skip the
+        # clock's updates of nothing).
+        self.bar = _bar(
+            total=steps,
+            desc=what,
+            miniters=0,
+            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} kinds [{elapsed}{postfix}]",
+        )
+        self.stop = threading.Event()
+        self.started = False
+        self.clock = threading.Thread(target=self._tick, name="progress clock", daemon=True)
+        self.clock.start()
+
+    def _tick(self) -> None:
+        while not self.stop.wait(_REFRESH_SECONDS):
+            try:
+                # A count of none: tqdm redraws (once past its delay), the clock moved on.
+                self.bar.update(0)
+            except (OSError, ValueError):  # stderr closed: no bar rather than no load
+                return
+
+    def start(self, name: str | None) -> None:
+        """The step ``name`` begins (the one before it is done); None: every step is done."""
+        if name is None:
+            self.close()
+            return
+        if self.started:
+            self.bar.update(1)
+        self.started = True
+        self.bar.set_postfix_str(name, refresh=False)
+
+    def close(self) -> None:
+        if self.stop.is_set():
+            return
+        self.stop.set()
+        self.clock.join()
+        try:
+            if self.started:
+                self.bar.set_postfix_str("", refresh=False)
+                self.bar.update(1)
+            self.bar.close()
+        except (OSError, ValueError):
+            pass
 
 
 @contextlib.contextmanager
@@ -223,5 +243,26 @@ def byte_progress(
     counter = _Bytes(None if any(size is None for size in sizes) else sum(sizes), what)
     try:
         yield counter.advance
+    finally:
+        counter.close()
+
+
+@contextlib.contextmanager
+def step_progress(
+    steps: int, enabled: bool, what: str = "building tables"
+) -> Iterator[Callable[[str | None], None] | None]:
+    """A bar over ``steps`` named steps; yields ``start(name)`` to call as each begins.
+
+    ``start(None)`` closes the bar before the block ends (before a warning is printed).
+
+    Yields None when not ``enabled``. Shown, as a load's bar is, only once it
+    has run :func:`delay` seconds; its elapsed time moves while a step runs.
+    """
+    if not enabled or steps < 1:
+        yield None
+        return
+    counter = _Steps(steps, what)
+    try:
+        yield counter.start
     finally:
         counter.close()

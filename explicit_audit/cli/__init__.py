@@ -2,19 +2,23 @@
 
 ::
 
-    explicit-audit report DATA --out DIR [--notebooks DIR] [-p NAME=VALUE ...] [--exit-zero]
+    explicit-audit report DATA --out DIR [--notebooks DIR] [-p NAME VALUE ...] [-r NAME VALUE ...]
+                                          [-f FILE.yaml ...] [--exit-zero]
                                           [--engine dask [--persist]]
     explicit-audit verify DATA [--json | --format FORMAT] [--expect KINDS]
                                [--max-findings N] [--baseline PREVIOUS.json [--new-only]]
                                [--since TIME] [--until TIME] [--time-key [TABLE=]COLUMN]
                                [--undated check|skip] [--strict-keys]
                                [--engine dask [--sample-bytes N]]
-    explicit-audit summary DATA [--strict-keys] [--engine dask [--sample-bytes N]]
+    explicit-audit summary DATA [--json] [--strict-keys] [--engine dask [--sample-bytes N]]
     explicit-audit notebooks DIR [--data DATA] [--force]
     explicit-audit schema KIND
 
-Every command takes ``--engine dask --scheduler ADDRESS|processes|threads``:
-the same output and exit status, computed partition by partition.
+Every command that reads DATA takes ``--engine dask --scheduler
+ADDRESS|processes|threads``: the same output and exit status, computed
+partition by partition. Every command takes ``-q`` (errors only) and ``-v``
+(repeatable: what the kit does, from its loggers; ``_logging``).
+``python -m explicit_audit`` is the same command.
 
 The exit statuses, for use in a producer's CI, are
 :class:`~explicit_audit.verdicts.ExitStatus`, the same in every output
@@ -47,6 +51,8 @@ from ..verdicts import ExitStatus
 from ..verdicts.outputs import json_text
 from ._exit import asked_format, fail, failed, interrupted, signals
 from ._input import engine, not_there, shown
+from ._logging import logging_to_stderr, verbosity
+from ._parameters import papermill_pairs
 from ._parser import UsageError, parser
 from ._report import notebooks, report
 from ._verify import summary, verify
@@ -91,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser().parse_args(argv)
+        args = parser().parse_args(papermill_pairs(argv))
     except SystemExit as exc:  # argparse: --help or --version
         return int(exc.code or 0)
     except UsageError as exc:
@@ -99,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as exc:  # a record kind plug-in that cannot be imported
         return fail("", None, exc, type(exc).__name__, output=asked_format(argv))
     args.command_line = shlex.join(["explicit-audit", *argv])  # shown on the report's pages
-    output = asked_format(argv) if args.command == "verify" else "text"
+    output = asked_format(argv) if args.command in ("verify", "summary") else "text"
     data = getattr(args, "data", None)
     local = data is not None and not has_remote(data)  # not "-" (stdin) nor a URL
     checked = local and not is_url(data) and not any(ch in data for ch in "*?[")
@@ -109,10 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing.source_file = shown(data)
         return fail(args.command, data, missing, "InputError", output=output)
     signalled: list[int] = []
+    level = verbosity(args)
+    progress = getattr(args, "progress", None)
     try:
         with (
+            logging_to_stderr(level),
             engine(args),
-            choosing(getattr(args, "progress", None)),
+            choosing(False if progress is None and level < 0 else progress),
             signals(args.command, signalled),
         ):
             status = _COMMANDS[args.command](args)

@@ -96,7 +96,10 @@ def asked_format(argv: Sequence[str]) -> str:
 
 def fail(command: str, data: str | None, exc: Exception, kind: str, *, output: str) -> int:
     """Say why nothing could be checked, on stderr (and as the document asked for); exit 2."""
-    message = visible(str(exc))
+    if kind == "UsageError":  # argparse's usage lines, then its error: each line shown as such
+        message = "\n".join(visible(line) for line in str(exc).splitlines())
+    else:
+        message = visible(str(exc))
     prefix = f"explicit-audit {command}: " if command else ""
     print(f"{prefix}{message}", file=sys.stderr)
     document = error_output(output, Failure.of(exc, kind, None if data is None else shown(data)))

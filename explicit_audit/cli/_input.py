@@ -10,6 +10,7 @@ import warnings
 import pandas as pd
 
 from .._core.engine import reads_lazily
+from .._core.extras import require
 from ..audit import Audit
 from ..errors import RejectedRowsWarning, UnparsedTimeWarning, UnreadableFileError
 from ..loading import load
@@ -26,7 +27,11 @@ def engine(args: argparse.Namespace):
 
     ``report`` chooses it itself, as the notebooks' kernels must too.
     """
-    if not reads_lazily(getattr(args, "engine", "pandas")) or args.command == "report":
+    lazy = reads_lazily(getattr(args, "engine", "pandas"))
+    if lazy:
+        # Named as the user asked for it, with the pip install that adds it.
+        require("dask", f"--engine {args.engine}")
+    if not lazy or args.command == "report":
         yield
         return
     with use_scheduler(args.scheduler):

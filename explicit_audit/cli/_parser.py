@@ -19,6 +19,8 @@ from ..loading import ENGINES
 from ..verdicts import output_formats
 from ..verdicts.exits import exit_status_help
 from ..verdicts.window import UNDATED_CHOICES
+from ._logging import verbosity_options
+from ._parameters import parameter_options
 
 __all__ = ["UsageError", "parser"]
 
@@ -34,6 +36,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _data_argument(command: argparse.ArgumentParser) -> None:
     command.add_argument("data", metavar="DATA", help="file, folder or glob of audit records")
+    verbosity_options(command)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,8 +58,8 @@ def parser() -> argparse.ArgumentParser:
         help="run every notebook on DATA and write one self-contained HTML report each",
         description=_wrapped(
             "Run every notebook on DATA and write one self-contained HTML report per notebook "
-            "into DIR (readable offline: tables and plots embedded, code folded away, a "
-            "provenance block first)."
+            "into DIR (readable offline: the verdict at the top, tables and plots embedded, code "
+            "folded away, a provenance appendix at the end of each page)."
         ),
         **ending,
     )
@@ -67,16 +70,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder of notebooks (*.ipynb) to run; default: the notebooks that ship with the kit",
     )
-    report.add_argument(
-        "-p",
-        "--parameter",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set a parameter the notebooks declare in their parameters cell, papermill-style "
-        "(repeatable); VALUE is read as a Python literal (0.7, 12, True, None, 'text') when it "
-        "is one, else as text",
-    )
+    parameter_options(report)
     report.add_argument(
         "--title",
         metavar="TEXT",
@@ -84,7 +78,11 @@ def parser() -> argparse.ArgumentParser:
         "days its records cover (Audit of DATA, 2025-03-03 to 2025-03-11)",
     )
     report.add_argument(
-        "--timeout", type=int, default=300, metavar="SECONDS", help="time a cell may run"
+        "--timeout",
+        type=int,
+        default=300,
+        metavar="SECONDS",
+        help="time a cell may run (default %(default)s)",
     )
     report.add_argument(
         "--exit-zero",
@@ -160,9 +158,17 @@ def parser() -> argparse.ArgumentParser:
     )
 
     summary = commands.add_parser(
-        "summary", help="rows per table and per file", description="Rows per table and per file."
+        "summary",
+        help="rows per table and per file",
+        description="Rows per table and per file, and what was skipped. Exit 0, or 1 with "
+        "--strict-keys when a record holds a key its kind does not declare.",
     )
     _data_argument(summary)
+    summary.add_argument(
+        "--json",
+        action="store_true",
+        help="write the rows per table and per file as one strict JSON document to stdout",
+    )
     _engine_options(summary)
     _sample_option(summary)
     _strict_keys_option(summary)
@@ -175,6 +181,7 @@ def parser() -> argparse.ArgumentParser:
         "(pip install 'explicit_audit[notebooks]').",
     )
     notebooks.add_argument("dir", metavar="DIR", help="folder to copy the notebooks into")
+    verbosity_options(notebooks)
     notebooks.add_argument(
         "--data",
         dest="notebook_data",
@@ -195,6 +202,7 @@ def parser() -> argparse.ArgumentParser:
     )
     kinds = list(published(registry.kinds()))
     schema.add_argument("kind", metavar="KIND", choices=kinds, help=f"one of {', '.join(kinds)}")
+    verbosity_options(schema)
     return top
 
 

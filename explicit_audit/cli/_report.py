@@ -3,31 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from .._core.extras import require
 from ..errors import AuditError
 from ..reading.remote import has_remote, local_source
 from ..report.bundled import copy_notebooks, notebooks_folder
-from ..report.parameters import parse_value
 from ..verdicts import ExitStatus, Verdict
 from ..verdicts.text import state_line
 from ._input import shown
+from ._parameters import parameters_given
 
 __all__ = ["notebooks", "report"]
 
-
-def _parameters(given: Sequence[str]) -> dict[str, object]:
-    """``-p NAME=VALUE`` options as ``{NAME: value}``."""
-    values: dict[str, object] = {}
-    for item in given:
-        name, sep, text = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise AuditError(f"-p {item!r}: write NAME=VALUE, NAME a Python name")
-        values[name] = parse_value(text)
-    return values
+_log = logging.getLogger(__name__)
 
 
 def report(args: argparse.Namespace) -> int:
@@ -42,7 +33,7 @@ def report(args: argparse.Namespace) -> int:
         # Exit 2: the pages a run before this one wrote show a verdict on data
         # that this run could not read; they go (a user's renamed copy stays).
         for page in withdraw_reports(Path(args.out)):
-            print(f"removed {page}: its verdict is not of the data given", file=sys.stderr)
+            _log.warning("removed %s: its verdict is not of the data given", page)
         raise
 
 
@@ -57,7 +48,7 @@ def _write_report(args: argparse.Namespace) -> int:
         )
     data = local_source(args.data)  # a file:// URL: the local path it names
     data = data[0] if isinstance(data, list) else data
-    parameters = _parameters(args.parameter)
+    parameters = parameters_given(args)
     notebooks = Path(args.notebooks) if args.notebooks else notebooks_folder()
     if not notebooks.exists():
         raise AuditError(
@@ -71,7 +62,10 @@ def _write_report(args: argparse.Namespace) -> int:
             args.out,
             notebooks,
             timeout=args.timeout,
-            progress=lambda line: print(line, flush=True),
+            # -q: the pages' names are not printed as they are written.
+            progress=None
+            if getattr(args, "quiet", False)
+            else lambda line: print(line, flush=True),
             engine=args.engine,
             scheduler=args.scheduler,
             persist=args.persist,
@@ -111,5 +105,5 @@ def notebooks(args: argparse.Namespace) -> int:
     print("notebook's parameters cell. To open them: pip install 'explicit_audit[notebooks]',")
     print(f"then jupyter lab {args.dir}")
     if data is not None and "://" not in data and not Path(data).exists():
-        print(f"note: {data} does not exist (yet)", file=sys.stderr)
+        _log.warning("note: %s does not exist (yet)", data)
     return ExitStatus.CLEAN

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._core.key_table import STRICT_KEYS_REASON
 from ..errors import AuditError
 from ..report.provenance import provenance
 from ..verdicts import ExitStatus, Verdict, Window, apply_window, parse_time
 from ..verdicts.baseline import read_baseline
-from ..verdicts.outputs import write_verdict
+from ..verdicts.outputs import json_text, write_verdict
 from ..verify import verify_all
 from ._exit import quiet_stdout
 from ._input import load_data, refuse_unreadable, shown, skipped_note
@@ -86,17 +87,47 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def summary(args: argparse.Namespace) -> int:
-    """``summary``: rows per table and per file, what was skipped and what was not loaded."""
+    """``summary``: rows per table and per file, what was skipped and what was not loaded.
+
+    Exit 0; with ``--strict-keys``, 1 when a record was rejected for a key its
+    kind does not declare (as ``verify --strict-keys`` exits).
+    """
     audit, _ = load_data(
         args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
     )
     audit = audit.accounting()
     refuse_unreadable(audit.rejected)
-    print(f"explicit-audit summary {shown(args.data)}: {len(audit.files)} files\n")
+    reasons = audit.rejected["reason"].astype("str")
+    refused_keys = int(reasons.str.startswith(STRICT_KEYS_REASON).sum())
+    status = ExitStatus.FOUND if args.strict_keys and refused_keys else ExitStatus.CLEAN
+    # The digests are in verify --json's provenance; here, what was read and skipped.
+    sources = audit.sources.drop(columns=["sha256"], errors="ignore")
+    try:
+        if args.json:
+            _summary_json(args, audit, sources, refused_keys, status)
+        else:
+            _summary_text(args, audit, sources)
+    except BrokenPipeError:
+        quiet_stdout()
+    if status == ExitStatus.FOUND:
+        print(
+            f"explicit-audit summary: exit 1: {refused_keys} record(s) rejected for a key their "
+            f"kind does not declare (--strict-keys); `explicit-audit verify {shown(args.data)} "
+            "--strict-keys` names file, line and key",
+            file=sys.stderr,
+        )
+    return status
+
+
+def _summary_text(args: argparse.Namespace, audit, sources) -> None:
+    files = len(audit.files)
+    print(f"explicit-audit summary {shown(args.data)}: {files} file{'' if files == 1 else 's'}\n")
     print(audit.summary().to_string(index=False))
     print()
-    # The digests are in verify --json's provenance; here, what was read and skipped.
-    print(audit.sources.drop(columns=["sha256"], errors="ignore").to_string(index=False))
+    if not sources["skipped"].notna().any():
+        sources = sources.drop(columns=["skipped"])  # nothing skipped: no column of blanks
+    # A value that is missing (the bytes of a file skipped, why a file read was not) is blank.
+    print(sources.astype(object).where(sources.notna(), "").to_string(index=False))
     if len(audit.rejected):
         print(
             f"\n{len(audit.rejected)} value(s) could not be loaded; "
@@ -105,6 +136,22 @@ def summary(args: argparse.Namespace) -> int:
     if len(audit.keys):
         print(
             f"\n{len(audit.keys)} key(s) not as declared (unknown keys, fields left to a "
-            f"default); `explicit-audit verify {args.data}` counts them per key."
+            f"default); `explicit-audit verify {shown(args.data)}` counts them per key."
         )
-    return ExitStatus.CLEAN
+
+
+def _summary_json(args: argparse.Namespace, audit, sources, refused_keys: int, status) -> None:
+    """The summary as one JSON document: what the text shows, missing values as null."""
+    rows = sources.astype(object).where(sources.notna(), None)
+    document = {
+        "data": shown(args.data),
+        "exit_status": int(status),
+        "files": len(audit.files),
+        "tables": {name: int(count) for name, count in audit.summary().values.tolist()},
+        "sources": rows.to_dict("records"),
+        "rejected": len(audit.rejected),
+        "rejected_for_keys": refused_keys,
+        "keys_not_as_declared": len(audit.keys),
+    }
+    sys.stdout.write(json_text(document))
+    sys.stdout.flush()

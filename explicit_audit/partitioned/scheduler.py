@@ -51,7 +51,7 @@ def use_scheduler(scheduler: str | None = None, *, timeout: str = "3s") -> Any:
     ...     findings = ea.verify_all(ea.load("data", engine="dask"))  # doctest: +SKIP
     >>> client = use_scheduler("tcp://10.0.0.5:8786")  # doctest: +SKIP
     """
-    require("dask", "use_scheduler")
+    require("dask", 'Running on Dask\'s schedulers (ea.use_scheduler, engine="dask")')
     import dask
 
     chosen = scheduler or "threads"

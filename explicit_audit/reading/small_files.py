@@ -1,10 +1,10 @@
 """Small files read whole besides the logs: a baseline, policies, notebooks, manifests.
 
 The logs go through the reading pipeline and its limits; every other file the
-kit opens (``verify --baseline``, a routing policy's YAML, a notebook, the
-manifest of a Parquet folder or of the load cache) is read here, whole, under
-three bounds, so that a hostile or mistaken path can neither hang nor exhaust
-the process:
+kit opens (``verify --baseline``, a routing policy's YAML, ``report -f``'s
+parameters, a notebook, the manifest of a Parquet folder or of the load cache)
+is read here, whole, under three bounds, so that a hostile or mistaken path
+can neither hang nor exhaust the process:
 
 - only a regular file is read: a FIFO, a socket or a device is refused from
   its ``stat``, before it is opened (and the open itself cannot block: a FIFO
@@ -50,6 +50,7 @@ MAX_SMALL_FILE_BYTES = {
     "notebook": 64 << 20,
     "manifest": 16 << 20,
     "digests": 256 << 20,
+    "parameters": 1 << 20,
 }
 #: How a notebook is read: its size bounded, its JSON nesting too (a deeper one would be a
 #: RecursionError in the parser).
