@@ -89,7 +89,11 @@ def tiles(verification: Verification, pages: Sequence[Page]) -> list[dict]:
     keys = len(verification.key_counts())
     for row in summary.to_dict("records"):
         check, kind = row["check"], of.get(row["check"])
-        page = next((p for p in pages if kind in {kind_of.get(t, t) for t in p.tables}), None)
+        # The page that marks the check's section, else the first that reads its kind (a
+        # page about every kind, such as the trends, marks none).
+        page = next((p for p in pages if check in p.checks), None) or next(
+            (p for p in pages if kind in {kind_of.get(t, t) for t in p.tables}), None
+        )
         # The check's own section on its page; a page that does not mark it, its verdict.
         where = check_anchor(check) if page is not None and check in page.checks else "verdict"
         href = f"{page.file}#{where}" if page is not None else None
