@@ -3,22 +3,20 @@ system, file://), open binary file objects and standard input."""
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
-import http.server
 import io
 import json
 import shutil
 import subprocess
 import sys
-import threading
 import warnings
 from pathlib import Path
 
 import fsspec
 import pandas as pd
 import pytest
+from conftest import serve_folder
 
 import explicit_audit as ea
 
@@ -55,28 +53,11 @@ def _digest(path: Path) -> tuple[int, str]:
     return len(data), hashlib.sha256(data).hexdigest()
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    def handle_error(self, request, client_address):
-        # A client that reads a response's head and hangs up (an existence check) is fine.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
 @pytest.fixture
 def http_data():
-    """A real HTTP server over a copy of the bundled data, in a thread; its base URL."""
-    server = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(DATA)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
+    """A real HTTP server over the bundled data, in a thread; its base URL."""
+    with serve_folder(DATA) as base:
+        yield base
 
 
 @pytest.fixture
