@@ -266,6 +266,26 @@ def test_the_dask_engine_reads_each_partition_by_its_url(http_data, cluster):
     assert _renamed(findings, names)["source_line"].tolist() == expected["source_line"].tolist()
 
 
+def test_policies_among_urls_are_listed_in_order_and_hashed_alike_on_both_engines(http_data):
+    """A policy by URL is a rejection in its place; a local policy beside URLs is hashed."""
+    dask = pytest.importorskip("dask")
+    url_policy, url_plans = (
+        f"{http_data}/policies/strict.yaml",
+        f"{http_data}/plans/arborist_runs.jsonl",
+    )
+    local_policies = sorted((DATA / "policies").glob("*.yaml"))
+    source = [url_policy, url_plans, DATA / "policies"]
+    memory = _load(source)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = _load(source, engine="dask").compute()
+    assert memory.files == lazy.files == [url_policy, url_plans, *map(str, local_policies)]
+    pd.testing.assert_frame_equal(lazy.rejected, memory.rejected)
+    pd.testing.assert_frame_equal(lazy.sources, memory.sources)
+    facts = memory.sources.set_index("source_file")
+    for path in local_policies:
+        assert tuple(facts.loc[str(path), ["bytes", "sha256"]]) == _digest(path)
+
+
 def test_the_dask_engine_refuses_a_stream():
     pytest.importorskip("dask")
     with open(PLANS, "rb") as handle, pytest.raises(ea.AuditError, match="file object"):
