@@ -2,9 +2,10 @@
 
 As ``tests/test_cluster.py`` does on the bundled data, on ``--gb`` GB of generated
 logs (``bench_scaling_model``'s): ``dask scheduler`` and two ``dask worker``
-processes (one thread each, ``--memory-limit`` each, each in a fresh folder of its
-own) read the logs from an HTTP server on 127.0.0.1 (``python -m http.server``
-over a folder in /tmp that no worker is told about). ``ea.verify_all`` on the
+processes (:mod:`scripts.process_cluster`: one thread each, ``--memory-limit``
+each, each in a fresh folder of its own) read the logs from an HTTP server on
+127.0.0.1 (``python -m http.server`` over a folder in /tmp that no worker is
+told about). ``ea.verify_all`` on the
 cluster and on the in-memory engine (the same URLs) are timed, and compared: the
 same findings, the same records checked, the same ``rejected`` and ``sources``, and
 every table the same (a hash of each table's rows, summed over its partitions on
@@ -18,11 +19,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -32,38 +29,17 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_scaling_model import write_logs
 
-DASK = Path(sys.executable).with_name("dask")
-
-
-def _started(argv: list[str], cwd: Path) -> subprocess.Popen:
-    with open(cwd / "process.log", "wb") as log:  # the process holds its own copy
-        return subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=log, start_new_session=True)
-
-
-def _stopped(process: subprocess.Popen) -> None:
-    for sent in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sent)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)
+from scripts.process_cluster import process_cluster, started, stopped
 
 
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def _wait_for(path: Path, seconds: float = 120) -> dict:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError, ValueError):
-            return json.loads(path.read_text())
-        time.sleep(0.1)
-    raise SystemExit(f"{path} was not written in {seconds:.0f} s")
 
 
 def _table_hash(frame) -> int:
@@ -117,7 +93,7 @@ def main() -> int:
         serving = home / "server"
         serving.mkdir()
         processes.append(
-            _started(
+            started(
                 [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
                  "--directory", str(logs)],
                 serving,
@@ -128,28 +104,13 @@ def main() -> int:
         urls = [f"{base}/{path.relative_to(logs).as_posix()}" for path in files]
         size = sum(path.stat().st_size for path in files)
         print(f"{len(files)} files, {size / 1e9:.2f} GB, served at {base}")
-        (home / "scheduler").mkdir()
-        started = time.perf_counter()
-        processes.append(
-            _started(
-                [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                 "--scheduler-file", str(home / "scheduler" / "address.json")],
-                home / "scheduler",
-            )
-        )  # fmt: skip
-        address = _wait_for(home / "scheduler" / "address.json")["address"]
-        for n in range(2):
-            folder = home / f"worker{n}"
-            folder.mkdir()
-            argv = [
-                str(DASK), "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
-                "--memory-limit", args.memory_limit, "--no-dashboard",
-                "--local-directory", str(folder),
-            ]  # fmt: skip
-            processes.append(_started(argv, folder))
-        with ea.use_scheduler(address, timeout="60s") as client:
-            client.wait_for_workers(2, timeout=300)
-            print(f"cluster up in {time.perf_counter() - started:.1f} s")
+        started_at = time.perf_counter()
+        (home / "cluster").mkdir()
+        with (
+            process_cluster(home / "cluster", memory_limit=args.memory_limit) as running,
+            ea.use_scheduler(running.address, timeout="60s"),
+        ):
+            print(f"cluster up in {time.perf_counter() - started_at:.1f} s")
             lazy, plan = _timed(ea.load, urls, engine="dask", progress=False)
             on_cluster, cluster_seconds = _timed(ea.verify_all, lazy)
             hashes, hash_seconds = _timed(_lazy_hashes, lazy.tables)
@@ -177,8 +138,8 @@ def main() -> int:
         print("same as in memory: " + ", ".join(f"{k} {v}" for k, v in same.items()))
         print("met" if all(same.values()) else "MISSED")
     finally:
-        for process in reversed(processes):
-            _stopped(process)
+        for process in processes:
+            stopped(process)
         shutil.rmtree(home, ignore_errors=True)
     return 0
 

@@ -16,13 +16,11 @@ killed at its end. The worker killed is killed by the module's last test.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -31,6 +29,8 @@ import cloudpickle
 import pandas as pd
 import pytest
 from conftest import serve_folder, sorted_categories
+
+from scripts.process_cluster import DASK, process_cluster
 
 pytest.importorskip("aiohttp")
 pytest.importorskip("distributed")
@@ -42,8 +42,6 @@ from explicit_audit.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
-#: The venv's ``dask`` command, beside the Python running the tests.
-DASK = Path(sys.executable).with_name("dask")
 GRID = {"context_char_cap_4b": [2000, 6000], "confidence_threshold": [0.5, 0.8]}
 
 
@@ -55,40 +53,6 @@ def _quiet(call, *args, **kwargs):
 
 def _load(source, **options) -> ea.Audit:
     return _quiet(ea.load, source, progress=False, **options)
-
-
-def _started(argv: list[str], cwd: Path, log: Path) -> subprocess.Popen:
-    """A process in a process group of its own (a nanny's worker goes with it), output to log."""
-    with open(log, "wb") as out:
-        return subprocess.Popen(
-            argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-
-def _killed(process: subprocess.Popen) -> None:
-    """The process and every process of its group gone: asked to stop, then killed."""
-    for sent in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sent)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)
-
-
-def _address(scheduler_file: Path, scheduler: subprocess.Popen, log: Path) -> str:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and scheduler.poll() is None:
-        try:
-            return json.loads(scheduler_file.read_text())["address"]
-        except (OSError, ValueError, KeyError):
-            time.sleep(0.05)
-    raise RuntimeError(f"the scheduler did not start:\n{log.read_text(errors='replace')}")
-
-
-class Cluster:
-    """The scheduler's address, and each worker's process group by its address."""
-
-    def __init__(self, address: str, workers: dict[str, subprocess.Popen]) -> None:
-        self.address, self.workers = address, workers
 
 
 @pytest.fixture(scope="module")
@@ -113,38 +77,8 @@ def served(tmp_path_factory):
 @pytest.fixture(scope="module")
 def dask_cluster(tmp_path_factory):
     """``dask scheduler`` and two ``dask worker`` processes, each in its own fresh folder."""
-    home = tmp_path_factory.mktemp("cluster")
-    scheduler_file = home / "scheduler.json"
-    common = ["--no-dashboard"]
-    processes: list[subprocess.Popen] = []
-    try:
-        processes.append(
-            _started(
-                [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0",
-                 "--scheduler-file", str(scheduler_file), *common],
-                home,
-                home / "scheduler.log",
-            )
-        )  # fmt: skip
-        address = _address(scheduler_file, processes[0], home / "scheduler.log")
-        for n in range(2):
-            folder = tmp_path_factory.mktemp(f"worker{n}")
-            argv = [
-                str(DASK), "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
-                "--memory-limit", "1GiB", "--local-directory", str(folder), *common,
-            ]  # fmt: skip
-            processes.append(_started(argv, folder, folder / "worker.log"))
-        from distributed import Client
-
-        with _quiet(Client, address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=120)
-            pids = client.run(os.getpid)
-        groups = {os.getpgid(pid): address for address, pid in pids.items()}
-        workers = {groups[process.pid]: process for process in processes[1:]}
-        yield Cluster(address, workers)
-    finally:
-        for process in reversed(processes):
-            _killed(process)
+    with process_cluster(tmp_path_factory.mktemp("cluster"), workers=2) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")
