@@ -32,14 +32,15 @@ def _doctest_namespace(request, doctest_namespace, monkeypatch):
         sys.modules["matplotlib.pyplot"].close("all")
 
 
-#: The modules that run longest (a LocalCluster, rendered reports, a JupyterLab or
-#: Notebook 7 server, command-line processes, installed wheels), longest first, by the
+#: The modules that run longest (a LocalCluster, a scheduler and workers, rendered reports, a
+#: JupyterLab or Notebook 7 server, command-line processes, installed wheels), longest first, by the
 #: seconds each takes in its process. The tests run in several processes, a module's tests
 #: in one of them (``--dist loadfile``), each process handed the next module as it frees up:
 #: started first, longest first, these modules run beside the many short ones instead of
 #: after them, and the processes finish together.
 LONG_MODULES = (
     "tests/test_dask.py",
+    "tests/test_cluster.py",
     "tests/test_report.py",
     "tests/test_report_takeaway.py",
     "tests/test_jupyterlab.py",

@@ -49,8 +49,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_reading import _cli
-from bench_receipts import _receipt
+from bench_receipts import _receipt, logged
 
 import explicit_audit as ea
 
@@ -64,7 +63,7 @@ GRID = {
 
 def _receipt_lines(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return [json.dumps(_cli(_receipt(rng, i), i), ensure_ascii=False) + "\n" for i in range(n)]
+    return [json.dumps(logged(_receipt(rng, i), i), ensure_ascii=False) + "\n" for i in range(n)]
 
 
 def _decision_lines(n: int) -> list[str]:

@@ -67,24 +67,27 @@ def _receipt(rng: random.Random, index: int) -> dict:
     }
 
 
+def logged(receipt: dict, index: int) -> dict:
+    """The engram CLI's output for ``receipt``, wrapped by a logger (time, request id)."""
+    return {
+        "timestamp": f"2026-10-{1 + index % 28:02d}T{index % 24:02d}:00:00Z",
+        "request_id": f"req-{index:07d}",
+        "schema_version": 0,
+        "status": receipt["kind"],
+        "records": [
+            {"relativePath": uri.rsplit("/", 1)[1], "sourceUri": uri}
+            for uri in receipt["locatorUris"]
+        ],
+        "receipt": receipt,
+    }
+
+
 def write_receipts(path: Path, n: int, seed: int = 7) -> None:
     """Write ``n`` receipts as CLI output lines wrapped by a logger."""
     rng = random.Random(seed)
     with path.open("w", encoding="utf-8") as out:
         for index in range(n):
-            receipt = _receipt(rng, index)
-            line = {
-                "timestamp": f"2026-10-{1 + index % 28:02d}T{index % 24:02d}:00:00Z",
-                "request_id": f"req-{index:07d}",
-                "schema_version": 0,
-                "status": receipt["kind"],
-                "records": [
-                    {"relativePath": uri.rsplit("/", 1)[1], "sourceUri": uri}
-                    for uri in receipt["locatorUris"]
-                ],
-                "receipt": receipt,
-            }
-            out.write(json.dumps(line, ensure_ascii=False))
+            out.write(json.dumps(logged(_receipt(rng, index), index), ensure_ascii=False))
             out.write("\n")
 
 

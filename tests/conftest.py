@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
+import sys
+import threading
 import warnings
+from collections.abc import Iterator
+from pathlib import Path
 
 import matplotlib
+import pandas as pd
 import pytest
 
 matplotlib.use("Agg")
@@ -29,6 +37,49 @@ def cluster():
         warnings.simplefilter("ignore")
         client.close()
         local.close()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A client that reads a response's head and hangs up (an existence check) is fine.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+@contextlib.contextmanager
+def serve_folder(folder: Path) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 over ``folder``, in a thread: its base URL, until the end."""
+    server = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def sorted_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with its categories in one order, unused ones dropped.
+
+    Dask joins the partitions' categories in the order it meets them, and a
+    partition's categories are those of its own rows.
+    """
+    frame = frame.copy()
+    for name in frame.columns:
+        if isinstance(frame[name].dtype, pd.CategoricalDtype):
+            frame[name] = frame[name].cat.remove_unused_categories()
+            ordered = sorted(frame[name].cat.categories, key=repr)
+            frame[name] = frame[name].cat.reorder_categories(
+                pd.Index(ordered, dtype=object, tupleize_cols=False)
+            )
+    return frame
 
 
 def make_receipt(**changes) -> dict:

@@ -16,7 +16,7 @@ import dask
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_receipt, quiet_load
+from conftest import make_receipt, quiet_load, sorted_categories
 
 import explicit_audit as ea
 from explicit_audit.cli import main
@@ -42,27 +42,10 @@ def _quiet_load(source, **options):
         return ea.load(source, progress=False, **options)
 
 
-def _sorted_categories(frame: pd.DataFrame) -> pd.DataFrame:
-    """Categories in one order, unused ones dropped.
-
-    Dask joins the partitions' categories in the order it meets them, and a
-    partition's categories are those of its own rows.
-    """
-    frame = frame.copy()
-    for name in frame.columns:
-        if isinstance(frame[name].dtype, pd.CategoricalDtype):
-            frame[name] = frame[name].cat.remove_unused_categories()
-            ordered = sorted(frame[name].cat.categories, key=repr)
-            frame[name] = frame[name].cat.reorder_categories(
-                pd.Index(ordered, dtype=object, tupleize_cols=False)
-            )
-    return frame
-
-
 def assert_same_table(memory: pd.DataFrame, lazy) -> None:
     assert list(lazy.columns) == list(memory.columns)
     computed = lazy.compute()
-    pd.testing.assert_frame_equal(_sorted_categories(memory), _sorted_categories(computed))
+    pd.testing.assert_frame_equal(sorted_categories(memory), sorted_categories(computed))
 
 
 def assert_same_audit(memory: ea.Audit, lazy: ea.Audit) -> ea.Audit:
@@ -73,11 +56,11 @@ def assert_same_audit(memory: ea.Audit, lazy: ea.Audit) -> ea.Audit:
     for name, table in memory.tables.items():
         assert list(lazy.tables[name].columns) == list(table.columns)
         pd.testing.assert_frame_equal(
-            _sorted_categories(table), _sorted_categories(computed.tables[name])
+            sorted_categories(table), sorted_categories(computed.tables[name])
         )
     for name in ("rejected", "sources"):
         pd.testing.assert_frame_equal(
-            _sorted_categories(getattr(memory, name)), _sorted_categories(getattr(computed, name))
+            sorted_categories(getattr(memory, name)), sorted_categories(getattr(computed, name))
         )
     assert computed.files == memory.files
     return computed
@@ -567,7 +550,7 @@ def test_small_files_are_packed_and_each_is_pinned_to_itself(tmp_path):
     with dask.config.set(scheduler="synchronous"):
         computed = lazy.compute()
     pd.testing.assert_frame_equal(
-        _sorted_categories(memory.receipts), _sorted_categories(computed.receipts)
+        sorted_categories(memory.receipts), sorted_categories(computed.receipts)
     )
     pd.testing.assert_frame_equal(memory.sources, computed.sources)
     # One file of a pack changes: it alone is a file-level rejection naming it.

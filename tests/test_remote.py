@@ -3,22 +3,20 @@ system, file://), open binary file objects and standard input."""
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
-import http.server
 import io
 import json
 import shutil
 import subprocess
 import sys
-import threading
 import warnings
 from pathlib import Path
 
 import fsspec
 import pandas as pd
 import pytest
+from conftest import serve_folder
 
 import explicit_audit as ea
 
@@ -55,28 +53,11 @@ def _digest(path: Path) -> tuple[int, str]:
     return len(data), hashlib.sha256(data).hexdigest()
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    def handle_error(self, request, client_address):
-        # A client that reads a response's head and hangs up (an existence check) is fine.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
 @pytest.fixture
 def http_data():
-    """A real HTTP server over a copy of the bundled data, in a thread; its base URL."""
-    server = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(DATA)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
+    """A real HTTP server over the bundled data, in a thread; its base URL."""
+    with serve_folder(DATA) as base:
+        yield base
 
 
 @pytest.fixture
@@ -283,6 +264,26 @@ def test_the_dask_engine_reads_each_partition_by_its_url(http_data, cluster):
         )
     expected = ea.verify_all(local).findings
     assert _renamed(findings, names)["source_line"].tolist() == expected["source_line"].tolist()
+
+
+def test_policies_among_urls_are_listed_in_order_and_hashed_alike_on_both_engines(http_data):
+    """A policy by URL is a rejection in its place; a local policy beside URLs is hashed."""
+    dask = pytest.importorskip("dask")
+    url_policy, url_plans = (
+        f"{http_data}/policies/strict.yaml",
+        f"{http_data}/plans/arborist_runs.jsonl",
+    )
+    local_policies = sorted((DATA / "policies").glob("*.yaml"))
+    source = [url_policy, url_plans, DATA / "policies"]
+    memory = _load(source)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = _load(source, engine="dask").compute()
+    assert memory.files == lazy.files == [url_policy, url_plans, *map(str, local_policies)]
+    pd.testing.assert_frame_equal(lazy.rejected, memory.rejected)
+    pd.testing.assert_frame_equal(lazy.sources, memory.sources)
+    facts = memory.sources.set_index("source_file")
+    for path in local_policies:
+        assert tuple(facts.loc[str(path), ["bytes", "sha256"]]) == _digest(path)
 
 
 def test_the_dask_engine_refuses_a_stream():

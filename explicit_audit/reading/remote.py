@@ -323,6 +323,8 @@ def read_remote(
             else:
                 read_with(reading, FileReader(entry, reading.limits, on_bytes=advance), kinds, keep)
     reading.count_policy_files()
+    # A local policy beside the URLs is hashed as read_all hashes it: its provenance is known.
+    reading.held_policies = reading.hold_policy_files()
     return reading
 
 
@@ -352,6 +354,9 @@ def list_remote(source: Any, storage_options=None, limits: Limits = DEFAULT_LIMI
     data: list = []
     policies: list = []
     problems: list = []
+    # Every file in the order given, as read_remote names them; then what could not be listed.
+    names: list[str] = []
+    unlisted: list = []
     for item in expand_remote(source_items(source), storage_options, limits):
         if isinstance(item, RemoteFile):
             if item.url is None:
@@ -360,17 +365,19 @@ def list_remote(source: Any, storage_options=None, limits: Limits = DEFAULT_LIMI
                     "file object or standard input cannot be read again by a worker; load it "
                     "with the pandas engine, or name a file or URL"
                 )
+            names.append(item.name)
             if item.is_policy:
                 problems.append(_policy_problem(item))
             else:
                 data.append(item)
             continue
         files, found = find_sources(item)
-        problems.extend(found)
+        unlisted.extend(found)
         for path in files:
+            names.append(display_name(path))
             (policies if path.name.lower().endswith(POLICY_SUFFIXES) else data).append(path)
-    names = [e.name if isinstance(e, RemoteFile) else display_name(e) for e in data + policies]
-    return Listing(policies, data, problems, names + [p.source_file for p in problems])
+    problems.extend(unlisted)
+    return Listing(policies, data, problems, names + [p.source_file for p in unlisted])
 
 
 def read_url(
