@@ -26,6 +26,7 @@ from .columnar import ColumnarReader, JsonlPiece, Refused
 from .exact import has_long_integer
 from .fast import fast_path
 from .memory import PIECE_BYTES, hand_back
+from .repeated_keys import repeated_key
 from .spans import Spans
 from .wide_keys import set_apart
 
@@ -251,6 +252,10 @@ class PartMaker:
             )
             # A kind before this one claims it: not ours. This kind must claim it.
             claimed[where[says if other is not kind else ~says]] = False
+        # A value that repeats a key is the exact path's to reject (:mod:`.repeated_keys`).
+        for index in np.flatnonzero(claimed).tolist():
+            if repeated_key(texts[index], values[index]) is not None:
+                claimed[index] = False
         taken = np.flatnonzero(claimed)
         if not len(taken):
             return members
