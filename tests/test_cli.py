@@ -55,7 +55,7 @@ def test_verify_dirty_exits_1_and_names_file_and_line(dirty, capsys):
     more = dirty / "more.jsonl"
     assert f"{more}:2: rejected_row: invalid JSON" in out
     assert f"{more}:3: space_query" in out
-    assert "2 finding(s) in 2 of 10 checks" in out
+    assert "2 finding(s) in 2 of 12 checks" in out
 
 
 def test_verify_text_lists_at_most_max_findings(dirty, capsys):
@@ -357,7 +357,7 @@ def _verify(*args: str) -> tuple[int, str, dict | None]:
 def test_verify_says_which_checks_were_not_run(clean):
     status, text, _ = _verify(str(clean))
     assert status == 0
-    assert "clean on what was checked (3 of 10 checks run, no error; 7 not run" in text
+    assert "clean on what was checked (5 of 12 checks run, no error; 7 not run" in text
     assert "plan_hashes        0 not run (no records)" in text
     status, _, document = _verify(str(clean), "--json")
     assert (status, document["exit_status"], document["state"]) == (
@@ -408,7 +408,7 @@ def test_report_exits_as_verify_does_on_the_same_data(dirty, tmp_path, capsys):
     # stderr says why, in verify's words.
     err = capsys.readouterr().err
     assert "explicit-audit report: exit 1, as verify exits on the same data: " in err
-    assert "2 finding(s) in 2 of 10 checks" in err
+    assert "2 finding(s) in 2 of 12 checks" in err
 
 
 def test_report_says_why_it_exits_3(tmp_path, capsys):
