@@ -33,7 +33,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from .findings import ERROR, NOTICE, Rule, RuleTable, _typed
+from .findings import ERROR, LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind
 
 __all__ = [
@@ -189,8 +189,7 @@ def duplicate_findings(parts: list[pd.DataFrame]) -> pd.DataFrame:
     rows = pd.concat([part for part in parts if len(part)] or [_no_rows()], ignore_index=True)
     repeated = rows.duplicated(["kind", "record"], keep=False).to_numpy()
     rows = rows.loc[repeated]
-    found: dict[str, list] = {name: [] for name in ("kind", "file", "line", "row", "record")}
-    found |= {"rule": [], "field": [], "detail": []}
+    found: dict[str, list] = {name: [] for name in LISTED_COLUMNS}
     for (kind, record), group in rows.groupby(["kind", "record"], sort=False):
         first = group.iloc[0]
         where = f"{first['source_file']}:{first['source_line']}"
@@ -198,8 +197,8 @@ def duplicate_findings(parts: list[pd.DataFrame]) -> pd.DataFrame:
             pairs = zip(later["digests"], first["digests"], strict=True)
             differ = [name for (name, mine), (_, theirs) in pairs if mine != theirs]
             found["kind"].append(kind)
-            found["file"].append(later["source_file"])
-            found["line"].append(int(later["source_line"]))
+            found["source_file"].append(later["source_file"])
+            found["source_line"].append(int(later["source_line"]))
             found["row"].append(later["row"])
             found["record"].append(record)
             if differ:
@@ -213,20 +212,7 @@ def duplicate_findings(parts: list[pd.DataFrame]) -> pd.DataFrame:
                 found["rule"].append(REPEATED_RECORD)
                 found["field"].append(None)
                 found["detail"].append(f"{record} again: the same record as at {where}")
-    rule_of = DUPLICATE_RULES
-    columns = {
-        "check": [CHECK] * len(found["rule"]),
-        "kind": found["kind"],
-        "source_file": found["file"],
-        "source_line": found["line"],
-        "row": found["row"],
-        "record": found["record"],
-        "rule": found["rule"],
-        "severity": [rule_of[name].severity for name in found["rule"]],
-        "field": found["field"],
-        "detail": found["detail"],
-    }
-    return _typed(columns, DUPLICATE_RULES.dtypes(kinds=sorted(set(found["kind"]))))
+    return listed_findings(DUPLICATE_RULES, found)
 
 
 def duplicates_checker(kinds: Sequence[RecordKind]) -> Checker | None:

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from .findings import NOTICE, Rule, RuleTable, _typed
+from .findings import LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind
 from .times import TIME_KEYS, UNPARSED_SUFFIX
 
@@ -86,9 +86,7 @@ def time_findings(
 ) -> pd.DataFrame:
     """The findings of ``record_times`` over ``tables`` (each of the kind of the same place)."""
     latest = now + CLOCK_SKEW
-    found: dict[str, list] = {
-        name: [] for name in ("kind", "file", "line", "row", "record", "rule", "field", "detail")
-    }
+    found: dict[str, list] = {name: [] for name in LISTED_COLUMNS}
     for table, kind, fields in zip(tables, kinds, ids, strict=True):
         names = [
             name
@@ -122,26 +120,14 @@ def time_findings(
                     continue  # a time before 1677, held as text: not a notice here
                 record = records.iloc[position] if records is not None else None
                 found["kind"].append(kind)
-                found["file"].append(table["source_file"].iloc[position])
-                found["line"].append(int(table["source_line"].iloc[position]))
+                found["source_file"].append(table["source_file"].iloc[position])
+                found["source_line"].append(int(table["source_line"].iloc[position]))
                 found["row"].append(table.index[position])
                 found["record"].append(None if pd.isna(record) else str(record))
                 found["rule"].append(rule)
                 found["field"].append(name)
                 found["detail"].append(detail)
-    columns = {
-        "check": [CHECK] * len(found["rule"]),
-        "kind": found["kind"],
-        "source_file": found["file"],
-        "source_line": found["line"],
-        "row": found["row"],
-        "record": found["record"],
-        "rule": found["rule"],
-        "severity": [NOTICE] * len(found["rule"]),
-        "field": found["field"],
-        "detail": found["detail"],
-    }
-    return _typed(columns, TIME_RULES.dtypes(kinds=sorted(set(found["kind"]))))
+    return listed_findings(TIME_RULES, found)
 
 
 def times_checker(kinds: Sequence[RecordKind], now: pd.Timestamp | None = None) -> Checker:

@@ -9,13 +9,14 @@ of one record disagree on what it says. Such a value is rejected on every
 reading path, naming the first repeated key's dotted path, so that no
 reading of it is ever loaded.
 
-Found without a second parse for almost every value: an object's members
-each have one ``:`` outside strings, so a value whose text holds no more
-colons than its parse holds members repeats no key
-(:func:`repeated_key`). Only a text with more colons (a colon in a string,
-or a repeated key) has its colons outside strings counted, and only one
-whose count is still higher is parsed again, keeping every member, to name
-the key.
+Found without a second parse for almost every value: every member of an
+object has one ``:`` outside strings, and the strings keep theirs. So a text
+holding no more colons (those escaped as ``\\u003a`` counted too) than the
+parse written back by orjson holds repeats no key, since writing it back
+keeps every string and one colon per member left (:func:`repeated_key`).
+Only a value that fails this is parsed again, every member kept, to name the
+key; a value orjson cannot write (an integer beyond 64 bits, a lone
+surrogate) has its colons outside strings counted against its members first.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 __all__ = ["repeated_key", "repeated_key_reason"]
 
-#: A JSON string (escapes kept) or a colon: the colons outside strings are the matches ``:``.
-_STRING_OR_COLON = re.compile(rb'"(?:[^"\\]|\\.)*"|:')
+#: A JSON string, escapes and all (a loop unrolled: no alternation per character).
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 def _members(value: Any) -> int:
@@ -92,12 +95,13 @@ def repeated_key(text: bytes, value: Any) -> str | None:
     """
     if type(value) not in _NESTS:
         return None
-    members = _members(value)
-    if text.count(b":") <= members:
-        return None
-    written = sum(1 for match in _STRING_OR_COLON.finditer(text) if match.group() == b":")
-    if written <= members:
-        return None
+    colons = text.count(b":") + text.count(b"\\u003a") + text.count(b"\\u003A")
+    try:
+        if colons <= orjson.dumps(value).count(b":"):
+            return None
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits, a lone surrogate
+        if _STRINGS.sub(b"", text).count(b":") <= _members(value):
+            return None
     # Parsed again only here: the standard library reads every valid JSON text
     # (integers of any length, lone surrogates), and the hook keeps each member.
     return _first_repeat(json.loads(text, object_pairs_hook=_Members), "")
