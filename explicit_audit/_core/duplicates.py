@@ -215,17 +215,27 @@ def duplicate_findings(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return listed_findings(DUPLICATE_RULES, found)
 
 
+#: Per kind (by ``id``): the kind, and the columns of its record table built from no value.
+_OWN: dict[int, tuple[RecordKind, tuple[str, ...]]] = {}
+
+
+def _own_columns(kind: RecordKind) -> tuple[str, ...]:
+    """The columns of the kind's record table that are its own: a logger's keys are not."""
+    entry = _OWN.get(id(kind))
+    if entry is None or entry[0] is not kind:
+        columns = tuple(kind.build([]).tables[kind.tables[0].name].columns)
+        entry = _OWN[id(kind)] = (kind, columns)
+    return entry[1]
+
+
 def duplicates_checker(kinds: Sequence[RecordKind]) -> Checker | None:
     """The checker of ``record_duplicates`` over the kinds that declare an identity, or None."""
-    from ..reading.tables import build_kind  # the reading engine sits above the kinds
-
     declared = []
     for kind in kinds:
         fields = identity(kind)
         if fields and kind.tables:
             table = kind.tables[0]
-            own = build_kind(kind, []).tables[table.name].columns
-            content = tuple(c for c in own if c not in (*_PLACE, *table.written))
+            content = tuple(c for c in _own_columns(kind) if c not in (*_PLACE, *table.written))
             declared.append((kind.name, table.name, fields, content))
     if not declared:
         return None
