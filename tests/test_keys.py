@@ -618,9 +618,9 @@ def test_one_key_changed_is_one_note_or_one_rejection(tmp_path_factory, mutation
     result = _verify(folder)
     old = None if field is None else prefix + field.name
     added = None if new is None else prefix + new
-    # A logger's time key added with text that is not a time is also a time notice.
+    # A logger's time key with text that is not a time is also a time notice.
     timed = result.findings["check"] == "record_times"
-    assert set(result.findings.loc[timed, "field"]) <= ({added} & set(TIME_KEYS))
+    assert set(result.findings.loc[timed, "field"]) <= set(record) & set(TIME_KEYS)
     findings = result.findings.loc[~timed]
     found = sorted(zip(findings["rule"].astype(str), findings["field"], strict=True))
     details = findings["detail"].tolist()
