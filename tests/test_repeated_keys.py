@@ -167,7 +167,7 @@ def _assert_rejected_alone(audit: ea.Audit, path: Path, line: int, dotted: str) 
     accounted(audit)
 
 
-@settings(SETTINGS, max_examples=16)
+@settings(SETTINGS, max_examples=12)
 @given(planted(), st.sampled_from(["jsonl", "pretty", "jsonl.gz", "pretty.gz"]))
 def test_a_repeated_key_at_any_depth_is_rejected_alike_on_every_path(tmp_path, case, layout):
     records, at, repeat, dotted = case
