@@ -269,7 +269,9 @@ def _deferred(checker: Checker, audit: Audit) -> engine.Deferred:
     return engine.deferred(checker.run, combine, frames, what="verify_all", **documents)
 
 
-def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Verification:
+def verify_all(
+    audit: Audit, *, expect: Iterable[str] | str | None = None, now: Any = None
+) -> Verification:
     """Run every check of the kit over an audit.
 
     Parameters
@@ -281,6 +283,11 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
         lists them) the data must hold; a comma-separated string works too.
         One that is absent or empty is in ``Verification.missing``, and the
         verdict is not clean.
+    now : str, datetime or Timestamp, optional
+        The moment the records' times are read against (``record_times``: a
+        time later than it by more than a few minutes is a ``future_time``
+        notice); by default, when the verification starts. A time without a
+        zone is UTC.
 
     Returns
     -------
@@ -302,7 +309,7 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     >>> result.findings.query("check == 'plan_hashes'")  # doctest: +SKIP
     """
     expected_names = _expected_names(expect)
-    checkers = registry.checkers()
+    checkers = registry.checkers(now=now)
     if audit.lazy:
         parts, rows, accounted = _partitioned_parts(audit, checkers)
     else:

@@ -47,7 +47,7 @@ def test_verify_dirty_exits_1_and_names_file_and_line(dirty, capsys):
     more = dirty / "more.jsonl"
     assert f"{more}:2: rejected_row: invalid JSON" in out
     assert f"{more}:3: space_query" in out
-    assert "2 finding(s) in 2 of 10 checks" in out
+    assert "2 finding(s) in 2 of 12 checks" in out
 
 
 def test_verify_text_lists_at_most_max_findings(dirty, capsys):
@@ -117,8 +117,17 @@ def test_sample_data_is_not_clean(capsys):
     document = json.loads(capsys.readouterr().out)
     # Every check finds what the sample data plants; its records' keys are all as declared,
     # and the only values of a type their producer does not declare are the flat plans'.
-    quiet = {"request_consistency", "record_keys"}
+    # Its records' times are all times of the past, and the runs it writes twice (replays)
+    # are the same runs: notices.
+    quiet = {"request_consistency", "record_keys", "record_duplicates", "record_times"}
     assert all(row["findings"] > 0 for row in document["summary"] if row["check"] not in quiet)
+    notices = {row["check"]: row["notices"] for row in document["summary"] if row["check"] in quiet}
+    assert notices == {
+        "request_consistency": 0,
+        "record_keys": 5,
+        "record_duplicates": 4,
+        "record_times": 0,
+    }
     plan = "retrieval_plan."
     assert sorted((row["key"], row["note"], row["count"]) for row in document["keys"]) == [
         (plan + name, "undeclared_value", 1)
@@ -357,7 +366,7 @@ def _verify(*args: str) -> tuple[int, str, dict | None]:
 def test_verify_says_which_checks_were_not_run(clean):
     status, text, _ = _verify(str(clean))
     assert status == 0
-    assert "clean on what was checked (3 of 10 checks run, no error; 7 not run" in text
+    assert "clean on what was checked (5 of 12 checks run, no error; 7 not run" in text
     assert "plan_hashes        0 not run (no records)" in text
     status, _, document = _verify(str(clean), "--json")
     assert (status, document["exit_status"], document["state"]) == (
@@ -408,7 +417,7 @@ def test_report_exits_as_verify_does_on_the_same_data(dirty, tmp_path, capsys):
     # stderr says why, in verify's words.
     err = capsys.readouterr().err
     assert "explicit-audit report: exit 1, as verify exits on the same data: " in err
-    assert "2 finding(s) in 2 of 10 checks" in err
+    assert "2 finding(s) in 2 of 12 checks" in err
 
 
 def test_report_says_why_it_exits_3(tmp_path, capsys):

@@ -306,7 +306,11 @@ def test_the_plan_text_is_the_records_own_bytes(tmp_path):
 
 
 @pytest.mark.parametrize("escaped_last", [True, False])
-def test_a_plan_key_written_twice_one_with_an_escape_is_the_one_read_last(tmp_path, escaped_last):
+def test_a_plan_key_written_twice_one_with_an_escape_is_rejected_on_every_path(
+    tmp_path, escaped_last
+):
+    """The seed hashes the plan read last; a reader that keeps the first reads another
+    plan under the same hash: the record is loaded by no path (I-JSON)."""
     other = dict(PLAN, top_k=9)
     first, last = (PLAN, other)
     keys = ['"retrieval_plan"', '"retrieval\\u005fplan"']
@@ -322,8 +326,9 @@ def test_a_plan_key_written_twice_one_with_an_escape_is_the_one_read_last(tmp_pa
     path = tmp_path / "plans.jsonl"
     path.write_text("\n".join(lines) + "\n", "utf-8")
     audit = _compare(path)
-    row = audit.plans[audit.plans["run_id"] == "odd"].iloc[0]
-    assert json.loads(row["plan"]) == last  # JSON keeps the last of two equal keys
+    assert "odd" not in set(audit.plans["run_id"])
+    assert audit.rejected["source_line"].tolist() == [6]
+    assert "the key `retrieval_plan` is repeated" in audit.rejected["reason"].iloc[0]
     assert ea.plan_verdicts(audit.plans)["match"].all()
 
 

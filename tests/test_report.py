@@ -306,7 +306,7 @@ def test_page_opens_with_title_verdict_contents_and_closes_with_provenance(small
     assert page.count("<h1") == 1  # the notebook's own title is not written twice
     assert page.rindex("</details>") > provenance_at > page.rindex("Show code")
     # the one rejected line makes the data unclean: verify would exit 1
-    assert "<strong>1 finding</strong> in 1 of 10 checks" in page
+    assert "<strong>1 finding</strong> in 1 of 12 checks" in page
     assert "exits 1" in page and "<code>rejected_rows</code>" in page
     data = small_report["data"]
     digest = file_sha256(data / "receipts.jsonl")
@@ -628,7 +628,7 @@ def test_a_fifo_in_the_data_is_on_every_page(tmp_path):
     done = _report_cli("records", "--out", "out", "--notebooks", "notebooks", cwd=tmp_path)
     assert done.returncode == 1, done.stderr.decode()
     page = (tmp_path / "out" / "kept.html").read_text(encoding="utf-8")
-    assert "<strong>2 findings</strong> in 1 of 10 checks" in page
+    assert "<strong>2 findings</strong> in 1 of 12 checks" in page
     # In the verdict, the appendix's rejected rows and the notebook's own load.
     assert page.count("records/pipe.jsonl") >= 3
     assert "a FIFO, not a regular file: not read" in page

@@ -72,3 +72,64 @@ def test_the_window_counts_a_time_that_did_not_parse_as_unreadable(tmp_path):
     placed = apply_window(ea.verify_all(audit), audit, window)
     counts = next(t for t in placed.to_dict()["tables"] if t["table"] == "receipts")
     assert (counts["inside"], counts["unreadable"], counts["undated"]) == (1, 1, 1)
+
+
+# -- record_times: what verify says of the times -----------------------------------------------
+
+
+def _times_found(audit, **options):
+    found = ea.verify_all(audit, **options).findings
+    found = found.loc[found["check"] == "record_times"]
+    return [(int(row.source_line), row.rule, row.field) for row in found.itertuples()]
+
+
+def test_a_receipt_dated_2099_and_one_dated_yesterday_are_notices_in_the_cli(tmp_path, capsys):
+    stamps = ["2025-03-04T00:00:00Z", "2099-01-01T00:00:00Z", "yesterday", "9999-12-31T00:00:00Z"]
+    path = _log(tmp_path, stamps)
+    from explicit_audit.cli import main
+
+    main(["verify", str(path)])
+    out = capsys.readouterr().out
+    assert (
+        "logged.jsonl:2: future_time (notice) [q1]: timestamp 2099-01-01T00:00:00+00:00 is later"
+        in out
+    )
+    assert (
+        "logged.jsonl:3: unparsed_time (notice) [q2]: timestamp 'yesterday' is not an ISO 8601"
+        in out
+    )
+    assert (
+        "logged.jsonl:4: future_time (notice) [q3]: timestamp 9999-12-31T00:00:00Z is later" in out
+    )
+    assert main(["verify", str(path), "--json"]) == main(
+        ["verify", str(_log(tmp_path, stamps[:1]))]
+    )
+
+
+def test_future_is_read_against_an_explicit_now_with_a_few_minutes_of_skew(tmp_path):
+    stamps = ["2025-03-04T00:04:00Z", "2025-03-04T00:06:00+00:00", "2025-03-04T09:10:00+09:00"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
+        audit = ea.load(_log(tmp_path, stamps), progress=False)
+    assert _times_found(audit, now="2025-03-04T00:00:00Z") == [
+        (2, "future_time", "timestamp"),
+        (3, "future_time", "timestamp"),
+    ]
+    # 00:06 is 5 minutes after 00:01, no more: within the skew.
+    assert _times_found(audit, now="2025-03-04T00:01:00") == [(3, "future_time", "timestamp")]
+    assert _times_found(audit) == []
+
+
+def test_the_dask_engine_finds_the_same_times(tmp_path):
+    import dask
+
+    stamps = ["2025-03-04T00:00:00Z", "2099-01-01T00:00:00Z", "yesterday", None] * 40
+    path = _log(tmp_path, stamps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
+        memory = _times_found(ea.load(path, progress=False), now="2026-01-01")
+        with dask.config.set(scheduler="synchronous"):
+            lazy = ea.load(path, progress=False, engine="dask", blocksize=8192)
+            assert lazy.tables["receipts"].npartitions > 1
+            assert _times_found(lazy, now="2026-01-01") == memory
+    assert len(memory) == 80

@@ -229,7 +229,8 @@ def test_window_keeps_findings_of_records_inside_and_counts_the_rest(dated, caps
         "unreadable": 1,
     }
     assert window["findings_outside"] == 3
-    assert window["findings_undated"] == 3  # no time, not a time, the rejected line
+    # no time, not a time (its space_query and its unparsed_time notice), the rejected line
+    assert window["findings_undated"] == 4
     summary = {row["check"]: row["findings"] for row in document["summary"]}
     assert summary["receipt_rules"] == 4 and summary["rejected_rows"] == 1
 
@@ -237,7 +238,7 @@ def test_window_keeps_findings_of_records_inside_and_counts_the_rest(dated, caps
 def test_undated_skip_leaves_them_out_and_says_how_many(dated, capsys):
     assert main(["verify", str(dated), "--since", "2025-03-04", "--undated", "skip"]) == 1
     out = capsys.readouterr().out
-    assert "3 finding(s) about records without a time" in out and "left out (--undated skip)" in out
+    assert "4 finding(s) about records without a time" in out and "left out (--undated skip)" in out
     assert "1 finding(s) about records outside the window: left out" in out
     assert "req-undated" not in out and "req-late" in out and "req-early" not in out
 

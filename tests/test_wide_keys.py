@@ -22,6 +22,7 @@ from conftest import accounted, make_receipt, rows_by_path, without_columnar
 import explicit_audit as ea
 from explicit_audit._core import registry
 from explicit_audit.reading.collect import read_all
+from explicit_audit.reading.columnar import Refused
 from explicit_audit.reading.limits import Limits
 from explicit_audit.reading.wide_keys import set_apart
 
@@ -71,15 +72,11 @@ def test_members_set_apart_leave_valid_objects_of_the_kept_keys():
 
 
 def test_keep_is_asked_once_per_distinct_key_in_order_of_first_appearance():
-    """Keys are told apart as written, the first object's flagged; rows merge members as one object.
-
-    A key written twice in one object keeps its last value (a null one leaves
-    the key out), as one object parsed would; ``"\\u0061"`` is a key of its
-    own spelling, asked about apart from ``"a"``.
-    """
+    """Keys are asked about once each, the first object's flagged; a row's members set apart
+    make one object, in written order (a null one leaves the key out)."""
     texts = [
-        '{"x": 1, "a": 1, "b": 2, "a": 3}',
-        '{"c": 1, "x": 2, "\\u0061": 4, "c": null}',
+        '{"x": 1, "a": 1, "b": 2}',
+        '{"c": 1, "x": 2, "e": 4, "f": null}',
         '{"b": 5, "d": "e"}',
     ]
     asked = []
@@ -89,10 +86,26 @@ def test_keep_is_asked_once_per_distinct_key_in_order_of_first_appearance():
         return [key == "x" for key in keys]
 
     apart = set_apart(_objects(texts), len(texts), keep)
-    assert asked == [(["x", "a", "b", "c", "a", "d"], [True, True, True, False, False, False])]
-    assert apart.overflow == [{"a": 3, "b": 2}, {"a": 4}, {"b": 5, "d": "e"}]
-    assert list(apart.overflow[0]) == ["a", "b"]  # in written order, as one object's keys
+    assert asked == [(["x", "a", "b", "c", "e", "f", "d"], [True] * 3 + [False] * 4)]
+    assert apart.overflow == [{"a": 1, "b": 2}, {"c": 1, "e": 4}, {"b": 5, "d": "e"}]
+    assert list(apart.overflow[1]) == ["c", "e"]  # in written order, as one object's keys
     assert apart.taken == ["x"]
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        '{"c": 1, "x": 2, "a": 4, "c": null}',  # repeated among the members set apart
+        '{"x": 2, "\\u0061": 4, "a": 5}',  # one name written two ways
+        '{"x": 2, "c": {"y": 1, "y": 2}}',  # repeated inside a member set apart
+    ],
+)
+def test_an_object_repeating_a_key_among_the_members_set_apart_is_refused(second):
+    """Refused, so that the group is halved and the exact path rejects that object: no
+    member set apart is merged over another of the same name."""
+    texts = ['{"x": 1, "a": 1, "b": 2}', second, '{"b": 5, "d": "e"}']
+    apart = set_apart(_objects(texts), len(texts), lambda keys, first: [k == "x" for k in keys])
+    assert apart is Refused.NOT_CLEAN
 
 
 @pytest.mark.parametrize("key", [b"a\nb", b"\xff"])

@@ -65,12 +65,14 @@ __all__ = [
     "ERROR",
     "FINDING_COLUMNS",
     "FINDING_DTYPES",
+    "LISTED_COLUMNS",
     "NOTICE",
     "REJECTED_RULES",
     "SEVERITIES",
     "FindingsBuilder",
     "Rule",
     "RuleTable",
+    "listed_findings",
     "rejected_findings",
 ]
 
@@ -333,6 +335,22 @@ def _typed(columns: Mapping[str, Any], dtypes: Mapping[str, Any]) -> pd.DataFram
             for name in FINDING_COLUMNS
         }
     )
+
+
+#: The columns :func:`listed_findings` takes: all but a rule's own ``check`` and ``severity``.
+LISTED_COLUMNS = ("kind", "source_file", "source_line", "row", "record", "rule", "field", "detail")
+
+
+def listed_findings(rules: RuleTable, listed: Mapping[str, list]) -> pd.DataFrame:
+    """Findings listed column by column (:data:`LISTED_COLUMNS`), each of its own kind.
+
+    Each finding's ``check`` and ``severity`` are its rule's, from ``rules``.
+    """
+    found = [rules[name] for name in listed["rule"]]
+    columns = dict(listed)
+    columns["check"] = [rule.check for rule in found]
+    columns["severity"] = [rule.severity for rule in found]
+    return _typed(columns, rules.dtypes(kinds=sorted(set(listed["kind"]))))
 
 
 #: The one rule of the rejected inputs: every input value is loaded or rejected.

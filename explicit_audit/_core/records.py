@@ -129,12 +129,18 @@ class Table:
         The shapes of the lines it is filled from, where they are not the
         kind's record shapes (engram's presentation lines), published as a
         schema of their own (:func:`explicit_audit._core.shape.published`).
+    written : tuple of str, optional
+        Columns that say how a record was written, not what it says (its
+        shape, a text kept byte for byte): two records of one identity alike
+        in every other column of the kind's own are the same record
+        (:mod:`explicit_audit._core.duplicates`).
     """
 
     name: str
     row: str = ""
     references: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     shapes: tuple[Any, ...] = ()
+    written: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,13 @@ from importlib import metadata
 from typing import Any
 
 from ..errors import AuditError
+from .duplicates import CHECK as DUPLICATES_CHECK
+from .duplicates import duplicates_checker
 from .findings import REJECTED_RULES, RuleTable, rejected_findings
 from .key_check import KEYS_CHECKER
 from .records import Check, Checker, Documents, RecordKind, Table
+from .time_check import CHECK as TIMES_CHECK
+from .time_check import times_checker
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -106,6 +110,7 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
     taken_tables |= {"rejected", "sources", "keys"}
     taken_checks = {check.name for other in others for c in other.checks for check in c.checks}
     taken_checks |= {check.name for c in (REJECTED_CHECKER, KEYS_CHECKER) for check in c.checks}
+    taken_checks |= {DUPLICATES_CHECK, TIMES_CHECK}
     for table in kind.tables:
         if table.name in taken_tables:
             raise AuditError(f"record kind {kind.name!r}: the table {table.name!r} is taken")
@@ -229,13 +234,18 @@ def references() -> dict[tuple[str, str], str]:
     }
 
 
-def checkers(among: Sequence[RecordKind] | None = None) -> list[Checker]:
+def checkers(among: Sequence[RecordKind] | None = None, *, now: Any = None) -> list[Checker]:
     """Every checker, in verdict order: the rejected rows first, then the records' keys
-    (where any kind declares its shapes), then each kind's."""
+    (where any kind declares its shapes) and repeated records (where any declares an
+    identity, :mod:`.duplicates`) and the records' times as of ``now`` (by default the
+    moment of the call, :mod:`.time_check`), then each kind's."""
     among = among or kinds()
     found = [checker for kind_ in among for checker in kind_.checks]
     ranked = sorted(enumerate(found), key=lambda pair: (pair[1].order, pair[0]))
     keys = [KEYS_CHECKER] if any(kind_.shapes for kind_ in among) else []
+    duplicates = duplicates_checker(among)
+    keys += [duplicates] if duplicates is not None else []
+    keys.append(times_checker(among, now))
     return [REJECTED_CHECKER, *keys, *(checker for _, checker in ranked)]
 
 

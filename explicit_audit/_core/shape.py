@@ -197,6 +197,13 @@ class Shape:
     open : bool, default True
         Whether the top level may hold keys it does not declare (a logger's
         ``timestamp`` beside a record's fields); False for a whole document.
+    identity : tuple of str, optional
+        The top-level fields that together identify one record, each also
+        a column of the kind's table (``("decision_id",)``; a C2 request's
+        ``("base_id", "model")``): two records with the same values there
+        are one record written twice (the check ``record_duplicates``,
+        :mod:`explicit_audit._core.duplicates`). Empty where the producer
+        writes no id (a bare retrieval receipt).
     """
 
     kind: str
@@ -205,6 +212,7 @@ class Shape:
     fields: tuple[Field, ...]
     record: tuple[str, ...] = ()
     open: bool = True
+    identity: tuple[str, ...] = ()
 
     def field(self, path: str) -> Field:
         """The field at the dotted ``path`` (``"inputs.confidence"``)."""

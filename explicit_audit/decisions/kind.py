@@ -48,6 +48,7 @@ KIND = register(
             Table(
                 "decisions",
                 "one routing decision (hyungi document server); explicit_audit.decisions",
+                written=("shape",),
             ),
         ),
         matches=matches,

@@ -59,6 +59,9 @@ _IDS = (
           nullable=True),
 )  # fmt: skip
 
+#: The fields that identify one record (a decision is identified by its id).
+IDENTITY = ("decision_id",)
+
 #: The shapes a decision is written in.
 SHAPES = (
     Shape(
@@ -71,6 +74,7 @@ SHAPES = (
             Field("decision", "object", "the RoutingDecision returned", fields=OUTPUT_FIELDS),
         ),
         record=("decision_id",),
+        identity=IDENTITY,
     ),
     Shape(
         "decisions",
@@ -78,6 +82,7 @@ SHAPES = (
         "recognised by `subject_domain` and `escalate_to_26b` at the top level",
         (*_IDS, *INPUT_FIELDS, *OUTPUT_FIELDS),
         record=("decision_id",),
+        identity=IDENTITY,
     ),
 )
 

@@ -16,7 +16,14 @@ __all__ = ["KIND"]
 KIND = register(
     RecordKind(
         name=NAME,
-        tables=(Table("plans", "one retrieval plan record (arborist); explicit_audit.plans"),),
+        tables=(
+            Table(
+                "plans",
+                "one retrieval plan record (arborist); explicit_audit.plans",
+                # The plan's text is kept byte for byte; its fields are columns of their own.
+                written=("plan_shape", "plan"),
+            ),
+        ),
         matches=matches,
         shapes=SHAPES,
         shape_of=shape_of,

@@ -55,6 +55,9 @@ _RECORD = (
 )
 
 #: The two shapes of ``retrieval_plan`` (the ``plan_shape`` column).
+#: The fields that identify one record (a plan record is identified by its run).
+IDENTITY = ("run_id",)
+
 SHAPES = (
     Shape(
         "plans",
@@ -69,6 +72,7 @@ SHAPES = (
             _RECORD[1],
         ),
         record=("run_id",),
+        identity=IDENTITY,
     ),
     Shape(
         "plans",
@@ -83,6 +87,7 @@ SHAPES = (
             _RECORD[1],
         ),
         record=("run_id",),
+        identity=IDENTITY,
     ),
 )  # fmt: skip
 

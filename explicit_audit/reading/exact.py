@@ -7,7 +7,8 @@ each JSON Lines line on its own (:func:`parse_line`), and each stretch of a
 their elements, a broken value rejected and reading resumed at the next line
 that starts a value at column 0). Every value is checked against the nesting
 limit before a parser sees it, and parsed exactly as written: integers beyond
-64 bits stay integers, NaN and Infinity are refused, invalid UTF-8 is refused.
+64 bits stay integers, NaN and Infinity are refused, invalid UTF-8 is refused,
+an object that repeats a key is refused (:mod:`.repeated_keys`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import orjson
 from .._core.columns import INT64_MAX
 from .._core.records import RawValue, Rejection, excerpt
 from .limits import Limits
+from .repeated_keys import repeated_key, repeated_key_reason
 
 __all__ = [
     "has_long_integer",
@@ -300,7 +302,11 @@ def _decode_one(
         return end, Rejection(
             path, line, "unknown", f"invalid JSON: {_parse_error(where, base)}", excerpt(raw)
         )
-    return end, RawValue(path, line, value, raw.encode("utf-8"))
+    text_bytes = raw.encode("utf-8")
+    repeated = repeated_key(text_bytes, value)
+    if repeated is not None:
+        return end, Rejection(path, line, "unknown", repeated_key_reason(repeated), excerpt(raw))
+    return end, RawValue(path, line, value, text_bytes)
 
 
 def too_large(path: str, line: int, text: str | bytes, limits: Limits) -> Rejection:
@@ -386,6 +392,10 @@ def parse_line(path: str, line: bytes, number: int, limits: Limits) -> RawValue 
             f"invalid JSON: {_parse_error(exc)}",
             excerpt(line, limits.excerpt_chars),
         )
+    repeated = repeated_key(line, value)
+    if repeated is not None:
+        reason = repeated_key_reason(repeated)
+        return Rejection(path, number, "unknown", reason, excerpt(line, limits.excerpt_chars))
     return RawValue(path, number, value, line)
 
 

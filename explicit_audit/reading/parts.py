@@ -26,6 +26,7 @@ from .columnar import ColumnarReader, JsonlPiece, Refused
 from .exact import has_long_integer
 from .fast import fast_path
 from .memory import PIECE_BYTES, hand_back
+from .repeated_keys import repeated_key
 from .spans import Spans
 from .wide_keys import set_apart
 
@@ -251,15 +252,24 @@ class PartMaker:
             )
             # A kind before this one claims it: not ours. This kind must claim it.
             claimed[where[says if other is not kind else ~says]] = False
+        max_depth = self.limits.max_depth
+
+        def guard(text: bytes) -> bool:
+            return text.count(b"{") + text.count(b"[") > max_depth or has_long_integer(text)
+
+        # A value that may nest past the limit, or repeats a key (:mod:`.repeated_keys`),
+        # is the exact path's to judge and reject.
+        for index in np.flatnonzero(claimed).tolist():
+            text = texts[index]
+            if text.count(b"{") + text.count(b"[") > max_depth:
+                claimed[index] = False
+            elif repeated_key(text, values[index]) is not None:
+                claimed[index] = False
         taken = np.flatnonzero(claimed)
         if not len(taken):
             return members
         positions = taken.tolist()
         lines = spans.lines[members[taken]]
-        max_depth = self.limits.max_depth
-
-        def guard(text: bytes) -> bool:
-            return text.count(b"{") + text.count(b"[") > max_depth or has_long_integer(text)
 
         part, refused = fast_path(kind).bulk(
             [values[i] for i in positions],

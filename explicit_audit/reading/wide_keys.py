@@ -24,6 +24,7 @@ import orjson
 from .._core.lists import range_positions
 from .._core.overlap import each
 from .columnar import Refused
+from .repeated_keys import repeated_key
 from .spans import _NESTING, structure
 
 __all__ = ["SetApart", "set_apart"]
@@ -234,10 +235,12 @@ def set_apart(
     -------
     SetApart, Refused or None
         :attr:`Refused.NOT_CLEAN <.columnar.Refused>` where ``keep`` refused
-        the rows. None when the members cannot be found with certainty, or a member
-        set apart cannot be parsed as the exact path would parse it (an
-        integer beyond 64 bits, a lone surrogate): the caller then reads the
-        rows as before.
+        the rows, or an object repeats a key among its members set apart (or
+        writes one name two ways): the group is then halved and the object
+        that repeats it rejected by the exact path. None when the members
+        cannot be found with certainty, or a member set apart cannot be
+        parsed as the exact path would parse it (an integer beyond 64 bits, a
+        lone surrogate): the caller then reads the rows as before.
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
     found = _chunked_members(data, rows, object_starts, threads)
@@ -258,6 +261,8 @@ def set_apart(
     names = _names(distinct) if distinct else []
     if names is None:
         return None
+    if len(set(names)) < len(names):
+        return Refused.NOT_CLEAN  # a name written two ways (``"a"``, ``"\\u0061"``)
     in_first = set(keys[:template])
     verdicts = keep(names, [key in in_first for key in distinct])
     if verdicts is None:
@@ -293,7 +298,19 @@ def set_apart(
         values = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
+    if _repeats_a_key(text, values, row[out]):
+        return Refused.NOT_CLEAN  # halved: the exact path rejects the object that repeats it
     return SetApart(blanked.tobytes(), _per_row(values, row[out], rows, b"null" in text), taken)
+
+
+def _repeats_a_key(text: bytes, values: list[dict], rows_of: np.ndarray) -> bool:
+    """Whether the members set apart repeat a key: one row's, or within one's value."""
+    if repeated_key(text, values) is not None:
+        return True
+    if len(rows_of) < 2 or (rows_of[1:] != rows_of[:-1]).all():
+        return False
+    pairs = [(row, next(iter(value))) for row, value in zip(rows_of.tolist(), values, strict=True)]
+    return len(set(pairs)) < len(pairs)
 
 
 def _per_row(values: list[dict], rows_of: np.ndarray, rows: int, nulls: bool) -> list[dict | None]:

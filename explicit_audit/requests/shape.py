@@ -12,6 +12,9 @@ from .._core.shape import Field, Shape
 
 __all__ = ["SHAPES"]
 
+#: The fields that identify one record: the C2 candidate and the model that received it.
+IDENTITY = ("base_id", "model")
+
 SHAPES = (
     Shape(
         "requests",
@@ -29,5 +32,6 @@ SHAPES = (
                   open=True),
         ),
         record=("base_id",),
+        identity=IDENTITY,
     ),
 )  # fmt: skip

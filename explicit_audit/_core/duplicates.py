@@ -1,0 +1,268 @@
+"""The check ``record_duplicates``: one record written twice, or one id holding two records.
+
+A kind's shapes declare the fields that identify a record
+(:attr:`~explicit_audit._core.shape.Shape.identity`: a decision's
+``decision_id``, a plan's ``run_id``, a C2 request's ``base_id`` and
+``model``). Two rows of its table with the same values there, in one file or
+two, are one record written twice:
+
+- ``repeated_record`` (a notice): the two say the same, column for column
+  (where each was read, how it was written and a logger's keys aside: a
+  replay re-logs a run pretty-printed, with ``"replayed": true``). Nothing
+  the producer promises is broken, but a count over the table counts the
+  record twice: worth a look, never unclean.
+- ``conflicting_record`` (an error): the two say different things under one
+  id, so at most one is what the producer wrote; the finding names both
+  places and the columns that differ.
+
+The first row of an id, in load order (files sorted, lines in order), is the
+one each later row is compared with, and each later row is the finding.
+Rows whose identity has a missing value are not compared. Declared once
+here and added by the registry (:func:`duplicates_checker`) for the kinds
+that declare an identity, on both engines: each partition gives its rows'
+ids and per-column digests (:func:`identified_rows`), and the digests of all
+partitions are compared at once (:func:`duplicate_findings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from .findings import ERROR, LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
+from .records import Check, Checker, RecordKind
+
+__all__ = [
+    "CHECK",
+    "CONFLICTING_RECORD",
+    "DUPLICATE_RULES",
+    "REPEATED_RECORD",
+    "duplicate_findings",
+    "duplicates_checker",
+    "identified_rows",
+    "identity",
+]
+
+CHECK = "record_duplicates"
+REPEATED_RECORD = "repeated_record"
+CONFLICTING_RECORD = "conflicting_record"
+
+#: The rules of the check ``record_duplicates``; each finding names its own kind.
+DUPLICATE_RULES = RuleTable(
+    [
+        Rule(
+            REPEATED_RECORD,
+            "A record is written once: the same id again with the same content (a log "
+            "copied twice, a run replayed) is the same record, counted twice by any sum "
+            "over the table.",
+            check=CHECK,
+            kind="",
+            severity=NOTICE,
+        ),
+        Rule(
+            CONFLICTING_RECORD,
+            "One id names one record: two records with the same id and different content "
+            "cannot both be what the producer wrote.",
+            check=CHECK,
+            kind="",
+            severity=ERROR,
+        ),
+    ]
+)
+
+#: Columns of a row's place, never of its content.
+_PLACE = ("source_file", "source_line")
+
+
+def identity(kind: RecordKind) -> tuple[str, ...]:
+    """The fields that identify a record of ``kind``, as its shapes declare them (or ``()``).
+
+    Raises
+    ------
+    ValueError
+        When two of its shapes declare different identities: a record has one.
+    """
+    declared = {shape.identity for shape in kind.shapes if shape.identity}
+    if len(declared) > 1:
+        raise ValueError(f"record kind {kind.name!r}: its shapes declare different identities")
+    return declared.pop() if declared else ()
+
+
+_SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
+def _canonical(value: Any) -> str:
+    """A value as text that is equal exactly when the values are (keys sorted)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return "null"
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    try:
+        return orjson.dumps(value, option=_SORTED).decode()
+    except TypeError:
+        return repr(value)
+
+
+def _column_digests(values: pd.Series) -> np.ndarray:
+    """One 64-bit digest per value of a column; equal values give equal digests."""
+    plain = values.dtype != object and not isinstance(values.dtype, pd.ArrowDtype)
+    if plain:
+        try:
+            return pd.util.hash_pandas_object(values, index=False).to_numpy()
+        except TypeError:
+            pass
+    texts = pd.Series([_canonical(value) for value in values.tolist()], dtype=object)
+    return pd.util.hash_pandas_object(texts, index=False).to_numpy()
+
+
+def identified_rows(
+    table: pd.DataFrame,
+    kind: str,
+    fields: Sequence[str],
+    content: Sequence[str],
+    *,
+    repeated_only: bool = False,
+) -> pd.DataFrame:
+    """The rows of ``table`` that carry an id: kind, id, place, row label and digests.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A kind's table (or one partition of it).
+    kind : str
+    fields : sequence of str
+        Its identity (:func:`identity`).
+    content : sequence of str
+        The columns compared: the kind's own, but its place and how it was written.
+    repeated_only : bool, default False
+        Only the rows whose id another row of ``table`` holds (a whole table:
+        no other partition may hold it).
+
+    Returns
+    -------
+    DataFrame
+        ``kind``, ``record`` (the id, its fields joined by ``" / "``),
+        ``source_file``, ``source_line``, ``row`` and ``digests`` (per row, a
+        tuple of one digest per column of ``content``), one row per record
+        whose every identity field holds a value.
+    """
+    if not len(table) or any(name not in table.columns for name in fields):
+        return _no_rows()
+    held = table[list(fields)].notna().all(axis=1).to_numpy()
+    rows = table.loc[held]
+    ids = rows[fields[0]].astype("str")
+    for name in fields[1:]:
+        ids = ids + " / " + rows[name].astype("str")
+    if repeated_only:
+        repeated = ids.duplicated(keep=False).to_numpy()
+        rows, ids = rows.loc[repeated], ids.loc[repeated]
+    if not len(rows):
+        return _no_rows()
+    columns = [name for name in content if name in rows.columns]
+    digests = np.column_stack([_column_digests(rows[name]) for name in columns])
+    return pd.DataFrame(
+        {
+            "kind": kind,
+            "record": ids.tolist(),
+            "source_file": rows["source_file"].astype("str").tolist(),
+            "source_line": rows["source_line"].astype("int64").tolist(),
+            "row": rows.index.tolist(),
+            "digests": [tuple(zip(columns, line, strict=True)) for line in digests.tolist()],
+        }
+    )
+
+
+def _no_rows() -> pd.DataFrame:
+    return pd.DataFrame(
+        {name: pd.Series([], dtype=object) for name in ("kind", "record", "source_file")}
+        | {"source_line": pd.Series([], dtype="int64"), "row": pd.Series([], dtype=object)}
+        | {"digests": pd.Series([], dtype=object)}
+    )
+
+
+def duplicate_findings(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The findings of ``record_duplicates`` over every partition's identified rows, in order."""
+    rows = pd.concat([part for part in parts if len(part)] or [_no_rows()], ignore_index=True)
+    repeated = rows.duplicated(["kind", "record"], keep=False).to_numpy()
+    rows = rows.loc[repeated]
+    found: dict[str, list] = {name: [] for name in LISTED_COLUMNS}
+    for (kind, record), group in rows.groupby(["kind", "record"], sort=False):
+        first = group.iloc[0]
+        where = f"{first['source_file']}:{first['source_line']}"
+        for _, later in group.iloc[1:].iterrows():
+            pairs = zip(later["digests"], first["digests"], strict=True)
+            differ = [name for (name, mine), (_, theirs) in pairs if mine != theirs]
+            found["kind"].append(kind)
+            found["source_file"].append(later["source_file"])
+            found["source_line"].append(int(later["source_line"]))
+            found["row"].append(later["row"])
+            found["record"].append(record)
+            if differ:
+                found["rule"].append(CONFLICTING_RECORD)
+                found["field"].append(", ".join(differ))
+                found["detail"].append(
+                    f"{record} is also the id of the record at {where}, which says otherwise: "
+                    f"{', '.join(differ)} differ"
+                )
+            else:
+                found["rule"].append(REPEATED_RECORD)
+                found["field"].append(None)
+                found["detail"].append(f"{record} again: the same record as at {where}")
+    return listed_findings(DUPLICATE_RULES, found)
+
+
+#: Per kind (by ``id``): the kind, and the columns of its record table built from no value.
+_OWN: dict[int, tuple[RecordKind, tuple[str, ...]]] = {}
+
+
+def _own_columns(kind: RecordKind) -> tuple[str, ...]:
+    """The columns of the kind's record table that are its own: a logger's keys are not."""
+    entry = _OWN.get(id(kind))
+    if entry is None or entry[0] is not kind:
+        columns = tuple(kind.build([]).tables[kind.tables[0].name].columns)
+        entry = _OWN[id(kind)] = (kind, columns)
+    return entry[1]
+
+
+def duplicates_checker(kinds: Sequence[RecordKind]) -> Checker | None:
+    """The checker of ``record_duplicates`` over the kinds that declare an identity, or None."""
+    declared = []
+    for kind in kinds:
+        fields = identity(kind)
+        if fields and kind.tables:
+            table = kind.tables[0]
+            content = tuple(c for c in _own_columns(kind) if c not in (*_PLACE, *table.written))
+            declared.append((kind.name, table.name, fields, content))
+    if not declared:
+        return None
+    plan = tuple(declared)
+
+    def run(*tables: pd.DataFrame, repeated_only: bool = False) -> pd.DataFrame:
+        parts = [
+            identified_rows(frame, name, fields, content, repeated_only=repeated_only)
+            for frame, (name, _, fields, content) in zip(tables, plan, strict=True)
+        ]
+        return pd.concat(parts, ignore_index=True)
+
+    def whole(*tables: pd.DataFrame) -> pd.DataFrame:
+        return duplicate_findings([run(*tables, repeated_only=True)])
+
+    return Checker(
+        run=run,
+        reads=tuple(table for _, table, _, _ in plan),
+        checks=(
+            Check(
+                CHECK,
+                "records written twice: the same id again, with the same or other content",
+                examines=None,
+            ),
+        ),
+        rules=DUPLICATE_RULES,
+        combine=duplicate_findings,
+        whole=whole,
+        order=2,
+    )
