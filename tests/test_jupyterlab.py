@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
+import urllib.request
 import warnings
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from lab_driver import (
     CHROMIUM_FLAGS,
     KERNEL_IDLE,
     LATENCY_MS,
+    NOTEBOOK7_FOLDER,
     ROOT,
     Notebook,
     percentiles,
@@ -251,6 +254,62 @@ def check_twin(notebook: Notebook, name: str) -> None:
     assert notebook.panel.locator(".widget-vbox, .jupyter-widgets").count() == 0
     assert page.get_by_text("Error displaying widget").count() == 0
     notebook.assert_clean()
+
+
+def test_a_saved_notebook_reopened_shows_the_twin_not_a_widget_error(open_notebook, lab):
+    check_reopen(open_notebook, lab, "lab")
+
+
+SAVED = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
+
+
+def _sessions(lab: dict, method: str = "GET", session: str = "") -> list:
+    url = f"{lab['base']}/api/sessions/{session}?token={lab['token']}"
+    with urllib.request.urlopen(urllib.request.Request(url, method=method)) as answer:
+        body = answer.read()
+    return json.loads(body) if body else []
+
+
+def check_reopen(open_notebook, lab: dict, front_end: str) -> None:
+    """Run a copy of the plan notebook, save it, stop its kernel, reopen it: the panel's
+    twin shows, trusted, and no "Error displaying widget".
+
+    Parameters
+    ----------
+    open_notebook : callable
+        The :func:`open_notebook` fixture.
+    lab : dict
+        The :func:`lab` fixture; the copy is written in its folder for ``front_end``.
+    front_end : str
+        "lab" or "notebook".
+    """
+    folder = lab["home"] / {"lab": "notebooks", "notebook": NOTEBOOK7_FOLDER}[front_end]
+    name = "reopened_plan_hashes.ipynb"
+    shutil.copyfile(folder / "plan_hashes.ipynb", folder / name)
+    notebook = open_notebook(name, front_end=front_end)
+    notebook.run_all()
+    notebook.panel.locator(".widget-vbox").first.wait_for()
+    written = (folder / name).stat().st_mtime_ns
+    notebook.command("docmanager:save")
+    deadline = time.monotonic() + 30
+    while (folder / name).stat().st_mtime_ns == written:
+        assert time.monotonic() < deadline, "the notebook was not saved"
+        notebook.page.wait_for_timeout(100)
+    notebook.page.wait_for_function(SAVED)
+    (output,) = json.loads((folder / name).read_text())["cells"][-1]["outputs"]
+    assert "ea-panel-twin" in "".join(output["data"]["text/html"])
+    assert "application/vnd.jupyter.widget-view+json" not in output["data"]
+    for session in _sessions(lab):
+        if session["path"].endswith(name):
+            _sessions(lab, "DELETE", session["id"])
+    notebook.close()
+
+    reopened = open_notebook(name, front_end=front_end)
+    reopened.panel.locator(".ea-panel-twin").wait_for()
+    reopened.page.wait_for_function(KERNEL_IDLE)  # the widget manager restored by then
+    assert reopened.page.evaluate(PANEL_TRUSTED) is True
+    assert "top_k" in reopened.panel.inner_text()
+    reopened.assert_clean()  # no "Error displaying widget", no error in the console
 
 
 def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit, tmp_path):
