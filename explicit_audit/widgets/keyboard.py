@@ -92,13 +92,14 @@ export default {
       leave = (event) => {
         if (event.key !== "Escape" || !root.contains(event.target)) return;
         // Escape leaves the control for its cell, as it leaves a cell's editor: the
-        // notebook's keys work again (Tab moves on to the next control instead).
+        // notebook's keys work again (Tab moves on to the next control instead). Caught
+        // before the page's shortcuts see it (they take Escape in a text box).
         event.stopPropagation();
         event.target.blur();
         const cell = root.closest(".jp-Cell") ?? root.closest(".jp-Notebook");
         if (cell) cell.focus();
       };
-      root.addEventListener("keydown", leave);
+      window.addEventListener("keydown", leave, true);
       observer = new MutationObserver(run);
       observer.observe(root, {
         subtree: true,
@@ -113,7 +114,7 @@ export default {
       cancelAnimationFrame(frame);
       clearTimeout(timer);
       if (observer) observer.disconnect();
-      if (leave) root.removeEventListener("keydown", leave);
+      if (leave) window.removeEventListener("keydown", leave, true);
     };
   },
 };
