@@ -47,6 +47,14 @@ from lab_driver import (  # noqa: E402  (the test folder's driver, shared with t
 
 NOTEBOOKS = ("withheld_counts.ipynb", "routing_sweep.ipynb", "plan_hashes.ipynb")
 HANDLE_VALUE = "h => h.getAttribute('aria-valuetext')"
+# The panel's controls drawn, and those the notebook's shortcuts would take guarded.
+CONTROLS_READY = """() => {
+  const box = document.querySelector('.ea-panel-controls');
+  const guarded = box ? [...box.querySelectorAll(
+    'select, button, input[type=checkbox], .noUi-handle')] : [];
+  return !!box && !!box.querySelector('input, select, .noUi-handle') &&
+    guarded.every(e => e.getAttribute('data-lm-suppress-shortcuts') === 'true');
+}"""
 
 
 def _dropdowns(notebook: Notebook, presses: int) -> dict[str, list[float]]:
@@ -104,7 +112,7 @@ def _checkboxes(notebook: Notebook, presses: int) -> dict[str, list[float]]:
     """Each checkbox: Space, ``presses`` times (on, off, on, ...)."""
     times = {}
     for box in notebook.panel.locator(".ea-panel-controls .widget-checkbox").all():
-        label = box.inner_text().strip() or "checkbox"
+        label = " ".join(box.inner_text().replace("\u200b", " ").split()) or "checkbox"
         box.locator("input[type=checkbox]").focus()
         for _ in range(presses):
             before = box.locator("input").is_checked()
@@ -134,10 +142,7 @@ def measure(browser, lab: dict, name: str, presses: int) -> dict[str, tuple[int,
     notebook = Notebook(browser, lab, name)
     try:
         notebook.run_all()
-        notebook.page.wait_for_function(
-            "() => document.querySelectorAll('.ea-panel-controls [data-lm-suppress-shortcuts]')"
-            ".length > 0"
-        )
+        notebook.page.wait_for_function(CONTROLS_READY)
         watch(notebook.panel)
         figures = {}
         for kind in (_dropdowns, _handles, _toggles, _checkboxes, _text_boxes):
