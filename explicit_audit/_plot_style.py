@@ -19,6 +19,7 @@ from ._core.extras import needs
 with needs("report", "explicit_audit.plots"):
     import matplotlib.pyplot as plt
     from matplotlib.axes import Axes
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
 
 __all__ = [
     "ALL_LABEL",
@@ -26,10 +27,14 @@ __all__ = [
     "MISSING_LABEL",
     "PALETTE",
     "PERCENT_COLUMNS",
+    "THRESHOLD_NAMES",
     "barh_counts",
     "current_axes",
     "group_label",
+    "number_ticks",
     "require",
+    "thousands",
+    "threshold_name",
 ]
 
 MISSING_LABEL = "(none)"
@@ -49,6 +54,12 @@ AXIS_LABELS = {
     "withheld_rate": "receipts that withheld anything (%)",
     "withheld_share": "records withheld, of records matched (%)",
     "records_returned": "records returned (count)",
+}
+#: Each routing threshold as a title names it ("Escalation rate across the ...").
+THRESHOLD_NAMES = {
+    "context_char_cap_4b": "4B model's context cap",
+    "escalate_on_multi_doc_count": "multi-document escalation count",
+    "confidence_threshold": "confidence threshold",
 }
 PERCENT_COLUMNS = {"escalation_rate", "withheld_rate", "withheld_share", "query_share"}
 
@@ -100,10 +111,44 @@ def require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
         )
 
 
+def threshold_name(threshold: str) -> str:
+    """A threshold's column as a title names it.
+
+    Examples
+    --------
+    >>> threshold_name("escalate_on_multi_doc_count"), threshold_name("other_cap")
+    ('multi-document escalation count', 'other cap')
+    """
+    return THRESHOLD_NAMES.get(threshold, threshold.replace("_", " "))
+
+
+def thousands(value: Any, _position: Any = None) -> str:
+    """A number as the kit's tables write it: thousands separated, no trailing zeros.
+
+    Also a matplotlib tick formatter (``FuncFormatter(thousands)``).
+
+    Examples
+    --------
+    >>> thousands(1828), thousands(1828.0), thousands(0.25), thousands(-12500)
+    ('1,828', '1,828', '0.25', '-12,500')
+    """
+    number = float(value)
+    if number.is_integer():
+        return f"{int(number):,}"
+    return f"{number:,.6g}"
+
+
+def number_ticks(ax: Axes, *, y_percent: bool = False) -> None:
+    """Ticks as the tables write numbers: x thousands separated, y too or in percent."""
+    ax.xaxis.set_major_formatter(FuncFormatter(thousands))
+    ax.yaxis.set_major_formatter(PercentFormatter() if y_percent else FuncFormatter(thousands))
+
+
 def barh_counts(ax: Axes, labels: Sequence[str], counts: Sequence[float], **kwargs) -> None:
     positions = np.arange(len(labels))
     bars = ax.barh(positions, counts, **kwargs)
     ax.set_yticks(positions, labels)
     ax.invert_yaxis()  # first row on top, as in the table
-    ax.bar_label(bars, padding=2)
+    ax.bar_label(bars, padding=2, fmt=thousands)
+    ax.xaxis.set_major_formatter(FuncFormatter(thousands))  # a percent column sets its own
     ax.margins(x=0.15)

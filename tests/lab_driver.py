@@ -109,6 +109,9 @@ def start_lab(home: Path, chromium: str = CHROMIUM) -> Iterator[dict]:
         (home / NOTEBOOK7_FOLDER / source.name).write_text(json.dumps(copy), encoding="utf-8")
     config = home / ".jupyter"
     (config / "labconfig").mkdir(parents=True)
+    # The kit's pre-save hook (a saved panel keeps its twin), set by the file an installed
+    # wheel puts in <prefix>/etc/jupyter; an editable install does not place it.
+    shutil.copytree(ROOT / "jupyter-config", config, dirs_exist_ok=True)
     # No news feed: the page must not reach for the network.
     (config / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
@@ -170,7 +173,7 @@ def start_lab(home: Path, chromium: str = CHROMIUM) -> Iterator[dict]:
                 time.sleep(0.25)
         # The server's extensions: JupyterLab's and Notebook 7's, both loaded.
         loaded = re.findall(r"(\S+) \| extension was successfully loaded", log_text(home))
-        assert {"jupyterlab", "notebook"} <= set(loaded), loaded
+        assert {"jupyterlab", "notebook", "explicit_audit.saved_panels"} <= set(loaded), loaded
         yield {"base": base, "token": token, "chromium": chromium, "home": home}
     finally:
         server.terminate()

@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
+import urllib.request
 import warnings
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from lab_driver import (
     CHROMIUM_FLAGS,
     KERNEL_IDLE,
     LATENCY_MS,
+    NOTEBOOK7_FOLDER,
     ROOT,
     Notebook,
     percentiles,
@@ -122,6 +125,14 @@ CUT = """panel => {
   return cut;
 }"""
 IN_VIEW = "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }"
+# Every table of the panel wider than its box (its scrolling box, or the view's output):
+# its first header, its width and the box's. A sideways scroll hides columns too.
+TABLES_WIDER = """panel => [...panel.querySelectorAll('table')].flatMap(table => {
+  const box = table.closest('.ea-table') || table.closest('.ea-view');
+  const wide = Math.ceil(table.getBoundingClientRect().width);
+  const head = [...table.querySelectorAll('thead th')].map(t => t.innerText).join('|');
+  return wide > box.clientWidth ? [`${head}: ${wide} > ${box.clientWidth}`] : [];
+})"""
 
 
 def _run_beside_the_file_browser(open_notebook, name: str) -> Notebook:
@@ -152,7 +163,8 @@ def check_fits_a_laptop(notebook: Notebook, screenshot: Path) -> None:
     """Assert that the panel's chart and controls fit a laptop's window beside the file browser.
 
     The output area is narrowed by the side panel, the chart and the last slider
-    handle are in sight together, and nothing in the panel is cut.
+    handle are in sight together, nothing in the panel is cut and every table fits
+    its box (no column behind a sideways scroll).
 
     Parameters
     ----------
@@ -177,6 +189,7 @@ def check_fits_a_laptop(notebook: Notebook, screenshot: Path) -> None:
     assert 0 <= top and bottom <= height, (top, bottom)
     assert 0 <= handle_top and handle_bottom <= height, (handle_top, handle_bottom)
     assert panel.evaluate(CUT) == []
+    assert panel.evaluate(TABLES_WIDER) == []
 
 
 # Whether the panel's cell (the last code cell) is trusted.
@@ -253,6 +266,62 @@ def check_twin(notebook: Notebook, name: str) -> None:
     notebook.assert_clean()
 
 
+def test_a_saved_notebook_reopened_shows_the_twin_not_a_widget_error(open_notebook, lab):
+    check_reopen(open_notebook, lab, "lab")
+
+
+SAVED = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
+
+
+def _sessions(lab: dict, method: str = "GET", session: str = "") -> list:
+    url = f"{lab['base']}/api/sessions/{session}?token={lab['token']}"
+    with urllib.request.urlopen(urllib.request.Request(url, method=method)) as answer:
+        body = answer.read()
+    return json.loads(body) if body else []
+
+
+def check_reopen(open_notebook, lab: dict, front_end: str) -> None:
+    """Run a copy of the plan notebook, save it, stop its kernel, reopen it: the panel's
+    twin shows, trusted, and no "Error displaying widget".
+
+    Parameters
+    ----------
+    open_notebook : callable
+        The :func:`open_notebook` fixture.
+    lab : dict
+        The :func:`lab` fixture; the copy is written in its folder for ``front_end``.
+    front_end : str
+        "lab" or "notebook".
+    """
+    folder = lab["home"] / {"lab": "notebooks", "notebook": NOTEBOOK7_FOLDER}[front_end]
+    name = "reopened_plan_hashes.ipynb"
+    shutil.copyfile(folder / "plan_hashes.ipynb", folder / name)
+    notebook = open_notebook(name, front_end=front_end)
+    notebook.run_all()
+    notebook.panel.locator(".widget-vbox").first.wait_for()
+    written = (folder / name).stat().st_mtime_ns
+    notebook.command("docmanager:save")
+    deadline = time.monotonic() + 30
+    while (folder / name).stat().st_mtime_ns == written:
+        assert time.monotonic() < deadline, "the notebook was not saved"
+        notebook.page.wait_for_timeout(100)
+    notebook.page.wait_for_function(SAVED)
+    (output,) = json.loads((folder / name).read_text())["cells"][-1]["outputs"]
+    assert "ea-panel-twin" in "".join(output["data"]["text/html"])
+    assert "application/vnd.jupyter.widget-view+json" not in output["data"]
+    for session in _sessions(lab):
+        if session["path"].endswith(name):
+            _sessions(lab, "DELETE", session["id"])
+    notebook.close()
+
+    reopened = open_notebook(name, front_end=front_end)
+    reopened.panel.locator(".ea-panel-twin").wait_for()
+    reopened.page.wait_for_function(KERNEL_IDLE)  # the widget manager restored by then
+    assert reopened.page.evaluate(PANEL_TRUSTED) is True
+    assert "top_k" in reopened.panel.inner_text()
+    reopened.assert_clean()  # no "Error displaying widget", no error in the console
+
+
 def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit, tmp_path):
     receipts = audit.receipts
     days = time_range(receipts)
@@ -291,9 +360,11 @@ def test_withheld_window_moves_by_keyboard_and_mouse(open_notebook, audit, tmp_p
     notebook.wait_for_text(notebook.output(0), f"{withheld:,}")
     table = notebook.table()
     assert int(table["(all)"]["receipts"]) == len(inside) < len(receipts)
-    assert int(table["(all)"]["records_withheld"]) == int(expected.loc["(all)", "records_withheld"])
+    titles = notebook.output(0).locator("th[title]").evaluate_all("a => a.map(t => t.title)")
+    assert "records_withheld: records withheld (count)" in titles
+    assert int(table["(all)"]["withheld"]) == int(expected.loc["(all)", "records_withheld"])
     caption = notebook.output(1).locator("figcaption").inner_text()
-    assert f"(all): {int(expected.loc['(all)', 'records_withheld'])}." in caption
+    assert f"(all): {int(expected.loc['(all)', 'records_withheld']):,}." in caption
 
     # Mouse: drag the end handle past the right end; it reaches the open end, not index 0.
     _drag(page, upper, 2000)
@@ -342,6 +413,7 @@ def test_plan_editor_shows_the_hash_and_what_the_seed_would_refuse(open_notebook
     spaced.update(top_k=-3, mt={"engine": "", "manifest_hash": " ", "source_lang": ""})
     assert re.search(rf"retrieval_plan_hash\s+{ea.plan_hash(spaced)}", text)
     assert re.search(rf"pre-MT hash\s+{negative}", text)  # the MT block alone moved it
+    check_escape(notebook)
     notebook.assert_clean()
 
 
@@ -358,6 +430,8 @@ def test_routing_explorer_moves_a_threshold_and_goes_back_to_each_variants_own(
     assert {k: float(v["conf."]) for k, v in table.items()} == dict(own["confidence_threshold"])
     titles = notebook.output(0).locator("th[title]").evaluate_all("a => a.map(t => t.title)")
     assert "confidence_threshold: confidence threshold (4B model confidence, 0 to 1)" in titles
+    flips = notebook.output(2).locator("th[title]").evaluate_all("a => a.map(t => t.title)")
+    assert "escalate_to_26b: escalated to 26B, replayed at these thresholds" in flips
 
     # The sliders announce their names; the two mode buttons their pressed state, which
     # follows a click on the other one.
@@ -457,6 +531,28 @@ def _press(notebook, key: str) -> float:
     return took
 
 
+# Focus on the notebook (a cell or the notebook itself), outside the panel's controls.
+LEFT_THE_CONTROLS = """() => {
+  const focused = document.activeElement;
+  return !focused.closest('.ea-panel-controls') && !!focused.closest('.jp-Notebook');
+}"""
+
+
+def check_escape(notebook) -> None:
+    """Focus every control of the panel in turn (text boxes too) and press Escape: the
+    focus leaves it for the notebook."""
+    controls = notebook.panel.locator(".ea-panel-controls").locator(
+        "select, button, input, .noUi-handle"
+    )
+    assert controls.count() > 0
+    for control in controls.all():
+        control.focus()
+        notebook.page.keyboard.press("Escape")
+        assert notebook.page.evaluate(LEFT_THE_CONTROLS), control.evaluate(
+            "e => e.outerHTML.slice(0, 120)"
+        )
+
+
 #: The notebooks whose panels have dropdowns and sliders.
 WITH_CONTROLS = ["withheld_counts.ipynb", "routing_sweep.ipynb"]
 
@@ -528,6 +624,7 @@ def check_keys(
         toggle.focus()
         page.keyboard.type(letters)  # each letter's keydown, keypress and keyup, in one call
         assert page.evaluate(CELL_TYPES) == cells
+    check_escape(notebook)
     figures = {label: percentiles(times) for label, times in latencies.items()}
     record_property("latency_ms", json.dumps(figures))
     print(f"\n{name}: ms from keydown to the last output change (p50, p95): {figures}")

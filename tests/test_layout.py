@@ -37,6 +37,7 @@ LAYERS = (
     ("plots", 7),
     ("views", 7),
     ("report", 7),
+    ("saved_panels", 1),
     ("widgets", 8),
     ("cli", 9),
     ("__init__", 10),

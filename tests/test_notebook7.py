@@ -5,7 +5,8 @@ module's own (the fixtures of :mod:`test_jupyterlab`, started again here), so
 that it runs beside the JupyterLab checks instead of after them. Each
 committed notebook opened before it runs shows its panel's static twin,
 untrusted and trusted; after Run → Run All Cells, letters and arrow keys in
-every control move it and never edit the notebook.
+every control move it and never edit the notebook; saved and reopened, a notebook
+shows its panel's twin.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from test_jupyterlab import (  # noqa: F401 (fixtures, started anew for this mod
     WITH_CONTROLS,
     browser,
     check_keys,
+    check_reopen,
     check_twin,
     lab,
     open_notebook,
@@ -38,3 +40,10 @@ def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
 ):
     # The first test to open these notebooks here: their static twins, before they run.
     check_keys(open_notebook, name, "notebook", record_property, twin=True)
+
+
+def test_a_saved_notebook_reopened_shows_the_twin_not_a_widget_error(
+    open_notebook,  # noqa: F811
+    lab,  # noqa: F811
+):
+    check_reopen(open_notebook, lab, "notebook")

@@ -27,7 +27,15 @@ from wheelhouse import wheelhouse
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What a wheel is built from: the files setuptools reads.
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "explicit_audit", "notebooks", "docs")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "LICENSE",
+    "explicit_audit",
+    "notebooks",
+    "docs",
+    "jupyter-config",
+)
 PIP = (sys.executable, "-m", "pip")
 NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
 
@@ -147,6 +155,9 @@ def test_the_wheel_holds_the_notebooks_the_formats_the_template_and_the_licence(
     assert "explicit_audit/docs/formats.md" in names
     assert "explicit_audit/report/templates/page.html.j2" in names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
+    # The Jupyter server extension that keeps a saved panel's twin, enabled on install.
+    config = ".data/data/etc/jupyter/jupyter_server_config.d/explicit_audit.json"
+    assert any(name.endswith(config) for name in names)
     tracked = {
         f"explicit_audit/{path.relative_to(ROOT / 'explicit_audit').as_posix()}"
         for path in (ROOT / "explicit_audit").rglob("*")

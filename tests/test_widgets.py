@@ -31,6 +31,7 @@ from explicit_audit.views import (
     withheld_view,
 )
 from explicit_audit.widgets.keyboard import control_class
+from explicit_audit.widgets.tables import compact_withheld
 from explicit_audit.widgets.twin import twin_html
 
 SAMPLE = Path(__file__).parent.parent / "data"
@@ -256,12 +257,12 @@ def test_withheld_panel_chart_follows_the_window(audit):
     assert chart.png.startswith(b"\x89PNG")
     assert "open → open" in chart.caption
     total = int(panel.result.loc["(all)", "records_withheld"])
-    assert f"(all): {total}." in chart.caption
+    assert f"(all): {total:,}." in chart.caption
     shown = panel.outputs[1].outputs
     panel.controls["window"].index = (2, 4)
     narrower = int(panel.result.loc["(all)", "records_withheld"])
     assert narrower < total
-    assert f"(all): {narrower}." in panel.results[1].caption
+    assert f"(all): {narrower:,}." in panel.results[1].caption
     # The live chart: one widget, shown once, its data and caption replaced in place.
     live = panel.live[1]
     assert WIDGET_VIEW in _shown(panel, 1) and shown is panel.outputs[1].outputs
@@ -269,6 +270,9 @@ def test_withheld_panel_chart_follows_the_window(audit):
     bars = {bar["label"]: bar["value"] for bar in live.spec["bars"]}
     expected = panel.result.drop(index="(all)")["records_withheld"]
     assert bars == {str(k): float(v) for k, v in expected.items()}
+    # Each bar's text as the table writes the count: thousands separated.
+    texts = {bar["label"]: bar["text"] for bar in live.spec["bars"]}
+    assert texts == {str(k): f"{int(v):,}" for k, v in expected.items()}
     assert "Bar chart: x axis records withheld (count), y axis scope" in live.alt
 
 
@@ -322,7 +326,10 @@ def test_sweep_panel_follows_sliders_and_variant(audit):
     assert panel.result.index.tolist() == ["strict"]
     flips = panel.results[2]
     assert set(flips["policy_id"]) == {"strict"} and len(flips) <= 10
-    assert "<td>strict</td>" in _shown(panel, 2)["text/html"]
+    # Compact: each flipped decision labelled by its variant, yes or no for the escalations.
+    shown = _shown(panel, 2)["text/html"]
+    assert "<tr><th>strict</th>" in shown and "<td>yes</td>" in shown
+    assert "<th title='decision_id: decision id'>decision</th>" in shown
 
 
 def test_flips_view_lists_exactly_the_decisions_that_flip(audit):
@@ -537,7 +544,7 @@ def test_a_displayed_panel_carries_its_static_twin(audit):
         "days (UTC, end exclusive)": window_readout(None),
     }
     # The table and the chart the panel shows, the chart as an embedded PNG.
-    assert panel.result.to_html().split("<tbody>")[1] in twin
+    assert compact_withheld(panel.result)._repr_html_() in twin
     png = base64.b64encode(panel.results[1].png).decode("ascii")
     assert f"src='data:image/png;base64,{png}'" in twin
     assert html.escape(panel.results[1].caption) in twin

@@ -45,7 +45,10 @@ from .._plot_style import (
     barh_counts,
     current_axes,
     group_label,
+    number_ticks,
     require,
+    thousands,
+    threshold_name,
 )
 from . import _data
 from ._docs import plot_docs
@@ -314,14 +317,13 @@ def plot_escalation_curve(
         if curve.marker is not None:
             x0, y0 = curve.marker
             ax.plot([x0], [y0], marker="o", color=line.get_color(), linestyle="none")
-    if metric in PERCENT_COLUMNS:
-        ax.yaxis.set_major_formatter(PercentFormatter())
+    number_ticks(ax, y_percent=metric in PERCENT_COLUMNS)
     ax.set_xlabel(AXIS_LABELS.get(threshold, threshold))
     ax.set_ylabel(AXIS_LABELS.get(metric, metric))
     what = metric.replace("_", " ")
     if title is None:
         marked = "; dots: each policy's own value" if current is not None and len(current) else ""
-        title = f"{what.capitalize()} across the {threshold.replace('_', ' ')}{marked}"
+        title = f"{what.capitalize()} across the {threshold_name(threshold)}{marked}"
     ax.set_title(title)
     ax.legend(title="policy")
     ax.grid(alpha=0.3)
@@ -434,10 +436,9 @@ def plot_escalation_at(
             f"{rate:.1%}", (x0, rate * 100), xytext=(6, 4), textcoords="offset points", fontsize=8
         )
     ax.set_ylim(-2, 102)
-    name = threshold.replace("_", " ")
     if title is None:
-        at = f" (marker at {values[0]:g})" if len(np.unique(values)) == 1 else ""
-        title = f"Escalation rate across the {name}{at}"
+        at = f" (marker at {thousands(values[0])})" if len(np.unique(values)) == 1 else ""
+        title = f"Escalation rate across the {threshold_name(threshold)}{at}"
     ax.set_title(title)
     return ax
 

@@ -61,7 +61,7 @@ from ..views.routing import as_written, threshold_spans
 from ..views.withheld import time_range, window_options, window_readout
 from .charts import Chart, escalation_chart, withheld_chart
 from .panel import LastCall, Panel
-from .tables import compact_sweep
+from .tables import compact_flips, compact_sweep, compact_withheld
 
 __all__ = [
     "ALL",
@@ -230,6 +230,7 @@ def withheld_panel(data: Any) -> Panel:
         title="withheld-count explorer",
         readouts=readouts,
         above=1,
+        shown={0: compact_withheld},
     )
 
 
@@ -282,7 +283,8 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
         ``confidence_threshold``, ``axis`` (the threshold charted) and
         ``only_named``, above :func:`sweep_view` (shown compact:
         :func:`~explicit_audit.widgets.tables.compact_sweep`),
-        :func:`escalation_chart` and :func:`flips_view`. The sliders start at the first policy's own
+        :func:`escalation_chart` and :func:`flips_view` (shown compact too). The sliders
+        start at the first policy's own
         thresholds; moving one applies the sliders to every variant and
         charts that threshold.
 
@@ -351,5 +353,5 @@ def sweep_panel(data: Any, *, limit: int = 10) -> Panel:
         title="routing explorer",
         link=_follow,
         above=1,
-        shown={0: compact_sweep},
+        shown={0: compact_sweep, 2: compact_flips},
     )

@@ -22,7 +22,14 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .._plot_style import ALL_LABEL, AXIS_LABELS, PALETTE, group_label
+from .._plot_style import (
+    ALL_LABEL,
+    AXIS_LABELS,
+    PALETTE,
+    group_label,
+    thousands,
+    threshold_name,
+)
 from ..plots import plot_escalation_at, plot_withheld_by
 from ..views import ALL, NO_AUDIENCE, escalation_curve_view, window_readout, withheld_view
 
@@ -129,7 +136,7 @@ def _bars_spec(table: pd.DataFrame, column: str, grouping: str) -> dict[str, Any
         "ylabel": grouping,
         "color": PALETTE[0],
         "bars": [
-            {"label": _label(label), "value": float(value), "text": f"{value:g}"}
+            {"label": _label(label), "value": float(value), "text": thousands(value)}
             for label, value in zip(rows.index, values, strict=True)
         ],
     }
@@ -161,7 +168,7 @@ def withheld_chart(
     """
     table = view(data, audience=audience, space=space, by=by, window=window)
     groups = "; ".join(
-        f"{NO_AUDIENCE if pd.isna(label) else label}: {int(row['records_withheld'])}"
+        f"{NO_AUDIENCE if pd.isna(label) else label}: {int(row['records_withheld']):,}"
         for label, row in table.iterrows()
     )
     caption = (
@@ -209,10 +216,10 @@ def _lines_spec(curve: Any) -> dict[str, Any]:
             }
         )
     values = sorted({float(v) for v in curve.markers[axis]})
-    at = f" (marker at {values[0]:g})" if len(values) == 1 else ""
+    at = f" (marker at {thousands(values[0])})" if len(values) == 1 else ""
     return {
         "kind": "lines",
-        "title": f"Escalation rate across the {axis.replace('_', ' ')}{at}",
+        "title": f"Escalation rate across the {threshold_name(axis)}{at}",
         "xlabel": AXIS_LABELS.get(axis, axis),
         "ylabel": AXIS_LABELS["escalation_rate"],
         "ylim": [-2, 102],

@@ -22,7 +22,9 @@ panel's controls that sets it, and, while it is there:
   the control's description, with "start" and "end" on a range's two handles;
 - ``aria-valuetext`` on a selection slider's handles: the option's label (a
   day), not its index;
-- ``aria-pressed`` on every toggle button, following its ``mod-active`` class.
+- ``aria-pressed`` on every toggle button, following its ``mod-active`` class;
+- Escape in any control (a text box too) leaves it for its cell, so that the
+  notebook's keys apply again, as Escape leaves a cell's editor.
 
 A mutation observer keeps these as the controls redraw.
 """
@@ -74,8 +76,10 @@ export default {
     let frame = 0;
     let timer = 0;
     let tries = 0;
+    let root = null;
+    let leave = null;
     const attach = () => {
-      const root = el.closest(".CONTROLS_CLASS");
+      root = el.closest(".CONTROLS_CLASS");
       if (!root) {
         // Drawn before its parent box is in the page: look again on the next frames,
         // then twice a second (an output drawn off screen joins the page later).
@@ -85,6 +89,17 @@ export default {
       }
       const run = () => apply(root, model.get("controls"));
       run();
+      leave = (event) => {
+        if (event.key !== "Escape" || !root.contains(event.target)) return;
+        // Escape leaves the control for its cell, as it leaves a cell's editor: the
+        // notebook's keys work again (Tab moves on to the next control instead). Caught
+        // before the page's shortcuts see it (they take Escape in a text box).
+        event.stopPropagation();
+        event.target.blur();
+        const cell = root.closest(".jp-Cell") ?? root.closest(".jp-Notebook");
+        if (cell) cell.focus();
+      };
+      window.addEventListener("keydown", leave, true);
       observer = new MutationObserver(run);
       observer.observe(root, {
         subtree: true,
@@ -99,6 +114,7 @@ export default {
       cancelAnimationFrame(frame);
       clearTimeout(timer);
       if (observer) observer.disconnect();
+      if (leave) window.removeEventListener("keydown", leave, true);
     };
   },
 };

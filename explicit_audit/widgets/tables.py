@@ -4,8 +4,10 @@ A view returns a DataFrame with the kit's long column names (what code reads);
 a panel shows it through :class:`CompactTable`: each header short, its long
 name and meaning in the header's ``title`` (a tooltip, and what a screen
 reader announces), rates as percentages, counts with thousands separators,
-and the table in a box of its own that scrolls sideways when the notebook is
-narrow, so that nothing is cut.
+yes and no for a flag, and the table in a box of its own that scrolls
+sideways only when the notebook is narrower than a laptop's beside JupyterLab's
+file browser (every panel's table fits 930 px). No cell is cut: a long value
+wraps.
 """
 
 from __future__ import annotations
@@ -15,11 +17,20 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .._plot_style import AXIS_LABELS
+from .._plot_style import AXIS_LABELS, MISSING_LABEL
 
-__all__ = ["SWEEP_HEADERS", "CompactTable", "compact_sweep"]
+__all__ = [
+    "FLIPS_HEADERS",
+    "SWEEP_HEADERS",
+    "WITHHELD_HEADERS",
+    "CompactTable",
+    "compact_flips",
+    "compact_sweep",
+    "compact_withheld",
+]
 
 #: The routing explorer's table: each column's short header.
 SWEEP_HEADERS = {
@@ -37,6 +48,35 @@ SWEEP_HEADERS = {
     "flips_to_4b": "→ 4B",
 }
 
+#: The withheld-count explorer's table: each column's short header (and the groupings').
+WITHHELD_HEADERS = {
+    "scope": "scope",
+    "withheld_audience": "audience",
+    "active_space": "space",
+    "outcome": "outcome",
+    "receipts": "receipts",
+    "receipts_withheld": "withholding",
+    "records_withheld": "withheld",
+    "withheld_rate": "rate",
+    "records_returned": "returned",
+    "withheld_share": "share",
+    "invalid_counts": "invalid",
+}
+
+#: The routing explorer's decisions that flip: each column's short header.
+FLIPS_HEADERS = {
+    "policy_id": "policy",
+    "decision_row": "row",
+    "recorded_policy_id": "recorded policy",
+    "decision_id": "decision",
+    "subject_domain": "domain",
+    "content_chars": "chars",
+    "evidence_doc_count": "docs",
+    "confidence": "conf.",
+    "recorded_escalate_to_26b": "26B recorded",
+    "escalate_to_26b": "26B now",
+}
+
 _MEANINGS = {
     **AXIS_LABELS,
     "escalate_on_multi_doc_count": "multi-document escalation count (documents)",
@@ -44,7 +84,30 @@ _MEANINGS = {
     "escalation_change": "escalated, less escalated as written (count)",
     "decisions": "decisions counted",
     "policy_id": "policy variant",
+    "invalid_counts": "receipts whose withheld count is negative, left out of the sums (count)",
+    "decision_row": "the decision's row in audit.decisions",
+    "recorded_policy_id": "the policy the decision was recorded under",
+    "decision_id": "decision id",
+    "subject_domain": "subject domain",
+    "content_chars": "context characters (count)",
+    "evidence_doc_count": "evidence documents (count)",
+    "confidence": "4B model confidence, 0 to 1",
+    "recorded_escalate_to_26b": "escalated to 26B, as recorded",
+    "escalate_to_26b": "escalated to 26B, replayed at these thresholds",
+    "scope": "receipt scope",
+    "withheld_audience": "withheld audience",
+    "active_space": "active space",
+    "outcome": "receipt outcome",
 }
+
+
+def _row_label(label: Any) -> str:
+    """A row's label: a missing group named as the charts name it."""
+    if isinstance(label, tuple):
+        return " / ".join(map(_row_label, label))
+    if label is None or (not isinstance(label, str) and pd.isna(label)):
+        return MISSING_LABEL
+    return str(label)
 
 
 class CompactTable:
@@ -86,7 +149,9 @@ class CompactTable:
             return ""
         if column in self.percent:
             return f"{float(value):.1%}"
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        if isinstance(value, bool | np.bool_):
+            return "yes" if value else "no"
+        if not isinstance(value, numbers.Real):
             return str(value)
         if not float(value).is_integer():
             return f"{float(value):g}"
@@ -102,7 +167,7 @@ class CompactTable:
         index = str(self.frame.index.name or "")
         head = header(index) + "".join(header(str(c)) for c in self.frame.columns)
         rows = "".join(
-            f"<tr><th>{html.escape(str(label))}</th>"
+            f"<tr><th>{html.escape(_row_label(label))}</th>"
             + "".join(
                 f"<td>{html.escape(self._cell(str(column), value))}</td>"
                 for column, value in row.items()
@@ -131,3 +196,36 @@ def compact_sweep(table: pd.DataFrame) -> CompactTable:
         Headers from :data:`SWEEP_HEADERS`, the escalation rate as a percentage.
     """
     return CompactTable(table, SWEEP_HEADERS, percent=["escalation_rate"])
+
+
+def compact_withheld(table: pd.DataFrame) -> CompactTable:
+    """The withheld-count explorer's table (:func:`~explicit_audit.views.withheld_view`), compact.
+
+    Parameters
+    ----------
+    table : DataFrame
+        What :func:`~explicit_audit.views.withheld_view` returned.
+
+    Returns
+    -------
+    CompactTable
+        Headers from :data:`WITHHELD_HEADERS`, the rate and share as percentages.
+    """
+    return CompactTable(table, WITHHELD_HEADERS, percent=["withheld_rate", "withheld_share"])
+
+
+def compact_flips(table: pd.DataFrame) -> CompactTable:
+    """The decisions that flip (:func:`~explicit_audit.views.flips_view`), compact.
+
+    Parameters
+    ----------
+    table : DataFrame
+        What :func:`~explicit_audit.views.flips_view` returned.
+
+    Returns
+    -------
+    CompactTable
+        One row per decision, labelled by the variant applied; headers from
+        :data:`FLIPS_HEADERS`, the escalations as yes or no.
+    """
+    return CompactTable(table.set_index("policy_id"), FLIPS_HEADERS)

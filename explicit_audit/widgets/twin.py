@@ -7,7 +7,10 @@ twin is that representation: the panel's title, each control's current value
 written out, and each view's output as the notebook shows it (the table, the
 chart as an embedded PNG with its caption), for the state the panel was
 displayed in. It has no script and no style sheet, so a sanitizer keeps it
-whole; a running kernel shows the live panel in its place.
+whole; a running kernel shows the live panel in its place. Saved, the
+notebook keeps the twin and leaves out the widget view that could not be
+drawn again (:mod:`explicit_audit.saved_panels`), so that it also shows when
+the notebook is reopened, trusted.
 """
 
 from __future__ import annotations
@@ -16,10 +19,9 @@ import html
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["control_text", "output_html", "twin_html"]
+from ..saved_panels import TWIN_CLASS
 
-#: The class of the twin's outer element, for a reader's style sheet and for tests.
-TWIN_CLASS = "ea-panel-twin"
+__all__ = ["control_text", "output_html", "twin_html"]
 
 
 def control_text(control: Any) -> str:
