@@ -11,7 +11,8 @@ import pytest
 from conftest import make_decision, make_receipt
 
 import explicit_audit as ea
-from explicit_audit.plots.trend import plot_trend, trend_columns
+from explicit_audit.plots import plot_trend
+from explicit_audit.plots.trend import trend_columns
 
 
 @pytest.fixture(scope="module")

@@ -41,14 +41,14 @@ summary[records.sum(axis=1).to_numpy() > 0]
 # Each kind's records per day, then each check's findings per day; a legend entry counts what has no time beside it:
 
 # %% tags=["nbval-ignore-output"]
-from explicit_audit.plots.trend import plot_trend, trend_columns
+from explicit_audit.plots.trend import trend_columns
 
 if not dated.empty:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
-    plot_trend(daily, trend_columns(daily, "records."), ax=top, title="Records per day")
+    plots.plot_trend(daily, trend_columns(daily, "records."), ax=top, title="Records per day")
     found = trend_columns(daily, "findings.")
     if found:
-        plot_trend(daily, found, ax=bottom, title="Findings per day")
+        plots.plot_trend(daily, found, ax=bottom, title="Findings per day")
     else:
         bottom.set_title("No check found anything")
     fig.tight_layout()
@@ -63,9 +63,11 @@ has_decisions = "escalation.decisions" in daily and dated["escalation.decisions"
 if has_withheld or has_decisions:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3))
     if has_withheld:
-        plot_trend(daily, ["withheld.count"], ax=axes[0], title="Records withheld per day")
+        plots.plot_trend(daily, ["withheld.count"], ax=axes[0], title="Records withheld per day")
     if has_decisions:
-        plot_trend(daily, ["escalation.rate"], ax=axes[1], title="Decisions escalated per day")
+        plots.plot_trend(
+            daily, ["escalation.rate"], ax=axes[1], title="Decisions escalated per day"
+        )
     fig.tight_layout()
     plt.show()
 else:
