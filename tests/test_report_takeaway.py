@@ -45,6 +45,8 @@ SECTIONS = {
     "presentation_rules": ("withheld_counts.html", "Rendered views"),
     "decision_policy": ("routing_sweep.html", "Replay verification"),
     "record_keys": ("index.html", "#verdict"),
+    "record_duplicates": ("index.html", "#verdict"),
+    "record_times": ("index.html", "#verdict"),
     "rejected_rows": ("plan_hashes.html", "#provenance"),
 }
 

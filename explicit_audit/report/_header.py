@@ -18,15 +18,18 @@ import pandas as pd
 from markupsafe import Markup
 
 from .._core import registry
+from .._core.key_check import KEYS_CHECKER
 from ..verify import Verification
 from ._templates import render
 
 __all__ = [
+    "LISTED_ROWS",
     "TOC_PLACEHOLDER",
     "About",
     "check_kinds",
     "header_html",
     "insert_contents",
+    "listed_checks",
     "page_kinds",
     "verdict_html",
 ]
@@ -79,6 +82,37 @@ def check_kinds() -> dict[str, str | None]:
     }
 
 
+def listed_checks() -> list[str]:
+    """The checks of every kind whose findings the verdict lists, for no notebook shows them.
+
+    Not the rejected rows (each page's appendix lists them) nor the keys not
+    as declared (the verdict counts them per key): records written twice,
+    records' times, and whatever a plug-in registers beside them.
+    """
+    shown = {check.name for c in (registry.REJECTED_CHECKER, KEYS_CHECKER) for check in c.checks}
+    return [name for name, kind in check_kinds().items() if kind is None and name not in shown]
+
+
+#: The findings of one listed check a verdict shows; the rest are in ``findings.csv``.
+LISTED_ROWS = 50
+_LISTED_COLUMNS = ["source_file", "source_line", "record", "rule", "severity", "detail"]
+
+
+def _listed(verification: Verification, kinds: set[str] | None) -> list[dict]:
+    """Per listed check: its id, its findings as rows (at most LISTED_ROWS), how many more."""
+    findings = verification.findings
+    sections = []
+    for check in listed_checks():
+        if check not in verification.checked:
+            continue
+        own = findings[findings["check"].astype("str") == check]
+        if kinds is not None:
+            own = own[own["kind"].astype("str").isin(kinds)]
+        rows = [list(row) for row in own[_LISTED_COLUMNS].head(LISTED_ROWS).itertuples(index=False)]
+        sections.append({"check": check, "rows": rows, "more": max(len(own) - LISTED_ROWS, 0)})
+    return sections
+
+
 def page_kinds(tables: Collection[str]) -> set[str]:
     """The record kinds of the tables a notebook reads (``policies`` and the like: none)."""
     kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
@@ -119,7 +153,9 @@ def verdict_html(
     """The verdict banner: clean, or how many findings each check has, and the exit status.
 
     Below it, the keys the records hold that their kinds do not declare, or
-    leave to a default, counted per key (``Verification.key_counts()``).
+    leave to a default, counted per key (``Verification.key_counts()``), and
+    the findings of :func:`listed_checks` (records written twice, records'
+    times), which no notebook shows: the first :data:`LISTED_ROWS` of each.
 
     Parameters
     ----------
@@ -176,6 +212,8 @@ def verdict_html(
             [row.key, row.kind, row.note, int(row.count), row.files, row.suggestion]
             for row in keys.itertuples(index=False)
         ],
+        listed=_listed(verification, kinds),
+        listed_labels=["file", "line", "record", "rule", "severity", "detail"],
     )
 
 

@@ -28,7 +28,7 @@ from .._core import registry
 from .._version import __version__
 from ..verify import Verification
 from ._anchors import check_anchor
-from ._header import About, check_kinds, verdict_html
+from ._header import About, check_kinds, listed_checks, verdict_html
 from ._templates import render
 from .downloads import DOWNLOADS
 
@@ -84,6 +84,7 @@ def tiles(verification: Verification, pages: Sequence[Page]) -> list[dict]:
     of = check_kinds()
     kind_of = {table.name: kind.name for kind in registry.kinds() for table in kind.tables}
     rejected = {check.name for check in registry.REJECTED_CHECKER.checks}
+    listed = set(listed_checks())
     summary = verification.summary()
     found = []
     keys = len(verification.key_counts())
@@ -104,6 +105,8 @@ def tiles(verification: Verification, pages: Sequence[Page]) -> list[dict]:
             page = pages[0]
             if check in rejected:
                 href, link = f"{page.file}#{check_anchor(check)}", "listed in the appendix"
+            elif check in listed:  # no notebook shows them: the verdict above lists them
+                href, link, page = f"#{check_anchor(check)}", "listed above", None
             elif keys:  # on this page: its verdict counts them per key
                 href, link, page = f"#{check_anchor(check)}", "counted per key above", None
             else:
