@@ -34,6 +34,7 @@ LAYERS = (
     ("verify", 6),
     ("verdicts", 7),
     ("_plot_style", 6),
+    ("trends", 7),
     ("plots", 7),
     ("views", 7),
     ("report", 7),
