@@ -107,6 +107,10 @@ class Audit:
     retry: Callable[[Callable[[Audit], Any]], Any] | None = field(
         default=None, repr=False, compare=False
     )
+    #: Of a load with ``state=``: every difference between the files and the bytes the
+    #: state audited before (columns of :data:`~explicit_audit._core.edit_findings.CHANGE_COLUMNS`),
+    #: the rows of the check ``audited_bytes``; None for a load without a state.
+    changes: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         tables = self.__dict__.get("tables", {})
@@ -255,6 +259,7 @@ class Audit:
             sources=sources,
             keys=self.keys if keys is None else keys,
             rows_known={**rows, "rejected": len(rejected)},
+            changes=self.changes,
         )
 
     def rows(self, table: str) -> int:
@@ -315,6 +320,7 @@ def _every_table(audit: Audit, step) -> Audit:
         files=list(audit.files),
         sources=sources,
         keys=keys,
+        changes=audit.changes,
     )
 
 

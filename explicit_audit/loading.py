@@ -44,7 +44,7 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
         A file, a folder (read recursively), a glob, or a list of them.
     **options
         ``strict``, ``strict_keys``, ``progress``, ``limits``, ``engine``, ``blocksize``,
-        ``sample_bytes``, ``cache``, ``threads``: see :class:`~explicit_audit.LoadOptions`.
+        ``sample_bytes``, ``cache``, ``state``, ``threads``: see :class:`~explicit_audit.LoadOptions`.
 
     Returns
     -------
@@ -65,6 +65,10 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     kinds = registry.kinds()
     if reads_lazily(settings.engine):
         return _lazy_audit(source, kinds, settings)
+    if settings.state is not None:
+        from .state.load import load_with_state
+
+        return load_with_state(source, settings)
     return _in_memory(source, settings, None)
 
 
@@ -237,6 +241,8 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
         The kind's tables, by name.
     """
     settings = resolved(options, what=f"load_{kind.name}")
+    if settings.state is not None:
+        raise AuditError("state= is for ea.load, which audits every kind of the files")
     if reads_lazily(settings.engine):
         return _partitioned(source, registry.kinds(), {kind.name}, settings).tables
     return _in_memory(source, settings, kind.name).tables

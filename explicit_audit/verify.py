@@ -302,7 +302,7 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     >>> result.findings.query("check == 'plan_hashes'")  # doctest: +SKIP
     """
     expected_names = _expected_names(expect)
-    checkers = registry.checkers()
+    checkers = registry.checkers(state=audit.changes is not None)
     if audit.lazy:
         parts, rows, accounted = _partitioned_parts(audit, checkers)
     else:

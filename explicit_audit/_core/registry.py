@@ -36,6 +36,7 @@ from importlib import metadata
 from typing import Any
 
 from ..errors import AuditError
+from .edit_findings import STATE_CHECKER
 from .findings import REJECTED_RULES, RuleTable, rejected_findings
 from .key_check import KEYS_CHECKER
 from .records import Check, Checker, Documents, RecordKind, Table
@@ -229,25 +230,27 @@ def references() -> dict[tuple[str, str], str]:
     }
 
 
-def checkers(among: Sequence[RecordKind] | None = None) -> list[Checker]:
-    """Every checker, in verdict order: the rejected rows first, then the records' keys
+def checkers(among: Sequence[RecordKind] | None = None, *, state: bool = False) -> list[Checker]:
+    """Every checker, in verdict order: the rejected rows first, then (with ``state``, for
+    an audit loaded with an audit state) the bytes audited before, then the records' keys
     (where any kind declares its shapes), then each kind's."""
     among = among or kinds()
     found = [checker for kind_ in among for checker in kind_.checks]
     ranked = sorted(enumerate(found), key=lambda pair: (pair[1].order, pair[0]))
     keys = [KEYS_CHECKER] if any(kind_.shapes for kind_ in among) else []
-    return [REJECTED_CHECKER, *keys, *(checker for _, checker in ranked)]
+    edits = [STATE_CHECKER] if state else []
+    return [REJECTED_CHECKER, *edits, *keys, *(checker for _, checker in ranked)]
 
 
-def checks() -> dict[str, Check]:
-    """Every check, in verdict order: name -> :class:`Check`."""
-    return {check.name: check for checker in checkers() for check in checker.checks}
+def checks(*, state: bool = False) -> dict[str, Check]:
+    """Every check, in verdict order: name -> :class:`Check` (``state``: as :func:`checkers`)."""
+    return {check.name: check for checker in checkers(state=state) for check in checker.checks}
 
 
-def rules() -> RuleTable:
-    """Every rule of every check, in verdict order."""
+def rules(*, state: bool = False) -> RuleTable:
+    """Every rule of every check, in verdict order (``state``: as :func:`checkers`)."""
     table = RuleTable([])
-    for checker in checkers():
+    for checker in checkers(state=state):
         table = table | checker.rules
     return table
 

@@ -1,0 +1,172 @@
+"""The rows kept by an audit state joined with the rows of the bytes read this run.
+
+Tables are joined as the in-memory engine builds them over every file: rows
+in file order, then line order, labelled ``0, 1, ...``; a column naming a row
+of another table (``Table.references``) follows that row to its new label.
+A table without ``source_file`` (``exposed``) follows the row it references.
+Where the rows kept and the rows read do not fit one table as a whole load
+would type it (a key beside the records first seen in the new bytes, a time
+column typed on one side only), :func:`join_parts` returns None: the run
+then reads every file whole, as a first run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._core import registry
+from .._core.key_table import concat_keys
+
+__all__ = ["join_parts", "select_rows"]
+
+
+def _renamed(column: pd.Series, names: Mapping[str, str]) -> pd.Series:
+    changes = {old: new for old, new in names.items() if old != new}
+    if not changes:
+        return column
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.rename_categories(
+            [changes.get(c, c) for c in column.cat.categories]
+        )
+    return column.replace(changes)
+
+
+def _order(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Tables with ``source_file`` first: the others follow a row of one of them."""
+    return sorted(tables, key=lambda name: "source_file" not in tables[name].columns)
+
+
+def select_rows(
+    tables: Mapping[str, pd.DataFrame], lines: Mapping[str, int], names: Mapping[str, str]
+) -> dict[str, pd.DataFrame]:
+    """The rows of files ``lines`` names, up to their line there, files renamed by ``names``.
+
+    Row labels are left as they are (references still hold); a table without
+    ``source_file`` keeps the rows whose referenced row is kept.
+    """
+    references = _references()
+    kept: dict[str, pd.DataFrame] = {}
+    for name in _order(tables):
+        frame = tables[name]
+        if "source_file" in frame.columns:
+            files = frame["source_file"].astype("str")
+            limit = files.map(lines).astype("float64")
+            mask = limit.notna() & (frame["source_line"].astype("float64") <= limit)
+        else:
+            mask = pd.Series(False, index=frame.index)
+            for column, target in references.get(name, {}).items():
+                if target in kept:
+                    mask |= frame[column].isin(kept[target].index)
+        chosen = frame.loc[mask.to_numpy()]
+        if "source_file" in chosen.columns:
+            chosen = chosen.assign(source_file=_renamed(chosen["source_file"], names))
+        kept[name] = chosen
+    return {name: kept[name] for name in tables}
+
+
+def _references() -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    for (table, column), target in registry.references().items():
+        found.setdefault(table, {})[column] = target
+    return found
+
+
+def _union(old: pd.Series, new: pd.Series) -> pd.CategoricalDtype | None:
+    if not (isinstance(old.dtype, pd.CategoricalDtype) and isinstance(new.dtype, pd.CategoricalDtype)):
+        return None
+    first, second = list(old.cat.categories), list(new.cat.categories)
+    merged = list(dict.fromkeys(first + second))
+    if first == sorted(first) and second == sorted(second):
+        merged = sorted(merged)
+    return pd.CategoricalDtype(pd.Index(merged, dtype=old.cat.categories.dtype), old.cat.ordered)
+
+
+def _stacked(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
+    """``old`` above ``new``, dtypes as one load gives them; None when they do not fit."""
+    if not len(old):
+        return new.copy()
+    if not len(new):
+        return old.copy()
+    if list(old.columns) != list(new.columns):
+        return None
+    columns = {}
+    for column in old.columns:
+        left, right = old[column], new[column]
+        union = _union(left, right)
+        if union is not None:
+            left, right = left.astype(union), right.astype(union)
+        elif left.dtype != right.dtype:
+            return None
+        columns[column] = pd.concat([left, right], ignore_index=True)
+    return pd.DataFrame(columns)
+
+
+def join_parts(
+    kept: Mapping[str, pd.DataFrame], read: Mapping[str, pd.DataFrame], files: Sequence[str]
+) -> dict[str, pd.DataFrame] | None:
+    """Every table: the rows kept (files renamed already) and the rows read, as one load's.
+
+    Returns None when a table's rows do not fit together (see the module's docstring).
+    """
+    rank = {name: index for index, name in enumerate(files)}
+    references = _references()
+    labels: dict[str, list[pd.Series]] = {}  # per table: old label -> new label, per origin
+    joined: dict[str, pd.DataFrame] = {}
+    for name in _order(read):
+        old = kept.get(name, read[name].iloc[:0])
+        new = read[name]
+        stacked = _stacked(old, new)
+        if stacked is None:
+            return None
+        origin = np.repeat([0, 1], [len(old), len(new)])
+        before = np.concatenate([old.index.to_numpy(), new.index.to_numpy()])
+        refs = references.get(name, {})
+        for column, target in refs.items():
+            if column in stacked.columns and target in labels:
+                stacked[column] = _followed(stacked[column], origin, labels[target])
+        if "source_file" in stacked.columns:
+            file_rank = stacked["source_file"].astype("str").map(rank).fillna(len(rank))
+            keys = (file_rank.to_numpy(), stacked["source_line"].to_numpy())
+        else:
+            column = next((c for c in refs if c in stacked.columns), None)
+            keys = (stacked[column].to_numpy(),) if column is not None else ()
+        order = np.lexsort((np.arange(len(stacked)), *reversed(keys)))
+        stacked = stacked.take(order).reset_index(drop=True)
+        origin, before = origin[order], before[order]
+        labels[name] = [
+            pd.Series(np.flatnonzero(origin == side), index=before[origin == side])
+            for side in (0, 1)
+        ]
+        joined[name] = stacked
+    return {name: joined[name] for name in read}
+
+
+def _followed(column: pd.Series, origin: np.ndarray, maps: list[pd.Series]) -> pd.Series:
+    """A reference column whose labels are mapped to the referenced rows' new labels."""
+    values = column.copy()
+    for side, mapping in enumerate(maps):
+        at = origin == side
+        if at.any():
+            values.iloc[np.flatnonzero(at)] = column.iloc[np.flatnonzero(at)].map(mapping).to_numpy()
+    return values.astype(column.dtype)
+
+
+def join_rejected(
+    kept: pd.DataFrame, read: pd.DataFrame, files: Sequence[str]
+) -> pd.DataFrame | None:
+    """The rejected rows kept and read, in file order then line order."""
+    stacked = _stacked(kept, read)
+    if stacked is None:
+        return None
+    rank = {name: index for index, name in enumerate(files)}
+    file_rank = stacked["source_file"].astype("str").map(rank).fillna(len(rank)).to_numpy()
+    order = np.lexsort((np.arange(len(stacked)), stacked["source_line"].to_numpy(), file_rank))
+    return stacked.take(order).reset_index(drop=True)
+
+
+def join_keys(kept: pd.DataFrame, read: pd.DataFrame, files: Sequence[str]) -> pd.DataFrame:
+    """The key notes kept and read, in file order then line order."""
+    return concat_keys([kept, read], files)
