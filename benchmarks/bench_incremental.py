@@ -1,0 +1,111 @@
+"""Benchmark: a re-audit with ``state=DIR`` after 1% was appended, against the first audit.
+
+Writes 200k receipts (``bench_receipts``) and 200k decisions (the bundled
+ones, renumbered) to two JSON Lines files, then, each in a fresh process:
+the first audit (``ea.load(..., state=DIR)`` into an empty state, and
+``verify_all``); 1% more records appended to each file; the re-audit from
+the state; and a full audit of the same final bytes without a state. Prints
+the times, the ratio of the re-audit to the first, and whether the findings
+of the re-audit equal the full audit's.
+
+Goal (issue 39): the re-audit at most 15% of the first audit's time, with
+the same findings as the full audit.
+
+Usage::
+
+    python benchmarks/bench_incremental.py [--n 200000] [--appended 0.01]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_receipts import write_receipts
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+import explicit_audit as ea
+folder, state, out = sys.argv[1], sys.argv[2], sys.argv[3]
+start = time.perf_counter()
+audit = ea.load(folder, progress=False, state=state or None)
+found = ea.verify_all(audit).findings
+elapsed = time.perf_counter() - start
+found = found[found["check"] != "audited_bytes"].astype(
+    {"check": "str", "rule": "str", "kind": "str"}
+).reset_index(drop=True)
+found.to_pickle(out)
+print(json.dumps({"seconds": elapsed, "findings": len(found)}))
+"""
+
+
+def _decision_lines(n: int) -> list[str]:
+    """``n`` decisions: the bundled ones, copied with their ids renumbered."""
+    bundled = []
+    for path in sorted((ROOT / "data/decisions").glob("*.jsonl")):
+        bundled.extend(path.read_text("utf-8").splitlines())
+    lines = []
+    for copy in range(n // len(bundled) + 1):
+        lines.extend(line.replace('"d-', f'"d{copy}-', 1) + "\n" for line in bundled)
+    return lines[:n]
+
+
+def _receipt_lines(n: int, where: Path) -> list[str]:
+    write_receipts(where, n)
+    return where.read_text("utf-8").splitlines(keepends=True)
+
+
+def _run(folder: Path, state: str, out: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(folder), state, str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=200_000, help="receipts, and decisions")
+    parser.add_argument("--appended", type=float, default=0.01, help="share appended")
+    args = parser.parse_args()
+    extra = int(args.n * args.appended)
+    decisions = _decision_lines(args.n + extra)
+    with tempfile.TemporaryDirectory() as tmp:
+        receipts = _receipt_lines(args.n + extra, Path(tmp) / "all.jsonl")
+        folder, state = Path(tmp) / "logs", Path(tmp) / "state"
+        folder.mkdir()
+        shutil.copytree(ROOT / "data/policies", folder / "policies")
+        (folder / "receipts.jsonl").write_text("".join(receipts[: args.n]), "utf-8")
+        (folder / "decisions.jsonl").write_text("".join(decisions[: args.n]), "utf-8")
+        first = _run(folder, str(state), Path(tmp) / "first.pkl")
+        with open(folder / "receipts.jsonl", "a", encoding="utf-8") as out:
+            out.write("".join(receipts[args.n :]))
+        with open(folder / "decisions.jsonl", "a", encoding="utf-8") as out:
+            out.write("".join(decisions[args.n :]))
+        again = _run(folder, str(state), Path(tmp) / "again.pkl")
+        full = _run(folder, "", Path(tmp) / "full.pkl")
+        same = pd.read_pickle(Path(tmp) / "again.pkl").equals(pd.read_pickle(Path(tmp) / "full.pkl"))
+    print(f"{args.n:,} receipts + {args.n:,} decisions, then {extra:,} of each appended")
+    print(f"first audit (load into an empty state + verify_all): {first['seconds']:.2f} s")
+    print(f"re-audit from the state:                              {again['seconds']:.2f} s")
+    print(f"full audit of the same bytes, no state:               {full['seconds']:.2f} s")
+    ratio = again["seconds"] / first["seconds"]
+    print(f"re-audit / first audit: {ratio:.1%} (goal: at most 15%)")
+    print(f"findings equal to the full audit's: {same} ({again['findings']:,} findings)")
+
+
+if __name__ == "__main__":
+    main()
