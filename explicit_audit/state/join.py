@@ -13,6 +13,7 @@ then reads every file whole, as a first run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,26 @@ import pandas as pd
 from .._core import registry
 from .._core.key_table import concat_keys
 
-__all__ = ["join_parts", "select_rows"]
+__all__ = ["Joined", "join_parts", "select_rows"]
+
+
+@dataclass
+class Joined:
+    """Tables joined from the rows kept and the rows read.
+
+    Attributes
+    ----------
+    tables : dict of str to DataFrame
+    labels : dict
+        Per table: ``[kept, read]``, each a Series from a row's label before
+        (in the rows kept, in the rows read) to its label in the joined table.
+    fresh : dict
+        Per table: a boolean array, True for the rows read this run.
+    """
+
+    tables: dict[str, pd.DataFrame]
+    labels: dict[str, list[pd.Series]]
+    fresh: dict[str, np.ndarray]
 
 
 def _renamed(column: pd.Series, names: Mapping[str, str]) -> pd.Series:
@@ -106,7 +126,7 @@ def _stacked(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
 
 def join_parts(
     kept: Mapping[str, pd.DataFrame], read: Mapping[str, pd.DataFrame], files: Sequence[str]
-) -> dict[str, pd.DataFrame] | None:
+) -> Joined | None:
     """Every table: the rows kept (files renamed already) and the rows read, as one load's.
 
     Returns None when a table's rows do not fit together (see the module's docstring).
@@ -115,6 +135,7 @@ def join_parts(
     references = _references()
     labels: dict[str, list[pd.Series]] = {}  # per table: old label -> new label, per origin
     joined: dict[str, pd.DataFrame] = {}
+    fresh: dict[str, np.ndarray] = {}
     for name in _order(read):
         old = kept.get(name, read[name].iloc[:0])
         new = read[name]
@@ -141,7 +162,8 @@ def join_parts(
             for side in (0, 1)
         ]
         joined[name] = stacked
-    return {name: joined[name] for name in read}
+        fresh[name] = origin == 1
+    return Joined({name: joined[name] for name in read}, labels, fresh)
 
 
 def _followed(column: pd.Series, origin: np.ndarray, maps: list[pd.Series]) -> pd.Series:

@@ -13,11 +13,16 @@ audited bytes of every file, and the rows of the plain JSON Lines ones.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from .._core import registry
+from .._core.findings import REJECTED_RULES
 from .._core.records import Rejection
 from ..audit import Audit, audit_of_reading, raise_or_warn
 from ..errors import AuditError
@@ -26,11 +31,12 @@ from ..reading.content import RangeReader
 from ..reading.gc_pause import cyclic_gc_paused
 from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
-from ..reading.sources import is_gzip_name, is_plain_jsonl_name
+from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from ..reading.tables import warn_extra_json, warn_unparsed_times
 from .changes import changes_frame
 from .compare import Plan, compare
-from .join import join_keys, join_parts, join_rejected, select_rows
+from .prechecks import as_text, row_findings
+from .join import Joined, join_keys, join_parts, join_rejected, select_rows
 from .lines import scan
 from .store import Kept, read_state, write_state
 
@@ -72,14 +78,16 @@ def load_with_state(source, settings: Options) -> Audit:
     if stored is None:
         for plan in plans:
             plan.kept = None  # no rows to continue: read whole
-    audit = None
+    audit = joined = None
     with cyclic_gc_paused():
         if stored is not None:
-            audit = _incremental(listing, plans, stored, settings)
+            audit, joined = _incremental(listing, plans, stored, settings) or (None, None)
         if audit is None:
             for plan in plans:
                 plan.kept = None
             audit = _read(listing, plans, settings)
+    names = {plan.kept.name: plan.name for plan in plans if plan.incremental}
+    lines = {plan.kept.name: plan.kept.lines for plan in plans if plan.incremental}
     kept, digests = _audited([*plans, *policy_plans])
     sources = audit.sources
     for plan in plans:
@@ -89,8 +97,36 @@ def load_with_state(source, settings: Options) -> Audit:
             sources.loc[at, "sha256"] = digests[plan.name][1]
     _finish(audit, settings.strict, settings.limits)
     audit.changes = changes_frame(edits, None if state is None else state.parts)
-    write_state(settings.state, asked, kept, _stored_parts(audit, kept))
+    documents = _documents_digest(audit, listing.policy_files)
+    usable = state is not None and state.documents == documents
+    audit.known_findings = row_findings(
+        audit.tables,
+        audit.documents,
+        joined,
+        state.findings if usable else None,
+        lines,
+        names,
+    )
+    parts = _stored_parts(audit, kept)
+    found = [frame for frame in audit.known_findings.values() if len(frame)]
+    findings = pd.concat(found, ignore_index=True) if found else _NO_FINDINGS
+    stored_lines = {record.name: record.lines for record in kept if record.rows}
+    findings = select_rows({"f": findings}, stored_lines, {})["f"].reset_index(drop=True)
+    write_state(
+        settings.state, asked, kept, parts, findings=as_text(findings), documents=documents
+    )
     return audit
+
+
+_NO_FINDINGS = REJECTED_RULES.empty_findings()
+
+
+def _documents_digest(audit: Audit, policy_files: list[Path]) -> str:
+    """The SHA-256 of the documents' files (the routing policies), as read."""
+    names = {display_name(path) for path in policy_files}
+    sources = audit.sources[audit.sources["source_file"].astype("str").isin(names)]
+    text = json.dumps(sorted(map(str, sources["sha256"].astype("str"))))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _read(listing, plans: list[Plan], settings: Options) -> Audit:
@@ -121,7 +157,9 @@ def _read(listing, plans: list[Plan], settings: Options) -> Audit:
         return audit_of_reading(reading, kinds, strict=False, strict_keys=settings.strict_keys)
 
 
-def _incremental(listing, plans: list[Plan], stored: dict, settings: Options) -> Audit | None:
+def _incremental(
+    listing, plans: list[Plan], stored: dict, settings: Options
+) -> tuple[Audit, Joined] | None:
     """The audit of every file: the rows kept for the audited bytes, and the bytes after them.
 
     None when the rows do not fit together as one load's (the caller reads all).
@@ -131,10 +169,10 @@ def _incremental(listing, plans: list[Plan], stored: dict, settings: Options) ->
     part = _read(listing, plans, settings)
     files = part.files
     kept_tables = select_rows(stored["tables"], lines, names)
-    tables = join_parts(kept_tables, part.tables, files)
+    joined = join_parts(kept_tables, part.tables, files)
     kept_rejected = select_rows({"rejected": stored["rejected"]}, lines, names)["rejected"]
     rejected = join_rejected(kept_rejected, part.rejected, files)
-    if tables is None or rejected is None:
+    if joined is None or rejected is None:
         return None
     if len(rejected) > settings.limits.max_rejected_rows:
         return None  # counted past the cap: as a whole load counts them
@@ -146,8 +184,8 @@ def _incremental(listing, plans: list[Plan], stored: dict, settings: Options) ->
             at = sources["source_file"] == new
             for column in ("values_read", "loaded", "rejected"):
                 sources.loc[at, column] += int(before.at[old, column])
-    return Audit(
-        tables=tables,
+    audit = Audit(
+        tables=joined.tables,
         documents=part.documents,
         rejected=rejected,
         files=files,
@@ -155,6 +193,7 @@ def _incremental(listing, plans: list[Plan], stored: dict, settings: Options) ->
         digests=part.digests,
         keys=join_keys(kept_keys, part.keys, files),
     )
+    return audit, joined
 
 
 def _finish(audit: Audit, strict: bool, limits) -> None:

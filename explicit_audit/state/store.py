@@ -41,6 +41,7 @@ __all__ = ["STATE_FILE", "Kept", "State", "read_state", "write_state"]
 STATE_FILE = "state.json"
 _FORMAT = "explicit_audit.audit-state/1"
 _LINES = "_lines"
+_FINDINGS = "_findings"
 
 
 @dataclass
@@ -89,6 +90,9 @@ class State:
 
     kept: dict[str, Kept]
     parts: dict[str, Any] | None
+    #: The findings of the row checks of the rows kept, when the documents are as they were.
+    findings: pd.DataFrame | None = None
+    documents: str | None = None
 
 
 def _entry_key(files: list[dict], asked: dict) -> str:
@@ -131,14 +135,16 @@ def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
             _drop(folder, None)
             return None
     kept = {record["name"]: Kept(**record) for record in value["files"]}
+    findings = None
     if parts is not None:
+        findings = parts["tables"].pop(_FINDINGS)
         lines = parts["tables"].pop(_LINES)
         for name, group in lines.groupby("source_file", sort=False, observed=True):
             if name in kept:
                 kept[name].index = LineIndex(
                     group["end"].to_numpy(dtype=np.int64), group["hash"].to_numpy(dtype=np.int64)
                 )
-    return State(kept, parts)
+    return State(kept, parts, findings, value.get("documents"))
 
 
 def _drop(folder: Path, problem: str | None) -> None:
@@ -165,7 +171,13 @@ def _lines_frame(kept: list[Kept]) -> pd.DataFrame:
 
 
 def write_state(
-    directory: str | os.PathLike, asked: dict, kept: list[Kept], parts: dict[str, Any]
+    directory: str | os.PathLike,
+    asked: dict,
+    kept: list[Kept],
+    parts: dict[str, Any],
+    *,
+    findings: pd.DataFrame,
+    documents: str,
 ) -> None:
     """Write the state of this run to ``directory``, replacing the one there.
 
@@ -182,13 +194,17 @@ def write_state(
     parts : dict
         ``tables``, ``rejected``, ``keys``, ``sources``, ``files``, ``documents``
         of the rows to keep (the audited lines of the plain JSON Lines files).
+    findings : DataFrame
+        The findings of the row checks of those rows.
+    documents : str
+        The SHA-256 of the documents (policies) those findings were found with.
     """
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     records = [{k: v for k, v in asdict(r).items() if k != "index"} for r in kept]
     asked = json.loads(json.dumps(asked, default=str))
-    key = _entry_key(records, asked)
-    tables = {**parts["tables"], _LINES: _lines_frame(kept)}
+    key = _entry_key([records, documents], asked)
+    tables = {**parts["tables"], _LINES: _lines_frame(kept), _FINDINGS: findings}
     store(folder, key, {**parts, "tables": tables, "digests": {}})
     before = None
     path = folder / STATE_FILE
@@ -201,6 +217,7 @@ def write_state(
         "asked": asked,
         "entry": key,
         "files": records,
+        "documents": documents,
     }
     partial = folder / f".{STATE_FILE}.{uuid.uuid4().hex}.partial"
     partial.write_text(json.dumps(signed(folder, "state", document)), encoding="utf-8")
