@@ -97,7 +97,9 @@ def main() -> None:
             out.write("".join(decisions[args.n :]))
         again = _run(folder, str(state), Path(tmp) / "again.pkl")
         full = _run(folder, "", Path(tmp) / "full.pkl")
-        same = pd.read_pickle(Path(tmp) / "again.pkl").equals(pd.read_pickle(Path(tmp) / "full.pkl"))
+        same = pd.read_pickle(Path(tmp) / "again.pkl").equals(
+            pd.read_pickle(Path(tmp) / "full.pkl")
+        )
     print(f"{args.n:,} receipts + {args.n:,} decisions, then {extra:,} of each appended")
     print(f"first audit (load into an empty state + verify_all): {first['seconds']:.2f} s")
     print(f"re-audit from the state:                              {again['seconds']:.2f} s")

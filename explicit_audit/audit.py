@@ -113,9 +113,7 @@ class Audit:
     changes: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     #: Of a load with ``state=``: the findings of the checks of each record on its own,
     #: by their checks' names, found as the load joined the rows (:mod:`explicit_audit.state`).
-    known_findings: dict[str, pd.DataFrame] | None = field(
-        default=None, repr=False, compare=False
-    )
+    known_findings: dict[str, pd.DataFrame] | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         tables = self.__dict__.get("tables", {})

@@ -44,7 +44,8 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
         A file, a folder (read recursively), a glob, or a list of them.
     **options
         ``strict``, ``strict_keys``, ``progress``, ``limits``, ``engine``, ``blocksize``,
-        ``sample_bytes``, ``cache``, ``state``, ``threads``: see :class:`~explicit_audit.LoadOptions`.
+        ``sample_bytes``, ``cache``, ``state``, ``threads``: see
+        :class:`~explicit_audit.LoadOptions`.
 
     Returns
     -------

@@ -92,9 +92,7 @@ def _changes(audit: ea.Audit) -> list[tuple[str, str, int]]:
     ]
 
 
-def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(
-    tmp_path, full_lines
-):
+def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(tmp_path, full_lines):
     logs, state = tmp_path / "logs", tmp_path / "state"
     _write(logs, full_lines, {name: len(lines) // 2 for name, lines in full_lines.items()})
     first = _load(logs, state)
@@ -105,7 +103,9 @@ def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(
     _assert_same(again, _load(logs))
     # The appended records carry their own lines in the file.
     decisions = again.decisions
-    assert decisions["source_line"].tolist() == list(range(1, len(full_lines["decisions.jsonl"]) + 1))
+    assert decisions["source_line"].tolist() == list(
+        range(1, len(full_lines["decisions.jsonl"]) + 1)
+    )
     summary = ea.verify_all(again).summary().set_index("check")
     assert summary.loc["audited_bytes", "status"] == "clean"
 
@@ -216,7 +216,15 @@ def test_the_command_line_reports_an_edit_in_json_and_sarif(audited):
     logs, state = audited
     path = logs / "operator.jsonl"
     path.write_bytes(path.read_bytes().replace(b"{", b"{ ", 1))
-    command = [sys.executable, "-m", "explicit_audit.cli", "verify", str(logs), "--state", str(state)]
+    command = [
+        sys.executable,
+        "-m",
+        "explicit_audit.cli",
+        "verify",
+        str(logs),
+        "--state",
+        str(state),
+    ]
     done = subprocess.run([*command, "--format", "json"], capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     found = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "audited_bytes"]

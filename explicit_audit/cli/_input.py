@@ -47,7 +47,8 @@ def load_data(
     from the accounting their one pass computes (``Verification.accounting``).
 
     With ``state``, an audit state folder (``ea.load(..., state=)``). A file
-    the system will not let the kit read, or a folder it cannot list, raises an :class:`~explicit_audit.InputError` naming it (exit 2).
+    the system will not let the kit read, or a folder it cannot list, raises
+    an :class:`~explicit_audit.InputError` naming it (exit 2).
     """
     with warnings.catch_warnings():
         # Every command reports rejected rows itself, and --since/--until counts the

@@ -42,9 +42,7 @@ def describe_line(parts: dict[str, Any] | None, source_file: str, line: int) -> 
         if len(found):
             return f"{name} row with {_id_of(frame, int(found[0]))}"
     rejected = parts["rejected"]
-    at = (rejected["source_file"].astype("str") == source_file) & (
-        rejected["source_line"] == line
-    )
+    at = (rejected["source_file"].astype("str") == source_file) & (rejected["source_line"] == line)
     found = at.to_numpy().nonzero()[0]
     if len(found):
         return f"a value rejected ({rejected['reason'].iloc[int(found[0])]})"
@@ -61,9 +59,7 @@ def _now(edit: Edit) -> str | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         part = load_bytes(data + b"\n", source_file=edit.source_file, first_line=line)
-    return describe_line(
-        {"tables": part.tables, "rejected": part.rejected}, edit.source_file, line
-    )
+    return describe_line({"tables": part.tables, "rejected": part.rejected}, edit.source_file, line)
 
 
 def changes_frame(edits: list[Edit], parts: dict[str, Any] | None) -> pd.DataFrame:

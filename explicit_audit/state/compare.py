@@ -235,4 +235,3 @@ def _moved(record: Kept, plans: list[Plan], home: Plan | None) -> Plan | None:
             plan.kept, plan.hasher = record, hasher
             return plan
     return None
-

@@ -48,9 +48,7 @@ def _renamed(column: pd.Series, names: Mapping[str, str]) -> pd.Series:
     if not changes:
         return column
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.rename_categories(
-            [changes.get(c, c) for c in column.cat.categories]
-        )
+        return column.cat.rename_categories([changes.get(c, c) for c in column.cat.categories])
     return column.replace(changes)
 
 
@@ -95,7 +93,9 @@ def _references() -> dict[str, dict[str, str]]:
 
 
 def _union(old: pd.Series, new: pd.Series) -> pd.CategoricalDtype | None:
-    if not (isinstance(old.dtype, pd.CategoricalDtype) and isinstance(new.dtype, pd.CategoricalDtype)):
+    if not (
+        isinstance(old.dtype, pd.CategoricalDtype) and isinstance(new.dtype, pd.CategoricalDtype)
+    ):
         return None
     first, second = list(old.cat.categories), list(new.cat.categories)
     merged = list(dict.fromkeys(first + second))
@@ -172,7 +172,9 @@ def _followed(column: pd.Series, origin: np.ndarray, maps: list[pd.Series]) -> p
     for side, mapping in enumerate(maps):
         at = origin == side
         if at.any():
-            values.iloc[np.flatnonzero(at)] = column.iloc[np.flatnonzero(at)].map(mapping).to_numpy()
+            values.iloc[np.flatnonzero(at)] = (
+                column.iloc[np.flatnonzero(at)].map(mapping).to_numpy()
+            )
     return values.astype(column.dtype)
 
 

@@ -35,9 +35,9 @@ from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from ..reading.tables import warn_extra_json, warn_unparsed_times
 from .changes import changes_frame
 from .compare import Plan, compare
-from .prechecks import as_text, row_findings
 from .join import Joined, join_keys, join_parts, join_rejected, select_rows
 from .lines import scan
+from .prechecks import as_text, row_findings
 from .store import Kept, read_state, write_state
 
 __all__ = ["load_with_state"]
@@ -112,9 +112,7 @@ def load_with_state(source, settings: Options) -> Audit:
     findings = pd.concat(found, ignore_index=True) if found else _NO_FINDINGS
     stored_lines = {record.name: record.lines for record in kept if record.rows}
     findings = select_rows({"f": findings}, stored_lines, {})["f"].reset_index(drop=True)
-    write_state(
-        settings.state, asked, kept, parts, findings=as_text(findings), documents=documents
-    )
+    write_state(settings.state, asked, kept, parts, findings=as_text(findings), documents=documents)
     return audit
 
 
@@ -261,10 +259,7 @@ def _stored_parts(audit: Audit, kept: list[Kept]) -> dict[str, Any]:
         "tables": select_rows(audit.tables, lines, same),
         "rejected": select_rows({"r": audit.rejected}, lines, same)["r"],
         "keys": select_rows({"k": audit.keys}, lines, same)["k"],
-        "sources": sources[sources["source_file"].astype("str").isin(lines)].reset_index(
-            drop=True
-        ),
+        "sources": sources[sources["source_file"].astype("str").isin(lines)].reset_index(drop=True),
         "files": files,
         "documents": {},
     }
-

@@ -63,9 +63,7 @@ def _kept(
     for check, table in examined.items():
         at = (mine["check"].astype("str") == check).to_numpy()
         if table is not None and at.any() and table in joined.labels:
-            rows.iloc[at.nonzero()[0]] = (
-                mine.loc[at, "row"].map(joined.labels[table][0]).to_numpy()
-            )
+            rows.iloc[at.nonzero()[0]] = mine.loc[at, "row"].map(joined.labels[table][0]).to_numpy()
     return mine.assign(row=rows.astype(mine["row"].dtype)).reset_index(drop=True)
 
 
