@@ -323,7 +323,7 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     rules = RuleTable([])
     for checker in checkers:
         rules = rules | checker.rules
-    kinds = sorted({str(kind) for part in parts for kind in part["kind"].dropna()})
+    kinds = sorted({str(kind) for part in parts for kind in part["kind"].dropna().unique()})
     dtypes = rules.dtypes(kinds=kinds)
     dtypes["check"] = pd.CategoricalDtype([check.name for check in checks])
     findings = pd.concat(

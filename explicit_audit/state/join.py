@@ -43,6 +43,20 @@ class Joined:
     fresh: dict[str, np.ndarray]
 
 
+def per_file(column: pd.Series, values: Mapping[str, float], default: float) -> np.ndarray:
+    """``values[file]`` for each row's file (``default`` for another), looked up once per file."""
+    codes, uniques = pd.factorize(column)
+    looked = [values.get(str(name), default) for name in uniques]
+    return np.asarray([*looked, default], dtype=np.float64)[codes]
+
+
+def follow(values: pd.Series, mapping: pd.Series) -> np.ndarray:
+    """Each value's image under ``mapping`` (old label -> new label); NaN where it has none."""
+    at = mapping.index.get_indexer(values)
+    found = mapping.to_numpy(dtype=np.float64)
+    return np.where(at >= 0, found[at] if len(found) else np.nan, np.nan)
+
+
 def _renamed(column: pd.Series, names: Mapping[str, str]) -> pd.Series:
     changes = {old: new for old, new in names.items() if old != new}
     if not changes:
@@ -70,9 +84,8 @@ def select_rows(
     for name in _order(tables):
         frame = tables[name]
         if "source_file" in frame.columns:
-            files = frame["source_file"].astype("str")
-            limit = files.map(lines).astype("float64")
-            mask = limit.notna() & (frame["source_line"].astype("float64") <= limit)
+            limit = per_file(frame["source_file"], lines, np.nan)
+            mask = pd.Series(frame["source_line"].to_numpy(dtype=np.float64) <= limit)
         else:
             mask = pd.Series(False, index=frame.index)
             for column, target in references.get(name, {}).items():
@@ -111,7 +124,9 @@ def _stacked(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
     if not len(new):
         return old.copy()
     if list(old.columns) != list(new.columns):
-        return None
+        new = _widened(new, old)
+        if new is None:
+            return None
     columns = {}
     for column in old.columns:
         left, right = old[column], new[column]
@@ -122,6 +137,29 @@ def _stacked(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
             return None
         columns[column] = pd.concat([left, right], ignore_index=True)
     return pd.DataFrame(columns)
+
+
+def _holds_missing(dtype) -> bool:
+    """Whether a column of this dtype holds a missing value as it is (a load keeps its dtype)."""
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        return True  # str, category, datetime with a zone, Int64, boolean ...
+    return dtype == object or dtype.kind in "fmM"
+
+
+def _widened(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame | None:
+    """``new`` with the columns ``old`` holds beyond it (keys beside the records that no new
+    record holds), missing; None when ``new`` holds one ``old`` lacks, or out of order."""
+    present = [column for column in old.columns if column in new.columns]
+    if present != list(new.columns):
+        return None
+    missing = [column for column in old.columns if column not in new.columns]
+    if not all(_holds_missing(old[column].dtype) for column in missing):
+        return None
+    added = {
+        column: pd.Series([None] * len(new), index=new.index, dtype=old[column].dtype)
+        for column in missing
+    }
+    return pd.concat([new, pd.DataFrame(added, index=new.index)], axis=1)[list(old.columns)]
 
 
 def join_parts(
@@ -149,8 +187,8 @@ def join_parts(
             if column in stacked.columns and target in labels:
                 stacked[column] = _followed(stacked[column], origin, labels[target])
         if "source_file" in stacked.columns:
-            file_rank = stacked["source_file"].astype("str").map(rank).fillna(len(rank))
-            keys = (file_rank.to_numpy(), stacked["source_line"].to_numpy())
+            file_rank = per_file(stacked["source_file"], rank, len(rank))
+            keys = (file_rank, stacked["source_line"].to_numpy())
         else:
             column = next((c for c in refs if c in stacked.columns), None)
             keys = (stacked[column].to_numpy(),) if column is not None else ()
@@ -173,7 +211,7 @@ def _followed(column: pd.Series, origin: np.ndarray, maps: list[pd.Series]) -> p
         at = origin == side
         if at.any():
             values.iloc[np.flatnonzero(at)] = (
-                column.iloc[np.flatnonzero(at)].map(mapping).to_numpy()
+                follow(column.iloc[np.flatnonzero(at)], mapping)
             )
     return values.astype(column.dtype)
 
@@ -186,7 +224,7 @@ def join_rejected(
     if stacked is None:
         return None
     rank = {name: index for index, name in enumerate(files)}
-    file_rank = stacked["source_file"].astype("str").map(rank).fillna(len(rank)).to_numpy()
+    file_rank = per_file(stacked["source_file"], rank, len(rank))
     order = np.lexsort((np.arange(len(stacked)), stacked["source_line"].to_numpy(), file_rank))
     return stacked.take(order).reset_index(drop=True)
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from .._core import registry
 from .._core.records import Checker
-from .join import Joined, _renamed, select_rows
+from .join import Joined, _renamed, follow, select_rows
 
 __all__ = ["as_text", "checker_key", "row_checkers", "row_findings"]
 
@@ -63,7 +63,7 @@ def _kept(
     for check, table in examined.items():
         at = (mine["check"].astype("str") == check).to_numpy()
         if table is not None and at.any() and table in joined.labels:
-            rows.iloc[at.nonzero()[0]] = mine.loc[at, "row"].map(joined.labels[table][0]).to_numpy()
+            rows.iloc[at.nonzero()[0]] = follow(mine.loc[at, "row"], joined.labels[table][0])
     return mine.assign(row=rows.astype(mine["row"].dtype)).reset_index(drop=True)
 
 
