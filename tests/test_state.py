@@ -110,6 +110,18 @@ def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(tmp
     assert summary.loc["audited_bytes", "status"] == "clean"
 
 
+def test_a_key_beside_the_records_that_new_records_lack_stays_a_column(tmp_path, full_lines):
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    lines = list(full_lines["decisions.jsonl"])
+    lines[:5] = [line.replace(b"{", b'{"shard": "eu-1", ', 1) for line in lines[:5]]
+    _write(logs, {"decisions.jsonl": lines}, {"decisions.jsonl": 10})
+    _load(logs, state)
+    _write(logs, {"decisions.jsonl": lines}, {"decisions.jsonl": len(lines)})
+    again = _load(logs, state)
+    assert again.decisions["shard"].notna().sum() == 5
+    _assert_same(again, _load(logs))
+
+
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
