@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import explicit_audit as ea
 from explicit_audit._cache_seal import SECRET_ENV, TamperedCacheWarning
+from explicit_audit.state import load as state_load
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {
@@ -123,9 +124,9 @@ def test_a_key_beside_the_records_that_new_records_lack_stays_a_column(tmp_path,
 
 
 @settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(steps=st.lists(st.tuples(*[st.floats(0, 1)] * len(SOURCES)), min_size=1, max_size=3))
+@given(steps=st.lists(st.tuples(*[st.floats(0, 1)] * len(SOURCES)), min_size=1, max_size=2))
 def test_any_sequence_of_runs_gives_the_tables_and_findings_of_a_whole_load(full_lines, steps):
     with tempfile.TemporaryDirectory() as folder:
         logs, state = Path(folder) / "logs", Path(folder) / "state"
@@ -139,6 +140,22 @@ def test_any_sequence_of_runs_gives_the_tables_and_findings_of_a_whole_load(full
         final = _load(logs, state)
         assert _changes(final) == []
         _assert_same(final, _load(logs))
+
+
+def test_each_run_writes_the_rows_it_read_and_a_long_chain_is_compacted(
+    tmp_path, full_lines, monkeypatch
+):
+    monkeypatch.setattr(state_load, "MAX_ENTRIES", 3)  # a short chain, for a short test
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    lines = {"decisions.jsonl": full_lines["decisions.jsonl"]}
+    counts = []
+    for count in range(2, 12, 2):
+        _write(logs, lines, {"decisions.jsonl": count})
+        audit = _load(logs, state)
+        counts.append(len([p for p in state.iterdir() if p.is_dir() and p.name[0] != "."]))
+    assert counts == [1, 2, 3, 1, 2]
+    assert _changes(audit) == []
+    _assert_same(audit, _load(logs))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ rejected); the record it holds now, from the line as it is, read on its own
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -32,8 +33,6 @@ def describe_line(parts: dict[str, Any] | None, source_file: str, line: int) -> 
     """The record ``parts`` (an audit's tables and rejected rows) hold at a file's line."""
     if parts is None:
         return None
-    if "sources" in parts and source_file not in set(parts["sources"]["source_file"].astype("str")):
-        return None  # a file whose rows the state does not keep (gzip, .json)
     for name, frame in parts["tables"].items():
         if "source_file" not in frame.columns or not len(frame):
             continue
@@ -62,18 +61,21 @@ def _now(edit: Edit) -> str | None:
     return describe_line({"tables": part.tables, "rejected": part.rejected}, edit.source_file, line)
 
 
-def changes_frame(edits: list[Edit], parts: dict[str, Any] | None) -> pd.DataFrame:
-    """``Audit.changes`` (:data:`CHANGE_COLUMNS`) of ``edits``; ``parts``: the state's rows."""
+def changes_frame(edits: list[Edit], before: Callable[[str, int], str | None]) -> pd.DataFrame:
+    """``Audit.changes`` (:data:`CHANGE_COLUMNS`) of ``edits``.
+
+    ``before(file, line)`` describes the record the state keeps at a file's line.
+    """
     details = []
     for edit in edits:
         detail = edit.detail
         if edit.before is not None:
-            before = describe_line(parts, *edit.before)
+            held = before(*edit.before)
             now = _now(edit) if edit.now is not None else None
-            if before is not None:
-                detail += f": it held {before}"
+            if held is not None:
+                detail += f": it held {held}"
             if now is not None:
-                detail += f"{'; it' if before is not None else ': it'} now holds {now}"
+                detail += f"{'; it' if held is not None else ': it'} now holds {now}"
         details.append(detail)
     return pd.DataFrame(
         {

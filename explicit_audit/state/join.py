@@ -32,8 +32,8 @@ class Joined:
     ----------
     tables : dict of str to DataFrame
     labels : dict
-        Per table: ``[kept, read]``, each a Series from a row's label before
-        (in the rows kept, in the rows read) to its label in the joined table.
+        Per table: one Series per entry kept, then one for the rows read, each
+        from a row's label there to its label in the joined table.
     fresh : dict
         Per table: a boolean array, True for the rows read this run.
     """
@@ -72,26 +72,33 @@ def _order(tables: Mapping[str, pd.DataFrame]) -> list[str]:
 
 
 def select_rows(
-    tables: Mapping[str, pd.DataFrame], lines: Mapping[str, int], names: Mapping[str, str]
+    tables: Mapping[str, pd.DataFrame],
+    lines: Mapping[str, tuple[int, int]],
+    names: Mapping[str, str],
 ) -> dict[str, pd.DataFrame]:
-    """The rows of files ``lines`` names, up to their line there, files renamed by ``names``.
+    """The rows of the files ``lines`` names, from a first to a last line, files renamed.
 
+    ``lines`` is ``{file: (first, last)}`` and ``names`` ``{file: new name}``.
     Row labels are left as they are (references still hold); a table without
     ``source_file`` keeps the rows whose referenced row is kept.
     """
     references = _references()
+    firsts = {name: first for name, (first, _) in lines.items()}
+    lasts = {name: last for name, (_, last) in lines.items()}
     kept: dict[str, pd.DataFrame] = {}
     for name in _order(tables):
         frame = tables[name]
         if "source_file" in frame.columns:
-            limit = per_file(frame["source_file"], lines, np.nan)
-            mask = pd.Series(frame["source_line"].to_numpy(dtype=np.float64) <= limit)
+            line = frame["source_line"].to_numpy(dtype=np.float64)
+            mask = (line >= per_file(frame["source_file"], firsts, np.nan)) & (
+                line <= per_file(frame["source_file"], lasts, np.nan)
+            )
         else:
-            mask = pd.Series(False, index=frame.index)
+            mask = np.zeros(len(frame), dtype=bool)
             for column, target in references.get(name, {}).items():
                 if target in kept:
-                    mask |= frame[column].isin(kept[target].index)
-        chosen = frame.loc[mask.to_numpy()]
+                    mask |= frame[column].isin(kept[target].index).to_numpy()
+        chosen = frame.loc[mask]
         if "source_file" in chosen.columns:
             chosen = chosen.assign(source_file=_renamed(chosen["source_file"], names))
         kept[name] = chosen
@@ -143,7 +150,7 @@ def _holds_missing(dtype) -> bool:
     """Whether a column of this dtype holds a missing value as it is (a load keeps its dtype)."""
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
         return True  # str, category, datetime with a zone, Int64, boolean ...
-    return dtype == object or dtype.kind in "fmM"
+    return dtype.kind in "OfmM"
 
 
 def _widened(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame | None:
@@ -163,9 +170,12 @@ def _widened(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def join_parts(
-    kept: Mapping[str, pd.DataFrame], read: Mapping[str, pd.DataFrame], files: Sequence[str]
+    kept: Sequence[Mapping[str, pd.DataFrame]],
+    read: Mapping[str, pd.DataFrame],
+    files: Sequence[str],
 ) -> Joined | None:
-    """Every table: the rows kept (files renamed already) and the rows read, as one load's.
+    """Every table: the rows kept (one mapping per entry, files renamed already) and the
+    rows read, as one load's.
 
     Returns None when a table's rows do not fit together (see the module's docstring).
     """
@@ -174,14 +184,17 @@ def join_parts(
     labels: dict[str, list[pd.Series]] = {}  # per table: old label -> new label, per origin
     joined: dict[str, pd.DataFrame] = {}
     fresh: dict[str, np.ndarray] = {}
+    sides = len(kept)
     for name in _order(read):
-        old = kept.get(name, read[name].iloc[:0])
-        new = read[name]
-        stacked = _stacked(old, new)
-        if stacked is None:
-            return None
-        origin = np.repeat([0, 1], [len(old), len(new)])
-        before = np.concatenate([old.index.to_numpy(), new.index.to_numpy()])
+        frames = [entry.get(name, read[name].iloc[:0]) for entry in kept] + [read[name]]
+        stacked = frames[0]
+        for frame in frames[1:]:
+            stacked = _stacked(stacked, frame)
+            if stacked is None:
+                return None
+        stacked = stacked.reset_index(drop=True)
+        origin = np.repeat(np.arange(sides + 1), [len(frame) for frame in frames])
+        before = np.concatenate([frame.index.to_numpy() for frame in frames])
         refs = references.get(name, {})
         for column, target in refs.items():
             if column in stacked.columns and target in labels:
@@ -197,10 +210,10 @@ def join_parts(
         origin, before = origin[order], before[order]
         labels[name] = [
             pd.Series(np.flatnonzero(origin == side), index=before[origin == side])
-            for side in (0, 1)
+            for side in range(sides + 1)
         ]
         joined[name] = stacked
-        fresh[name] = origin == 1
+        fresh[name] = origin == sides
     return Joined({name: joined[name] for name in read}, labels, fresh)
 
 
@@ -210,25 +223,28 @@ def _followed(column: pd.Series, origin: np.ndarray, maps: list[pd.Series]) -> p
     for side, mapping in enumerate(maps):
         at = origin == side
         if at.any():
-            values.iloc[np.flatnonzero(at)] = (
-                follow(column.iloc[np.flatnonzero(at)], mapping)
-            )
+            values.iloc[np.flatnonzero(at)] = follow(column.iloc[np.flatnonzero(at)], mapping)
     return values.astype(column.dtype)
 
 
 def join_rejected(
-    kept: pd.DataFrame, read: pd.DataFrame, files: Sequence[str]
+    kept: Sequence[pd.DataFrame], read: pd.DataFrame, files: Sequence[str]
 ) -> pd.DataFrame | None:
-    """The rejected rows kept and read, in file order then line order."""
-    stacked = _stacked(kept, read)
-    if stacked is None:
-        return None
+    """The rejected rows kept (one frame per entry) and read, in file order then line order."""
+    stacked = read.iloc[:0]
+    for frame in [*kept, read]:
+        stacked = _stacked(stacked, frame)
+        if stacked is None:
+            return None
+    stacked = stacked.reset_index(drop=True)
     rank = {name: index for index, name in enumerate(files)}
     file_rank = per_file(stacked["source_file"], rank, len(rank))
     order = np.lexsort((np.arange(len(stacked)), stacked["source_line"].to_numpy(), file_rank))
     return stacked.take(order).reset_index(drop=True)
 
 
-def join_keys(kept: pd.DataFrame, read: pd.DataFrame, files: Sequence[str]) -> pd.DataFrame:
-    """The key notes kept and read, in file order then line order."""
-    return concat_keys([kept, read], files)
+def join_keys(
+    kept: Sequence[pd.DataFrame], read: pd.DataFrame, files: Sequence[str]
+) -> pd.DataFrame:
+    """The key notes kept (one frame per entry) and read, in file order then line order."""
+    return concat_keys([*kept, read], files)

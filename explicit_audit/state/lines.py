@@ -34,6 +34,10 @@ class LineIndex:
     def __len__(self) -> int:
         return len(self.ends)
 
+    def tail(self, start: int) -> LineIndex:
+        """The lines after the first ``start``."""
+        return LineIndex(self.ends[start:], self.hashes[start:])
+
     def joined(self, other: LineIndex) -> LineIndex:
         """This index followed by ``other`` (lines after these)."""
         return LineIndex(

@@ -33,12 +33,20 @@ from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from ..reading.tables import warn_extra_json, warn_unparsed_times
-from .changes import changes_frame
+from .changes import changes_frame, describe_line
 from .compare import Plan, compare
-from .join import Joined, join_keys, join_parts, join_rejected, select_rows
-from .lines import scan
+from .join import join_keys, join_parts, join_rejected, select_rows
+from .lines import LineIndex, scan
 from .prechecks import as_text, row_findings
-from .store import Kept, read_state, write_state
+from .store import (
+    MAX_ENTRIES,
+    Kept,
+    State,
+    lines_frame,
+    new_entry_key,
+    read_state,
+    write_state,
+)
 
 __all__ = ["load_with_state"]
 
@@ -74,46 +82,87 @@ def load_with_state(source, settings: Options) -> Audit:
         {} if state is None else state.kept, [*listing.data_files, *listing.policy_files]
     )
     plans, policy_plans = every[: len(listing.data_files)], every[len(listing.data_files) :]
-    stored = None if state is None else state.parts
-    if stored is None:
+    entries = None if state is None else state.entries
+    if not entries:
         for plan in plans:
             plan.kept = None  # no rows to continue: read whole
-    audit = joined = None
+    audit = joined = kept_rows = None
     with cyclic_gc_paused():
-        if stored is not None:
-            audit, joined = _incremental(listing, plans, stored, settings) or (None, None)
+        if entries:
+            found = _incremental(listing, plans, entries, settings)
+            if found is not None:
+                audit, joined, kept_rows = found
         if audit is None:
             for plan in plans:
                 plan.kept = None
             audit = _read(listing, plans, settings)
-    names = {plan.kept.name: plan.name for plan in plans if plan.incremental}
-    lines = {plan.kept.name: plan.kept.lines for plan in plans if plan.incremental}
-    kept, digests = _audited([*plans, *policy_plans])
-    sources = audit.sources
-    for plan in plans:
-        if plan.incremental and plan.name in digests:
-            at = sources["source_file"] == plan.name
-            sources.loc[at, "bytes"] = digests[plan.name][0]
-            sources.loc[at, "sha256"] = digests[plan.name][1]
+    audited = _audited([*plans, *policy_plans], audit.sources)
     _finish(audit, settings.strict, settings.limits)
-    audit.changes = changes_frame(edits, None if state is None else state.parts)
+    audit.changes = changes_frame(edits, lambda name, line: _before(state, name, line))
     documents = _documents_digest(audit, listing.policy_files)
-    usable = state is not None and state.documents == documents
+    usable = kept_rows is not None and state.documents == documents
+    order, ranges, names = kept_rows if kept_rows is not None else ([], [], [])
     audit.known_findings = row_findings(
         audit.tables,
         audit.documents,
         joined,
-        state.findings if usable else None,
-        lines,
+        [entries[key] for key in order] if usable else None,
+        ranges,
         names,
     )
-    parts = _stored_parts(audit, kept)
-    found = [frame for frame in audit.known_findings.values() if len(frame)]
-    findings = pd.concat(found, ignore_index=True) if found else _NO_FINDINGS
-    stored_lines = {record.name: record.lines for record in kept if record.rows}
-    findings = select_rows({"f": findings}, stored_lines, {})["f"].reset_index(drop=True)
-    write_state(settings.state, asked, kept, parts, findings=as_text(findings), documents=documents)
+    key = new_entry_key()
+    compact = len(order) + 1 > MAX_ENTRIES
+    kept, parts = _new_entry(audit, audited, key, compact)
+    write_state(settings.state, asked, kept, key, parts, documents=documents)
     return audit
+
+
+def _before(state: State | None, name: str, line: int) -> str | None:
+    """The record the state keeps at a file's line (None when it keeps none of that file)."""
+    record = None if state is None or not state.entries else state.kept.get(name)
+    if record is None or not record.rows:
+        return None
+    for key, there, first, last in record.pieces:
+        if first <= line <= last:
+            return describe_line(state.entries[key], there, line)
+    return None
+
+
+def _new_entry(
+    audit: Audit, audited: list[tuple[Plan, Kept]], key: str, compact: bool
+) -> tuple[list[Kept], dict[str, Any]]:
+    """Each file's record with its pieces, and the new entry: the rows of the lines read.
+
+    With ``compact``, the entry holds every line kept, and the pieces all point to it.
+    """
+    rows: dict[str, tuple[int, int]] = {}
+    lines: dict[str, tuple[LineIndex, int]] = {}
+    kept = []
+    for plan, record in audited:
+        before = plan.kept.lines if plan.incremental and not compact else 0
+        if before:
+            record.pieces = [list(piece) for piece in plan.kept.pieces]
+        if record.lines > before:
+            record.pieces.append([key, record.name, before + 1, record.lines])
+            lines[record.name] = (record.index.tail(before), before + 1)
+            if record.rows:
+                rows[record.name] = (before + 1, record.lines)
+        kept.append(record)
+    same = {name: name for name in rows}
+    found = [frame for frame in (audit.known_findings or {}).values() if len(frame)]
+    findings = pd.concat(found, ignore_index=True) if found else _NO_FINDINGS
+    sources = audit.sources
+    parts = {
+        "tables": select_rows(audit.tables, rows, same),
+        "rejected": select_rows({"r": audit.rejected}, rows, same)["r"],
+        "keys": select_rows({"k": audit.keys}, rows, same)["k"],
+        "sources": sources[sources["source_file"].astype("str").isin(rows)].reset_index(drop=True),
+        "files": [name for name in audit.files if name in rows],
+        "documents": {},
+        "findings": as_text(select_rows({"f": findings}, rows, {})["f"]).reset_index(drop=True),
+        "lines": lines_frame(lines),
+    }
+    return kept, parts
 
 
 _NO_FINDINGS = REJECTED_RULES.empty_findings()
@@ -155,33 +204,46 @@ def _read(listing, plans: list[Plan], settings: Options) -> Audit:
         return audit_of_reading(reading, kinds, strict=False, strict_keys=settings.strict_keys)
 
 
-def _incremental(
-    listing, plans: list[Plan], stored: dict, settings: Options
-) -> tuple[Audit, Joined] | None:
+def _incremental(listing, plans: list[Plan], entries: dict[str, dict], settings: Options):
     """The audit of every file: the rows kept for the audited bytes, and the bytes after them.
 
+    Returns ``(audit, joined, (entries used, lines kept per entry, names per entry))``;
     None when the rows do not fit together as one load's (the caller reads all).
     """
-    names = {plan.kept.name: plan.name for plan in plans if plan.incremental}
-    lines = {plan.kept.name: plan.kept.lines for plan in plans if plan.incremental}
+    order = list(entries)
+    ranges: list[dict[str, tuple[int, int]]] = [{} for _ in order]
+    names: list[dict[str, str]] = [{} for _ in order]
+    for plan in plans:
+        if plan.incremental:
+            for key, there, first, last in plan.kept.pieces:
+                ranges[order.index(key)][there] = (first, last)
+                names[order.index(key)][there] = plan.name
     part = _read(listing, plans, settings)
     files = part.files
-    kept_tables = select_rows(stored["tables"], lines, names)
-    joined = join_parts(kept_tables, part.tables, files)
-    kept_rejected = select_rows({"rejected": stored["rejected"]}, lines, names)["rejected"]
-    rejected = join_rejected(kept_rejected, part.rejected, files)
+
+    def kept(name: str) -> list:
+        return [
+            select_rows({name: entries[key][name]}, ranges[side], names[side])[name]
+            for side, key in enumerate(order)
+        ]
+
+    tables = [
+        select_rows(entries[key]["tables"], ranges[side], names[side])
+        for side, key in enumerate(order)
+    ]
+    joined = join_parts(tables, part.tables, files)
+    rejected = join_rejected(kept("rejected"), part.rejected, files)
     if joined is None or rejected is None:
         return None
     if len(rejected) > settings.limits.max_rejected_rows:
         return None  # counted past the cap: as a whole load counts them
-    kept_keys = select_rows({"keys": stored["keys"]}, lines, names)["keys"]
     sources = part.sources.copy()
-    before = stored["sources"].set_index(stored["sources"]["source_file"].astype("str"))
-    for old, new in names.items():
-        if old in before.index:
-            at = sources["source_file"] == new
-            for column in ("values_read", "loaded", "rejected"):
-                sources.loc[at, column] += int(before.at[old, column])
+    for plan in plans:
+        if plan.incremental:
+            at = sources["source_file"] == plan.name
+            counted = zip(("values_read", "loaded", "rejected"), plan.kept.counts, strict=True)
+            for column, count in counted:
+                sources.loc[at, column] += int(count)
     audit = Audit(
         tables=joined.tables,
         documents=part.documents,
@@ -189,9 +251,9 @@ def _incremental(
         files=files,
         sources=sources,
         digests=part.digests,
-        keys=join_keys(kept_keys, part.keys, files),
+        keys=join_keys(kept("keys"), part.keys, files),
     )
-    return audit, joined
+    return audit, joined, (order, ranges, names)
 
 
 def _finish(audit: Audit, strict: bool, limits) -> None:
@@ -205,11 +267,14 @@ def _finish(audit: Audit, strict: bool, limits) -> None:
     warn_extra_json(audit.tables, limits)
 
 
-def _audited(plans: list[Plan]) -> tuple[list[Kept], dict[str, tuple[int, str]]]:
-    """What this run audited of each file: its identity, bytes, lines and their SHA-256;
-    and the size and SHA-256 of each whole file."""
+def _audited(plans: list[Plan], sources: pd.DataFrame) -> list[tuple[Plan, Kept]]:
+    """What this run audited of each file: its identity, bytes, lines and their SHA-256.
+
+    The size and SHA-256 of each file read on from where its audit ended are set
+    in ``sources`` (the reading took none: it did not read the file whole).
+    """
     found = []
-    digests = {}
+    counts = sources.set_index(sources["source_file"].astype("str"))
     for plan in plans:
         if plan.stat is None:
             continue
@@ -225,41 +290,28 @@ def _audited(plans: list[Plan]) -> tuple[list[Kept], dict[str, tuple[int, str]]]
             )
         except OSError:
             continue
+        if incremental:
+            at = sources["source_file"] == plan.name
+            sources.loc[at, "bytes"] = read.read
+            sources.loc[at, "sha256"] = read.hasher.hexdigest()
         lines = plan.kept.index.joined(read.lines) if incremental else read.lines
         plain = is_plain_jsonl_name(plan.path)
-        whole_lines = plain and (read.line_end or start) == read.read
-        audited = read.read if not plain else (read.line_end or start)
-        digest = (read.at_line if plain else read.hasher).hexdigest()
-        found.append(
-            Kept(
-                name=plan.name,
-                real=str(Path(plan.path).resolve()),
-                device=plan.stat.st_dev,
-                inode=plan.stat.st_ino,
-                size=read.read,
-                mtime_ns=plan.stat.st_mtime_ns,
-                audited=audited,
-                lines=len(lines),
-                sha256=digest,
-                rows=whole_lines,
-                index=lines,
-            )
+        rows = plain and (read.line_end or start) == read.read
+        record = Kept(
+            name=plan.name,
+            real=str(Path(plan.path).resolve()),
+            device=plan.stat.st_dev,
+            inode=plan.stat.st_ino,
+            size=read.read,
+            mtime_ns=plan.stat.st_mtime_ns,
+            audited=(read.line_end or start) if plain else read.read,
+            lines=len(lines),
+            sha256=(read.at_line if plain else read.hasher).hexdigest(),
+            rows=rows,
+            index=lines,
         )
-        digests[plan.name] = (read.read, read.hasher.hexdigest())
-    return found, digests
-
-
-def _stored_parts(audit: Audit, kept: list[Kept]) -> dict[str, Any]:
-    """The rows of the files whose rows the state keeps: the audited lines of plain JSON Lines."""
-    lines = {record.name: record.lines for record in kept if record.rows}
-    same = {name: name for name in lines}
-    files = [name for name in audit.files if name in lines]
-    sources = audit.sources
-    return {
-        "tables": select_rows(audit.tables, lines, same),
-        "rejected": select_rows({"r": audit.rejected}, lines, same)["r"],
-        "keys": select_rows({"k": audit.keys}, lines, same)["k"],
-        "sources": sources[sources["source_file"].astype("str").isin(lines)].reset_index(drop=True),
-        "files": files,
-        "documents": {},
-    }
+        if rows and plan.name in counts.index:
+            row = counts.loc[plan.name]
+            record.counts = [int(row["values_read"]), int(row["loaded"]), int(row["rejected"])]
+        found.append((plan, record))
+    return found

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from .._core import registry
 from .._core.records import Checker
-from .join import Joined, _renamed, follow, select_rows
+from .join import Joined, follow, select_rows
 
 __all__ = ["as_text", "checker_key", "row_checkers", "row_findings"]
 
@@ -49,49 +50,55 @@ def as_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _kept(
     checker: Checker,
-    kept: pd.DataFrame,
-    lines: Mapping[str, int],
-    names: Mapping[str, str],
+    entries: list[dict],
+    ranges: list[Mapping[str, tuple[int, int]]],
+    names: list[Mapping[str, str]],
     joined: Joined,
 ) -> pd.DataFrame:
     """The checker's findings of the rows kept, files renamed and rows relabelled."""
-    mine = kept[kept["check"].astype("str").isin([check.name for check in checker.checks])]
-    mine = select_rows({"findings": mine}, lines, {})["findings"]
-    mine = mine.assign(source_file=_renamed(mine["source_file"], names))
+    checks = [check.name for check in checker.checks]
     examined = {check.name: check.examines for check in checker.checks}
-    rows = mine["row"].copy()
-    for check, table in examined.items():
-        at = (mine["check"].astype("str") == check).to_numpy()
-        if table is not None and at.any() and table in joined.labels:
-            rows.iloc[at.nonzero()[0]] = follow(mine.loc[at, "row"], joined.labels[table][0])
-    return mine.assign(row=rows.astype(mine["row"].dtype)).reset_index(drop=True)
+    found = []
+    for side, entry in enumerate(entries):
+        kept = entry["findings"]
+        mine = kept[kept["check"].astype("str").isin(checks)]
+        mine = select_rows({"findings": mine}, ranges[side], names[side])["findings"]
+        rows = mine["row"].to_numpy(dtype=np.float64, na_value=np.nan).copy()
+        for check, table in examined.items():
+            at = (mine["check"].astype("str") == check).to_numpy()
+            if table is not None and at.any() and table in joined.labels:
+                rows[at] = follow(mine.loc[at, "row"], joined.labels[table][side])
+        found.append(mine.assign(row=pd.array(rows, dtype="Float64").astype(mine["row"].dtype)))
+    return pd.concat(found, ignore_index=True) if found else entries[0]["findings"].iloc[:0]
 
 
 def row_findings(
     tables: Mapping[str, pd.DataFrame],
     documents: Mapping[str, object],
     joined: Joined | None,
-    kept: pd.DataFrame | None,
-    lines: Mapping[str, int],
-    names: Mapping[str, str],
+    kept: list[dict] | None,
+    ranges: list[Mapping[str, tuple[int, int]]],
+    names: list[Mapping[str, str]],
 ) -> dict[str, pd.DataFrame]:
     """Each row checker's findings over the joined tables, by :func:`checker_key`.
 
-    With ``joined`` and ``kept`` (the findings the state keeps), only the
-    rows read this run are checked; else every row.
+    With ``joined`` and ``kept`` (the state's entries, each with the findings
+    of its rows; ``ranges`` and ``names`` per entry: the lines kept of each
+    file there, and its name now), only the rows read this run are checked;
+    else every row.
     """
     found = {}
     for checker in row_checkers():
         given = {name: documents[name] for name in checker.documents if name in documents}
         if len(given) < len(checker.documents):
             continue  # a document not loaded: verify_all reads it off the audit
-        if joined is None or kept is None:
+        if joined is None or not kept:
             frames = [tables[name] for name in checker.reads]
             found[checker_key(checker)] = checker.run(*frames, **given)
             continue
         fresh = [tables[name].loc[joined.fresh[name]] for name in checker.reads]
         new = as_text(checker.run(*fresh, **given))
-        old = as_text(_kept(checker, kept, lines, names, joined))
+        old = as_text(_kept(checker, kept, ranges, names, joined))
         parts = [part for part in (old, new) if len(part)] or [new]
         found[checker_key(checker)] = pd.concat(parts, ignore_index=True)
     return found

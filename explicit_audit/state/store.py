@@ -4,10 +4,12 @@
 inode, size, modification time), the bytes audited (a plain JSON Lines file:
 up to the end of its last whole line; any other: all of it), their lines and
 their SHA-256, signed with the load cache's secret (:mod:`explicit_audit._cache_seal`).
-It names one entry, ``DIR/<key>/``, written and sealed as a cache entry is
-(:func:`explicit_audit.cache.store`): the tables, rejected rows and key notes
-of the audited lines of the plain JSON Lines files, and ``_lines``, where
-each audited line ends and the hash of its bytes (:mod:`.lines`).
+It names its entries, ``DIR/<key>/``, each written and sealed as a cache
+entry is (:func:`explicit_audit.cache.store`): the tables, rejected rows,
+key notes and findings of row checks (``_findings``) of audited lines of the
+plain JSON Lines files, and ``_lines``, where each audited line ends and the
+hash of its bytes (:mod:`.lines`). Each run writes one entry, of the lines
+it read; past :data:`MAX_ENTRIES`, one entry of every line kept.
 
 A ``state.json`` whose signature does not hold, or an entry that does not
 match its seal, is never used: the state is dropped, named in one
@@ -17,9 +19,9 @@ file as a first run does (it cannot tell an edit of the logs then: it says so).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -35,13 +37,23 @@ from .._version import __version__
 from ..cache import lookup, store
 from .lines import LineIndex
 
-__all__ = ["STATE_FILE", "Kept", "State", "read_state", "write_state"]
+__all__ = [
+    "MAX_ENTRIES",
+    "STATE_FILE",
+    "Kept",
+    "State",
+    "lines_frame",
+    "new_entry_key",
+    "read_state",
+    "write_state",
+]
 
 #: The signed list of the files a state audited.
 STATE_FILE = "state.json"
 _FORMAT = "explicit_audit.audit-state/1"
 _LINES = "_lines"
 _FINDINGS = "_findings"
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}")
 
 
 @dataclass
@@ -64,6 +76,11 @@ class Kept:
         The SHA-256 of the bytes audited.
     rows : bool
         Whether the state holds the rows of its audited lines (a plain JSON Lines file).
+    pieces : list
+        Where its lines are kept: ``[entry, name there, first line, last line]``, in line
+        order, covering lines 1 to ``lines`` (the rows too, with ``rows``).
+    counts : list
+        ``[values_read, loaded, rejected]`` of its audited lines (``Audit.sources``).
     """
 
     name: str
@@ -76,28 +93,29 @@ class Kept:
     lines: int
     sha256: str
     rows: bool
+    pieces: list = field(default_factory=list)
+    counts: list = field(default_factory=lambda: [0, 0, 0])
     index: LineIndex = field(default_factory=LineIndex, repr=False, compare=False)
 
 
 @dataclass
 class State:
-    """A state folder as read: the files it audited, and the parts it holds for them.
+    """A state folder as read: the files it audited, and the entries that hold their rows.
 
-    ``parts`` is None when the rows cannot be used (written by another version
-    of the kit, or for a load with other options): the files are then still
-    compared with what was audited, and read whole.
+    ``entries`` is None when the rows cannot be used (written by another
+    version of the kit, or for a load with other options): the files are
+    then still compared with what was audited, and read whole. Each entry's
+    parts are an audit's (``tables``, ``rejected``, ``keys``, ...), with
+    ``findings``, the findings of the row checks of its rows.
     """
 
     kept: dict[str, Kept]
-    parts: dict[str, Any] | None
-    #: The findings of the row checks of the rows kept, when the documents are as they were.
-    findings: pd.DataFrame | None = None
+    entries: dict[str, dict[str, Any]] | None
     documents: str | None = None
 
 
-def _entry_key(files: list[dict], asked: dict) -> str:
-    text = json.dumps([__version__, asked, files], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+#: The most entries a state holds: past it, the next run writes every row in one entry.
+MAX_ENTRIES = 8
 
 
 def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
@@ -112,8 +130,8 @@ def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
     Warns
     -----
     TamperedCacheWarning
-        When ``state.json``'s signature does not hold, or its entry does not
-        match its seal: the state is dropped.
+        When ``state.json``'s signature does not hold, or an entry it names does
+        not match its seal or is missing: the state is dropped.
     """
     folder = Path(directory)
     path = folder / STATE_FILE
@@ -125,26 +143,43 @@ def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
     if problem is not None:
         _drop(folder, f"{path}: {problem}")
         return None
-    parts = None
-    if value.get("version") == __version__ and value.get("asked") == json.loads(
-        json.dumps(asked, default=str)
-    ):
+    entries: dict[str, dict[str, Any]] = {}
+    for key in value["entries"]:
+        if not os.path.isdir(folder / key):
+            _drop(folder, f"{path}: names the entry {key}, which is missing")
+            return None
         # lookup warns itself (and drops the entry) when the entry does not match its seal.
-        parts = lookup(folder, value["entry"])
+        parts = lookup(folder, key)
         if parts is None:
             _drop(folder, None)
             return None
+        parts["findings"] = parts["tables"].pop(_FINDINGS)
+        parts["lines"] = parts["tables"].pop(_LINES)
+        entries[key] = parts
     kept = {record["name"]: Kept(**record) for record in value["files"]}
-    findings = None
-    if parts is not None:
-        findings = parts["tables"].pop(_FINDINGS)
-        lines = parts["tables"].pop(_LINES)
-        for name, group in lines.groupby("source_file", sort=False, observed=True):
-            if name in kept:
-                kept[name].index = LineIndex(
-                    group["end"].to_numpy(dtype=np.int64), group["hash"].to_numpy(dtype=np.int64)
-                )
-    return State(kept, parts, findings, value.get("documents"))
+    for record in kept.values():
+        record.index = _index(record, entries)
+    same = value.get("version") == __version__ and value.get("asked") == json.loads(
+        json.dumps(asked, default=str)
+    )
+    return State(kept, entries if same else None, value.get("documents"))
+
+
+def _index(record: Kept, entries: dict[str, dict[str, Any]]) -> LineIndex:
+    """A file's line index, gathered from the pieces that hold it."""
+    ends, hashes = [], []
+    for key, name, first, last in record.pieces:
+        lines = entries[key]["lines"]
+        at = (
+            (lines["source_file"].astype("str") == name)
+            & (lines["line"] >= first)
+            & (lines["line"] <= last)
+        ).to_numpy()
+        ends.append(lines["end"].to_numpy(dtype=np.int64)[at])
+        hashes.append(lines["hash"].to_numpy(dtype=np.int64)[at])
+    if not ends:
+        return LineIndex()
+    return LineIndex(np.concatenate(ends), np.concatenate(hashes))
 
 
 def _drop(folder: Path, problem: str | None) -> None:
@@ -159,30 +194,44 @@ def _drop(folder: Path, problem: str | None) -> None:
         )
 
 
-def _lines_frame(kept: list[Kept]) -> pd.DataFrame:
-    names = [record.name for record in kept for _ in range(len(record.index))]
+def lines_frame(lines: dict[str, tuple[LineIndex, int]]) -> pd.DataFrame:
+    """The ``_lines`` table of an entry: ``{file: (index, number of its first line)}``."""
+    names, numbers, ends, hashes = [], [], [], []
+    for name, (index, first) in lines.items():
+        names.extend([name] * len(index))
+        numbers.append(np.arange(first, first + len(index), dtype=np.int64))
+        ends.append(index.ends)
+        hashes.append(index.hashes)
+    empty = [np.zeros(0, np.int64)]
     return pd.DataFrame(
         {
             "source_file": pd.Series(names, dtype="str"),
-            "end": np.concatenate([r.index.ends for r in kept] or [np.zeros(0, np.int64)]),
-            "hash": np.concatenate([r.index.hashes for r in kept] or [np.zeros(0, np.int64)]),
+            "line": np.concatenate(numbers or empty),
+            "end": np.concatenate(ends or empty),
+            "hash": np.concatenate(hashes or empty),
         }
     )
+
+
+def new_entry_key() -> str:
+    """The name of a new entry (an entry is never written twice)."""
+    return uuid.uuid4().hex
 
 
 def write_state(
     directory: str | os.PathLike,
     asked: dict,
     kept: list[Kept],
+    key: str,
     parts: dict[str, Any],
     *,
-    findings: pd.DataFrame,
     documents: str,
 ) -> None:
     """Write the state of this run to ``directory``, replacing the one there.
 
-    The entry is written and sealed first, then ``state.json`` naming it is
-    replaced whole; the entry it named before is removed.
+    The new entry is written and sealed first, then ``state.json`` naming
+    every entry its files' pieces refer to is replaced whole; the entries no
+    piece refers to any more are removed.
 
     Parameters
     ----------
@@ -190,37 +239,43 @@ def write_state(
     asked : dict
         The options that shape the tables.
     kept : list of Kept
-        Every file audited, with its line index.
+        Every file audited, with its pieces.
+    key : str
+        The new entry's name (:func:`new_entry_key`).
     parts : dict
-        ``tables``, ``rejected``, ``keys``, ``sources``, ``files``, ``documents``
-        of the rows to keep (the audited lines of the plain JSON Lines files).
-    findings : DataFrame
-        The findings of the row checks of those rows.
+        The new entry: ``tables``, ``rejected``, ``keys``, ``sources``, ``files``,
+        ``documents`` of the rows it keeps, ``findings`` (of the row checks of
+        those rows) and ``lines`` (:func:`lines_frame`).
     documents : str
-        The SHA-256 of the documents (policies) those findings were found with.
+        The SHA-256 of the documents (policies) the findings were found with.
     """
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     records = [{k: v for k, v in asdict(r).items() if k != "index"} for r in kept]
     asked = json.loads(json.dumps(asked, default=str))
-    key = _entry_key([records, documents], asked)
-    tables = {**parts["tables"], _LINES: _lines_frame(kept), _FINDINGS: findings}
-    store(folder, key, {**parts, "tables": tables, "digests": {}})
-    before = None
+    tables = {**parts["tables"], _LINES: parts["lines"], _FINDINGS: parts["findings"]}
+    rest = {k: v for k, v in parts.items() if k not in ("lines", "findings")}
+    store(folder, key, {**rest, "tables": tables, "digests": {}})
+    referred = list(dict.fromkeys(piece[0] for r in kept for piece in r.pieces))
+    before: list[str] = []
     path = folder / STATE_FILE
     if os.path.lexists(path):
         value, problem = unsigned(folder, path, "state")
-        before = value.get("entry") if problem is None and isinstance(value, dict) else None
+        if problem is None and isinstance(value, dict):
+            before = list(value.get("entries", []))
     document = {
         "format": _FORMAT,
         "version": __version__,
         "asked": asked,
-        "entry": key,
+        "entries": referred,
         "files": records,
         "documents": documents,
     }
     partial = folder / f".{STATE_FILE}.{uuid.uuid4().hex}.partial"
     partial.write_text(json.dumps(signed(folder, "state", document)), encoding="utf-8")
     os.replace(partial, path)
-    if before and before != key and os.path.isdir(folder / before):
-        shutil.rmtree(folder / before, ignore_errors=True)
+    # Every entry no piece refers to: those of the state before, and any left by a state
+    # dropped (entries are named by 32 hexadecimal digits).
+    for old in {*before, key, *(p.name for p in folder.iterdir() if _ENTRY_NAME.fullmatch(p.name))}:
+        if old not in referred and os.path.isdir(folder / old):
+            shutil.rmtree(folder / old, ignore_errors=True)
