@@ -107,13 +107,9 @@ class Audit:
     retry: Callable[[Callable[[Audit], Any]], Any] | None = field(
         default=None, repr=False, compare=False
     )
-    #: Of a load with ``state=``: every difference between the files and the bytes the
-    #: state audited before (columns of :data:`~explicit_audit._core.edit_findings.CHANGE_COLUMNS`),
-    #: the rows of the check ``audited_bytes``; None for a load without a state.
+    #: Of a load with ``state=`` (:mod:`explicit_audit.state`): edits, row checks' findings.
     changes: pd.DataFrame | None = field(default=None, repr=False, compare=False)
-    #: Of a load with ``state=``: the findings of the checks of each record on its own,
-    #: by their checks' names, found as the load joined the rows (:mod:`explicit_audit.state`).
-    known_findings: dict[str, pd.DataFrame] | None = field(default=None, repr=False, compare=False)
+    known_findings: dict | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         tables = self.__dict__.get("tables", {})

@@ -3,7 +3,7 @@
 The record a changed line held before is read from the rows the state kept
 (the table and the id of the row at that line, or the reason it was
 rejected); the record it holds now, from the line as it is, read on its own
-(:func:`~explicit_audit.loading.load_bytes`).
+(as :func:`~explicit_audit.loading.load_bytes` reads bytes).
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from typing import Any
 
 import pandas as pd
 
+from .._core import registry
 from .._core.edit_findings import CHANGE_COLUMNS
+from ..audit import audit_of_reading
+from ..reading.reader import read_bytes
 from .compare import Edit
 from .lines import line_at
 
@@ -53,11 +56,13 @@ def _now(edit: Edit) -> str | None:
     data = line_at(path, offset)
     if data is None:
         return "nothing (the file ends before it)"
-    from ..loading import load_bytes  # the loader imports the state: imported when used
-
+    kinds = registry.kinds()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        part = load_bytes(data + b"\n", source_file=edit.source_file, first_line=line)
+        reading = read_bytes(
+            data + b"\n", edit.source_file, kinds, jsonl=True, first_line=line, file_start=False
+        )
+        part = audit_of_reading(reading, kinds, strict=False)
     return describe_line({"tables": part.tables, "rejected": part.rejected}, edit.source_file, line)
 
 
