@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _decision_logs import decision_lines
 from bench_receipts import write_receipts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,17 +49,6 @@ found = found[found["check"] != "audited_bytes"].astype(
 found.to_pickle(out)
 print(json.dumps({"seconds": elapsed, "findings": len(found)}))
 """
-
-
-def _decision_lines(n: int) -> list[str]:
-    """``n`` decisions: the bundled ones, copied with their ids renumbered."""
-    bundled = []
-    for path in sorted((ROOT / "data/decisions").glob("*.jsonl")):
-        bundled.extend(path.read_text("utf-8").splitlines())
-    lines = []
-    for copy in range(n // len(bundled) + 1):
-        lines.extend(line.replace('"d-', f'"d{copy}-', 1) + "\n" for line in bundled)
-    return lines[:n]
 
 
 def _receipt_lines(n: int, where: Path) -> list[str]:
@@ -82,7 +72,7 @@ def main() -> None:
     parser.add_argument("--appended", type=float, default=0.01, help="share appended")
     args = parser.parse_args()
     extra = int(args.n * args.appended)
-    decisions = _decision_lines(args.n + extra)
+    decisions = decision_lines(args.n + extra)
     with tempfile.TemporaryDirectory() as tmp:
         receipts = _receipt_lines(args.n + extra, Path(tmp) / "all.jsonl")
         folder, state = Path(tmp) / "logs", Path(tmp) / "state"
