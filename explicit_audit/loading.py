@@ -64,6 +64,10 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     """
     settings = resolved(options)
     kinds = registry.kinds()
+    if reads_lazily(settings.engine) and settings.state is not None:
+        from .state.lazy import with_state
+
+        return with_state(source, settings, lambda: _lazy_audit(source, kinds, settings))
     if reads_lazily(settings.engine):
         return _lazy_audit(source, kinds, settings)
     if settings.state is not None:

@@ -37,6 +37,7 @@ from typing import Any
 import pandas as pd
 
 from ._core import engine, registry
+from ._core.edit_findings import STATE_CHECKER
 from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
 from ._core.key_check import key_counts
@@ -308,7 +309,11 @@ def verify_all(audit: Audit, *, expect: Iterable[str] | str | None = None) -> Ve
     expected_names = _expected_names(expect)
     checkers = registry.checkers(state=audit.changes is not None)
     if audit.lazy:
-        parts, rows, accounted = _partitioned_parts(audit, checkers)
+        # The edits a state found are in memory, at the client: checked there.
+        edits = [c for c in checkers if c is STATE_CHECKER]
+        lazy = [c for c in checkers if c is not STATE_CHECKER]
+        parts, rows, accounted = _partitioned_parts(audit, lazy)
+        parts = [_in_memory(checker, audit) for checker in edits] + parts
     else:
         parts = [_in_memory(checker, audit) for checker in checkers]
         rows = {name: len(frame) for name, frame in audit.tables.items()}

@@ -225,6 +225,29 @@ def test_a_rotated_log_is_recognised_by_its_content(audited, full_lines):
     assert _changes(_load(logs, state)) == []  # and the next run starts from there
 
 
+def test_the_dask_engine_finds_the_same_edits_at_the_client(audited):
+    logs, state = audited
+    path = logs / "decisions.jsonl"
+    with open(path, "r+b") as handle:  # in place: the same inode
+        handle.write(path.read_bytes().replace(b'"d-01-0001"', b'"d-01-9991"', 1))
+    os.rename(logs / "operator.jsonl", logs / "operator.jsonl.1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        audit = ea.load(logs, engine="dask", state=state)
+    assert audit.lazy
+    assert sorted(_changes(audit)) == [
+        ("audited_bytes_changed", "decisions.jsonl", 1),
+        ("log_rotated", "operator.jsonl.1", 0),
+    ]
+    found = ea.verify_all(audit).findings
+    edits = found[found["check"] == "audited_bytes"]
+    assert edits["rule"].astype("str").tolist() == ["audited_bytes_changed", "log_rotated"]
+    # The state it wrote holds no rows: a pandas run from it reads whole, finds no edit.
+    again = _load(logs, state)
+    assert _changes(again) == []
+    _assert_same(again, _load(logs))
+
+
 def test_a_tampered_state_is_dropped_with_a_warning_and_never_used(audited):
     logs, state = audited
     document = json.loads((state / "state.json").read_text())

@@ -76,8 +76,9 @@ class LoadOptions(TypedDict, total=False):
         the bytes of each file audited before are hashed again, only the bytes
         appended since are read, and any edit of the audited bytes (a changed
         line, a file cut short, replaced or gone; a rotation, as a notice) is
-        in ``Audit.changes``, a finding of ``verify_all``. ``ea.load`` with
-        the pandas engine, local files only.
+        in ``Audit.changes``, a finding of ``verify_all``. ``ea.load``, local
+        files only; with ``engine="dask"`` only the edits are found (every
+        file is read whole).
     storage_options : dict, optional
         For URLs: passed to fsspec as the file system's options (credentials,
         ``client_kwargs``, request ``headers``, ...), e.g.
@@ -144,10 +145,6 @@ def resolved(options: dict[str, Any], what: str = "load") -> Options:
     if found.state is not None and found.cache is not None:
         raise AuditError("give state= or cache=, not both: a state keeps the rows it audited")
     if reads_lazily(found.engine):
-        if found.state is not None:
-            raise AuditError(
-                'state= joins the rows it kept with the rows read: use it with engine="pandas"'
-            )
         if found.cache is not None:
             raise AuditError(
                 'cache= keeps in-memory tables: use it with engine="pandas" (a Dask load '
