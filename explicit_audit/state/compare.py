@@ -15,6 +15,7 @@ file is read on from where its audit ended.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,12 +150,23 @@ def compare(kept: dict[str, Kept], paths: list[Path]) -> tuple[list[Plan], list[
     by_name = {plan.name: plan for plan in plans}
     tentative: dict[str, Edit] = {}
     found: set[str] = set()
-    # The file under its own name, the same file (device and inode) as audited.
-    for name, record in kept.items():
-        plan = by_name.get(name)
-        if plan is None or plan.stat is None or not _same(plan.stat, record):
-            continue
-        hasher = _holds(plan.path, plan.stat, record)
+    # The file under its own name, the same file (device and inode) as audited: hashed in
+    # threads (hashlib lets go of the interpreter's lock over large buffers).
+    same = {
+        name: (by_name[name], record)
+        for name, record in kept.items()
+        if name in by_name and by_name[name].stat is not None and _same(by_name[name].stat, record)
+    }
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        held = dict(
+            zip(
+                same,
+                pool.map(lambda pair: _holds(pair[0].path, pair[0].stat, pair[1]), same.values()),
+                strict=True,
+            )
+        )
+    for name, (plan, record) in same.items():
+        hasher = held[name]
         if hasher is not None:
             plan.kept, plan.hasher = record, hasher
             found.add(name)

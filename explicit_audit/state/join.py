@@ -134,16 +134,17 @@ def _stacked(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
         new = _widened(new, old)
         if new is None:
             return None
-    columns = {}
+    unions = {}
     for column in old.columns:
-        left, right = old[column], new[column]
-        union = _union(left, right)
+        union = _union(old[column], new[column])
         if union is not None:
-            left, right = left.astype(union), right.astype(union)
-        elif left.dtype != right.dtype:
+            if union != old[column].dtype or union != new[column].dtype:
+                unions[column] = union
+        elif old[column].dtype != new[column].dtype:
             return None
-        columns[column] = pd.concat([left, right], ignore_index=True)
-    return pd.DataFrame(columns)
+    if unions:
+        old, new = old.astype(unions), new.astype(unions)
+    return pd.concat([old, new], ignore_index=True)
 
 
 def _holds_missing(dtype) -> bool:
