@@ -78,14 +78,19 @@ def _same(stat: os.stat_result, kept: Kept) -> bool:
     return (stat.st_dev, stat.st_ino) == (kept.device, kept.inode)
 
 
+#: What :func:`_holds` gives for a file it cannot read: no edit told (the reading names it).
+UNREADABLE = object()
+
+
 def _holds(path: Path, stat: os.stat_result, kept: Kept):
-    """The SHA-256 of ``path``'s first ``kept.audited`` bytes when they are those audited."""
+    """The SHA-256 of ``path``'s first ``kept.audited`` bytes when they are those audited;
+    None when they are not; :data:`UNREADABLE` when the file cannot be read."""
     if stat.st_size < kept.audited:
         return None
     try:
         found = scan(path, 0, kept.audited, index=False)
     except OSError:
-        return None
+        return UNREADABLE
     if found.read != kept.audited or found.hasher.hexdigest() != kept.sha256:
         return None
     return found.hasher
@@ -167,7 +172,9 @@ def compare(kept: dict[str, Kept], paths: list[Path]) -> tuple[list[Plan], list[
         )
     for name, (plan, record) in same.items():
         hasher = held[name]
-        if hasher is not None:
+        if hasher is UNREADABLE:
+            found.add(name)  # not continued: read whole, and the reading names the problem
+        elif hasher is not None:
             plan.kept, plan.hasher = record, hasher
             found.add(name)
         elif plan.stat.st_size < record.audited:
@@ -243,7 +250,7 @@ def _moved(record: Kept, plans: list[Plan], home: Plan | None) -> Plan | None:
         if plan is home and _same(plan.stat, record):
             continue  # compared above: it does not hold them
         hasher = _holds(plan.path, plan.stat, record)
-        if hasher is not None:
+        if hasher is not None and hasher is not UNREADABLE:
             plan.kept, plan.hasher = record, hasher
             return plan
     return None
