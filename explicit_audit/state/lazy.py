@@ -20,14 +20,10 @@ import pandas as pd
 from .._core.findings import REJECTED_RULES
 from .._core.key_table import keys_frame
 from ..audit import Audit
-from ..errors import AuditError
-from ..reading.collect import list_sources
-from ..reading.remote import has_remote, local_source
 from ..reading.tables import rejected_frame
 from .changes import changes_frame
-from .compare import compare
-from .load import _asked, _audited, _before
-from .store import lines_frame, new_entry_key, read_state, write_state
+from .load import _audited, _before, compared
+from .store import lines_frame, new_entry_key, write_state
 
 __all__ = ["with_state"]
 
@@ -40,18 +36,7 @@ def with_state(source, settings, lazy_audit) -> Audit:
     AuditError
         For a source that is not local files.
     """
-    source = local_source(source)
-    if has_remote(source):
-        raise AuditError(
-            "state= re-hashes the bytes each file held when it was audited: it works on local "
-            "files, not on URLs, file objects or standard input"
-        )
-    asked = _asked(settings)
-    state = read_state(settings.state, asked)
-    listing = list_sources(source)
-    plans, edits = compare(
-        {} if state is None else state.kept, [*listing.data_files, *listing.policy_files]
-    )
+    asked, state, _, plans, edits = compared(source, settings)
     for plan in plans:
         plan.kept = None  # every file is read whole by the engine
     audit = lazy_audit()

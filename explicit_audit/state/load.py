@@ -48,7 +48,7 @@ from .store import (
     write_state,
 )
 
-__all__ = ["load_with_state"]
+__all__ = ["compared", "load_with_state"]
 
 
 def _asked(settings: Options) -> dict[str, Any]:
@@ -61,8 +61,12 @@ def _asked(settings: Options) -> dict[str, Any]:
     }
 
 
-def load_with_state(source, settings: Options) -> Audit:
-    """The audit of ``source``, reading only what the state ``settings.state`` has not audited.
+def compared(source, settings: Options) -> tuple:
+    """The state, the files of ``source`` and how each is read, and the edits found.
+
+    Returns ``(asked, state, listing, plans, edits)``: the options that shape the
+    tables, the state (None when there is none), the listing, a
+    :class:`~.compare.Plan` per file (data files, then policies) and the edits.
 
     Raises
     ------
@@ -78,9 +82,21 @@ def load_with_state(source, settings: Options) -> Audit:
     asked = _asked(settings)
     state = read_state(settings.state, asked)
     listing = list_sources(source)
-    every, edits = compare(
+    plans, edits = compare(
         {} if state is None else state.kept, [*listing.data_files, *listing.policy_files]
     )
+    return asked, state, listing, plans, edits
+
+
+def load_with_state(source, settings: Options) -> Audit:
+    """The audit of ``source``, reading only what the state ``settings.state`` has not audited.
+
+    Raises
+    ------
+    AuditError
+        For a source that is not local files (a URL, a file object, standard input).
+    """
+    asked, state, listing, every, edits = compared(source, settings)
     plans, policy_plans = every[: len(listing.data_files)], every[len(listing.data_files) :]
     entries = None if state is None else state.entries
     if not entries:
