@@ -49,6 +49,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _decision_logs import decision_lines as _decision_lines
 from bench_receipts import _receipt, logged
 
 import explicit_audit as ea
@@ -64,16 +65,6 @@ GRID = {
 def _receipt_lines(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     return [json.dumps(logged(_receipt(rng, i), i), ensure_ascii=False) + "\n" for i in range(n)]
-
-
-def _decision_lines(n: int) -> list[str]:
-    bundled = []
-    for path in sorted((ROOT / "data/decisions").glob("*.jsonl")):
-        bundled.extend(path.read_text("utf-8").splitlines())
-    lines = []
-    for copy in range(n // len(bundled) + 1):
-        lines.extend(line.replace('"d-', f'"d{copy}-', 1) + "\n" for line in bundled)
-    return lines[:n]
 
 
 def write_logs(folder: Path, gigabytes: float) -> dict:

@@ -107,6 +107,9 @@ class Audit:
     retry: Callable[[Callable[[Audit], Any]], Any] | None = field(
         default=None, repr=False, compare=False
     )
+    #: Of a load with ``state=`` (:mod:`explicit_audit.state`): edits, row checks' findings.
+    changes: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    known_findings: dict | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         tables = self.__dict__.get("tables", {})
@@ -256,6 +259,7 @@ class Audit:
             sources=sources,
             keys=self.keys if keys is None else keys,
             rows_known={**rows, "rejected": len(rejected)},
+            changes=self.changes,
         )
 
     def rows(self, table: str) -> int:
@@ -321,6 +325,7 @@ def _every_table(audit: Audit, step) -> Audit:
         files=list(audit.files),
         sources=sources,
         keys=keys,
+        changes=audit.changes,
     )
 
 

@@ -49,7 +49,8 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
         A file, a folder (read recursively), a glob, or a list of them.
     **options
         ``strict``, ``strict_keys``, ``progress``, ``limits``, ``engine``, ``blocksize``,
-        ``sample_bytes``, ``cache``, ``threads``: see :class:`~explicit_audit.LoadOptions`.
+        ``sample_bytes``, ``cache``, ``state``, ``threads``: see
+        :class:`~explicit_audit.LoadOptions`.
 
     Returns
     -------
@@ -68,8 +69,16 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     """
     settings = resolved(options)
     kinds = registry.kinds()
+    if reads_lazily(settings.engine) and settings.state is not None:
+        from .state.lazy import with_state
+
+        return with_state(source, settings, lambda: _lazy_audit(source, kinds, settings))
     if reads_lazily(settings.engine):
         return _lazy_audit(source, kinds, settings)
+    if settings.state is not None:
+        from .state.load import load_with_state
+
+        return load_with_state(source, settings)
     return _in_memory(source, settings, None)
 
 
@@ -273,6 +282,8 @@ def load_tables(source: Source, kind: RecordKind, **options: Unpack[LoadOptions]
         The kind's tables, by name.
     """
     settings = resolved(options, what=f"load_{kind.name}")
+    if settings.state is not None:
+        raise AuditError("state= is for ea.load, which audits every kind of the files")
     if reads_lazily(settings.engine):
         return _partitioned(source, registry.kinds(), {kind.name}, settings).tables
     return _in_memory(source, settings, kind.name).tables

@@ -37,6 +37,7 @@ from typing import Any
 import pandas as pd
 
 from ._core import engine, registry
+from ._core.edit_findings import STATE_CHECKER
 from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
 from ._core.key_check import key_counts
@@ -255,6 +256,10 @@ def _frames(audit: Audit, checker: Checker) -> tuple[list, dict[str, Any]]:
 
 
 def _in_memory(checker: Checker, audit: Audit) -> pd.DataFrame:
+    known = audit.known_findings or {}
+    key = ",".join(check.name for check in checker.checks)
+    if key in known:  # found as a load with state= joined the rows (explicit_audit.state)
+        return known[key]
     frames, documents = _frames(audit, checker)
     if checker.whole is not None:
         return checker.whole(*frames, **documents)
@@ -309,9 +314,13 @@ def verify_all(
     >>> result.findings.query("check == 'plan_hashes'")  # doctest: +SKIP
     """
     expected_names = _expected_names(expect)
-    checkers = registry.checkers(now=now)
+    checkers = registry.checkers(now=now, state=audit.changes is not None)
     if audit.lazy:
-        parts, rows, accounted = _partitioned_parts(audit, checkers)
+        # The edits a state found are in memory, at the client: checked there.
+        edits = [c for c in checkers if c is STATE_CHECKER]
+        lazy = [c for c in checkers if c is not STATE_CHECKER]
+        parts, rows, accounted = _partitioned_parts(audit, lazy)
+        parts = [_in_memory(checker, audit) for checker in edits] + parts
     else:
         parts = [_in_memory(checker, audit) for checker in checkers]
         rows = {name: len(frame) for name, frame in audit.tables.items()}
@@ -326,7 +335,7 @@ def verify_all(
     rules = RuleTable([])
     for checker in checkers:
         rules = rules | checker.rules
-    kinds = sorted({str(kind) for part in parts for kind in part["kind"].dropna()})
+    kinds = sorted({str(kind) for part in parts for kind in part["kind"].dropna().unique()})
     dtypes = rules.dtypes(kinds=kinds)
     dtypes["check"] = pd.CategoricalDtype([check.name for check in checks])
     findings = pd.concat(

@@ -30,6 +30,7 @@ LAYERS = (
     ("parquet", 4),
     ("_cache_seal", 4),
     ("cache", 5),
+    ("state", 5.5),  # above the cache and the audit it writes and joins; below loading
     ("plugins", 3),
     ("verify", 6),
     ("verdicts", 7),

@@ -38,6 +38,7 @@ from typing import Any
 from ..errors import AuditError
 from .duplicates import CHECK as DUPLICATES_CHECK
 from .duplicates import duplicates_checker
+from .edit_findings import STATE_CHECKER
 from .findings import REJECTED_RULES, RuleTable, rejected_findings
 from .key_check import KEYS_CHECKER
 from .records import Check, Checker, Documents, RecordKind, Table
@@ -109,7 +110,8 @@ def register(kind: RecordKind, *, replace: bool = False) -> RecordKind:
     taken_tables = {table.name for other in others for table in other.tables}
     taken_tables |= {"rejected", "sources", "keys"}
     taken_checks = {check.name for other in others for c in other.checks for check in c.checks}
-    taken_checks |= {check.name for c in (REJECTED_CHECKER, KEYS_CHECKER) for check in c.checks}
+    fixed = (REJECTED_CHECKER, KEYS_CHECKER, STATE_CHECKER)
+    taken_checks |= {check.name for c in fixed for check in c.checks}
     taken_checks |= {DUPLICATES_CHECK, TIMES_CHECK}
     for table in kind.tables:
         if table.name in taken_tables:
@@ -234,8 +236,11 @@ def references() -> dict[tuple[str, str], str]:
     }
 
 
-def checkers(among: Sequence[RecordKind] | None = None, *, now: Any = None) -> list[Checker]:
-    """Every checker, in verdict order: the rejected rows first, then the records' keys
+def checkers(
+    among: Sequence[RecordKind] | None = None, *, now: Any = None, state: bool = False
+) -> list[Checker]:
+    """Every checker, in verdict order: the rejected rows first, then (with ``state``, for
+    an audit loaded with an audit state) the bytes audited before, then the records' keys
     (where any kind declares its shapes) and repeated records (where any declares an
     identity, :mod:`.duplicates`) and the records' times as of ``now`` (by default the
     moment of the call, :mod:`.time_check`), then each kind's."""
@@ -246,18 +251,19 @@ def checkers(among: Sequence[RecordKind] | None = None, *, now: Any = None) -> l
     duplicates = duplicates_checker(among)
     keys += [duplicates] if duplicates is not None else []
     keys.append(times_checker(among, now))
-    return [REJECTED_CHECKER, *keys, *(checker for _, checker in ranked)]
+    edits = [STATE_CHECKER] if state else []
+    return [REJECTED_CHECKER, *edits, *keys, *(checker for _, checker in ranked)]
 
 
-def checks() -> dict[str, Check]:
-    """Every check, in verdict order: name -> :class:`Check`."""
-    return {check.name: check for checker in checkers() for check in checker.checks}
+def checks(*, state: bool = False) -> dict[str, Check]:
+    """Every check, in verdict order: name -> :class:`Check` (``state``: as :func:`checkers`)."""
+    return {check.name: check for checker in checkers(state=state) for check in checker.checks}
 
 
-def rules() -> RuleTable:
-    """Every rule of every check, in verdict order."""
+def rules(*, state: bool = False) -> RuleTable:
+    """Every rule of every check, in verdict order (``state``: as :func:`checkers`)."""
     table = RuleTable([])
-    for checker in checkers():
+    for checker in checkers(state=state):
         table = table | checker.rules
     return table
 

@@ -44,14 +44,16 @@ def load_data(
     *,
     strict_keys: bool = False,
     sample_bytes: int | None = None,
+    state: str | None = None,
 ) -> tuple[Audit, Provenance | None]:
     """The audit of ``data`` and its provenance, from the one pass that read the files.
 
     For Dask tables the provenance is None: it is gathered after the checks,
     from the accounting their one pass computes (``Verification.accounting``).
 
-    A file the system will not let the kit read, or a folder it cannot list,
-    raises an :class:`~explicit_audit.InputError` naming it (exit 2).
+    With ``state``, an audit state folder (``ea.load(..., state=)``). A file
+    the system will not let the kit read, or a folder it cannot list, raises
+    an :class:`~explicit_audit.InputError` naming it (exit 2).
     """
     with warnings.catch_warnings():
         # Every command reports rejected rows itself, and --since/--until counts the
@@ -59,6 +61,8 @@ def load_data(
         warnings.simplefilter("ignore", RejectedRowsWarning)
         warnings.simplefilter("ignore", UnparsedTimeWarning)
         options = {"sample_bytes": sample_bytes} if sample_bytes is not None else {}
+        if state is not None:
+            options["state"] = state
         # progress: as --progress/--no-progress chose (the command runs within that choice).
         audit = load(data, engine=engine, strict_keys=strict_keys, **options)
     if audit.lazy:

@@ -151,6 +151,12 @@ def parser() -> argparse.ArgumentParser:
     _sample_option(verify)
     _strict_keys_option(verify)
     verify.add_argument(
+        "--state",
+        metavar="DIR",
+        help="an audit state folder: read only the bytes appended since the audit that wrote "
+        "it, and report any edit of the bytes it audited (docs/state.md); the pandas engine",
+    )
+    verify.add_argument(
         "--expect",
         metavar="KINDS",
         help="comma-separated record kinds, tables or documents DATA must hold "

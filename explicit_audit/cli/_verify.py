@@ -58,7 +58,11 @@ def verify(args: argparse.Namespace) -> int:
     window = _window(args)
     previous = read_baseline(args.baseline) if args.baseline else None
     audit, facts = load_data(
-        args.data, args.engine, strict_keys=args.strict_keys, sample_bytes=args.sample_bytes
+        args.data,
+        args.engine,
+        strict_keys=args.strict_keys,
+        sample_bytes=args.sample_bytes,
+        state=args.state,
     )
     result = verify_all(audit, expect=args.expect)
     if facts is None:

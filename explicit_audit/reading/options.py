@@ -71,6 +71,14 @@ class LoadOptions(TypedDict, total=False):
         version and every file's SHA-256: a later load of unchanged files
         reads them back instead of parsing (:mod:`explicit_audit.cache`).
         The pandas engine, local files only.
+    state : str or path-like, optional
+        An audit state folder (:mod:`explicit_audit.state`, ``docs/state.md``):
+        the bytes of each file audited before are hashed again, only the bytes
+        appended since are read, and any edit of the audited bytes (a changed
+        line, a file cut short, replaced or gone; a rotation, as a notice) is
+        in ``Audit.changes``, a finding of ``verify_all``. ``ea.load``, local
+        files only; with ``engine="dask"`` only the edits are found (every
+        file is read whole).
     storage_options : dict, optional
         For URLs: passed to fsspec as the file system's options (credentials,
         ``client_kwargs``, request ``headers``, ...), e.g.
@@ -88,6 +96,7 @@ class LoadOptions(TypedDict, total=False):
     sample_bytes: int | None
     cache: str | os.PathLike | None
     threads: int | None
+    state: str | os.PathLike | None
     storage_options: dict | None
 
 
@@ -109,6 +118,7 @@ class Options:
     blocksize: int | None = None
     sample_bytes: int | None = None
     cache: str | os.PathLike | None = None
+    state: str | os.PathLike | None = None
     storage_options: dict | None = None
 
 
@@ -132,6 +142,8 @@ def resolved(options: dict[str, Any], what: str = "load") -> Options:
     found = Options(**{**given, "progress": wanted(options.get("progress")), "limits": limits})
     if found.engine not in ENGINES:
         raise AuditError(f"unknown engine {found.engine!r}; choose one of {', '.join(ENGINES)}")
+    if found.state is not None and found.cache is not None:
+        raise AuditError("give state= or cache=, not both: a state keeps the rows it audited")
     if reads_lazily(found.engine):
         if found.cache is not None:
             raise AuditError(

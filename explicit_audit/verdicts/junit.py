@@ -30,6 +30,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from .._core import registry
+from .._core.edit_findings import STATE_CHECK
 from .formats import Failure
 from .verdict import Verdict
 
@@ -66,8 +67,9 @@ def junit_xml(verdict: Verdict) -> str:
     >>> junit_xml(verdict).splitlines()[1]  # doctest: +SKIP
     '<testsuites name="explicit-audit verify data" tests="41" failures="28" errors="0">'
     """
-    checks = registry.checks()
-    rules = registry.rules()
+    state = STATE_CHECK in verdict.verification.checked
+    checks = registry.checks(state=state)
+    rules = registry.rules(state=state)
     summary = verdict.verification.summary()
     by_rule: dict[tuple[str, str], list[int]] = {}
     for position, finding in enumerate(verdict.findings):
@@ -112,7 +114,7 @@ def _rule_cases(
     by_rule: dict[tuple[str, str], list[int]],
 ) -> int:
     """A test case per rule of a check that ran; how many of them fail."""
-    rules = registry.rules()
+    rules = registry.rules(state=STATE_CHECK in verdict.verification.checked)
     failures = 0
     for rule_name in names:
         case = ET.SubElement(suite, "testcase", classname=check, name=rule_name)

@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from .._core import registry
+from .._core.edit_findings import STATE_CHECK
 from .._core.jsonable import json_rows
 from .baseline import fingerprint
 from .formats import Failure
@@ -46,9 +47,9 @@ _BASE = "CWD"
 _LEVELS = {"error": "error", "notice": "note"}
 
 
-def _driver(verdict_version: str) -> dict:
+def _driver(verdict_version: str, state: bool = False) -> dict:
     rules = []
-    for name, rule in registry.rules().items():
+    for name, rule in registry.rules(state=state).items():
         rules.append(
             {
                 "id": name,
@@ -108,7 +109,7 @@ def sarif_log(verdict: Verdict) -> str:
     >>> json.loads(sarif_log(verdict))["runs"][0]["invocations"][0]["exitCode"]  # doctest: +SKIP
     1
     """
-    driver = _driver(verdict.version)
+    driver = _driver(verdict.version, STATE_CHECK in verdict.verification.checked)
     rule_index = {rule["id"]: index for index, rule in enumerate(driver["rules"])}
     with_baseline = verdict.baseline is not None
     results = []

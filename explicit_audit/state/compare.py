@@ -1,0 +1,256 @@
+"""The files of a source compared with what an audit state says was audited before.
+
+:func:`compare` hashes again the bytes each file held when it was audited
+and decides, per file, how this run reads it (:class:`Plan`): from where
+the audit ended (the bytes before it unchanged, the file grown or not), or
+whole (a file not audited before, an edited one, any file that is not plain
+JSON Lines). What does not hold is an :class:`Edit`: audited bytes changed,
+a file cut short, replaced (another file under its name) or gone. A file's
+audited bytes found at the start of another file (``x.jsonl`` renamed
+``x.jsonl.1`` by a log rotation, a copy then truncated) are recognised by
+their SHA-256, not by the name: the rotation is a notice, and the rotated
+file is read on from where its audit ended.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
+from .lines import first_changed_line, scan
+from .store import Kept
+
+__all__ = ["Edit", "Plan", "compare"]
+
+
+@dataclass
+class Plan:
+    """How this run reads one file.
+
+    Attributes
+    ----------
+    path : Path
+    name : str
+        As tables name it.
+    stat : os.stat_result or None
+        None when it cannot be stat'ed (the reading names the problem).
+    kept : Kept or None
+        The audit whose bytes this file starts with, unchanged (under this
+        name or, after a rotation, another).
+    hasher : hashlib object or None
+        The SHA-256 of those bytes, to be continued over the rest.
+    """
+
+    path: Path
+    name: str
+    stat: os.stat_result | None
+    kept: Kept | None = None
+    hasher: object = None
+
+    @property
+    def incremental(self) -> bool:
+        """Whether only the bytes after the audited ones are read (the rows before are kept)."""
+        return self.kept is not None and self.kept.rows and is_plain_jsonl_name(self.path)
+
+    @property
+    def start(self) -> int:
+        """Where reading starts: the end of the audited bytes, or 0."""
+        return self.kept.audited if self.incremental else 0
+
+
+@dataclass
+class Edit:
+    """A difference between the files and the bytes audited before: a finding of the state."""
+
+    rule: str
+    source_file: str
+    source_line: int
+    detail: str
+    before: tuple[str, int] | None = None  # (file, line) of the audited record, as kept
+    now: tuple[Path, int, int] | None = None  # (path, line, offset) of the line now there
+    extra: dict = field(default_factory=dict)
+
+
+def _same(stat: os.stat_result, kept: Kept) -> bool:
+    return (stat.st_dev, stat.st_ino) == (kept.device, kept.inode)
+
+
+#: What :func:`_holds` gives for a file it cannot read: no edit told (the reading names it).
+UNREADABLE = object()
+
+
+def _holds(path: Path, stat: os.stat_result, kept: Kept):
+    """The SHA-256 of ``path``'s first ``kept.audited`` bytes when they are those audited;
+    None when they are not; :data:`UNREADABLE` when the file cannot be read."""
+    if stat.st_size < kept.audited:
+        return None
+    try:
+        found = scan(path, 0, kept.audited, index=False)
+    except OSError:
+        return UNREADABLE
+    if found.read != kept.audited or found.hasher.hexdigest() != kept.sha256:
+        return None
+    return found.hasher
+
+
+def _first_change(path: Path, kept: Kept) -> tuple[int, int]:
+    """The first audited line the file no longer holds as it was, and where it starts now."""
+    if is_gzip_name(path) or not len(kept.index):
+        return 0, 0
+    try:
+        now = scan(path, 0, kept.audited).lines
+    except OSError:
+        return 0, 0
+    line = first_changed_line(kept.index, now)
+    offset = int(now.ends[line - 2]) if line >= 2 and line - 2 < len(now) else 0
+    return line, offset
+
+
+def _lines_text(kept: Kept) -> str:
+    if not kept.lines:
+        return f"{kept.audited:,} bytes"
+    return f"lines 1-{kept.lines:,}, {kept.audited:,} bytes"
+
+
+def _changed(plan: Plan, kept: Kept, rule: str, what: str) -> Edit:
+    line, offset = _first_change(plan.path, kept)
+    where = f"; line {line:,} is the first that changed" if line else ""
+    return Edit(
+        rule,
+        plan.name,
+        line,
+        f"{what} (audited before: {_lines_text(kept)}, SHA-256 {kept.sha256[:16]}...){where}",
+        before=(kept.name, line) if line else None,
+        now=(plan.path, line, offset) if line else None,
+    )
+
+
+def compare(kept: dict[str, Kept], paths: list[Path]) -> tuple[list[Plan], list[Edit]]:
+    """How each file of ``paths`` is read, and every edit of the bytes audited before.
+
+    Parameters
+    ----------
+    kept : dict
+        The files the state audited, by name.
+    paths : list of Path
+        The files of the source now, in order.
+
+    Returns
+    -------
+    plans : list of Plan
+        One per path, in order.
+    edits : list of Edit
+        In the order of the files audited before.
+    """
+    plans = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stat = None
+        plans.append(Plan(path, display_name(path), stat))
+    by_name = {plan.name: plan for plan in plans}
+    tentative: dict[str, Edit] = {}
+    found: set[str] = set()
+    # The file under its own name, the same file (device and inode) as audited: hashed in
+    # threads (hashlib lets go of the interpreter's lock over large buffers).
+    same = {
+        name: (by_name[name], record)
+        for name, record in kept.items()
+        if name in by_name and by_name[name].stat is not None and _same(by_name[name].stat, record)
+    }
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        held = dict(
+            zip(
+                same,
+                pool.map(lambda pair: _holds(pair[0].path, pair[0].stat, pair[1]), same.values()),
+                strict=True,
+            )
+        )
+    for name, (plan, record) in same.items():
+        hasher = held[name]
+        if hasher is UNREADABLE:
+            found.add(name)  # not continued: read whole, and the reading names the problem
+        elif hasher is not None:
+            plan.kept, plan.hasher = record, hasher
+            found.add(name)
+        elif plan.stat.st_size < record.audited:
+            tentative[name] = _changed(plan, record, "audited_file_shrank", "cut short")
+        else:
+            tentative[name] = _changed(
+                plan, record, "audited_bytes_changed", "bytes audited before were changed"
+            )
+    edits: list[Edit] = []
+    for name, record in kept.items():
+        if name in found:
+            continue
+        home = by_name.get(name)
+        moved = _moved(record, plans, home) if record.audited else None
+        if moved is not None:
+            if moved.name == name:
+                edits.append(
+                    Edit(
+                        "audited_file_replaced",
+                        name,
+                        0,
+                        f"replaced by another file (inode {record.inode} is now "
+                        f"{moved.stat.st_ino}) that starts with the bytes audited before, "
+                        "unchanged",
+                    )
+                )
+            else:
+                edits.append(
+                    Edit(
+                        "log_rotated",
+                        moved.name,
+                        0,
+                        f"{name} (audited before: {_lines_text(record)}) is now {moved.name}, "
+                        "recognised by the SHA-256 of the bytes audited; read on from there",
+                    )
+                )
+            continue
+        if name in tentative:
+            edits.append(tentative[name])
+        elif home is None or home.stat is None:
+            edits.append(
+                Edit(
+                    "audited_file_missing",
+                    name,
+                    0,
+                    f"gone: no file of the source holds the bytes audited before "
+                    f"({_lines_text(record)}, SHA-256 {record.sha256[:16]}...)",
+                )
+            )
+        else:
+            edits.append(
+                _changed(
+                    home,
+                    record,
+                    "audited_file_replaced",
+                    f"replaced by another file (inode {record.inode} is now {home.stat.st_ino}) "
+                    "that does not hold the bytes audited before",
+                )
+            )
+    return plans, edits
+
+
+def _moved(record: Kept, plans: list[Plan], home: Plan | None) -> Plan | None:
+    """The file not yet claimed that starts with ``record``'s audited bytes, if any.
+
+    The same file (device and inode) first, then the file under its name, then the others.
+    """
+    free = [p for p in plans if p.kept is None and p.stat is not None]
+    ranked = sorted(
+        free, key=lambda p: (not _same(p.stat, record), p is not home)
+    )  # stable: listing order among equals
+    for plan in ranked:
+        if plan is home and _same(plan.stat, record):
+            continue  # compared above: it does not hold them
+        hasher = _holds(plan.path, plan.stat, record)
+        if hasher is not None and hasher is not UNREADABLE:
+            plan.kept, plan.hasher = record, hasher
+            return plan
+    return None

@@ -1,0 +1,281 @@
+"""An audit state folder: what the last run audited, signed, and its rows, sealed.
+
+``DIR/state.json`` lists, per file, its identity (name, real path, device,
+inode, size, modification time), the bytes audited (a plain JSON Lines file:
+up to the end of its last whole line; any other: all of it), their lines and
+their SHA-256, signed with the load cache's secret (:mod:`explicit_audit._cache_seal`).
+It names its entries, ``DIR/<key>/``, each written and sealed as a cache
+entry is (:func:`explicit_audit.cache.store`): the tables, rejected rows,
+key notes and findings of row checks (``_findings``) of audited lines of the
+plain JSON Lines files, and ``_lines``, where each audited line ends and the
+hash of its bytes (:mod:`.lines`). Each run writes one entry, of the lines
+it read; past :data:`MAX_ENTRIES`, one entry of every line kept.
+
+A ``state.json`` whose signature does not hold, or an entry that does not
+match its seal, is never used: the state is dropped, named in one
+:class:`~explicit_audit.TamperedCacheWarning`, and the run reads every
+file as a first run does (it cannot tell an edit of the logs then: it says so).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._cache_seal import TamperedCacheWarning, signed, unsigned
+from .._core.caller import warn
+from .._version import __version__
+from ..cache import lookup, store
+from .lines import LineIndex
+
+__all__ = [
+    "MAX_ENTRIES",
+    "STATE_FILE",
+    "Kept",
+    "State",
+    "lines_frame",
+    "new_entry_key",
+    "read_state",
+    "write_state",
+]
+
+#: The signed list of the files a state audited.
+STATE_FILE = "state.json"
+_FORMAT = "explicit_audit.audit-state/1"
+_LINES = "_lines"
+_FINDINGS = "_findings"
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass
+class Kept:
+    """One file as the last run audited it.
+
+    Attributes
+    ----------
+    name : str
+        As tables name it (``source_file``).
+    real : str
+        Its real path.
+    device, inode, size, mtime_ns : int
+        Its identity and size when it was read.
+    audited : int
+        The bytes audited: a plain JSON Lines file's up to its last newline, any other's all.
+    lines : int
+        The whole lines in them.
+    sha256 : str
+        The SHA-256 of the bytes audited.
+    rows : bool
+        Whether the state holds the rows of its audited lines (a plain JSON Lines file).
+    pieces : list
+        Where its lines are kept: ``[entry, name there, first line, last line]``, in line
+        order, covering lines 1 to ``lines`` (the rows too, with ``rows``).
+    counts : list
+        ``[values_read, loaded, rejected]`` of its audited lines (``Audit.sources``).
+    """
+
+    name: str
+    real: str
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    audited: int
+    lines: int
+    sha256: str
+    rows: bool
+    pieces: list = field(default_factory=list)
+    counts: list = field(default_factory=lambda: [0, 0, 0])
+    index: LineIndex = field(default_factory=LineIndex, repr=False, compare=False)
+
+
+@dataclass
+class State:
+    """A state folder as read: the files it audited, and the entries that hold their rows.
+
+    ``entries`` is None when the rows cannot be used (written by another
+    version of the kit, or for a load with other options): the files are
+    then still compared with what was audited, and read whole. Each entry's
+    parts are an audit's (``tables``, ``rejected``, ``keys``, ...), with
+    ``findings``, the findings of the row checks of its rows.
+    """
+
+    kept: dict[str, Kept]
+    entries: dict[str, dict[str, Any]] | None
+    documents: str | None = None
+
+
+#: The most entries a state holds: past it, the next run writes every row in one entry.
+MAX_ENTRIES = 8
+
+
+def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
+    """The state kept in ``directory``; None when there is none, or it cannot be trusted.
+
+    Parameters
+    ----------
+    directory : str or path-like
+    asked : dict
+        The options that shape the tables: rows kept under other ones are not used.
+
+    Warns
+    -----
+    TamperedCacheWarning
+        When ``state.json``'s signature does not hold, or an entry it names does
+        not match its seal or is missing: the state is dropped.
+    """
+    folder = Path(directory)
+    path = folder / STATE_FILE
+    if not os.path.lexists(path):
+        return None
+    value, problem = unsigned(folder, path, "state")
+    if problem is None and not (isinstance(value, dict) and value.get("format") == _FORMAT):
+        problem = "not an audit state this kit wrote"
+    if problem is not None:
+        _drop(folder, f"{path}: {problem}")
+        return None
+    entries: dict[str, dict[str, Any]] = {}
+    for key in value["entries"]:
+        if not os.path.isdir(folder / key):
+            _drop(folder, f"{path}: names the entry {key}, which is missing")
+            return None
+        # lookup warns itself (and drops the entry) when the entry does not match its seal.
+        parts = lookup(folder, key)
+        if parts is None:
+            _drop(folder, None)
+            return None
+        parts["findings"] = parts["tables"].pop(_FINDINGS)
+        parts["lines"] = parts["tables"].pop(_LINES)
+        entries[key] = parts
+    kept = {record["name"]: Kept(**record) for record in value["files"]}
+    for record in kept.values():
+        record.index = _index(record, entries)
+    same = value.get("version") == __version__ and value.get("asked") == json.loads(
+        json.dumps(asked, default=str)
+    )
+    return State(kept, entries if same else None, value.get("documents"))
+
+
+def _index(record: Kept, entries: dict[str, dict[str, Any]]) -> LineIndex:
+    """A file's line index, gathered from the pieces that hold it."""
+    ends, hashes = [], []
+    for key, name, first, last in record.pieces:
+        lines = entries[key]["lines"]
+        at = (
+            (lines["source_file"].astype("str") == name)
+            & (lines["line"] >= first)
+            & (lines["line"] <= last)
+        ).to_numpy()
+        ends.append(lines["end"].to_numpy(dtype=np.int64)[at])
+        hashes.append(lines["hash"].to_numpy(dtype=np.int64)[at])
+    if not ends:
+        return LineIndex()
+    return LineIndex(np.concatenate(ends), np.concatenate(hashes))
+
+
+def _drop(folder: Path, problem: str | None) -> None:
+    """Remove the state's files; warn when ``problem`` says why (lookup warned otherwise)."""
+    (folder / STATE_FILE).unlink(missing_ok=True)
+    if problem is not None:
+        warn(
+            f"{problem}: the audit state is dropped, and every file read as at a first run "
+            "(an edit of the bytes it audited cannot be told this time). A state folder must be "
+            "writable by its owner only",
+            TamperedCacheWarning,
+        )
+
+
+def lines_frame(lines: dict[str, tuple[LineIndex, int]]) -> pd.DataFrame:
+    """The ``_lines`` table of an entry: ``{file: (index, number of its first line)}``."""
+    names, numbers, ends, hashes = [], [], [], []
+    for name, (index, first) in lines.items():
+        names.extend([name] * len(index))
+        numbers.append(np.arange(first, first + len(index), dtype=np.int64))
+        ends.append(index.ends)
+        hashes.append(index.hashes)
+    empty = [np.zeros(0, np.int64)]
+    return pd.DataFrame(
+        {
+            "source_file": pd.Series(names, dtype="str"),
+            "line": np.concatenate(numbers or empty),
+            "end": np.concatenate(ends or empty),
+            "hash": np.concatenate(hashes or empty),
+        }
+    )
+
+
+def new_entry_key() -> str:
+    """The name of a new entry (an entry is never written twice)."""
+    return uuid.uuid4().hex
+
+
+def write_state(
+    directory: str | os.PathLike,
+    asked: dict,
+    kept: list[Kept],
+    key: str,
+    parts: dict[str, Any],
+    *,
+    documents: str,
+) -> None:
+    """Write the state of this run to ``directory``, replacing the one there.
+
+    The new entry is written and sealed first, then ``state.json`` naming
+    every entry its files' pieces refer to is replaced whole; the entries no
+    piece refers to any more are removed.
+
+    Parameters
+    ----------
+    directory : str or path-like
+    asked : dict
+        The options that shape the tables.
+    kept : list of Kept
+        Every file audited, with its pieces.
+    key : str
+        The new entry's name (:func:`new_entry_key`).
+    parts : dict
+        The new entry: ``tables``, ``rejected``, ``keys``, ``sources``, ``files``,
+        ``documents`` of the rows it keeps, ``findings`` (of the row checks of
+        those rows) and ``lines`` (:func:`lines_frame`).
+    documents : str
+        The SHA-256 of the documents (policies) the findings were found with.
+    """
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    records = [{k: v for k, v in asdict(r).items() if k != "index"} for r in kept]
+    asked = json.loads(json.dumps(asked, default=str))
+    tables = {**parts["tables"], _LINES: parts["lines"], _FINDINGS: parts["findings"]}
+    rest = {k: v for k, v in parts.items() if k not in ("lines", "findings")}
+    store(folder, key, {**rest, "tables": tables, "digests": {}})
+    referred = list(dict.fromkeys(piece[0] for r in kept for piece in r.pieces))
+    before: list[str] = []
+    path = folder / STATE_FILE
+    if os.path.lexists(path):
+        value, problem = unsigned(folder, path, "state")
+        if problem is None and isinstance(value, dict):
+            before = list(value.get("entries", []))
+    document = {
+        "format": _FORMAT,
+        "version": __version__,
+        "asked": asked,
+        "entries": referred,
+        "files": records,
+        "documents": documents,
+    }
+    partial = folder / f".{STATE_FILE}.{uuid.uuid4().hex}.partial"
+    partial.write_text(json.dumps(signed(folder, "state", document)), encoding="utf-8")
+    os.replace(partial, path)
+    # Every entry no piece refers to: those of the state before, and any left by a state
+    # dropped (entries are named by 32 hexadecimal digits).
+    for old in {*before, key, *(p.name for p in folder.iterdir() if _ENTRY_NAME.fullmatch(p.name))}:
+        if old not in referred and os.path.isdir(folder / old):
+            shutil.rmtree(folder / old, ignore_errors=True)

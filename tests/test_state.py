@@ -1,0 +1,294 @@
+"""Incremental audits with ``ea.load(source, state=DIR)``, on real files on disk.
+
+A run from a state reads only the bytes appended since the last and gives
+the tables and findings a whole load of the same bytes gives; an edit of the
+bytes audited before (a changed line, a file cut short, replaced or gone) is
+a finding naming the file and the first line changed, and a rotation a notice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import explicit_audit as ea
+from explicit_audit._cache_seal import SECRET_ENV, TamperedCacheWarning
+from explicit_audit.state import load as state_load
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = {
+    "decisions.jsonl": ("data/decisions/2026-01_baseline.jsonl", 40),
+    "receipts.jsonl": ("data/receipts/recall_cli.jsonl", 40),  # holds rejected lines
+    "operator.jsonl": ("data/receipts/operator_receipts.jsonl", 30),
+}
+
+
+@pytest.fixture(autouse=True)
+def secret(tmp_path_factory, monkeypatch) -> None:
+    """The state's secret, kept outside the state folder (never the user's own)."""
+    monkeypatch.setenv(SECRET_ENV, str(tmp_path_factory.mktemp("config") / "secret"))
+
+
+@pytest.fixture(scope="module")
+def full_lines() -> dict[str, list[bytes]]:
+    """Each log's lines: the first lines of a bundled file."""
+    found = {}
+    for name, (source, count) in SOURCES.items():
+        found[name] = (ROOT / source).read_bytes().splitlines(keepends=True)[:count]
+    return found
+
+
+def _write(
+    folder: Path, lines: dict[str, list[bytes]], counts: dict[str, int], *, in_bytes: bool = False
+) -> None:
+    """Each log's first ``counts[name]`` lines (or bytes, which may end inside a line),
+    appended to what it holds."""
+    (folder / "policies").mkdir(parents=True, exist_ok=True)
+    for policy in (ROOT / "data/policies").iterdir():
+        target = folder / "policies" / policy.name
+        if not target.exists():
+            target.write_bytes(policy.read_bytes())
+    for name, all_lines in lines.items():
+        path = folder / name
+        have = path.read_bytes() if path.exists() else b""
+        whole = b"".join(all_lines)
+        wanted = whole[: counts[name]] if in_bytes else b"".join(all_lines[: counts[name]])
+        assert wanted.startswith(have)
+        with open(path, "ab") as out:  # appended, as a logger does
+            out.write(wanted[len(have) :])
+
+
+def _load(folder: Path, state: Path | None = None) -> ea.Audit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(folder, progress=False, **({} if state is None else {"state": state}))
+
+
+def _findings(audit: ea.Audit) -> pd.DataFrame:
+    found = ea.verify_all(audit).findings
+    found = found[found["check"] != "audited_bytes"].reset_index(drop=True)
+    return found.astype({"check": "str", "rule": "str", "kind": "str"})
+
+
+def _assert_same(audit: ea.Audit, whole: ea.Audit) -> None:
+    assert list(audit.tables) == list(whole.tables)
+    for name, table in whole.tables.items():
+        pd.testing.assert_frame_equal(audit.tables[name], table, obj=name)
+    for part in ("rejected", "sources", "keys"):
+        pd.testing.assert_frame_equal(getattr(audit, part), getattr(whole, part), obj=part)
+    assert audit.files == whole.files
+    pd.testing.assert_frame_equal(_findings(audit), _findings(whole))
+
+
+def _changes(audit: ea.Audit) -> list[tuple[str, str, int]]:
+    changes = audit.changes
+    return [
+        (str(r.rule), Path(str(r.source_file)).name, int(r.source_line))
+        for r in changes.itertuples(index=False)
+    ]
+
+
+def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(tmp_path, full_lines):
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    _write(logs, full_lines, {name: len(lines) // 2 for name, lines in full_lines.items()})
+    first = _load(logs, state)
+    assert _changes(first) == []
+    _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})
+    again = _load(logs, state)
+    assert _changes(again) == []
+    _assert_same(again, _load(logs))
+    # The appended records carry their own lines in the file.
+    decisions = again.decisions
+    assert decisions["source_line"].tolist() == list(
+        range(1, len(full_lines["decisions.jsonl"]) + 1)
+    )
+    summary = ea.verify_all(again).summary().set_index("check")
+    assert summary.loc["audited_bytes", "status"] == "clean"
+
+
+def test_a_key_beside_the_records_that_new_records_lack_stays_a_column(tmp_path, full_lines):
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    lines = list(full_lines["decisions.jsonl"])
+    lines[:5] = [line.replace(b"{", b'{"shard": "eu-1", ', 1) for line in lines[:5]]
+    _write(logs, {"decisions.jsonl": lines}, {"decisions.jsonl": 10})
+    _load(logs, state)
+    _write(logs, {"decisions.jsonl": lines}, {"decisions.jsonl": len(lines)})
+    again = _load(logs, state)
+    assert again.decisions["shard"].notna().sum() == 5
+    _assert_same(again, _load(logs))
+
+
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=st.lists(st.tuples(*[st.floats(0, 1)] * len(SOURCES)), min_size=1, max_size=2))
+def test_any_sequence_of_runs_gives_the_tables_and_findings_of_a_whole_load(full_lines, steps):
+    # Split points in bytes: a run may find a last line the logger has not finished.
+    sizes = {name: len(b"".join(lines)) for name, lines in full_lines.items()}
+    with tempfile.TemporaryDirectory() as folder:
+        logs, state = Path(folder) / "logs", Path(folder) / "state"
+        counts = dict.fromkeys(full_lines, 0)
+        for step in steps:
+            for name, share in zip(full_lines, step, strict=True):
+                counts[name] = max(counts[name], round(share * sizes[name]))
+            _write(logs, full_lines, counts, in_bytes=True)
+            _load(logs, state)
+        _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})
+        final = _load(logs, state)
+        assert _changes(final) == []
+        _assert_same(final, _load(logs))
+
+
+def test_each_run_writes_the_rows_it_read_and_a_long_chain_is_compacted(
+    tmp_path, full_lines, monkeypatch
+):
+    monkeypatch.setattr(state_load, "MAX_ENTRIES", 3)  # a short chain, for a short test
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    lines = {"decisions.jsonl": full_lines["decisions.jsonl"]}
+    counts = []
+    for count in range(2, 12, 2):
+        _write(logs, lines, {"decisions.jsonl": count})
+        audit = _load(logs, state)
+        counts.append(len([p for p in state.iterdir() if p.is_dir() and p.name[0] != "."]))
+    assert counts == [1, 2, 3, 1, 2]
+    assert _changes(audit) == []
+    _assert_same(audit, _load(logs))
+
+
+@pytest.fixture
+def audited(tmp_path, full_lines):
+    """Logs audited once into a state."""
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})
+    _load(logs, state)
+    return logs, state
+
+
+def test_a_changed_line_is_a_finding_naming_the_line_and_its_records(audited, full_lines):
+    logs, state = audited
+    path = logs / "decisions.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[6] = lines[6].replace(b'"d-', b'"d-EDITED-', 1)
+    path.write_bytes(b"".join(lines))  # the same inode, rewritten in place
+    audit = _load(logs, state)
+    assert _changes(audit) == [("audited_bytes_changed", "decisions.jsonl", 7)]
+    detail = str(audit.changes["detail"].iloc[0])
+    assert "held decisions row" in detail and "now holds decisions row" in detail
+    assert "d-EDITED-" in detail
+    _assert_same(audit, _load(logs))  # the tables are those of the bytes as they are
+    result = ea.verify_all(audit)
+    assert not result.clean
+    assert result.summary().set_index("check").loc["audited_bytes", "findings"] == 1
+
+
+def test_a_file_cut_short_is_a_finding(audited):
+    logs, state = audited
+    path = logs / "operator.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    with open(path, "r+b") as handle:
+        handle.truncate(len(b"".join(lines[:10])))
+    audit = _load(logs, state)
+    assert _changes(audit) == [("audited_file_shrank", "operator.jsonl", 11)]
+    _assert_same(audit, _load(logs))
+
+
+def test_a_replaced_file_and_a_gone_file_are_findings(audited):
+    logs, state = audited
+    replaced = logs / "receipts.jsonl"
+    other = logs / "new-receipts.tmp"
+    other.write_bytes(b"\n" + replaced.read_bytes())  # the bytes moved down by a line
+    os.replace(other, replaced)  # another inode under the name, as an editor saves
+    (logs / "operator.jsonl").unlink()
+    audit = _load(logs, state)
+    assert sorted(_changes(audit)) == [
+        ("audited_file_missing", "operator.jsonl", 0),
+        ("audited_file_replaced", "receipts.jsonl", 1),
+    ]
+    _assert_same(audit, _load(logs))
+
+
+def test_a_rotated_log_is_recognised_by_its_content(audited, full_lines):
+    logs, state = audited
+    os.rename(logs / "decisions.jsonl", logs / "decisions.jsonl.1")
+    (logs / "decisions.jsonl").write_bytes(b"".join(full_lines["decisions.jsonl"][:3]))
+    with open(logs / "decisions.jsonl.1", "ab") as out:  # written on before the rotation
+        out.write(full_lines["operator.jsonl"][0])
+    audit = _load(logs, state)
+    assert _changes(audit) == [("log_rotated", "decisions.jsonl.1", 0)]
+    _assert_same(audit, _load(logs))
+    result = ea.verify_all(audit)
+    state_findings = result.findings[result.findings["check"] == "audited_bytes"]
+    assert state_findings["severity"].tolist() == ["notice"]
+    assert _changes(_load(logs, state)) == []  # and the next run starts from there
+
+
+def test_the_dask_engine_finds_the_same_edits_at_the_client(audited):
+    logs, state = audited
+    path = logs / "decisions.jsonl"
+    with open(path, "r+b") as handle:  # in place: the same inode
+        handle.write(path.read_bytes().replace(b'"d-01-0001"', b'"d-01-9991"', 1))
+    os.rename(logs / "operator.jsonl", logs / "operator.jsonl.1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        audit = ea.load(logs, engine="dask", state=state)
+    assert audit.lazy
+    assert sorted(_changes(audit)) == [
+        ("audited_bytes_changed", "decisions.jsonl", 1),
+        ("log_rotated", "operator.jsonl.1", 0),
+    ]
+    found = ea.verify_all(audit).findings
+    edits = found[found["check"] == "audited_bytes"]
+    assert edits["rule"].astype("str").tolist() == ["audited_bytes_changed", "log_rotated"]
+    # The state it wrote holds no rows: a pandas run from it reads whole, finds no edit.
+    again = _load(logs, state)
+    assert _changes(again) == []
+    _assert_same(again, _load(logs))
+
+
+def test_a_tampered_state_is_dropped_with_a_warning_and_never_used(audited):
+    logs, state = audited
+    document = json.loads((state / "state.json").read_text())
+    document["value"]["files"][0]["sha256"] = "0" * 64
+    (state / "state.json").write_text(json.dumps(document))
+    with pytest.warns(TamperedCacheWarning, match="state.json"):
+        audit = _load(logs, state)
+    assert _changes(audit) == []
+    _assert_same(audit, _load(logs))
+    entry = next(p for p in state.iterdir() if p.is_dir() and not p.name.startswith("."))
+    table = next(entry.glob("decisions.arrow"))
+    table.write_bytes(table.read_bytes()[:-8] + b"\0" * 8)
+    with pytest.warns(TamperedCacheWarning, match="does not match its seal"):
+        _assert_same(_load(logs, state), _load(logs))
+
+
+def test_the_command_line_reports_an_edit_in_json_and_sarif(audited):
+    logs, state = audited
+    path = logs / "operator.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"{", b"{ ", 1))
+    command = [
+        sys.executable,
+        "-m",
+        "explicit_audit.cli",
+        "verify",
+        str(logs),
+        "--state",
+        str(state),
+    ]
+    done = subprocess.run([*command, "--format", "json"], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    found = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "audited_bytes"]
+    assert [(f["rule"], f["source_line"]) for f in found] == [("audited_bytes_changed", 1)]
+    done = subprocess.run([*command, "--format", "sarif"], capture_output=True, text=True)
+    sarif = json.loads(done.stdout)
+    rules = {rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert "audited_bytes_changed" in rules
