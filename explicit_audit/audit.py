@@ -53,6 +53,10 @@ def _documents(among: Sequence[RecordKind] | None = None) -> list[Documents]:
     return [kind.documents for kind in among if kind.documents is not None]
 
 
+#: A step over an audit (a check, the accounting), as :func:`with_heads_as_needed` runs it.
+Step = Callable[["Audit"], Any]
+
+
 @dataclass
 class Audit:
     """Every table loaded from one source, read together.
@@ -104,9 +108,7 @@ class Audit:
     #: Of a Dask load: ``retry(step)`` is ``step(audit)``, of the load planned again with
     #: heads that take in a partition holding a key its heads did not show (see
     #: :func:`with_heads_as_needed`).
-    retry: Callable[[Callable[[Audit], Any]], Any] | None = field(
-        default=None, repr=False, compare=False
-    )
+    retry: Callable[[Step], Any] | None = field(default=None, repr=False, compare=False)
     #: Of a load with ``state=`` (:mod:`explicit_audit.state`): edits, row checks' findings.
     changes: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     known_findings: dict | None = field(default=None, repr=False, compare=False)
@@ -342,7 +344,7 @@ def _accounted(audit: Audit) -> Audit:
     return audit.with_accounting(rejected, sources, rows, keys=keys)
 
 
-def with_heads_as_needed(audit: Audit, step: Callable[[Audit], Any]) -> Any:
+def with_heads_as_needed(audit: Audit, step: Step) -> Any:
     """``step(audit)``; for a Dask load, planned again where the heads of its files fell short.
 
     A partition holding a key the heads of the files did not show (first

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dask
 import pandas as pd
+from conftest import sorted_categories as _sorted_categories
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_dask import _sorted_categories
 from test_reading_properties import (
     MANY_FILES,
     SETTINGS,

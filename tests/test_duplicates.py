@@ -16,7 +16,7 @@ import dask
 import pandas as pd
 import pytest
 from conftest import make_decision
-from test_dask import _sorted_categories
+from conftest import sorted_categories as _sorted_categories
 
 import explicit_audit as ea
 from explicit_audit._core import registry
