@@ -44,7 +44,7 @@ def notebooks_folder() -> Path:
     Examples
     --------
     >>> sorted(path.name for path in notebooks_folder().glob("*.ipynb"))
-    ['plan_hashes.ipynb', 'routing_sweep.ipynb', 'withheld_counts.ipynb']
+    ['plan_hashes.ipynb', 'routing_sweep.ipynb', 'trends.ipynb', 'withheld_counts.ipynb']
     """
     return _folder("explicit_audit.notebooks")
 

@@ -3,12 +3,12 @@
 A reviewer takes the findings away to a spreadsheet, a notebook or a
 ticket: ``explicit-audit report`` writes ``findings.csv`` and
 ``findings.parquet`` (one row per finding, the columns of
-:data:`~explicit_audit.FINDING_COLUMNS`, the rows ``explicit-audit verify
+:data:`~explicit_audit.verify.FINDING_COLUMNS`, the rows ``explicit-audit verify
 --json`` lists, in its order) and ``rejected.csv`` and ``rejected.parquet``
-(the input values that could not be loaded, :attr:`Audit.rejected
-<explicit_audit.Audit.rejected>`), linked from the index. They are written
-with the pages, into the run's staging folder, and moved into place with
-them: a run that is stopped leaves the previous run's files, never a mix.
+(the input values that could not be loaded, ``Audit.rejected``), linked from
+the index. They are written with the pages, into the run's staging folder,
+and moved into place with them: a run that is stopped leaves the previous
+run's files, never a mix.
 
 CSV: UTF-8, a header line, a missing value as an empty field, fields quoted
 where they hold a comma, a quote or a line break. Parquet: the columns'

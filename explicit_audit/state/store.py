@@ -13,7 +13,7 @@ it read; past :data:`MAX_ENTRIES`, one entry of every line kept.
 
 A ``state.json`` whose signature does not hold, or an entry that does not
 match its seal, is never used: the state is dropped, named in one
-:class:`~explicit_audit.TamperedCacheWarning`, and the run reads every
+:class:`~explicit_audit._cache_seal.TamperedCacheWarning`, and the run reads every
 file as a first run does (it cannot tell an edit of the logs then: it says so).
 """
 
