@@ -353,12 +353,13 @@ def test_no_missing_value_shows_as_nan(rendered):
     assert dashes, "no missing value at all: the check above saw nothing to check"
 
 
-def test_the_verdict_comes_right_after_the_title(rendered):
+def test_the_verdict_comes_right_after_the_title_and_what_the_page_is_cited_by(rendered):
     for name, page in rendered.items():
         order = page["page"].order
-        assert order[:4] == [
+        assert order[:5] == [
             (0, "header.ea-header"),
             (1, "h1.ea-title"),
+            (1, "dl.ea-about"),  # the data, its period, the kit's version, the command
             (1, "section.ea-verdict ea-found"),
             (1, "nav.ea-contents"),
         ], f"{name}: {order[:6]}"

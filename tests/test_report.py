@@ -721,10 +721,11 @@ def _empty_page(page: str) -> bool:
 @pytest.mark.parametrize(
     ("parts", "executed", "missing"),
     [
-        (("receipts", "requests"), {"withheld_counts", "plan_hashes"}, {}),
-        (("decisions", "policies"), {"routing_sweep"}, {}),
-        (("decisions",), set(), {"routing_sweep": "`policies`"}),
-        (("plans",), {"plan_hashes"}, {}),
+        # The trends page runs on records of any kind.
+        (("receipts", "requests"), {"withheld_counts", "plan_hashes", "trends"}, {}),
+        (("decisions", "policies"), {"routing_sweep", "trends"}, {}),
+        (("decisions",), {"trends"}, {"routing_sweep": "`policies`"}),
+        (("plans",), {"plan_hashes", "trends"}, {}),
     ],
 )
 def test_notebooks_without_records_of_their_kind_say_so(tmp_path, parts, executed, missing):
