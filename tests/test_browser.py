@@ -455,11 +455,23 @@ def test_the_index_has_one_tile_per_check_with_the_counts_verify_gives(report_fo
 # What a page or the index looks like at a laptop's and a phone's size, measured in the
 # page itself through the browser's protocol (the pages carry no script of their own):
 # every element of main that reaches past the window outside a box that scrolls
-# sideways, text cut with an ellipsis, and each plot's scale against its own pixels.
+# sideways, every table whose content is wider than its box, text cut with an ellipsis,
+# and each plot's scale against its own pixels.
 MEASURE_LAYOUT = """() => {
   const width = document.documentElement.clientWidth;
   const result = {width: width, scrollWidth: document.documentElement.scrollWidth,
-                  overflowing: [], ellipsis: [], tiles: 0, images: []};
+                  overflowing: [], ellipsis: [], tiles: 0, images: [], tables: 0, wide: []};
+  for (const table of document.querySelectorAll("main table")) {
+    const box = table.getBoundingClientRect();
+    if (box.width === 0) continue;
+    result.tables += 1;
+    // The table's content against its own box (its parent): never past it, scrolled or not.
+    const room = table.parentElement.clientWidth;
+    const needed = Math.max(box.width, table.scrollWidth);
+    if (needed > room + 1) {
+      result.wide.push(`${Math.round(needed)} > ${room}: ${table.outerHTML.slice(0, 80)}`);
+    }
+  }
   for (const node of document.querySelectorAll("main *")) {
     const box = node.getBoundingClientRect();
     if (box.width === 0) continue;  // inside a closed <details>: not laid out
@@ -509,6 +521,8 @@ def test_every_page_fits_a_laptop_and_a_phone(layouts, viewport):
         assert measured["scrollWidth"] <= measured["width"], f"{where}: {measured['scrollWidth']}"
         assert not measured["overflowing"], f"{where}: {measured['overflowing'][:5]}"
         assert not measured["ellipsis"], f"{where}: {measured['ellipsis'][:5]}"
+        assert not measured["wide"], f"{where}: {measured['wide'][:5]}"
+        assert measured["tables"], f"{where}: no table was measured"
     assert layouts["index.html", viewport]["tiles"] >= 9
 
 

@@ -27,7 +27,7 @@ _HTML_TAGS = frozenset(
         *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "colgroup", "col"),
         *("div", "span", "p", "pre", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6"),
         *("details", "summary", "small", "sub", "sup", "dl", "dt", "dd", "figure"),
-        *("figcaption", "img", "style", "mark", "del", "ins", "kbd", "samp", "var"),
+        *("figcaption", "img", "style", "mark", "del", "ins", "kbd", "samp", "var", "wbr"),
     }
 )
 _HTML_ATTRIBUTES = {

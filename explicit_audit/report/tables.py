@@ -5,6 +5,8 @@ the column's type, and a count of 12345 as ``12345``. A reader of a report
 should not need to know pandas: here a missing value is ``—`` wherever it is
 (cell or row label), whole numbers carry thousands separators, and a rate
 (a column named ``*_rate`` or ``*_share``, a fraction of 1) is a percentage.
+A header may break after each ``_`` or ``.`` of its name (``<wbr>``), so that
+a wide table fits a narrow page by wrapping its headers there first.
 
 Only the rendering changes; the table itself is never touched. The kit's
 notebooks call :func:`use_report_tables` in their first cell, so every
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable
 
 import pandas as pd
@@ -25,6 +28,8 @@ __all__ = ["MISSING", "Percentages", "is_rate", "table_html", "use_report_tables
 MISSING = "—"
 
 _RATE_SUFFIXES = ("_rate", "_share")
+#: A header cell's text (pandas escapes it: no ``<`` inside).
+_HEADER = re.compile(r"(<th\b[^>]*>)([^<]+)(</th>)")
 
 
 def is_rate(name: object) -> bool:
@@ -141,6 +146,8 @@ def table_html(frame: pd.DataFrame, *, percent: bool | Iterable[object] = ()) ->
     >>> html = table_html(frame.astype({"rows": "Int64"}))
     >>> "12,345" in html and "12.5%" in html and "NaN" not in html and "&lt;NA" not in html
     True
+    >>> "<th>escalation_<wbr>rate</th>" in html
+    True
     """
     shown = frame
     # As pandas' own notebook display truncates: a long table shows its head and tail.
@@ -157,7 +164,13 @@ def table_html(frame: pd.DataFrame, *, percent: bool | Iterable[object] = ()) ->
         notebook=True,
         border=1,
     )
-    return html + note
+    return _HEADER.sub(_breakable, html) + note
+
+
+def _breakable(header: re.Match) -> str:
+    """A header cell whose text may break after each ``_`` and ``.`` (``<wbr>``)."""
+    opening, text, closing = header.groups()
+    return opening + re.sub(r"([_.])(?=\w)", r"\1<wbr>", text) + closing
 
 
 class Percentages:
