@@ -107,6 +107,14 @@ def _renamed(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     if "source_file" not in frame:
         return frame
     frame["source_file"] = frame["source_file"].map(lambda n: names.get(n, n)).astype("str")
+    if "detail" in frame:  # a record written twice names the other place it stands
+
+        def local(detail):
+            for url, name in names.items():
+                detail = detail.replace(f"{url}:", f"{name}:")
+            return detail
+
+        frame["detail"] = frame["detail"].map(local, na_action="ignore").astype("str")
     return frame
 
 

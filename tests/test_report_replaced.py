@@ -16,7 +16,6 @@ import pytest
 from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from explicit_audit.report import _files
 from explicit_audit.report._files import (
     STAGING_MARK,
     STAGING_PREFIX,
@@ -139,25 +138,53 @@ def test_an_interrupted_report_leaves_the_previous_pages_whole(tmp_path):
     )
 
 
-def test_a_signal_during_the_swap_waits_until_every_page_is_in_place(tmp_path, monkeypatch):
+#: Run in a process of its own, whose main thread takes the signal as a user's program's
+#: does (a test's thread need not be its process's main thread): the swap of three pages
+#: is interrupted by SIGINT just after its first move.
+SWAP_INTERRUPTED = """
+import json, os, signal, sys
+from pathlib import Path
+from explicit_audit.report import _files
+from explicit_audit.report._files import staged_reports, write_atomically
+
+out, page = Path(sys.argv[1]), sys.argv[2]
+moved = []
+real_replace = os.replace
+
+def replace_then_interrupt(source, target):
+    real_replace(source, target)
+    moved.append(Path(target).name)
+    if len(moved) == 1:
+        signal.raise_signal(signal.SIGINT)
+
+raised = False
+with staged_reports(out) as staging:
+    for name in ("a.html", "b.html", "index.html"):
+        write_atomically(staging.folder / name, page)
+    _files.os.replace = replace_then_interrupt
+    try:
+        staging.swap_in(["a.html", "b.html", "index.html"])
+    except KeyboardInterrupt:
+        raised = True
+    finally:
+        _files.os.replace = real_replace
+print(json.dumps({"raised": raised, "moved": moved}))
+"""
+
+
+def test_a_signal_during_the_swap_waits_until_every_page_is_in_place(tmp_path):
     out = tmp_path / "out"
-    moved: list[str] = []
-    real_replace = os.replace
-
-    def replace_then_interrupt(source, target):
-        real_replace(source, target)
-        moved.append(Path(target).name)
-        if len(moved) == 1:
-            signal.raise_signal(signal.SIGINT)
-
-    with staged_reports(out) as staging:
-        for name in ("a.html", "b.html", "index.html"):
-            write_atomically(staging.folder / name, KIT_PAGE)
-        monkeypatch.setattr(_files.os, "replace", replace_then_interrupt)
-        with pytest.raises(KeyboardInterrupt):
-            staging.swap_in(["a.html", "b.html", "index.html"])
-        monkeypatch.undo()
-    assert moved[:3] == ["a.html", "b.html", "index.html"]
+    done = subprocess.run(
+        [sys.executable, "-c", SWAP_INTERRUPTED, str(out), KIT_PAGE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["raised"], result  # the signal came, once the swap was done
+    assert result["moved"][:3] == ["a.html", "b.html", "index.html"]
     assert sorted(p.name for p in out.iterdir()) == [
         ".explicit-audit-pages.json",
         "a.html",
