@@ -139,8 +139,8 @@ def test_an_interrupted_report_leaves_the_previous_pages_whole(tmp_path):
 
 
 #: Run in a process of its own, whose main thread takes the signal as a user's program's
-#: does (a test's thread need not be its process's main thread): the swap of three pages
-#: is interrupted by SIGINT just after its first move.
+#: does, with Ctrl-C's default disposition whatever the test run inherited: the swap of
+#: three pages is interrupted by SIGINT just after its first move.
 SWAP_INTERRUPTED = """
 import json, os, signal, sys
 from pathlib import Path
@@ -148,6 +148,9 @@ from explicit_audit.report import _files
 from explicit_audit.report._files import staged_reports, write_atomically
 
 out, page = Path(sys.argv[1]), sys.argv[2]
+# Ctrl-C as in a terminal: a job started in the background by a shell inherits SIGINT
+# ignored, and a held signal is then delivered to that ignoring disposition.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 moved = []
 real_replace = os.replace
 
