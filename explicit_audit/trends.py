@@ -9,7 +9,7 @@ first column of :data:`~explicit_audit._core.times.TIME_KEYS` a table has,
 column                         what it counts in the period
 =============================  ================================================================
 ``records.<table>``            rows of the table (every table of the audit)
-``findings.<check>``           findings of severity ``error`` of the check (every check run)
+``findings.<check>``           findings of severity ``error`` (every check that looked at records)
 ``notices.<check>``            findings of severity ``notice`` (the checks that gave one)
 ``withheld.count``             the records authorization withheld, summed over the receipts
 ``withheld.receipts``          receipts that withheld at least one record
@@ -162,7 +162,9 @@ def trend(
     when = _finding_times(findings, times)
     for severity, prefix in (("error", "findings"), ("notice", "notices")):
         chosen = (findings["severity"] == severity).to_numpy()
-        checks = list(verification.checked) if severity == "error" else []
+        # A check that looked at no record has no column: a row of zeros would read as clean.
+        ran = [check for check, examined in verification.checked.items() if examined]
+        checks = ran if severity == "error" else []
         checks += [c for c in findings.loc[chosen, "check"].astype(str).unique() if c not in checks]
         counts = pd.DataFrame(
             {

@@ -75,8 +75,12 @@ def test_each_record_and_finding_falls_in_its_records_period(dated):
     for day, count in expected.items():
         key = table.index.isna() if pd.isna(day) else table.index == day
         assert table.loc[key, "findings.receipt_rules"].item() == count
-    # Every check that ran has a column, found something or not.
-    assert {f"findings.{check}" for check in verification.checked} <= set(table.columns)
+    # Every check that looked at records has a column, found something or not; one that
+    # looked at none has none (a column of zeros would read as clean).
+    ran = {check for check, examined in verification.checked.items() if examined}
+    not_run = set(verification.checked) - ran
+    assert {f"findings.{check}" for check in ran} <= set(table.columns)
+    assert not_run and not {f"findings.{check}" for check in not_run} & set(table.columns)
 
 
 def test_escalation_rate_is_per_period_and_nan_where_nothing_was_decided(dated):

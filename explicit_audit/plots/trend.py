@@ -10,9 +10,9 @@ from .._core.extras import needs
 
 with needs("report", "explicit_audit.plots"):
     from matplotlib.axes import Axes
-    from matplotlib.ticker import PercentFormatter, StrMethodFormatter
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-from .._plot_style import current_axes, require
+from .._plot_style import current_axes, require, thousands
 from ._docs import plot_docs
 
 __all__ = ["plot_trend", "trend_columns"]
@@ -94,7 +94,7 @@ def plot_trend(
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
         ax.set_ylabel("decisions escalated to 26B (%)")
     else:
-        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.yaxis.set_major_formatter(FuncFormatter(thousands))  # as the tables write counts
         ax.set_ylabel(f"{columns[0]} (count)" if len(columns) == 1 else "count")
     ax.set_ylim(bottom=0)
     if title is None:

@@ -99,7 +99,8 @@ _LISTED_COLUMNS = ["source_file", "source_line", "record", "rule", "severity", "
 
 
 def _listed(verification: Verification, kinds: set[str] | None) -> list[dict]:
-    """Per listed check: its id, its findings as rows (at most LISTED_ROWS), how many more."""
+    """Per listed check: its id, whether it looked at any record, its findings as rows (at
+    most LISTED_ROWS), how many more."""
     findings = verification.findings
     sections = []
     for check in listed_checks():
@@ -109,7 +110,14 @@ def _listed(verification: Verification, kinds: set[str] | None) -> list[dict]:
         if kinds is not None:
             own = own[own["kind"].astype("str").isin(kinds)]
         rows = [list(row) for row in own[_LISTED_COLUMNS].head(LISTED_ROWS).itertuples(index=False)]
-        sections.append({"check": check, "rows": rows, "more": max(len(own) - LISTED_ROWS, 0)})
+        sections.append(
+            {
+                "check": check,
+                "ran": bool(verification.checked[check]),
+                "rows": rows,
+                "more": max(len(own) - LISTED_ROWS, 0),
+            }
+        )
     return sections
 
 
