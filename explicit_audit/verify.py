@@ -41,7 +41,7 @@ from ._core.edit_findings import STATE_CHECKER
 from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
 from ._core.jsonable import json_rows
 from ._core.key_check import key_counts
-from ._core.records import Checker
+from ._core.records import Check, Checker
 from .audit import Audit, with_heads_as_needed
 from .errors import AuditError
 from .reading.sources import CANNOT_LIST, CANNOT_READ
@@ -329,8 +329,9 @@ def verify_all(
     values_read = int(sources["values_read"].sum()) if len(sources) else 0
     checks = [check for checker in checkers for check in checker.checks]
     checked = {
-        check.name: values_read if check.examines is None else rows.get(check.examines, 0)
-        for check in checks
+        check.name: _checked(checker, check, audit.tables, rows, values_read)
+        for checker in checkers
+        for check in checker.checks
     }
     rules = RuleTable([])
     for checker in checkers:
@@ -348,6 +349,17 @@ def verify_all(
     covers = {check.name: check.covers for check in checks}
     expected = {name: _records(accounted, rows, name) for name in expected_names}
     return Verification(findings[list(FINDING_COLUMNS)], checked, covers, accounted, expected)
+
+
+def _checked(
+    checker: Checker, check: Check, frames: dict, rows: dict[str, int], values_read: int
+) -> int:
+    """How many records ``check`` looked at: its table's rows, those of the tables its
+    checker examines (:func:`registry.examined`), or else every value read."""
+    if check.examines is not None:
+        return rows.get(check.examines, 0)
+    names = registry.examined(checker, frames)
+    return values_read if names is None else sum(rows.get(name, 0) for name in names)
 
 
 def _unreadable(rejected: pd.DataFrame) -> bool:

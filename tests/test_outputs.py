@@ -78,7 +78,7 @@ def toy(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def receipts(tmp_path_factory) -> Path:
-    """A folder of one clean receipt: every check but three has no record to look at."""
+    """A folder of one clean receipt, with no time: three checks of twelve look at it."""
     folder = tmp_path_factory.mktemp("receipts")
     (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", encoding="utf-8")
     return folder
@@ -168,7 +168,8 @@ def test_junit_skips_each_check_not_run_with_its_reason(receipts, capsys):
     schema.validate(text)
     suites = schema.to_dict(text)["testsuite"]
     not_run = [check for check, status in _statuses(receipts).items() if status == "not run"]
-    assert len(not_run) == 7
+    # Receipts declare no identity, and this one has no time: neither check looked at it.
+    assert len(not_run) == 9 and {"record_duplicates", "record_times"} <= set(not_run)
     skipped = {
         case["@name"]: case["skipped"][0]["@message"]
         for suite in suites
@@ -178,11 +179,36 @@ def test_junit_skips_each_check_not_run_with_its_reason(receipts, capsys):
     assert list(skipped) == not_run
     checks = registry.checks()
     for check, message in skipped.items():
-        assert message.startswith("not run (no records): DATA holds no record of the table ")
-        assert checks[check].examines in message and checks[check].covers in message
+        assert message.startswith("not run (no records): DATA holds no record of the table")
+        assert checks[check].covers in message
+        if checks[check].examines is not None:
+            assert f"of the table {checks[check].examines}," in message
+    assert skipped["record_duplicates"].startswith(
+        "not run (no records): DATA holds no record of the tables plans, requests, decisions "
+    )
     assert {s["@name"]: s["@skipped"] for s in suites if s["@skipped"] != "0"} == dict.fromkeys(
         not_run, "1"
     )
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_a_check_of_every_kind_counts_only_the_records_it_reads(tmp_path, engine):
+    from explicit_audit.report._header import verdict_html
+
+    receipt = {**make_receipt(), "timestamp": "2025-03-04T10:00:00Z"}
+    (tmp_path / "r.jsonl").write_text(json.dumps(receipt) + "\n", encoding="utf-8")
+    result = ea.verify_all(ea.load(tmp_path, progress=False, engine=engine))
+    # Receipts declare no identity, so no record could be told written twice;
+    # the receipt's time was read (its exposed records have none).
+    assert result.checked["record_duplicates"] == 0
+    assert result.checked["record_times"] == 1
+    assert result.statuses["record_duplicates"] == "not run"
+    banner = verdict_html(result, str(tmp_path))
+    assert (
+        '<p class="ea-verdict-keys" id="check-record_duplicates"><code>record_duplicates</code>'
+        ": not run (no records it reads).</p>"
+    ) in banner
+    assert "<code>record_times</code>: nothing found." in banner
 
 
 def test_json_is_clean_only_when_every_check_ran(receipts, capsys):

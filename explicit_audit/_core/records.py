@@ -155,7 +155,8 @@ class Check:
         What it covers, in a few words, as ``verify`` prints it.
     examines : str or None
         The table whose rows it looks at, counted as the records it checked;
-        None for every value read (the rejected rows).
+        None for the tables its checker says (:attr:`Checker.examined`), or
+        every value read (the rejected rows).
     """
 
     name: str
@@ -193,6 +194,12 @@ class Checker:
     order : int, optional
         Where its checks stand in the verdict (lower first; registration order
         breaks ties).
+    examined : callable, optional
+        ``examined(tables) -> names``: of the audit's tables (name -> frame,
+        either engine), those whose rows its checks without a table of their
+        own (``Check.examines`` None) look at, counted as the records they
+        checked. The default: every kind's table among ``reads``, and where
+        ``reads`` holds none (the rejected rows, the keys), every value read.
     """
 
     run: Callable[..., Any]
@@ -203,6 +210,7 @@ class Checker:
     combine: Callable[[list], Any] | None = None
     whole: Callable[..., Any] | None = None
     order: int = 1000
+    examined: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
 
 
 @dataclass(frozen=True)

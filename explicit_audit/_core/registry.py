@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -253,6 +253,20 @@ def checkers(
     keys.append(times_checker(among, now))
     edits = [STATE_CHECKER] if state else []
     return [REJECTED_CHECKER, *edits, *keys, *(checker for _, checker in ranked)]
+
+
+def examined(checker: Checker, frames: Mapping[str, Any] | None = None) -> tuple[str, ...] | None:
+    """The tables whose rows ``checker``'s checks without a table of their own look at.
+
+    :attr:`Checker.examined` of the audit's tables (``frames``, name -> frame)
+    where the checker says, else every kind's table it reads (``frames``
+    None: every one it may look at); None where it reads none, for it looks
+    at every value read.
+    """
+    if checker.examined is not None and frames is not None:
+        return tuple(checker.examined(frames))
+    known = tables()
+    return tuple(name for name in checker.reads if name in known) or None
 
 
 def checks(*, state: bool = False) -> dict[str, Check]:

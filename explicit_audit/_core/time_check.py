@@ -20,8 +20,9 @@ Declared once here and added by the registry for every kind's tables
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import pandas as pd
 
@@ -158,7 +159,17 @@ def times_checker(kinds: Sequence[RecordKind], now: pd.Timestamp | None = None) 
         ),
         rules=TIME_RULES,
         order=3,
+        examined=lambda frames: _timed(frames, [table for _, table, _ in plan]),
     )
+
+
+def _timed(frames: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+    """Of the tables ``names``, those with a time column: the ones whose rows are looked at."""
+    return [
+        name
+        for name in names
+        if name in frames and any(column in TIME_KEYS for column in frames[name].columns)
+    ]
 
 
 def _identity(kind: RecordKind) -> tuple[str, ...]:

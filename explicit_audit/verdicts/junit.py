@@ -69,6 +69,11 @@ def junit_xml(verdict: Verdict) -> str:
     """
     state = STATE_CHECK in verdict.verification.checked
     checks = registry.checks(state=state)
+    read = {
+        check.name: (check.examines,) if check.examines else registry.examined(checker)
+        for checker in registry.checkers(state=state)
+        for check in checker.checks
+    }
     rules = registry.rules(state=state)
     summary = verdict.verification.summary()
     by_rule: dict[tuple[str, str], list[int]] = {}
@@ -85,7 +90,7 @@ def junit_xml(verdict: Verdict) -> str:
         names = [name for name, rule in rules.items() if rule.check == check]
         if row.status == "not run":
             case = ET.SubElement(suite, "testcase", classname=check, name=check)
-            ET.SubElement(case, "skipped", message=_not_run(row, checks.get(check)))
+            ET.SubElement(case, "skipped", message=_not_run(row, read.get(check)))
             noted = [p for name in names for p in by_rule.get((check, name), [])]
             if noted:  # notices about no record checked (none fails the run)
                 ET.SubElement(case, "system-out").text = _lines(verdict, noted)
@@ -144,12 +149,14 @@ def _lines(verdict: Verdict, positions: list[int]) -> str:
     )
 
 
-def _not_run(row, check) -> str:
-    """Why a check was skipped: it looked at no record, and which table it would have read."""
-    if check is None or check.examines is None:
+def _not_run(row, tables: tuple[str, ...] | None) -> str:
+    """Why a check was skipped: it looked at no record, and which tables it would have read."""
+    if not tables:
         where = "no value was read"
+    elif len(tables) == 1:
+        where = f"DATA holds no record of the table {tables[0]}"
     else:
-        where = f"DATA holds no record of the table {check.examines}"
+        where = f"DATA holds no record of the tables {', '.join(tables)} it reads"
     return _xml_text(f"not run (no records): {where}, so this check ({row.covers}) looked at none")
 
 

@@ -121,7 +121,7 @@ def state_line(verdict: Verdict, summary: pd.DataFrame | None = None) -> str:
     Examples
     --------
     >>> state_line(verdict)  # doctest: +SKIP
-    'clean on what was checked (5 of 12 checks run, no error; 7 not run (no records))'
+    'clean on what was checked (3 of 12 checks run, no error; 9 not run (no records))'
     """
     if summary is None:
         summary = verdict.verification.summary()
