@@ -275,7 +275,11 @@ def _deferred(checker: Checker, audit: Audit) -> engine.Deferred:
 
 
 def verify_all(
-    audit: Audit, *, expect: Iterable[str] | str | None = None, now: Any = None
+    audit: Audit,
+    *,
+    expect: Iterable[str] | str | None = None,
+    now: Any = None,
+    earliest: Any = None,
 ) -> Verification:
     """Run every check of the kit over an audit.
 
@@ -293,6 +297,10 @@ def verify_all(
         time later than it by more than a few minutes is a ``future_time``
         notice); by default, when the verification starts. A time without a
         zone is UTC.
+    earliest : str, datetime or Timestamp, optional
+        A record's time earlier than it is a ``past_time`` notice; by default
+        2020-01-01 (``explicit_audit._core.time_check.EARLIEST``), before which
+        none of the kit's producers existed. A time without a zone is UTC.
 
     Returns
     -------
@@ -305,7 +313,8 @@ def verify_all(
     Raises
     ------
     AuditError
-        When ``expect`` names no record kind, table or document.
+        When ``expect`` names no record kind, table or document, or ``now`` or
+        ``earliest`` is not a time.
 
     Examples
     --------
@@ -314,7 +323,7 @@ def verify_all(
     >>> result.findings.query("check == 'plan_hashes'")  # doctest: +SKIP
     """
     expected_names = _expected_names(expect)
-    checkers = registry.checkers(now=now, state=audit.changes is not None)
+    checkers = registry.checkers(now=now, earliest=earliest, state=audit.changes is not None)
     if audit.lazy:
         # The edits a state found are in memory, at the client: checked there.
         edits = [c for c in checkers if c is STATE_CHECKER]

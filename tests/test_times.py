@@ -120,10 +120,47 @@ def test_future_is_read_against_an_explicit_now_with_a_few_minutes_of_skew(tmp_p
     assert _times_found(audit) == []
 
 
+def test_a_time_before_the_producers_existed_is_a_notice(tmp_path):
+    stamps = ["1970-01-01T00:00:00Z", "2019-12-31T23:59:59Z", "2020-01-01T00:00:00Z", "0001-01-01"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
+        audit = ea.load(_log(tmp_path, stamps), progress=False)
+    # The year 1 no nanosecond column holds: kept as text, and read from it.
+    assert _times_found(audit) == [
+        (1, "past_time", "timestamp"),
+        (2, "past_time", "timestamp"),
+        (4, "past_time", "timestamp"),
+    ]
+    found = ea.verify_all(audit).findings.set_index("source_line")["detail"]
+    assert found[1] == (
+        "timestamp 1970-01-01T00:00:00+00:00 is earlier than 2020-01-01T00:00:00+00:00, the "
+        "earliest time a record of these kinds holds (earliest=, --earliest)"
+    )
+    assert found[4].startswith("timestamp 0001-01-01 is earlier than 2020-01-01")
+    assert _times_found(audit, earliest="1960-01-01") == [(4, "past_time", "timestamp")]
+    with pytest.raises(ea.AuditError, match="earliest: 'soon' is not a time"):
+        ea.verify_all(audit, earliest="soon")
+
+
+def test_now_and_earliest_are_options_of_verify(tmp_path, capsys):
+    from explicit_audit.cli import main
+
+    path = _log(tmp_path, ["2025-03-04T00:00:00Z", "2025-03-05T00:00:00Z"])
+    assert main(["verify", str(path)]) == 0
+    assert "(notice)" not in capsys.readouterr().out
+    assert main(["verify", str(path), "--now", "2025-03-04T12:00", "--earliest", "2025-03-04"]) == 0
+    out = capsys.readouterr().out
+    assert "logged.jsonl:2: future_time (notice) [q1]: timestamp 2025-03-05T00:00:00+00:00" in out
+    assert main(["verify", str(path), "--earliest", "2025-03-04T00:00:01"]) == 0
+    assert "logged.jsonl:1: past_time (notice) [q0]" in capsys.readouterr().out
+    assert main(["verify", str(path), "--now", "tomorrow"]) == 2
+    assert "--now: 'tomorrow' is not a time" in capsys.readouterr().err
+
+
 def test_the_dask_engine_finds_the_same_times(tmp_path):
     import dask
 
-    stamps = ["2025-03-04T00:00:00Z", "2099-01-01T00:00:00Z", "yesterday", None] * 40
+    stamps = ["2025-03-04T00:00:00Z", "2099-01-01T00:00:00Z", "yesterday", "1999-01-01"] * 40
     path = _log(tmp_path, stamps)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
@@ -132,4 +169,4 @@ def test_the_dask_engine_finds_the_same_times(tmp_path):
             lazy = ea.load(path, progress=False, engine="dask", blocksize=8192)
             assert lazy.tables["receipts"].npartitions > 1
             assert _times_found(lazy, now="2026-01-01") == memory
-    assert len(memory) == 80
+    assert len(memory) == 120

@@ -237,20 +237,24 @@ def references() -> dict[tuple[str, str], str]:
 
 
 def checkers(
-    among: Sequence[RecordKind] | None = None, *, now: Any = None, state: bool = False
+    among: Sequence[RecordKind] | None = None,
+    *,
+    now: Any = None,
+    earliest: Any = None,
+    state: bool = False,
 ) -> list[Checker]:
     """Every checker, in verdict order: the rejected rows first, then (with ``state``, for
     an audit loaded with an audit state) the bytes audited before, then the records' keys
     (where any kind declares its shapes) and repeated records (where any declares an
     identity, :mod:`.duplicates`) and the records' times as of ``now`` (by default the
-    moment of the call, :mod:`.time_check`), then each kind's."""
+    moment of the call) and not before ``earliest`` (:mod:`.time_check`), then each kind's."""
     among = among or kinds()
     found = [checker for kind_ in among for checker in kind_.checks]
     ranked = sorted(enumerate(found), key=lambda pair: (pair[1].order, pair[0]))
     keys = [KEYS_CHECKER] if any(kind_.shapes for kind_ in among) else []
     duplicates = duplicates_checker(among)
     keys += [duplicates] if duplicates is not None else []
-    keys.append(times_checker(among, now))
+    keys.append(times_checker(among, now, earliest))
     edits = [STATE_CHECKER] if state else []
     return [REJECTED_CHECKER, *edits, *keys, *(checker for _, checker in ranked)]
 

@@ -10,6 +10,9 @@ against the moment of the verification (``now``, by default when
 - ``future_time`` (a notice): the time is later than ``now`` by more than
   :data:`CLOCK_SKEW` (a receipt dated 2099, or 9999-12-31, which no
   nanosecond column holds and is kept as text).
+- ``past_time`` (a notice): the time is earlier than ``earliest``, by
+  default :data:`EARLIEST`, before any producer of these records existed (a
+  clock read as zero, 1970-01-01, or a year 0001 kept as text).
 
 Both are notices: a logger's clock is not the producer's promise, but a
 record from the future, or one whose time cannot be read, places the record
@@ -26,17 +29,25 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import AuditError
 from .findings import LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind
 from .times import TIME_KEYS, UNPARSED_SUFFIX
 
-__all__ = ["CHECK", "CLOCK_SKEW", "TIME_RULES", "time_findings", "times_checker"]
+__all__ = ["CHECK", "CLOCK_SKEW", "EARLIEST", "TIME_RULES", "time_findings", "times_checker"]
 
 CHECK = "record_times"
 
 #: How far past ``now`` a record's time may be before it is from the future: clocks
 #: of two machines disagree by seconds, rarely by minutes.
 CLOCK_SKEW = pd.Timedelta(minutes=5)
+
+#: The earliest time a record of the kit's kinds can hold: engram's receipts,
+#: arborist's plans, explicit_learning's requests and the document server's
+#: routing decisions all log language models' retrievals and routing, none of
+#: which was written before 2020. ``verify_all(earliest=)`` and ``verify
+#: --earliest`` set another (a plug-in kind's producer may be older).
+EARLIEST = pd.Timestamp("2020-01-01", tz="UTC")
 
 _SKEW_TEXT = f"{int(CLOCK_SKEW.total_seconds() // 60)} minutes"
 
@@ -55,6 +66,14 @@ TIME_RULES = RuleTable(
             "future_time",
             "A record's time is not later than the verification, beyond a clock skew of "
             f"{_SKEW_TEXT}.",
+            check=CHECK,
+            kind="",
+            severity=NOTICE,
+        ),
+        Rule(
+            "past_time",
+            "A record's time is not earlier than the earliest the verification allows (by "
+            "default 2020-01-01, before which no producer of these records existed).",
             check=CHECK,
             kind="",
             severity=NOTICE,
@@ -84,6 +103,7 @@ def time_findings(
     kinds: Sequence[str],
     ids: Sequence[Sequence[str]],
     now: pd.Timestamp,
+    earliest: pd.Timestamp = EARLIEST,
 ) -> pd.DataFrame:
     """The findings of ``record_times`` over ``tables`` (each of the kind of the same place)."""
     latest = now + CLOCK_SKEW
@@ -98,12 +118,13 @@ def time_findings(
             continue
         records = _record_ids(table, fields)
         for name in names:
-            future = (table[name] > latest).fillna(False).to_numpy()
+            times = table[name]
+            typed = ((times > latest) | (times < earliest)).fillna(False).to_numpy()
             unparsed = table.get(name + UNPARSED_SUFFIX)
-            text = unparsed.notna().to_numpy() if unparsed is not None else ~future & future
-            for position in (future | text).nonzero()[0].tolist():
-                if future[position]:
-                    moment, written = table[name].iloc[position], None
+            text = unparsed.notna().to_numpy() if unparsed is not None else ~typed & typed
+            for position in (typed | text).nonzero()[0].tolist():
+                if typed[position]:
+                    moment, written = times.iloc[position], None
                 else:
                     written = str(unparsed.iloc[position])
                     moment = _as_time(written)
@@ -117,8 +138,15 @@ def time_findings(
                 elif moment is None:
                     rule = "unparsed_time"
                     detail = f"{name} {written!r} is not an ISO 8601 time"
+                elif moment < earliest:
+                    rule = "past_time"
+                    detail = (
+                        f"{name} {written or moment.isoformat()} is earlier than "
+                        f"{earliest.isoformat()}, the earliest time a record of these "
+                        "kinds holds (earliest=, --earliest)"
+                    )
                 else:
-                    continue  # a time before 1677, held as text: not a notice here
+                    continue
                 record = records.iloc[position] if records is not None else None
                 found["kind"].append(kind)
                 found["source_file"].append(table["source_file"].iloc[position])
@@ -131,20 +159,21 @@ def time_findings(
     return listed_findings(TIME_RULES, found)
 
 
-def times_checker(kinds: Sequence[RecordKind], now: pd.Timestamp | None = None) -> Checker:
+def times_checker(kinds: Sequence[RecordKind], now: Any = None, earliest: Any = None) -> Checker:
     """The checker of ``record_times`` over every table of every kind, as of ``now``.
 
-    ``now`` defaults to the moment of the call (UTC).
+    ``now`` defaults to the moment of the call and ``earliest`` to
+    :data:`EARLIEST`; a time without a zone is UTC.
     """
-    moment = pd.Timestamp(now if now is not None else datetime.now(UTC))
-    moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
+    moment = _utc(now if now is not None else datetime.now(UTC), "now")
+    first = EARLIEST if earliest is None else _utc(earliest, "earliest")
     plan = tuple(
         (kind.name, table.name, _identity(kind)) for kind in kinds for table in kind.tables
     )
 
     def run(*tables: pd.DataFrame) -> pd.DataFrame:
         return time_findings(
-            tables, [name for name, _, _ in plan], [ids for _, _, ids in plan], moment
+            tables, [name for name, _, _ in plan], [ids for _, _, ids in plan], moment, first
         )
 
     return Checker(
@@ -153,7 +182,8 @@ def times_checker(kinds: Sequence[RecordKind], now: pd.Timestamp | None = None) 
         checks=(
             Check(
                 CHECK,
-                "records' times: text that is not a time, a time later than the verification",
+                "records' times: text that is not a time, a time later than the verification "
+                "or before the records' producers existed",
                 examines=None,
             ),
         ),
@@ -161,6 +191,16 @@ def times_checker(kinds: Sequence[RecordKind], now: pd.Timestamp | None = None) 
         order=3,
         examined=lambda frames: _timed(frames, [table for _, table, _ in plan]),
     )
+
+
+def _utc(moment: Any, what: str) -> pd.Timestamp:
+    try:
+        stamp = pd.Timestamp(moment)
+    except (TypeError, ValueError) as error:
+        raise AuditError(f"{what}: {moment!r} is not a time ({error})") from None
+    if stamp is pd.NaT:
+        raise AuditError(f"{what}: {moment!r} is not a time")
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def _timed(frames: Mapping[str, Any], names: Sequence[str]) -> list[str]:

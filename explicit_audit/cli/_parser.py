@@ -147,6 +147,18 @@ def parser() -> argparse.ArgumentParser:
         help="with --since/--until: findings about records without a time are kept (check, "
         "the default) or left out (skip); either way they are counted",
     )
+    verify.add_argument(
+        "--now",
+        metavar="TIME",
+        help="the moment records' times are read against: a time later than it by more "
+        "than 5 minutes is a future_time notice (default: when verify starts)",
+    )
+    verify.add_argument(
+        "--earliest",
+        metavar="TIME",
+        help="a record's time earlier than TIME is a past_time notice (default: "
+        "2020-01-01, before which none of the producers existed)",
+    )
     _engine_options(verify)
     _sample_option(verify)
     _strict_keys_option(verify)

@@ -56,6 +56,11 @@ def verify(args: argparse.Namespace) -> int:
     if args.new_only and not args.baseline:
         raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
+    clock = {
+        name: parse_time(text, what=f"--{name}")
+        for name, text in (("now", args.now), ("earliest", args.earliest))
+        if text is not None
+    }
     previous = read_baseline(args.baseline) if args.baseline else None
     audit, facts = load_data(
         args.data,
@@ -64,7 +69,7 @@ def verify(args: argparse.Namespace) -> int:
         sample_bytes=args.sample_bytes,
         state=args.state,
     )
-    result = verify_all(audit, expect=args.expect)
+    result = verify_all(audit, expect=args.expect, **clock)
     if facts is None:
         refuse_unreadable(result.accounting.rejected)
         facts = provenance(result.accounting, args.data)
