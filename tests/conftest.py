@@ -184,7 +184,7 @@ def accounted(audit) -> None:
 
 @pytest.fixture
 def clean(tmp_path):
-    """A folder holding one valid receipt, with no time: data every check that looks at it passes."""
+    """A folder holding one valid receipt, with no time: every check that looks at it passes."""
     import json
 
     folder = tmp_path / "clean"
