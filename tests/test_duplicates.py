@@ -41,13 +41,18 @@ def _lines(path: Path, values) -> Path:
 
 
 def test_each_kind_with_an_id_declares_it_once_in_its_shapes():
-    declared = {kind.name: identity(kind) for kind in registry.kinds()}
+    declared = {
+        table.name: identity(kind, table) for kind in registry.kinds() for table in kind.tables
+    }
     assert declared == {
         "receipts": (),
+        "exposed": (),
+        "presentations": ("presentation_id",),
         "plans": ("run_id",),
         "requests": ("base_id", "model"),
         "decisions": ("decision_id",),
     }
+    assert {kind.name: identity(kind) for kind in registry.kinds()}["receipts"] == ()
     rules = registry.rules()
     assert rules["repeated_record"].severity == "notice"
     assert rules["conflicting_record"].severity == "error"
@@ -97,6 +102,31 @@ def test_the_dask_engine_finds_the_same_across_partitions(decisions, cluster):
         with dask.config.set(scheduler=scheduler):
             lazy = _verify(decisions, engine="dask", blocksize=48 << 10)
         pd.testing.assert_frame_equal(_sorted_categories(memory), _sorted_categories(lazy))
+
+
+def test_an_engram_presentation_written_twice_is_named_by_its_presentation_id(tmp_path, cluster):
+    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "engram"
+    lines = (fixture / "presentations.jsonl").read_text("utf-8").splitlines()
+    (tmp_path / "a.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    # Another host's copy of the presented line, and a copy with its text edited.
+    presented = json.loads(lines[0])
+    changed = {**presented, "content": presented["content"] + "Edited afterwards.\n"}
+    _lines(tmp_path / "b.jsonl", [presented, changed])
+    found = _verify(tmp_path)
+    pid = presented["receipt"]["presentationId"]
+    # The line as read (``record``) is compared too: it differs with the text.
+    assert found[["kind", "source_line", "record", "rule"]].values.tolist() == [
+        ["presentations", 1, pid, "repeated_record"],
+        ["presentations", 2, pid, "conflicting_record"],
+    ]
+    assert found["field"].iloc[1] == "content, record"
+    assert found["source_file"].str.endswith("b.jsonl").all()
+    assert found["detail"].str.contains(f"{tmp_path / 'a.jsonl'}:1", regex=False).all()
+    with dask.config.set(scheduler=cluster.get):
+        lazy = _verify(tmp_path, engine="dask", blocksize=4 << 10)
+    pd.testing.assert_frame_equal(_sorted_categories(found), _sorted_categories(lazy))
+    # Alone, engram's own lines hold no presentation twice.
+    assert _verify(fixture).empty
 
 
 def test_a_request_is_one_per_candidate_and_model(tmp_path):

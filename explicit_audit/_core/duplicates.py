@@ -3,8 +3,9 @@
 A kind's shapes declare the fields that identify a record
 (:attr:`~explicit_audit._core.shape.Shape.identity`: a decision's
 ``decision_id``, a plan's ``run_id``, a C2 request's ``base_id`` and
-``model``). Two rows of its table with the same values there, in one file or
-two, are one record written twice:
+``model``, an engram presentation's ``presentationId``). Two rows of its
+table with the same values there, in one file or two, are one record
+written twice:
 
 - ``repeated_record`` (a notice): the two say the same, column for column
   (where each was read, how it was written and a logger's keys aside: a
@@ -34,7 +35,7 @@ import orjson
 import pandas as pd
 
 from .findings import ERROR, LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
-from .records import Check, Checker, RecordKind
+from .records import Check, Checker, RecordKind, Table
 
 __all__ = [
     "CHECK",
@@ -78,17 +79,27 @@ DUPLICATE_RULES = RuleTable(
 _PLACE = ("source_file", "source_line")
 
 
-def identity(kind: RecordKind) -> tuple[str, ...]:
-    """The fields that identify a record of ``kind``, as its shapes declare them (or ``()``).
+def identity(kind: RecordKind, table: Table | None = None) -> tuple[str, ...]:
+    """The fields that identify a row of ``kind``'s ``table``, as its shapes declare them.
+
+    ``table`` is by default the kind's main table, whose shapes are the
+    kind's; another table's are its own (``Table.shapes``: engram's
+    presentation lines). ``()`` where none declares an identity.
 
     Raises
     ------
     ValueError
         When two of its shapes declare different identities: a record has one.
     """
-    declared = {shape.identity for shape in kind.shapes if shape.identity}
+    main = kind.tables[0] if kind.tables else None
+    table = table or main
+    shapes = table.shapes if table is not None and table.shapes else ()
+    if not shapes and table is main:
+        shapes = kind.shapes
+    declared = {shape.identity for shape in shapes if shape.identity}
     if len(declared) > 1:
-        raise ValueError(f"record kind {kind.name!r}: its shapes declare different identities")
+        name = kind.name if table is main else f"{kind.name}, table {table.name}"
+        raise ValueError(f"record kind {name!r}: its shapes declare different identities")
     return declared.pop() if declared else ()
 
 
@@ -215,28 +226,37 @@ def duplicate_findings(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return listed_findings(DUPLICATE_RULES, found)
 
 
-#: Per kind (by ``id``): the kind, and the columns of its record table built from no value.
-_OWN: dict[int, tuple[RecordKind, tuple[str, ...]]] = {}
+#: Per kind (by ``id``): the kind, and the columns of its tables built from no value.
+_OWN: dict[int, tuple[RecordKind, dict[str, tuple[str, ...]]]] = {}
 
 
-def _own_columns(kind: RecordKind) -> tuple[str, ...]:
-    """The columns of the kind's record table that are its own: a logger's keys are not."""
+def _own_columns(kind: RecordKind, table: Table) -> tuple[str, ...]:
+    """The columns of one of the kind's tables that are its own: a logger's keys are not."""
     entry = _OWN.get(id(kind))
     if entry is None or entry[0] is not kind:
-        columns = tuple(kind.build([]).tables[kind.tables[0].name].columns)
-        entry = _OWN[id(kind)] = (kind, columns)
-    return entry[1]
+        built = kind.build([]).tables
+        entry = _OWN[id(kind)] = (kind, {name: tuple(built[name].columns) for name in built})
+    return entry[1][table.name]
 
 
 def duplicates_checker(kinds: Sequence[RecordKind]) -> Checker | None:
-    """The checker of ``record_duplicates`` over the kinds that declare an identity, or None."""
+    """The checker of ``record_duplicates`` over the tables whose shapes declare an identity.
+
+    Compared are a table's own columns but where a row was read, how it was
+    written (``Table.written``) and the row labels of another table it holds
+    (``Table.references``: a presentation's ``receipt_row``). Its findings
+    name the kind, or the table where it is not the kind's main one.
+    """
     declared = []
     for kind in kinds:
-        fields = identity(kind)
-        if fields and kind.tables:
-            table = kind.tables[0]
-            content = tuple(c for c in _own_columns(kind) if c not in (*_PLACE, *table.written))
-            declared.append((kind.name, table.name, fields, content))
+        for table in kind.tables:
+            fields = identity(kind, table)
+            if not fields:
+                continue
+            aside = (*_PLACE, *table.written, *table.references)
+            content = tuple(c for c in _own_columns(kind, table) if c not in aside)
+            name = kind.name if table is kind.tables[0] else table.name
+            declared.append((name, table.name, fields, content))
     if not declared:
         return None
     plan = tuple(declared)

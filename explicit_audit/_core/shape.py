@@ -198,9 +198,11 @@ class Shape:
         Whether the top level may hold keys it does not declare (a logger's
         ``timestamp`` beside a record's fields); False for a whole document.
     identity : tuple of str, optional
-        The top-level fields that together identify one record, each also
-        a column of the kind's table (``("decision_id",)``; a C2 request's
-        ``("base_id", "model")``): two records with the same values there
+        The columns of the table it fills that together identify one record,
+        each a top-level field or the column one is read into
+        (``("decision_id",)``; a C2 request's ``("base_id", "model")``; an
+        engram presentation's ``receipt.presentationId`` is
+        ``presentation_id``): two records with the same values there
         are one record written twice (the check ``record_duplicates``,
         :mod:`explicit_audit._core.duplicates`). Empty where the producer
         writes no id (a bare retrieval receipt).

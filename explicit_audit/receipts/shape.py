@@ -145,7 +145,7 @@ PRESENTATION_SHAPES = (
             Field("artifactPath", "string", "the rendered text's path"),
             Field("receiptPath", "string", "the receipt's path"),
         )),
-    ), record=("receipt.presentationId",)),
+    ), record=("receipt.presentationId",), identity=("presentation_id",)),
     Shape("presentations", "failed",
           "recognised by `status` \"failed\", `schema_version` and no `receipt`", (
         _SCHEMA_VERSION,
