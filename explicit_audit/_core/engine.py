@@ -153,7 +153,7 @@ def compute_together(*deferred: Deferred) -> list:
 
     tasks = [list(item.tasks) for item in deferred]
     with compute_progress():
-        computed = dask.compute(*tasks) if tasks else ()
+        computed = dask.compute(*tasks, optimize_graph=False) if tasks else ()
     return [item.combine(list(values)) for item, values in zip(deferred, computed, strict=True)]
 
 

@@ -158,6 +158,7 @@ class RuleTable(Mapping[str, Rule]):
             if rule.name in self._rules:
                 raise ValueError(f"rule {rule.name!r} is declared twice")
             self._rules[rule.name] = rule
+        self._empty: pd.DataFrame | None = None
 
     def __getitem__(self, name: str) -> Rule:
         return self._rules[name]
@@ -217,9 +218,17 @@ class RuleTable(Mapping[str, Rule]):
         )
 
     def empty_findings(self) -> pd.DataFrame:
-        """A findings table with no row and this table's dtypes."""
-        dtypes = self.dtypes()
-        return pd.DataFrame({name: pd.Series([], dtype=dtypes[name]) for name in FINDING_COLUMNS})
+        """A findings table with no row and this table's dtypes (a new one each call).
+
+        Built once and copied: a check over many partitions most often finds
+        nothing in one, and its categorical dtypes take far longer to build.
+        """
+        if self._empty is None:
+            dtypes = self.dtypes()
+            self._empty = pd.DataFrame(
+                {name: pd.Series([], dtype=dtypes[name]) for name in FINDING_COLUMNS}
+            )
+        return self._empty.copy()
 
 
 def _row_labels(index: pd.Index, positions: np.ndarray, what: str) -> pd.Series:
@@ -295,6 +304,8 @@ class FindingsBuilder:
 
     def frame(self) -> pd.DataFrame:
         """The findings, ordered by record position, then rule, then as found."""
+        if not self._positions:
+            return self._rules.empty_findings()
         positions = np.asarray(self._positions, dtype=np.int64)
         rule_order = np.asarray(self._rule_order, dtype=np.int64)
         order = np.lexsort((np.arange(len(positions)), rule_order, positions))
@@ -346,6 +357,8 @@ def listed_findings(rules: RuleTable, listed: Mapping[str, list]) -> pd.DataFram
 
     Each finding's ``check`` and ``severity`` are its rule's, from ``rules``.
     """
+    if not listed["rule"]:
+        return rules.empty_findings()
     found = [rules[name] for name in listed["rule"]]
     columns = dict(listed)
     columns["check"] = [rule.check for rule in found]
