@@ -184,7 +184,8 @@ def test_junit_skips_each_check_not_run_with_its_reason(receipts, capsys):
         if checks[check].examines is not None:
             assert f"of the table {checks[check].examines}," in message
     assert skipped["record_duplicates"].startswith(
-        "not run (no records): DATA holds no record of the tables plans, requests, decisions "
+        "not run (no records): DATA holds no record of the tables presentations, plans, requests, "
+        "decisions "
     )
     assert {s["@name"]: s["@skipped"] for s in suites if s["@skipped"] != "0"} == dict.fromkeys(
         not_run, "1"

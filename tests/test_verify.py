@@ -287,6 +287,7 @@ def test_the_rule_table_is_the_one_source_of_severity():
         "repeated_record",
         "unparsed_time",
         "future_time",
+        "past_time",
     }
     table = RULES.frame()
     assert table["rule"].is_unique and len(table) == len(RULES)
