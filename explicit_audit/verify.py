@@ -363,11 +363,9 @@ def verify_all(
 def _checked(
     checker: Checker, check: Check, frames: dict, rows: dict[str, int], values_read: int
 ) -> int:
-    """How many records ``check`` looked at: its table's rows, those of the tables its
-    checker examines (:func:`registry.examined`), or else every value read."""
-    if check.examines is not None:
-        return rows.get(check.examines, 0)
-    names = registry.examined(checker, frames)
+    """How many records ``check`` looked at: the rows of the tables it examines
+    (:func:`registry.examined`), or else every value read."""
+    names = registry.examined(checker, check, frames)
     return values_read if names is None else sum(rows.get(name, 0) for name in names)
 
 

@@ -36,6 +36,7 @@ import pandas as pd
 
 from .findings import ERROR, LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind, Table
+from .shape import Shape
 
 __all__ = [
     "CHECK",
@@ -91,16 +92,22 @@ def identity(kind: RecordKind, table: Table | None = None) -> tuple[str, ...]:
     ValueError
         When two of its shapes declare different identities: a record has one.
     """
+    declaring = _declaring(kind, table)
+    return declaring[0].identity if declaring else ()
+
+
+def _declaring(kind: RecordKind, table: Table | None = None) -> list[Shape]:
+    """The shapes of ``kind``'s ``table`` (by default its main one) that declare an identity."""
     main = kind.tables[0] if kind.tables else None
     table = table or main
     shapes = table.shapes if table is not None and table.shapes else ()
     if not shapes and table is main:
         shapes = kind.shapes
-    declared = {shape.identity for shape in shapes if shape.identity}
-    if len(declared) > 1:
+    declaring = [shape for shape in shapes if shape.identity]
+    if len({shape.identity for shape in declaring}) > 1:
         name = kind.name if table is main else f"{kind.name}, table {table.name}"
         raise ValueError(f"record kind {name!r}: its shapes declare different identities")
-    return declared.pop() if declared else ()
+    return declaring
 
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -245,18 +252,19 @@ def duplicates_checker(kinds: Sequence[RecordKind]) -> Checker | None:
     Compared are a table's own columns but where a row was read, how it was
     written (``Table.written``) and the row labels of another table it holds
     (``Table.references``: a presentation's ``receipt_row``). Its findings
-    name the kind, or the table where it is not the kind's main one.
+    name the kind their shape declares: the record kind, or the table it fills
+    where that is not the kind's main one.
     """
     declared = []
     for kind in kinds:
         for table in kind.tables:
-            fields = identity(kind, table)
-            if not fields:
+            declaring = _declaring(kind, table)
+            if not declaring:
                 continue
+            fields = declaring[0].identity
             aside = (*_PLACE, *table.written, *table.references)
             content = tuple(c for c in _own_columns(kind, table) if c not in aside)
-            name = kind.name if table is kind.tables[0] else table.name
-            declared.append((name, table.name, fields, content))
+            declared.append((declaring[0].kind, table.name, fields, content))
     if not declared:
         return None
     plan = tuple(declared)

@@ -259,14 +259,19 @@ def checkers(
     return [REJECTED_CHECKER, *edits, *keys, *(checker for _, checker in ranked)]
 
 
-def examined(checker: Checker, frames: Mapping[str, Any] | None = None) -> tuple[str, ...] | None:
-    """The tables whose rows ``checker``'s checks without a table of their own look at.
+def examined(
+    checker: Checker, check: Check, frames: Mapping[str, Any] | None = None
+) -> tuple[str, ...] | None:
+    """The tables whose rows ``check``, one of ``checker``'s checks, looks at.
 
-    :attr:`Checker.examined` of the audit's tables (``frames``, name -> frame)
-    where the checker says, else every kind's table it reads (``frames``
-    None: every one it may look at); None where it reads none, for it looks
-    at every value read.
+    The table the check examines (:attr:`Check.examines`) where it names one;
+    else :attr:`Checker.examined` of the audit's tables (``frames``, name ->
+    frame) where the checker says, else every kind's table it reads
+    (``frames`` None: every one it may look at); None where it reads none,
+    for it looks at every value read.
     """
+    if check.examines is not None:
+        return (check.examines,)
     if checker.examined is not None and frames is not None:
         return tuple(checker.examined(frames))
     known = tables()

@@ -29,10 +29,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import AuditError
 from .findings import LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind
-from .times import TIME_KEYS, UNPARSED_SUFFIX
+from .times import TIME_KEYS, UNPARSED_SUFFIX, parse_time
 
 __all__ = ["CHECK", "CLOCK_SKEW", "EARLIEST", "TIME_RULES", "time_findings", "times_checker"]
 
@@ -165,8 +164,8 @@ def times_checker(kinds: Sequence[RecordKind], now: Any = None, earliest: Any = 
     ``now`` defaults to the moment of the call and ``earliest`` to
     :data:`EARLIEST`; a time without a zone is UTC.
     """
-    moment = _utc(now if now is not None else datetime.now(UTC), "now")
-    first = EARLIEST if earliest is None else _utc(earliest, "earliest")
+    moment = parse_time(now if now is not None else datetime.now(UTC), what="now")
+    first = EARLIEST if earliest is None else parse_time(earliest, what="earliest")
     plan = tuple(
         (kind.name, table.name, _identity(kind)) for kind in kinds for table in kind.tables
     )
@@ -191,16 +190,6 @@ def times_checker(kinds: Sequence[RecordKind], now: Any = None, earliest: Any = 
         order=3,
         examined=lambda frames: _timed(frames, [table for _, table, _ in plan]),
     )
-
-
-def _utc(moment: Any, what: str) -> pd.Timestamp:
-    try:
-        stamp = pd.Timestamp(moment)
-    except (TypeError, ValueError) as error:
-        raise AuditError(f"{what}: {moment!r} is not a time ({error})") from None
-    if stamp is pd.NaT:
-        raise AuditError(f"{what}: {moment!r} is not a time")
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def _timed(frames: Mapping[str, Any], names: Sequence[str]) -> list[str]:

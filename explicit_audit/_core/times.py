@@ -17,10 +17,20 @@ rebuilt from the records as written.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 import pandas as pd
 
-__all__ = ["TIME_KEYS", "UNPARSED_SUFFIX", "time_column", "typed_times", "unparsed_counts"]
+from ..errors import AuditError
+
+__all__ = [
+    "TIME_KEYS",
+    "UNPARSED_SUFFIX",
+    "parse_time",
+    "time_column",
+    "typed_times",
+    "unparsed_counts",
+]
 
 #: Column names read as a record's time, the first a table has winning.
 TIME_KEYS = (
@@ -122,3 +132,38 @@ def unparsed_counts(frame: pd.DataFrame) -> dict[str, int]:
                 if count:
                     counts[time_name] = count
     return counts
+
+
+def parse_time(text: Any, *, what: str = "time") -> pd.Timestamp:
+    """A time given by a user as a UTC timestamp; a time without a zone is read as UTC.
+
+    Parameters
+    ----------
+    text : str or datetime
+        A time, or ISO 8601 text: ``2025-03-04``, ``2025-03-04T08:00:00Z``,
+        ``2025-03-04 08:00+09:00``.
+    what : str
+        The option's name, for the message.
+
+    Raises
+    ------
+    AuditError
+        When ``text`` is not a time.
+
+    Examples
+    --------
+    >>> parse_time("2025-03-04")
+    Timestamp('2025-03-04 00:00:00+0000', tz='UTC')
+    >>> parse_time("2025-03-04T09:00:00+09:00")
+    Timestamp('2025-03-04 00:00:00+0000', tz='UTC')
+    """
+    try:
+        stamp = pd.Timestamp(text)
+    except (ValueError, TypeError) as error:
+        raise AuditError(
+            f"{what}: {text!r} is not a time ({error}); write it in ISO 8601, as 2025-03-04 or "
+            "2025-03-04T08:00:00Z"
+        ) from None
+    if stamp is pd.NaT:
+        raise AuditError(f"{what}: {text!r} is not a time; write it as 2025-03-04")
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")

@@ -70,7 +70,7 @@ def junit_xml(verdict: Verdict) -> str:
     state = STATE_CHECK in verdict.verification.checked
     checks = registry.checks(state=state)
     read = {
-        check.name: (check.examines,) if check.examines else registry.examined(checker)
+        check.name: registry.examined(checker, check)
         for checker in registry.checkers(state=state)
         for check in checker.checks
     }

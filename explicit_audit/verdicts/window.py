@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .._core import engine, registry
-from .._core.times import TIME_KEYS, UNPARSED_SUFFIX
+from .._core.times import TIME_KEYS, UNPARSED_SUFFIX, parse_time
 from ..audit import Audit
 from ..errors import AuditError
 from ..verify import Verification
@@ -59,40 +59,6 @@ UNDATED_CHOICES = ("check", "skip")
 
 # The place of a record relative to the window.
 _INSIDE, _BEFORE, _AFTER, _UNDATED, _UNREADABLE = range(5)
-
-
-def parse_time(text: str, *, what: str = "time") -> pd.Timestamp:
-    """A window bound as a UTC timestamp; a time without a zone is read as UTC.
-
-    Parameters
-    ----------
-    text : str
-        ISO 8601: ``2025-03-04``, ``2025-03-04T08:00:00Z``, ``2025-03-04 08:00+09:00``.
-    what : str
-        The option's name, for the message.
-
-    Raises
-    ------
-    AuditError
-        When ``text`` is not a time.
-
-    Examples
-    --------
-    >>> parse_time("2025-03-04")
-    Timestamp('2025-03-04 00:00:00+0000', tz='UTC')
-    >>> parse_time("2025-03-04T09:00:00+09:00")
-    Timestamp('2025-03-04 00:00:00+0000', tz='UTC')
-    """
-    try:
-        stamp = pd.Timestamp(text)
-    except (ValueError, TypeError) as error:
-        raise AuditError(
-            f"{what}: {text!r} is not a time ({error}); write it in ISO 8601, as 2025-03-04 or "
-            "2025-03-04T08:00:00Z"
-        ) from None
-    if stamp is pd.NaT:
-        raise AuditError(f"{what}: {text!r} is not a time; write it as 2025-03-04")
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 @dataclass(frozen=True)
