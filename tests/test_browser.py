@@ -3,8 +3,9 @@
 The reports are built from a copy of the sample data with one more receipt
 file, whose queries are markup (``<script>alert(1)</script>``): one receipt
 breaks a rule (its query shows in the findings table), one line is broken
-(its raw text shows in the provenance block). The page must show both as
-text and never run them.
+(its raw text shows in the provenance block), and one broken line is longer
+than an excerpt (the page cuts it, with its whole text a click away). The page
+must show them as text and never run them.
 
 The layout is measured in the browser too. The pages carry no script, so a
 copy of each (never the page itself) gets a small measuring script and a
@@ -207,7 +208,9 @@ def report_folder(tmp_path_factory):
     marked = make_receipt(scope="space", query=ALERT, relevanceThreshold=None)
     marked["exposedResults"][0].pop("score")
     broken = '{"schemaVersion": 0, "query": "' + ALERT + '", "scope": '
-    lines = [json.dumps(make_receipt(query=ALERT)), json.dumps(marked), broken]
+    # Broken past its excerpt's length: the page cuts it, with the whole line a click away.
+    long_broken = '{"schemaVersion": 0, "query": "' + "x" * 600 + ALERT + '", "scope": '
+    lines = [json.dumps(make_receipt(query=ALERT)), json.dumps(marked), broken, long_broken]
     (data / "receipts" / "marked_up.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root, data, write_reports(data, root / "reports", NOTEBOOKS)
 
@@ -535,3 +538,57 @@ def test_plots_keep_legible_text_on_a_phone(layouts):
             smallest = 0.99 if viewport == "phone" else 0.6
             assert image["scale"] >= smallest, f"{page} at {viewport} size: {image}"
     assert shown >= 10, "no plot was measured: the check above saw nothing to check"
+
+
+# Each cut excerpt of a page's rejected rows: its text, and whether it opens on a whole text.
+CUT_EXCERPTS = """() => [...document.querySelectorAll('#check-rejected_rows td code')]
+  .filter(code => code.textContent.endsWith('\u2026'))
+  .map(code => ({excerpt: code.textContent,
+                 whole: code.closest('details.ea-whole > summary') !== null}))"""
+
+
+def test_a_cut_excerpt_opens_on_its_whole_line_by_mouse_and_by_keyboard(report_folder, browser):
+    _, data, reports = report_folder
+    written = "\n".join(
+        path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted(data.rglob("*"))
+        if path.is_file() and path.suffix in (".jsonl", ".json")
+    )
+    context = browser.new_context(viewport=VIEWPORTS["laptop"])
+    page = context.new_page()
+    opened = 0
+    for report in reports:
+        page.goto(report.resolve().as_uri())
+        page.locator("#provenance > summary").click()
+        page.locator("#check-rejected_rows > summary").click()
+        cut = page.evaluate(CUT_EXCERPTS)
+        # The bundled data's four long rejected values, and the marked-up file's long line.
+        assert len(cut) >= 5, f"{report.name}: {cut}"
+        assert all(found["whole"] for found in cut), f"{report.name}: cut with no whole text"
+        wholes = page.locator("#check-rejected_rows details.ea-whole")
+        for index in range(wholes.count()):
+            whole = wholes.nth(index)
+            summary, text = whole.locator("summary"), whole.locator("pre.ea-whole-text")
+            assert not text.is_visible()
+            if index % 2:
+                summary.focus()
+                page.keyboard.press("Enter")
+            else:
+                summary.click()
+            text.wait_for(state="visible")
+            shown, excerpt = text.inner_text(), summary.inner_text()
+            # The whole text the loader read (a line, or a value over several lines), whose
+            # start is the excerpt's.
+            assert shown.strip() in written, (report.name, excerpt)
+            # (compared word by word: the excerpt's line breaks show as spaces)
+            assert " ".join(shown.split()).startswith(" ".join(excerpt[:-1].split()))
+            assert len(shown.strip()) > len(excerpt)
+            note = whole.locator(".ea-note").inner_text()
+            assert note.startswith(("The whole line, ", "The whole value, ")), note
+            box = text.bounding_box()
+            assert box["x"] + box["width"] <= VIEWPORTS["laptop"]["width"]
+            opened += 1
+        # The marked-up line's script is shown as text and never runs.
+        assert page.locator("pre.ea-whole-text", has_text=ALERT).count() == 1
+    context.close()
+    assert opened >= 5 * len(reports)

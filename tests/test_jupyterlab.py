@@ -565,17 +565,28 @@ def test_keys_in_every_control_move_it_and_never_edit_the_notebook(
 
 
 def check_keys(
-    open_notebook, name: str, front_end: str, record_property, twin: bool = False
+    open_notebook,
+    name: str,
+    front_end: str,
+    record_property,
+    twin: bool = False,
+    viewport: tuple[int, int] | None = None,
 ) -> None:
     """Run ``name``; press letters and arrow keys in every control of its panel: each
     control takes them, the notebook none (its cells and their types stay as they were).
     With ``twin``, the notebook is opened here first: its static twin is checked
-    (:func:`check_twin`) before it runs."""
-    notebook = open_notebook(name, front_end=front_end)
+    (:func:`check_twin`) before it runs. With ``viewport``, the notebook is opened in a
+    window of that size, and nothing in the panel may be cut nor any table wider than
+    its box, once it has run and again after every control has been moved."""
+    options = {} if viewport is None else {"viewport": viewport}
+    notebook = open_notebook(name, front_end=front_end, **options)
     if twin:
         check_twin(notebook, name)
     notebook.run_all()
     page, panel = notebook.page, notebook.panel
+    if viewport is not None:
+        panel.locator("table").first.wait_for()
+        assert panel.evaluate(CUT) == [] and panel.evaluate(TABLES_WIDER) == []
     page.wait_for_function(GUARDED)
     watch(panel)
     cells = page.evaluate(CELL_TYPES)
@@ -625,6 +636,9 @@ def check_keys(
         page.keyboard.type(letters)  # each letter's keydown, keypress and keyup, in one call
         assert page.evaluate(CELL_TYPES) == cells
     check_escape(notebook)
+    if viewport is not None:
+        _settle(notebook)
+        assert panel.evaluate(CUT) == [] and panel.evaluate(TABLES_WIDER) == []
     figures = {label: percentiles(times) for label, times in latencies.items()}
     record_property("latency_ms", json.dumps(figures))
     print(f"\n{name}: ms from keydown to the last output change (p50, p95): {figures}")

@@ -35,6 +35,7 @@ SOURCES = (
     "notebooks",
     "docs",
     "jupyter-config",
+    "jupyter-data",
 )
 PIP = (sys.executable, "-m", "pip")
 NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
@@ -158,6 +159,10 @@ def test_the_wheel_holds_the_notebooks_the_formats_the_template_and_the_licence(
     # The Jupyter server extension that keeps a saved panel's twin, enabled on install.
     config = ".data/data/etc/jupyter/jupyter_server_config.d/explicit_audit.json"
     assert any(name.endswith(config) for name in names)
+    # The kit's Voila template, where Voila looks for templates (<prefix>/share/jupyter).
+    for part in ("conf.json", "index.html.j2"):
+        template = f".data/data/share/jupyter/voila/templates/explicit_audit/{part}"
+        assert any(name.endswith(template) for name in names), part
     tracked = {
         f"explicit_audit/{path.relative_to(ROOT / 'explicit_audit').as_posix()}"
         for path in (ROOT / "explicit_audit").rglob("*")

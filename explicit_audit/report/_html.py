@@ -15,6 +15,7 @@ from bleach.css_sanitizer import CSSSanitizer
 
 from ._templates import render
 from .provenance import Provenance
+from .whole_text import WholeText
 
 __all__ = ["PAGE_TEMPLATE", "REJECTED_SHOWN", "VERDICT_CSS", "clean_html", "provenance_html"]
 
@@ -83,6 +84,15 @@ def _table(frame: pd.DataFrame, labels: dict[str, str], code: tuple[str, ...] = 
     }
 
 
+def _whole(excerpt: str, whole: WholeText) -> dict:
+    """A cut excerpt's cell: the excerpt, and one click away the whole text it was cut from."""
+    if whole.whole:
+        note = f"The whole {whole.what}, {whole.size:,} bytes."
+    else:
+        note = f"The {whole.what}'s first {whole.shown:,} of {whole.size:,} bytes."
+    return {"excerpt": excerpt, "text": whole.text, "note": note}
+
+
 def _plain(value):
     """A numpy scalar as the Python value it holds (an integer keeps its thousands)."""
     return value.item() if hasattr(value, "item") and not isinstance(value, str) else value
@@ -119,6 +129,9 @@ def provenance_html(facts: Provenance, *, notebook: str, notebook_sha256: str | 
         },
         code=("raw",),
     )
+    for position, whole in facts.whole_texts.items():
+        if position < len(shown["rows"]):
+            shown["rows"][position][-1] = _whole(shown["rows"][position][-1], whole)
     return render(
         "provenance.html.j2",
         notebook=notebook,

@@ -39,6 +39,7 @@ from ..reading.digests import FileDigest
 from ..reading.digests import file_digest as _digest_of
 from ..reading.remote import is_url, url_digest
 from ..reading.sources import display_name
+from .whole_text import WholeText
 
 __all__ = [
     "LIBRARIES",
@@ -235,6 +236,12 @@ class Provenance:
         ``{distribution: version}``, see :func:`library_versions`.
     dialects : DataFrame
         See :func:`hash_dialects`.
+    whole_texts : mapping
+        ``{position in rejected: WholeText}``: the whole text of each
+        rejected value whose excerpt was cut, where it was read back from the
+        bytes the audit was loaded from (``whole_texts`` of
+        :mod:`explicit_audit.report.whole_text`); a page shows it one click
+        from the excerpt.
     """
 
     source: str
@@ -248,6 +255,7 @@ class Provenance:
             {"source_file": pd.Series(dtype="str"), "reason": pd.Series(dtype="str")}
         )
     )
+    whole_texts: Mapping[int, WholeText] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The provenance as plain JSON-ready values.

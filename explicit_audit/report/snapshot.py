@@ -55,6 +55,11 @@ class Snapshot:
         """The digest of one copied file, by the name the loader gave it."""
         return self.digests.get(os.path.normpath(source_file))
 
+    def path_of(self, source_file: str) -> Path | None:
+        """Where the copy of one file is, by the name the loader gave it (None: not copied)."""
+        name = os.path.normpath(source_file)
+        return Path(os.path.normpath(self.cwd / name)) if name in self.digests else None
+
 
 def _relative(path: str | os.PathLike) -> str:
     text = os.fspath(path)

@@ -75,6 +75,7 @@ from ._anchors import anchored_checks
 from ._empty import has_records, no_records_notebook, notebook_tables
 from ._files import staged_reports, write_atomically
 from ._header import About, page_kinds
+from ._html import REJECTED_SHOWN
 from ._notebook_run import (
     DATA_PARAMETER_NAMES,
     NotebookError,
@@ -91,6 +92,7 @@ from .page import PANEL_NOTE, notebook_html, notebook_title, static_outputs, utf
 from .parameters import chosen_parameters
 from .provenance import provenance
 from .snapshot import take_snapshot
+from .whole_text import whole_texts
 
 __all__ = [
     "DATA_PARAMETER_NAMES",
@@ -310,6 +312,8 @@ def _write_reports(
             if verified is not None:
                 verified(verification)
             facts = provenance(audit, data, digests=snapshot.digests)
+            shown = facts.rejected.head(REJECTED_SHOWN)
+            facts = dataclasses.replace(facts, whole_texts=whole_texts(shown, snapshot.path_of))
             periods = table_times(audit)  # each table read once, for every page's period
             period = time_range(audit, tables=periods)
             downloads = download_files(download_tables(verification, audit))
