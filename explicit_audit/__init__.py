@@ -86,6 +86,7 @@ from .receipts import (
 from .report import Provenance, provenance
 from .requests import check_requests, load_requests, request_hash, verify_requests
 from .trends import trend
+from .verdicts.audit_runs import audit_runs
 from .verify import Verification, verify_all
 
 # The library's records go where the application sends them; none is printed unasked.
@@ -117,6 +118,7 @@ __all__ = [
     "UnparsedTimeWarning",
     "Verification",
     "__version__",
+    "audit_runs",
     "canonical_hash",
     "canonical_json",
     "check_decisions",

@@ -31,6 +31,7 @@ PUBLIC = {
     "Provenance", "provenance", "Verification", "verify_all",
     # over time
     "trend",
+    "audit_runs",
     # where lazy (engine="dask") tables are computed
     "use_scheduler", "collect",
     "__version__",

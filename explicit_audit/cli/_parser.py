@@ -120,7 +120,8 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--new-only",
         action="store_true",
-        help="with --baseline: exit 1 only for errors that are new since it",
+        help="with --baseline, or --state after its first run: exit 1 only for errors that "
+        "are new since that run",
     )
     verify.add_argument(
         "--since",
@@ -166,7 +167,8 @@ def parser() -> argparse.ArgumentParser:
         "--state",
         metavar="DIR",
         help="an audit state folder: read only the bytes appended since the audit that wrote "
-        "it, and report any edit of the bytes it audited (docs/state.md); the pandas engine",
+        "it, report any edit of the bytes it audited, and say which findings are new since "
+        "that audit (unless --baseline is given); each run is recorded in it (docs/state.md)",
     )
     verify.add_argument(
         "--expect",

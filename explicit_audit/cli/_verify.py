@@ -9,6 +9,7 @@ from .._core.key_table import STRICT_KEYS_REASON
 from ..errors import AuditError
 from ..report.provenance import provenance
 from ..verdicts import ExitStatus, Verdict, Window, apply_window, parse_time
+from ..verdicts.audit_runs import last_audit, record_audit
 from ..verdicts.baseline import read_baseline
 from ..verdicts.outputs import json_text, write_verdict
 from ..verify import verify_all
@@ -53,8 +54,6 @@ def _window(args: argparse.Namespace) -> Window | None:
 def verify(args: argparse.Namespace) -> int:
     """``verify``: every check, one document in the format asked for; the verdict's status."""
     output_format = _output_format(args)
-    if args.new_only and not args.baseline:
-        raise AuditError("--new-only needs --baseline PREVIOUS.json: new since which run?")
     window = _window(args)
     clock = {
         name: parse_time(text, what=f"--{name}")
@@ -62,6 +61,14 @@ def verify(args: argparse.Namespace) -> int:
         if text is not None
     }
     previous = read_baseline(args.baseline) if args.baseline else None
+    if previous is None and args.state:
+        # The last run from this state, as a baseline: what is new since the last audit.
+        previous = last_audit(args.state)
+    if args.new_only and previous is None:
+        raise AuditError(
+            "--new-only needs --baseline PREVIOUS.json, or a --state DIR that recorded an "
+            "earlier run: new since which run?"
+        )
     audit, facts = load_data(
         args.data,
         args.engine,
@@ -92,6 +99,8 @@ def verify(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         # The reader (``| head -1``) stopped reading: the verdict stands all the same.
         quiet_stdout()
+    if args.state:
+        record_audit(args.state, verdict)
     return verdict.status
 
 

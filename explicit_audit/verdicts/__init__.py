@@ -4,6 +4,8 @@
   its comparison with a baseline, and the exit status they give;
 - :mod:`~explicit_audit.verdicts.baseline`: how a finding is identified from
   one run to the next, and what is new, resolved and persisting;
+- :mod:`~explicit_audit.verdicts.audit_runs`: each run from an audit state,
+  recorded in it, and the last one as the baseline of the next;
 - :mod:`~explicit_audit.verdicts.window`: ``--since/--until``, which time each
   table's records have, and what becomes of records that have none;
 - :mod:`~explicit_audit.verdicts.formats`: the registry of output formats
@@ -17,6 +19,7 @@
 from __future__ import annotations
 
 from . import outputs  # noqa: F401 (registers the kit's own formats)
+from .audit_runs import audit_runs, last_audit, record_audit
 from .baseline import BaselineComparison, compare_findings, finding_identity, fingerprint
 from .exits import ExitStatus
 from .formats import (
@@ -41,11 +44,14 @@ __all__ = [
     "Window",
     "WindowResult",
     "apply_window",
+    "audit_runs",
     "compare_findings",
     "finding_identity",
     "fingerprint",
+    "last_audit",
     "output_formats",
     "parse_time",
+    "record_audit",
     "register_format",
     "unregister_format",
 ]
