@@ -120,9 +120,17 @@ def _write_table(frame: pd.DataFrame, path: Path) -> None:
     table = _arrow_table(frame, encoded)
     partial = path.with_name(path.name + ".partial")
     if path.suffix == ARROW_SUFFIX:
-        # The cache's files: Arrow's own format, uncompressed, read back without decoding.
-        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-            out.write_table(table)
+        # The cache's and the audit state's files: Arrow's own format, its buffers compressed
+        # with LZ4 (about 3 times smaller for the kit's tables, and quicker to write, read
+        # and hash than uncompressed, whose bytes are as many as the tables'), each column in
+        # one piece: a table parsed piece by piece has a chunk per piece, and taking rows
+        # from a column of many chunks copies them all first.
+        options = pa.ipc.IpcWriteOptions(compression="lz4")
+        with (
+            pa.OSFile(str(partial), "wb") as sink,
+            pa.ipc.new_file(sink, table.schema, options=options) as out,
+        ):
+            out.write_table(table.combine_chunks())
     else:
         # Lists keep Arrow's item name ("item", not Parquet's "element"), so that the
         # table reads back with the list dtype it was written with.
@@ -162,8 +170,8 @@ def write_parquet(
         ``Audit.keys``: the notes of the records' keys, written as ``keys`` beside
         ``rejected``.
     suffix : {".parquet", ".arrow"}
-        Parquet, or Arrow's IPC file format (uncompressed, quicker to read
-        back: the load cache's).
+        Parquet, or Arrow's IPC file format (LZ4-compressed buffers, quicker
+        to read back: the load cache's and the audit state's).
 
     Returns
     -------

@@ -21,7 +21,7 @@ import pandas as pd
 from .._core import registry
 from .._core.key_table import concat_keys
 
-__all__ = ["Joined", "join_parts", "select_rows"]
+__all__ = ["Joined", "join_parts", "rows_of", "select_rows"]
 
 
 @dataclass
@@ -83,22 +83,22 @@ def select_rows(
     ``source_file`` keeps the rows whose referenced row is kept.
     """
     references = _references()
-    firsts = {name: first for name, (first, _) in lines.items()}
-    lasts = {name: last for name, (_, last) in lines.items()}
     kept: dict[str, pd.DataFrame] = {}
     for name in _order(tables):
         frame = tables[name]
         if "source_file" in frame.columns:
             line = frame["source_line"].to_numpy(dtype=np.float64)
-            mask = (line >= per_file(frame["source_file"], firsts, np.nan)) & (
-                line <= per_file(frame["source_file"], lasts, np.nan)
-            )
+            # Each row's file's (first, last), the files looked up once.
+            codes, files = pd.factorize(frame["source_file"])
+            found = [lines.get(str(file), (np.nan, np.nan)) for file in files]
+            bounds = np.asarray([*found, (np.nan, np.nan)], dtype=np.float64)[codes]
+            mask = (line >= bounds[:, 0]) & (line <= bounds[:, 1])
         else:
             mask = np.zeros(len(frame), dtype=bool)
             for column, target in references.get(name, {}).items():
                 if target in kept:
                     mask |= frame[column].isin(kept[target].index).to_numpy()
-        chosen = frame.loc[mask]
+        chosen = rows_of(frame, mask)
         if "source_file" in chosen.columns:
             chosen = chosen.assign(source_file=_renamed(chosen["source_file"], names))
         kept[name] = chosen
@@ -249,3 +249,27 @@ def join_keys(
 ) -> pd.DataFrame:
     """The key notes kept (one frame per entry) and read, in file order then line order."""
     return concat_keys([*kept, read], files)
+
+
+#: Runs of rows taken as slices at most; more are taken by one boolean selection.
+_MAX_RUNS = 64
+
+
+def rows_of(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
+    """``frame.loc[mask]``, taken as slices where the rows are a few runs.
+
+    The rows a state keeps of a file, and those read this run, are each a run
+    of a table's rows (most often all of them). A slice of Arrow-backed
+    columns is a view, where a boolean selection copies the rows, and every
+    chunk of a column of many first.
+    """
+    at = np.flatnonzero(mask)
+    if not len(at):
+        return frame.iloc[:0]
+    breaks = np.flatnonzero(np.diff(at) != 1)
+    starts = [int(at[0]), *(int(at[b + 1]) for b in breaks)]
+    stops = [*(int(at[b]) + 1 for b in breaks), int(at[-1]) + 1]
+    if len(starts) > _MAX_RUNS:
+        return frame.loc[mask]
+    parts = [frame.iloc[start:stop] for start, stop in zip(starts, stops, strict=True)]
+    return parts[0] if len(parts) == 1 else pd.concat(parts)

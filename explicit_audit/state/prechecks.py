@@ -21,7 +21,7 @@ import pandas as pd
 
 from .._core import registry
 from .._core.records import Checker
-from .join import Joined, follow, select_rows
+from .join import Joined, follow, rows_of, select_rows
 
 __all__ = ["as_text", "checker_key", "row_checkers", "row_findings"]
 
@@ -61,7 +61,7 @@ def _kept(
     found = []
     for side, entry in enumerate(entries):
         kept = entry["findings"]
-        mine = kept[kept["check"].astype("str").isin(checks)]
+        mine = kept[kept["check"].isin(checks)]
         mine = select_rows({"findings": mine}, ranges[side], names[side])["findings"]
         rows = mine["row"].to_numpy(dtype=np.float64, na_value=np.nan).copy()
         for check, table in examined.items():
@@ -88,6 +88,7 @@ def row_findings(
     else every row.
     """
     found = {}
+    fresh_rows: dict[str, pd.DataFrame] = {}  # each table's rows read this run, taken once
     for checker in row_checkers():
         given = {name: documents[name] for name in checker.documents if name in documents}
         if len(given) < len(checker.documents):
@@ -96,7 +97,10 @@ def row_findings(
             frames = [tables[name] for name in checker.reads]
             found[checker_key(checker)] = checker.run(*frames, **given)
             continue
-        fresh = [tables[name].loc[joined.fresh[name]] for name in checker.reads]
+        for name in checker.reads:
+            if name not in fresh_rows:
+                fresh_rows[name] = rows_of(tables[name], joined.fresh[name])
+        fresh = [fresh_rows[name] for name in checker.reads]
         new = as_text(checker.run(*fresh, **given))
         old = as_text(_kept(checker, kept, ranges, names, joined))
         parts = [part for part in (old, new) if len(part)] or [new]
