@@ -171,7 +171,7 @@ def identified_rows(
     if not len(table) or any(name not in table.columns for name in fields):
         return _no_rows()
     held = table[list(fields)].notna().all(axis=1).to_numpy()
-    rows = table.loc[held]
+    rows = table if held.all() else table.loc[held]  # most often every row: no copy
     ids = rows[fields[0]].astype("str")
     for name in fields[1:]:
         ids = ids + " / " + rows[name].astype("str")
