@@ -67,7 +67,11 @@ def load(source: Source, **options: Unpack[LoadOptions]) -> Audit:
     >>> int(audit.receipts.withheld_count.sum()) > 0  # doctest: +SKIP
     True
     """
-    settings = resolved(options)
+    return load_settled(source, resolved(options))
+
+
+def load_settled(source: Source, settings: Options) -> Audit:
+    """:func:`load` with its options already checked: one :class:`Options`."""
     kinds = registry.kinds()
     if reads_lazily(settings.engine) and settings.state is not None:
         from .state.lazy import with_state

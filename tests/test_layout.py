@@ -38,7 +38,7 @@ LAYERS = (
     ("trends", 7),
     ("plots", 7),
     ("views", 7),
-    ("report", 7),
+    ("report", 7.5),  # a report shows a verdict: above verdicts
     ("saved_panels", 1),
     ("widgets", 8),
     ("cli", 9),

@@ -98,6 +98,14 @@ def parser() -> argparse.ArgumentParser:
         help="with --engine dask: keep the rows in the workers' memory after the first read, "
         "so every notebook cell after it is quick (only for data the cluster's memory holds)",
     )
+    report.add_argument(
+        "--state",
+        metavar="DIR",
+        help="an audit state folder, as verify --state takes it: the verdict reads only the "
+        "bytes appended since its last audit and reports any edit of those it audited, every "
+        "page says what is new since that audit, and this run is recorded in it "
+        "(docs/state.md)",
+    )
 
     verify = commands.add_parser(
         "verify",

@@ -73,6 +73,7 @@ def _write_report(args: argparse.Namespace) -> int:
             verified=verifications.append,
             title=args.title,
             command=args.command_line,
+            state=args.state,
         )
     except NotebookError as exc:
         print(f"explicit-audit report: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ reads from then on.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
@@ -120,6 +121,9 @@ class Options:
     cache: str | os.PathLike | None = None
     state: str | os.PathLike | None = None
     storage_options: dict | None = None
+    #: ``{name: Origin}`` of files that are copies, for ``state``: each known to the state
+    #: by the file it was copied from (a report's copy). Set by the kit, never a keyword.
+    origins: Mapping[str, Any] | None = None
 
 
 def resolved(options: dict[str, Any], what: str = "load") -> Options:

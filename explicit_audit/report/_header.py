@@ -62,6 +62,9 @@ class About:
         On a page: the report's title, linked to ``index``.
     index : str, optional
         The index page's address.
+    since : str, optional
+        With an audit state (``report --state``): what is new since the last
+        audit recorded in it, in words.
     """
 
     data: str
@@ -71,6 +74,7 @@ class About:
     scope: tuple[str, ...] | None = None
     report: str | None = None
     index: str | None = None
+    since: str | None = None
 
 
 def check_kinds() -> dict[str, str | None]:

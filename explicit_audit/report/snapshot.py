@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UnreadableFileError
 from ..reading.sources import CANNOT_LIST, CANNOT_READ, scan_sources, unreadable_problems
+from ..state.compare import Origin
 from .provenance import FileDigest, unreadable
 
 __all__ = ["Snapshot", "take_snapshot"]
@@ -45,11 +46,15 @@ class Snapshot:
         absolute, the same place relative to the current folder.
     digests : dict
         ``{file name as the loader gives it: FileDigest}`` of the bytes copied.
+    origins : dict
+        ``{file name as the loader gives it: Origin}``: the file each copy was
+        made from, as an audit state knows it (``report --state``).
     """
 
     cwd: Path
     data: str
     digests: dict[str, FileDigest]
+    origins: dict[str, Origin] = field(default_factory=dict)
 
     def digest_of(self, source_file: str) -> FileDigest | None:
         """The digest of one copied file, by the name the loader gave it."""
@@ -75,7 +80,7 @@ def _depth(relative: str) -> int:
     return depth
 
 
-def _copy(source: Path, target: Path) -> FileDigest:
+def _copy(source: Path, target: Path) -> tuple[FileDigest, Origin]:
     digest = hashlib.sha256()
     size = 0
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +88,7 @@ def _copy(source: Path, target: Path) -> FileDigest:
         reader = open(source, "rb")
     except OSError as exc:
         raise unreadable(source, exc) from None
+    origin = Origin.of(reader.fileno(), source)
     with reader, open(target, "wb") as writer:
         while True:
             try:
@@ -94,7 +100,7 @@ def _copy(source: Path, target: Path) -> FileDigest:
             digest.update(chunk)
             size += len(chunk)
             writer.write(chunk)
-    return FileDigest(size, digest.hexdigest())
+    return FileDigest(size, digest.hexdigest()), origin
 
 
 def take_snapshot(data: str | os.PathLike, folder: str | os.PathLike) -> Snapshot:
@@ -144,14 +150,15 @@ def take_snapshot(data: str | os.PathLike, folder: str | os.PathLike) -> Snapsho
     # Deep enough that every ``..`` of the paths stays inside the copy.
     cwd = Path(folder, "cwd", *(["up"] * depth))
     cwd.mkdir(parents=True)
-    digests = {}
+    digests, origins = {}, {}
     for source, relative in zip(files, relatives, strict=True):
         target = Path(os.path.normpath(cwd / relative))
-        digests[os.path.normpath(relative)] = _copy(source, target)
+        name = os.path.normpath(relative)
+        digests[name], origins[name] = _copy(source, target)
     for stray in strays:
         # A FIFO, a socket or a device: a link to it in the copy, so that the
         # pages reject it as verify does, by the same name; it is never opened.
         target = Path(os.path.normpath(cwd / _relative(stray)))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.symlink_to(os.path.realpath(stray))
-    return Snapshot(cwd=cwd, data=shown, digests=digests)
+    return Snapshot(cwd=cwd, data=shown, digests=digests, origins=origins)

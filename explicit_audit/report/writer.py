@@ -66,10 +66,13 @@ import nbformat
 from .._core.engine import reads_lazily
 from .._version import __version__
 from ..errors import RejectedRowsWarning
-from ..loading import ENGINES, load
+from ..loading import ENGINES, load_settled
 from ..partitioned.scheduler import use_scheduler
+from ..reading.options import resolved
 from ..reading.small_files import NOTEBOOK_BOUNDS, read_small_bytes, read_small_text
 from ..reading.sources import display_name
+from ..verdicts.audit_runs import last_audit, record_audit, since_text
+from ..verdicts.verdict import Verdict
 from ..verify import verify_all
 from ._anchors import anchored_checks
 from ._empty import has_records, no_records_notebook, notebook_tables
@@ -184,6 +187,7 @@ def write_reports(
     verified=None,
     title: str | None = None,
     command: str | None = None,
+    state: str | os.PathLike | None = None,
 ) -> list[Path]:
     """Execute every notebook on ``data`` and write one HTML report each into ``out``.
 
@@ -227,6 +231,13 @@ def write_reports(
         The command line that wrote the report, shown under every page's
         title (``explicit-audit report`` gives its own); without it, the
         pages say they were written from Python.
+    state : str or path, optional
+        An audit state folder (``docs/state.md``): the verdict is that of a
+        load from it (only the bytes appended since its last audit read, any
+        edit of the bytes it audited a finding), every page says what is new
+        since the last audit recorded in it, and this run is recorded in it
+        once the pages are in place. ``data`` is named as ``verify --state``
+        was given it: relative to the current folder.
 
     Returns
     -------
@@ -275,6 +286,7 @@ def write_reports(
             verified=verified,
             title=title,
             command=command,
+            state=state,
         )
 
 
@@ -291,6 +303,7 @@ def _write_reports(
     verified=None,
     title: str | None = None,
     command: str | None = None,
+    state: str | os.PathLike | None = None,
 ) -> list[Path]:
     written: list[Path] = []
     listed: list[Page] = []
@@ -300,10 +313,19 @@ def _write_reports(
         staged_reports(out_dir) as staging,
     ):
         snapshot = take_snapshot(data, folder)
+        # The state's path as given, read from inside the copy: made absolute first.
+        folder_of_state = None if state is None else os.path.abspath(state)
+        settings = resolved({"progress": False, "engine": engine, "state": folder_of_state})
+        previous = None
+        if state is not None:
+            _require_same_names(data, snapshot)
+            # The copies are known to the state by the files they were copied from.
+            settings = dataclasses.replace(settings, origins=snapshot.origins)
+            previous = last_audit(state)
         with contextlib.chdir(snapshot.cwd), warnings.catch_warnings():
             # Rejected rows are listed in every report's appendix.
             warnings.simplefilter("ignore", RejectedRowsWarning)
-            audit = load(snapshot.data, progress=False, engine=engine)
+            audit = load_settled(snapshot.data, settings)
             if persist:
                 audit = audit.persist()
             # On Dask tables the checks' one pass also computes the accounting.
@@ -318,7 +340,17 @@ def _write_reports(
             period = time_range(audit, tables=periods)
             downloads = download_files(download_tables(verification, audit))
         title = title if title is not None else default_title(display_name(data), period)
-        cited = About(display_name(data), period.text, __version__, command, report=title)
+        verdict = None
+        if state is not None:
+            verdict = Verdict.of(display_name(data), verification, previous=previous)
+        cited = About(
+            display_name(data),
+            period.text,
+            __version__,
+            command,
+            report=title,
+            since=None if verdict is None else since_text(verdict, state),
+        )
         for path in paths:
             start = time.perf_counter()
             source = read_small_bytes(path, max_bytes=NOTEBOOK_BOUNDS["max_bytes"])
@@ -383,9 +415,21 @@ def _write_reports(
                 f"beside it {', '.join(downloads)}"
             )
         removed = staging.swap_in([path.name for path in written] + [*downloads, INDEX_NAME])
+    if verdict is not None:
+        record_audit(state, verdict)  # the pages are in place: the run is recorded
     for stale in removed:
         if progress is not None:
             progress(f"removed {stale}: no notebook of that name was reported on")
     if failures:
         raise NotebookError("\n\n".join(failures))
     return written
+
+
+def _require_same_names(data: str | os.PathLike, snapshot) -> None:
+    """The copy names the files as ``data`` does: the state knows them by those names."""
+    if snapshot.data != os.fspath(data):
+        raise ReportError(
+            f"--state: the pages name the files of {display_name(data)} as {snapshot.data}/..., "
+            "not as an audit state knows them; give DATA relative to the current folder, as "
+            "verify --state was given it"
+        )

@@ -15,6 +15,7 @@ file is read on from where its audit ended.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from .lines import first_changed_line, scan
 from .store import Kept
 
-__all__ = ["Edit", "Plan", "compare"]
+__all__ = ["Edit", "Origin", "Plan", "compare"]
 
 
 @dataclass
@@ -42,6 +43,9 @@ class Plan:
         name or, after a rotation, another).
     hasher : hashlib object or None
         The SHA-256 of those bytes, to be continued over the rest.
+    real : str or None
+        The real path the state records (None: the path's own); a copy's is
+        its origin's.
     """
 
     path: Path
@@ -49,6 +53,7 @@ class Plan:
     stat: os.stat_result | None
     kept: Kept | None = None
     hasher: object = None
+    real: str | None = None
 
     @property
     def incremental(self) -> bool:
@@ -59,6 +64,47 @@ class Plan:
     def start(self) -> int:
         """Where reading starts: the end of the audited bytes, or 0."""
         return self.kept.audited if self.incremental else 0
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The file a copy was made from, as an audit state knows files.
+
+    Attributes
+    ----------
+    device, inode, mtime_ns : int
+        The original's, from the descriptor the copy was read from.
+    real : str
+        Its real path.
+    """
+
+    device: int
+    inode: int
+    mtime_ns: int
+    real: str
+
+    @classmethod
+    def of(cls, descriptor: int, path: str | os.PathLike) -> Origin:
+        """The origin of a copy read from ``descriptor``, open on ``path``."""
+        found = os.fstat(descriptor)
+        return cls(found.st_dev, found.st_ino, found.st_mtime_ns, os.path.realpath(path))
+
+    def stat_of(self, copy: os.stat_result) -> os.stat_result:
+        """The copy's ``stat`` (its size), with the original's device, inode and time."""
+        fields = list(copy[:10])
+        fields[1], fields[2] = self.inode, self.device
+        fields[8] = self.mtime_ns // 1_000_000_000
+        return os.stat_result(
+            fields,
+            {
+                "st_atime": copy.st_atime,
+                "st_mtime": self.mtime_ns / 1e9,
+                "st_ctime": copy.st_ctime,
+                "st_atime_ns": copy.st_atime_ns,
+                "st_mtime_ns": self.mtime_ns,
+                "st_ctime_ns": copy.st_ctime_ns,
+            },
+        )
 
 
 @dataclass
@@ -128,7 +174,9 @@ def _changed(plan: Plan, kept: Kept, rule: str, what: str) -> Edit:
     )
 
 
-def compare(kept: dict[str, Kept], paths: list[Path]) -> tuple[list[Plan], list[Edit]]:
+def compare(
+    kept: dict[str, Kept], paths: list[Path], origins: Mapping[str, Origin] | None = None
+) -> tuple[list[Plan], list[Edit]]:
     """How each file of ``paths`` is read, and every edit of the bytes audited before.
 
     Parameters
@@ -137,6 +185,10 @@ def compare(kept: dict[str, Kept], paths: list[Path]) -> tuple[list[Plan], list[
         The files the state audited, by name.
     paths : list of Path
         The files of the source now, in order.
+    origins : mapping, optional
+        ``{name: Origin}`` of files that are copies (a report's): each is
+        known to the state by the file it was copied from (its device, inode,
+        modification time and real path), its bytes are the copy's.
 
     Returns
     -------
@@ -151,7 +203,12 @@ def compare(kept: dict[str, Kept], paths: list[Path]) -> tuple[list[Plan], list[
             stat = os.stat(path)
         except OSError:
             stat = None
-        plans.append(Plan(path, display_name(path), stat))
+        name = display_name(path)
+        origin = None if origins is None else origins.get(os.path.normpath(name))
+        if origin is not None and stat is not None:
+            plans.append(Plan(path, name, origin.stat_of(stat), real=origin.real))
+        else:
+            plans.append(Plan(path, name, stat))
     by_name = {plan.name: plan for plan in plans}
     tentative: dict[str, Edit] = {}
     found: set[str] = set()

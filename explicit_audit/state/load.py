@@ -83,7 +83,9 @@ def compared(source, settings: Options) -> tuple:
     state = read_state(settings.state, asked)
     listing = list_sources(source)
     plans, edits = compare(
-        {} if state is None else state.kept, [*listing.data_files, *listing.policy_files]
+        {} if state is None else state.kept,
+        [*listing.data_files, *listing.policy_files],
+        settings.origins,
     )
     return asked, state, listing, plans, edits
 
@@ -315,7 +317,7 @@ def _audited(plans: list[Plan], sources: pd.DataFrame) -> list[tuple[Plan, Kept]
         rows = plain and (read.line_end or start) == read.read
         record = Kept(
             name=plan.name,
-            real=str(Path(plan.path).resolve()),
+            real=plan.real or str(Path(plan.path).resolve()),
             device=plan.stat.st_dev,
             inode=plan.stat.st_ino,
             size=read.read,

@@ -44,6 +44,7 @@ __all__ = [
     "audit_runs",
     "last_audit",
     "record_audit",
+    "since_text",
 ]
 
 #: The file of a state folder that keeps its runs.
@@ -209,3 +210,22 @@ def audit_runs(directory: str | os.PathLike) -> pd.DataFrame:
     for column in ("data", "state"):
         frame[column] = frame[column].astype("str")
     return frame
+
+
+def since_text(verdict: Verdict, directory: str | os.PathLike) -> str:
+    """What ``verdict`` says against the last audit of the state ``directory``, in words.
+
+    Examples
+    --------
+    >>> since_text(verdict, "audit-state")  # doctest: +SKIP
+    '3 new findings since the last audit (2026-12-05T10:00:03Z), 0 resolved, 172 persisting'
+    """
+    comparison = verdict.baseline
+    if comparison is None:
+        return f"none recorded in {os.fspath(directory)}: this is the first"
+    counts = comparison.counts()
+    new = f"{counts['new']:,} new finding{'' if counts['new'] == 1 else 's'}"
+    return (
+        f"{new} since {comparison.baseline}, {counts['resolved']:,} resolved, "
+        f"{counts['persisting']:,} persisting"
+    )
