@@ -38,7 +38,16 @@ from .digests import FileDigest, _Tap
 from .exact import too_large
 from .limits import Limits
 from .sources import display_name, is_gzip_name, is_jsonl_name
-from .streams import GZIP_MAGIC, GZIP_RATIO_FLOOR, Stop, cannot_read, gunzip, read_chunks, within
+from .streams import (
+    GZIP_MAGIC,
+    GZIP_RATIO_FLOOR,
+    Bounded,
+    Stop,
+    cannot_read,
+    gunzip,
+    read_chunks,
+    within,
+)
 
 __all__ = [
     "GZIP_RATIO_FLOOR",
@@ -46,6 +55,7 @@ __all__ = [
     "PIECE_LINES",
     "BytesReader",
     "FileReader",
+    "GzipTailReader",
     "Piece",
     "RangeReader",
 ]
@@ -357,3 +367,24 @@ class RangeReader(FileReader):
             yield from range_chunks(self.path, self.start, self.stop, digests.READ_BYTES)
         except OSError as exc:
             self._stopped(cannot_read(exc))
+
+
+@dataclass
+class GzipTailReader(RangeReader):
+    """Reads the gzip members that start at ``start`` of a gzip file, up to ``stop``.
+
+    The members appended to a gzip log after the ones audited before
+    (``gzip -c >> x.jsonl.gz``): their bytes, from the first of them to
+    ``stop``, decompressed as a whole read decompresses them, their lines
+    numbered on from ``first_line``. No digest is taken: a range is not the file.
+    """
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        try:
+            handle = open(self.path, "rb")
+        except OSError as exc:
+            self._stopped(cannot_read(exc))
+            return
+        with handle:
+            handle.seek(self.start)
+            yield from self._gunzip(Bounded(handle, self.stop - self.start))

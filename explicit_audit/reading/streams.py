@@ -17,7 +17,16 @@ from typing import NamedTuple
 from . import digests
 from .sources import CANNOT_READ
 
-__all__ = ["GZIP_RATIO_FLOOR", "Stop", "cannot_read", "gunzip", "read_chunks", "salvage", "within"]
+__all__ = [
+    "GZIP_RATIO_FLOOR",
+    "Bounded",
+    "Stop",
+    "cannot_read",
+    "gunzip",
+    "read_chunks",
+    "salvage",
+    "within",
+]
 
 #: Decompressed bytes a gzip stream may produce before max_gzip_ratio is checked:
 #: a small file that expands a lot costs little, a bomb is stopped early.
@@ -171,3 +180,15 @@ def salvage(decompressor, data: bytes) -> Generator[bytes, None, None]:
             yield output
         if decompressor.eof:
             return
+
+
+class Bounded:
+    """The first ``left`` bytes of a file handle, read as a file is (``read(size)``)."""
+
+    def __init__(self, handle, left: int) -> None:
+        self.handle, self.left = handle, left
+
+    def read(self, size: int) -> bytes:
+        data = self.handle.read(min(size, self.left)) if self.left > 0 else b""
+        self.left -= len(data)
+        return data

@@ -1,15 +1,16 @@
 """The files of a source compared with what an audit state says was audited before.
 
 :func:`compare` hashes again the bytes each file held when it was audited
-and decides, per file, how this run reads it (:class:`Plan`): from where
-the audit ended (the bytes before it unchanged, the file grown or not), or
-whole (a file not audited before, an edited one, any file that is not plain
-JSON Lines). What does not hold is an :class:`Edit`: audited bytes changed,
-a file cut short, replaced (another file under its name) or gone. A file's
-audited bytes found at the start of another file (``x.jsonl`` renamed
-``x.jsonl.1`` by a log rotation, a copy then truncated) are recognised by
-their SHA-256, not by the name: the rotation is a notice, and the rotated
-file is read on from where its audit ended.
+and decides, per file, how this run reads it (:class:`Plan`): from where the
+audit ended (the bytes before it unchanged, the file grown or not), or whole
+(a file not audited before, an edited one, any file that is not JSON Lines;
+a gzip one read on from its next member, :func:`continues_gzip`). What does
+not hold is an :class:`Edit`: audited bytes changed, a file cut short,
+replaced (another file under its name) or gone. A file's audited bytes found
+at the start of another file (``x.jsonl`` renamed ``x.jsonl.1`` by a log
+rotation, a copy then truncated) are recognised by their SHA-256, not by the
+name: the rotation is a notice, and the rotated file is read on from where
+its audit ended.
 """
 
 from __future__ import annotations
@@ -20,11 +21,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
+from ..reading.sources import display_name, is_gzip_name, is_jsonl_name, is_plain_jsonl_name
+from ..reading.streams import GZIP_MAGIC
 from .lines import first_changed_line, scan
 from .store import Kept
 
-__all__ = ["Edit", "Origin", "Plan", "compare"]
+__all__ = [
+    "Edit",
+    "Origin",
+    "Plan",
+    "compare",
+    "continues_gzip",
+    "is_gzip_jsonl_name",
+    "is_incremental_name",
+]
 
 
 @dataclass
@@ -57,8 +67,10 @@ class Plan:
 
     @property
     def incremental(self) -> bool:
-        """Whether only the bytes after the audited ones are read (the rows before are kept)."""
-        return self.kept is not None and self.kept.rows and is_plain_jsonl_name(self.path)
+        """Whether only the bytes after the audited ones are read (the rows before are kept):
+        a plain JSON Lines file read on from its last line, or a gzip one from its next
+        member (:func:`continues_gzip`)."""
+        return self.kept is not None and self.kept.rows and is_incremental_name(self.path)
 
     @property
     def start(self) -> int:
@@ -118,6 +130,33 @@ class Edit:
     before: tuple[str, int] | None = None  # (file, line) of the audited record, as kept
     now: tuple[Path, int, int] | None = None  # (path, line, offset) of the line now there
     extra: dict = field(default_factory=dict)
+
+
+def is_gzip_jsonl_name(path: Path | str) -> bool:
+    """Whether a file is gzip-compressed JSON Lines by its name (``x.jsonl.gz``)."""
+    return is_gzip_name(path) and is_jsonl_name(path)
+
+
+def is_incremental_name(path: Path | str) -> bool:
+    """Whether a file is read on from where its audit ended: JSON Lines, plain or gzip."""
+    return is_plain_jsonl_name(path) or is_gzip_jsonl_name(path)
+
+
+def continues_gzip(plan: Plan) -> bool:
+    """Whether the bytes after a gzip file's audited ones start a gzip member.
+
+    Its audited members ended where its audit did; what a logger appends is a
+    member of its own. Anything else (bytes that are not gzip, zero padding)
+    is read as a whole read reads it: the file is read whole.
+    """
+    if plan.stat is None or plan.stat.st_size <= plan.kept.audited:
+        return True  # nothing after them
+    try:
+        with open(plan.path, "rb") as handle:
+            handle.seek(plan.kept.audited)
+            return handle.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def _same(stat: os.stat_result, kept: Kept) -> bool:

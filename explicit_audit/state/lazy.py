@@ -40,7 +40,8 @@ def with_state(source, settings, lazy_audit) -> Audit:
     for plan in plans:
         plan.kept = None  # every file is read whole by the engine
     audit = lazy_audit()
-    audited = _audited(plans, pd.DataFrame({"source_file": pd.Series([], dtype="str")}))
+    no_sources = pd.DataFrame({"source_file": pd.Series([], dtype="str")})
+    audited = _audited(plans, no_sources, settings.limits)
     audit.changes = changes_frame(edits, lambda name, line: _before(state, name, line))
     key = new_entry_key()
     kept = []

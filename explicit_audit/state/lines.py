@@ -18,7 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["LineIndex", "Scan", "first_changed_line", "line_at", "scan"]
+from ..reading.limits import Limits
+from ..reading.streams import Bounded, gunzip
+
+__all__ = ["GzipLines", "LineIndex", "Scan", "first_changed_line", "gzip_lines", "line_at", "scan"]
 
 _READ_BYTES = 1 << 24
 _NEWLINE = 10
@@ -176,3 +179,45 @@ def line_at(path: Path, offset: int, limit: int = 1 << 20) -> bytes | None:
     if not data:
         return None
     return data.split(b"\n", 1)[0]
+
+
+@dataclass(frozen=True)
+class GzipLines:
+    """What the gzip members in ``[start, stop)`` of a file decompress to.
+
+    Attributes
+    ----------
+    lines : int
+        Their newlines: the lines they hold, a last one without its newline not counted.
+    whole : bool
+        Whether they decompress cleanly to ``stop`` (no damage, no bytes that are not
+        gzip, within the limits) and end at the end of a line: where the members
+        appended later start a line of their own.
+    """
+
+    lines: int
+    whole: bool
+
+
+def gzip_lines(path: Path, start: int, stop: int, limits: Limits) -> GzipLines:
+    """Decompress the gzip members in ``[start, stop)`` of ``path``; count their lines.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be read.
+    """
+    lines, last, total = 0, b"\n", 0
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        chunks = gunzip(Bounded(handle, stop - start), limits.max_gzip_ratio, lambda _: None)
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration as done:  # its value: why the stream stopped early, or None
+                return GzipLines(lines, done.value is None and last == b"\n")
+            total += len(chunk)
+            if total > limits.max_file_bytes:
+                return GzipLines(lines, False)  # the reading stops there too: not whole
+            lines += chunk.count(b"\n")
+            last = chunk[-1:] or last

@@ -3,11 +3,13 @@
 The files are compared with the state (:mod:`.compare`): each file whose
 audited bytes hash as they did is read from where its audit ended
 (:class:`~explicit_audit.reading.content.RangeReader`, numbered from the
-line after), and its rows before are taken from the state; any other file
-is read whole. The rows are joined as one load of every file gives them
-(:mod:`.join`), so that every check across files (duplicates, withheld
-totals, a sweep) runs on whole tables. The state is then written anew: the
-audited bytes of every file, and the rows of the plain JSON Lines ones.
+line after; a gzip one's members after those audited,
+:class:`~explicit_audit.reading.content.GzipTailReader`), and its rows
+before are taken from the state; any other file is read whole. The rows are
+joined as one load of every file gives them (:mod:`.join`), so that every
+check across files (duplicates, withheld totals, a sweep) runs on whole
+tables. The state is then written anew: the audited bytes of every file, and
+the rows of the JSON Lines ones.
 """
 
 from __future__ import annotations
@@ -27,16 +29,17 @@ from .._core.records import Rejection
 from ..audit import Audit, audit_of_reading, raise_or_warn
 from ..errors import AuditError
 from ..reading.collect import Reading, list_sources, read_files, read_with
-from ..reading.content import RangeReader
+from ..reading.content import GzipTailReader, RangeReader
 from ..reading.gc_pause import cyclic_gc_paused
+from ..reading.limits import Limits
 from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from ..reading.tables import warn_extra_json, warn_unparsed_times
 from .changes import changes_frame, describe_line
-from .compare import Plan, compare
+from .compare import Plan, compare, continues_gzip, is_gzip_jsonl_name
 from .join import join_keys, join_parts, join_rejected, select_rows
-from .lines import LineIndex, scan
+from .lines import LineIndex, gzip_lines, scan
 from .prechecks import as_text, row_findings
 from .store import (
     MAX_ENTRIES,
@@ -101,8 +104,10 @@ def load_with_state(source, settings: Options) -> Audit:
     asked, state, listing, every, edits = compared(source, settings)
     plans, policy_plans = every[: len(listing.data_files)], every[len(listing.data_files) :]
     entries = None if state is None else state.entries
-    if not entries:
-        for plan in plans:
+    for plan in plans:
+        if not entries or (
+            plan.incremental and is_gzip_jsonl_name(plan.path) and not continues_gzip(plan)
+        ):
             plan.kept = None  # no rows to continue: read whole
     audit = joined = kept_rows = None
     with cyclic_gc_paused():
@@ -114,7 +119,7 @@ def load_with_state(source, settings: Options) -> Audit:
             for plan in plans:
                 plan.kept = None
             audit = _read(listing, plans, settings)
-    audited = _audited([*plans, *policy_plans], audit.sources)
+    audited = _audited([*plans, *policy_plans], audit.sources, settings.limits)
     _finish(audit, settings.strict, settings.limits)
     audit.changes = changes_frame(edits, lambda name, line: _before(state, name, line))
     documents = _documents_digest(audit, listing.policy_files)
@@ -204,7 +209,8 @@ def _read(listing, plans: list[Plan], settings: Options) -> Audit:
     read_files(reading, [plan.path for plan in plans if not plan.incremental], kinds, None)
     for plan in plans:
         if plan.incremental and plan.stat.st_size > plan.start:
-            reader = RangeReader(
+            tail = GzipTailReader if is_gzip_jsonl_name(plan.path) else RangeReader
+            reader = tail(
                 plan.path,
                 reading.limits,
                 name=plan.name,
@@ -285,7 +291,7 @@ def _finish(audit: Audit, strict: bool, limits) -> None:
     warn_extra_json(audit.tables, limits)
 
 
-def _audited(plans: list[Plan], sources: pd.DataFrame) -> list[tuple[Plan, Kept]]:
+def _audited(plans: list[Plan], sources: pd.DataFrame, limits: Limits) -> list[tuple[Plan, Kept]]:
     """What this run audited of each file: its identity, bytes, lines and their SHA-256.
 
     The size and SHA-256 of each file read on from where its audit ended are set
@@ -315,6 +321,16 @@ def _audited(plans: list[Plan], sources: pd.DataFrame) -> list[tuple[Plan, Kept]
         lines = plan.kept.index.joined(read.lines) if incremental else read.lines
         plain = is_plain_jsonl_name(plan.path)
         rows = plain and (read.line_end or start) == read.read
+        count = len(lines)
+        if is_gzip_jsonl_name(plan.path):
+            # Its members decompressed again to count their lines (no line index: a change
+            # in compressed bytes names no line); kept when they end at a line's end.
+            try:
+                members = gzip_lines(plan.path, start, read.read, limits)
+            except OSError:
+                continue
+            rows = members.whole
+            count = (plan.kept.lines if incremental else 0) + members.lines
         record = Kept(
             name=plan.name,
             real=plan.real or str(Path(plan.path).resolve()),
@@ -323,7 +339,7 @@ def _audited(plans: list[Plan], sources: pd.DataFrame) -> list[tuple[Plan, Kept]
             size=read.read,
             mtime_ns=plan.stat.st_mtime_ns,
             audited=(read.line_end or start) if plain else read.read,
-            lines=len(lines),
+            lines=count,
             sha256=(read.at_line if plain else read.hasher).hexdigest(),
             rows=rows,
             index=lines,

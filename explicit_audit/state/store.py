@@ -7,7 +7,7 @@ their SHA-256, signed with the load cache's secret (:mod:`explicit_audit._cache_
 It names its entries, ``DIR/<key>/``, each written and sealed as a cache
 entry is (:func:`explicit_audit.cache.store`): the tables, rejected rows,
 key notes and findings of row checks (``_findings``) of audited lines of the
-plain JSON Lines files, and ``_lines``, where each audited line ends and the
+JSON Lines files (plain or gzip), and ``_lines``, where each audited line ends and the
 hash of its bytes (:mod:`.lines`). Each run writes one entry, of the lines
 it read; past :data:`MAX_ENTRIES`, one entry of every line kept.
 
@@ -69,13 +69,15 @@ class Kept:
     device, inode, size, mtime_ns : int
         Its identity and size when it was read.
     audited : int
-        The bytes audited: a plain JSON Lines file's up to its last newline, any other's all.
+        The bytes audited: a plain JSON Lines file's up to its last newline, any other's all
+        (a gzip file's: its compressed bytes).
     lines : int
-        The whole lines in them.
+        The whole lines in them (a gzip file's: in their decompressed text).
     sha256 : str
         The SHA-256 of the bytes audited.
     rows : bool
-        Whether the state holds the rows of its audited lines (a plain JSON Lines file).
+        Whether the state holds the rows of its audited lines (a JSON Lines file, plain,
+        or gzip whose members end at a line's end).
     pieces : list
         Where its lines are kept: ``[entry, name there, first line, last line]``, in line
         order, covering lines 1 to ``lines`` (the rows too, with ``rows``).

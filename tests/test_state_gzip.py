@@ -1,0 +1,133 @@
+"""An audit state over gzip-compressed JSON Lines logs: only the members appended are read.
+
+A gzip log grows by members (``gzip -c new.jsonl >> log.jsonl.gz``, or a
+logger that compresses each batch). Each run from a state hashes the
+compressed bytes audited again; when they are unchanged, the rows they gave
+are kept and only the members after them are decompressed and parsed, their
+lines numbered on. Every case is checked against a load of the same bytes
+without a state: the same tables, rejected rows, sources and findings.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import explicit_audit as ea
+from explicit_audit._cache_seal import SECRET_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+LINES = (ROOT / "data/decisions/2026-01_baseline.jsonl").read_bytes().splitlines(True)
+BROKEN = b'{"decision_id": "broken", "tier":\n'
+
+
+@pytest.fixture(autouse=True)
+def secret(tmp_path_factory, monkeypatch) -> None:
+    """The state's secret, kept outside the state folder (never the user's own)."""
+    monkeypatch.setenv(SECRET_ENV, str(tmp_path_factory.mktemp("config") / "secret"))
+
+
+@pytest.fixture
+def logs(tmp_path) -> Path:
+    folder = tmp_path / "logs"
+    (folder / "policies").mkdir(parents=True)
+    for policy in (ROOT / "data" / "policies").iterdir():
+        (folder / "policies" / policy.name).write_bytes(policy.read_bytes())
+    return folder
+
+
+def _load(folder: Path, state: Path | None = None) -> ea.Audit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        return ea.load(folder, progress=False, **({} if state is None else {"state": state}))
+
+
+def _findings(audit: ea.Audit) -> pd.DataFrame:
+    found = ea.verify_all(audit).findings
+    found = found[found["check"] != "audited_bytes"].reset_index(drop=True)
+    return found.astype({"check": "str", "rule": "str", "kind": "str"})
+
+
+def _assert_whole(audit: ea.Audit, folder: Path) -> None:
+    """``audit`` is what a load of ``folder`` without a state gives."""
+    whole = _load(folder)
+    assert list(audit.tables) == list(whole.tables)
+    for name, table in whole.tables.items():
+        pd.testing.assert_frame_equal(audit.tables[name], table, obj=name)
+    for part in ("rejected", "sources", "keys"):
+        pd.testing.assert_frame_equal(getattr(audit, part), getattr(whole, part), obj=part)
+    pd.testing.assert_frame_equal(_findings(audit), _findings(whole))
+
+
+def _pieces(state: Path, name: str) -> list[tuple[int, int]]:
+    files = json.loads((state / "state.json").read_text(encoding="utf-8"))["value"]["files"]
+    (found,) = [f for f in files if f["name"].endswith(name)]
+    return [(first, last) for _, _, first, last in found["pieces"]], found["rows"]
+
+
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as out:  # appended, as a logger does
+        out.write(data)
+
+
+@pytest.mark.parametrize("split", [1, 17, 40])
+def test_members_appended_are_read_alone_and_numbered_on(logs, tmp_path, split):
+    log, state = logs / "d.jsonl.gz", tmp_path / "state"
+    log.write_bytes(gzip.compress(b"".join(LINES[:split])))
+    _assert_whole(_load(logs, state), logs)
+    assert _pieces(state, "d.jsonl.gz") == ([(1, split)], True)
+    # Unchanged: its rows kept, nothing read.
+    _assert_whole(_load(logs, state), logs)
+    # Two members appended, one with a broken line: read alone, lines numbered on.
+    _append(log, gzip.compress(b"".join(LINES[split:50])))
+    _append(log, gzip.compress(BROKEN + LINES[50]))
+    audit = _load(logs, state)
+    _assert_whole(audit, logs)
+    (broken,) = audit.rejected.itertuples(index=False)
+    assert int(broken.source_line) == 51
+    assert audit.changes.empty
+    # The rows of the first run stay in its entry: a piece of lines 1 to split.
+    pieces, rows = _pieces(state, "d.jsonl.gz")
+    assert rows and pieces[0] == (1, split) and pieces[-1][1] == 52
+
+
+def test_a_member_that_ends_inside_a_line_is_read_whole_next_time(logs, tmp_path):
+    log, state = logs / "d.jsonl.gz", tmp_path / "state"
+    # Its last line lacks its newline: the next member may go on with that line.
+    log.write_bytes(gzip.compress(b"".join(LINES[:10]) + LINES[10].rstrip(b"\n")))
+    _load(logs, state)
+    assert _pieces(state, "d.jsonl.gz")[1] is False
+    _append(log, gzip.compress(b"\n" + b"".join(LINES[11:20])))
+    _assert_whole(_load(logs, state), logs)
+    assert _pieces(state, "d.jsonl.gz") == ([(1, 20)], True)
+
+
+def test_bytes_after_the_members_that_are_not_gzip_are_read_as_a_whole_read_reads_them(
+    logs, tmp_path
+):
+    log, state = logs / "d.jsonl.gz", tmp_path / "state"
+    log.write_bytes(gzip.compress(b"".join(LINES[:10])))
+    _load(logs, state)
+    _append(log, b"not gzip\n")
+    audit = _load(logs, state)
+    _assert_whole(audit, logs)
+    reasons = audit.rejected["reason"].astype("str").tolist()
+    assert any("not gzip" in reason for reason in reasons), reasons
+
+
+def test_a_gzip_log_compressed_again_is_an_edit(logs, tmp_path):
+    log, state = logs / "d.jsonl.gz", tmp_path / "state"
+    log.write_bytes(gzip.compress(b"".join(LINES[:10]), mtime=0))
+    _load(logs, state)
+    # The same lines compressed at another level: other bytes, other SHA-256.
+    with open(log, "r+b") as out:
+        out.write(gzip.compress(b"".join(LINES[:10]), compresslevel=1, mtime=0))
+        out.truncate()
+    audit = _load(logs, state)
+    _assert_whole(audit, logs)
+    assert audit.changes["rule"].tolist() == ["audited_bytes_changed"]
