@@ -131,3 +131,17 @@ def test_a_gzip_log_compressed_again_is_an_edit(logs, tmp_path):
     audit = _load(logs, state)
     _assert_whole(audit, logs)
     assert audit.changes["rule"].tolist() == ["audited_bytes_changed"]
+
+
+def test_a_gzip_log_named_as_plain_json_lines_is_read_whole_at_every_run(logs, tmp_path):
+    # The loader reads it decompressed (by its first bytes): its compressed bytes are not
+    # lines to read on from, so the state keeps no rows of it (not even when they end with
+    # a newline byte, as a gzip trailer does for some sizes past 160 MB).
+    log, state = logs / "d.jsonl", tmp_path / "state"
+    log.write_bytes(gzip.compress(b"".join(LINES[:10]), mtime=0))
+    _assert_whole(_load(logs, state), logs)
+    assert _pieces(state, "d.jsonl")[1] is False
+    _append(log, gzip.compress(b"".join(LINES[10:20]), mtime=0))
+    audit = _load(logs, state)
+    _assert_whole(audit, logs)
+    assert audit.changes.empty and len(audit.decisions) == 20
