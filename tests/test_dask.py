@@ -244,6 +244,20 @@ def test_many_partitions_equal_in_memory(spread, scheduler):
     )
 
 
+def test_a_load_of_many_partitions_has_one_root(spread):
+    # Each range's line count waiting for nothing would be a root of its own, and every later
+    # range reaches every earlier count through the chain of first lines: Dask's ordering
+    # then keeps per task a set of roots that grows with the square of the partitions.
+    from dask.core import get_dependencies
+
+    lazy = _quiet_load(spread, engine="dask", blocksize=4096)
+    for name in ("receipts", "exposed"):
+        graph = dict(lazy.tables[name].__dask_graph__())
+        roots = [key for key in graph if not get_dependencies(graph, key)]
+        assert len(roots) == 1 and str(roots[0]).startswith("begin-"), roots[:5]
+    assert lazy.tables["receipts"].npartitions > 40
+
+
 def test_rejected_rows_cap_holds_across_partitions(spread):
     limits = {"max_rejected_rows": 5}
     memory = _quiet_load(spread, limits=limits)
