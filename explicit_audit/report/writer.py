@@ -261,6 +261,8 @@ def write_reports(
     >>> write_reports("data", "reports", "notebooks")  # doctest: +SKIP
     [PosixPath('reports/plan_hashes.html'), ...]
     """
+    if state is not None:
+        _require_same_names(data)
     paths = _notebooks(notebooks)
     if not paths:
         raise ReportError(f"{notebooks}: no notebook (*.ipynb) to report on")
@@ -318,7 +320,6 @@ def _write_reports(
         settings = resolved({"progress": False, "engine": engine, "state": folder_of_state})
         previous = None
         if state is not None:
-            _require_same_names(data, snapshot)
             # The copies are known to the state by the files they were copied from.
             settings = dataclasses.replace(settings, origins=snapshot.origins)
             previous = last_audit(state)
@@ -425,11 +426,13 @@ def _write_reports(
     return written
 
 
-def _require_same_names(data: str | os.PathLike, snapshot) -> None:
-    """The copy names the files as ``data`` does: the state knows them by those names."""
-    if snapshot.data != os.fspath(data):
+def _require_same_names(data: str | os.PathLike) -> None:
+    """The copy names the files as ``data`` does, which an audit state knows them by: a
+    relative path (an absolute one is given to the notebooks relative to the current folder).
+    """
+    if os.path.isabs(os.fspath(data)):
         raise ReportError(
-            f"--state: the pages name the files of {display_name(data)} as {snapshot.data}/..., "
-            "not as an audit state knows them; give DATA relative to the current folder, as "
-            "verify --state was given it"
+            f"--state: the pages name the files of {display_name(data)} relative to the current "
+            "folder, not as an audit state knows them; give DATA relative to the current "
+            "folder, as verify --state was given it"
         )
