@@ -258,6 +258,32 @@ def test_a_load_of_many_partitions_has_one_root(spread):
     assert lazy.tables["receipts"].npartitions > 40
 
 
+def test_the_checks_one_pass_has_one_output_per_result_not_per_partition(spread):
+    # Dask's ordering keeps per task the set of outputs it leads to; a partition's line count
+    # leads to every later partition's, so one output per partition grew with the square.
+    from dask.core import get_dependencies, reverse_dict
+
+    from explicit_audit._core import engine
+
+    lazy = _quiet_load(spread, engine="dask", blocksize=4096)
+    parts = lazy.tables["receipts"].npartitions
+    deferred = [
+        engine.deferred(len, sum, [lazy.tables[name]], what="test")
+        for name in ("receipts", "exposed")
+    ]
+    deferred.append(engine.delayed_parts(lazy.rejected))
+    outputs = engine.gathered(*deferred)
+    graph = {}
+    for output in outputs:
+        graph.update(dict(output.__dask_graph__()))
+    dependents = reverse_dict({key: get_dependencies(graph, key) for key in graph})
+    leaves = [key for key in graph if not dependents[key]]
+    assert sorted(map(str, leaves)) == sorted(str(output.key) for output in outputs)
+    assert parts > 40 and len(leaves) == 3
+    results = engine.compute_together(*deferred)
+    assert results[:2] == [len(lazy.receipts.compute()), len(lazy.exposed.compute())]
+
+
 def test_rejected_rows_cap_holds_across_partitions(spread):
     limits = {"max_rejected_rows": 5}
     memory = _quiet_load(spread, limits=limits)

@@ -321,12 +321,12 @@ class Graph:
             if part.whole or part.start == 0:
                 line = 1
             else:
+                # The range before it, of the same file, counted: only where a range follows.
+                count = key("count", i - 1)
+                reads[count] = Task(count, _counted, parts[i - 1], begun)
                 first = key("first-line", i)
-                reads[first] = Task(first, _next_line, line, TaskRef(key("count", i - 1)))
+                reads[first] = Task(first, _next_line, line, TaskRef(count))
                 line = TaskRef(first)
-            if not part.whole:
-                count = key("count", i)
-                reads[count] = Task(count, _counted, part, begun)
             build = key("build", i)
             reads[build] = Task(
                 build, _build, part, line, kinds, keep, limits, strict, strict_keys, begun
@@ -335,9 +335,10 @@ class Graph:
             fits[fitted] = Task(
                 fitted, _fitted, TaskRef(build), offsets, metas, part, line, references
             )
-            fits[lengths] = Task(lengths, _lengths, TaskRef(build))
-            fits[key("offsets", i)] = Task(key("offsets", i), _add, offsets, TaskRef(lengths))
-            offsets = TaskRef(key("offsets", i))
+            if i + 1 < len(parts):  # the rows before the next partition: only where one follows
+                fits[lengths] = Task(lengths, _lengths, TaskRef(build))
+                fits[key("offsets", i)] = Task(key("offsets", i), _add, offsets, TaskRef(lengths))
+                offsets = TaskRef(key("offsets", i))
             folded = key("accounting", i)
             accounting[folded] = Task(folded, _accounting, TaskRef(build))
             accounting[key("tally", i + 1)] = Task(
