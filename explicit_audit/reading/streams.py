@@ -23,6 +23,7 @@ __all__ = [
     "Stop",
     "cannot_read",
     "gunzip",
+    "gzip_at",
     "read_chunks",
     "salvage",
     "within",
@@ -192,3 +193,14 @@ class Bounded:
         data = self.handle.read(min(size, self.left)) if self.left > 0 else b""
         self.left -= len(data)
         return data
+
+
+def gzip_at(path, offset: int = 0) -> bool:
+    """Whether the bytes of the file ``path`` at ``offset`` open a gzip member
+    (:data:`GZIP_MAGIC`); False where they cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read(2) == GZIP_MAGIC
+    except OSError:
+        return False

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..reading.sources import display_name, is_gzip_name, is_jsonl_name, is_plain_jsonl_name
-from ..reading.streams import GZIP_MAGIC
+from ..reading.streams import gzip_at
 from .lines import first_changed_line, scan
 from .store import Kept
 
@@ -151,12 +151,7 @@ def continues_gzip(plan: Plan) -> bool:
     """
     if plan.stat is None or plan.stat.st_size <= plan.kept.audited:
         return True  # nothing after them
-    try:
-        with open(plan.path, "rb") as handle:
-            handle.seek(plan.kept.audited)
-            return handle.read(2) == GZIP_MAGIC
-    except OSError:
-        return False
+    return gzip_at(plan.path, plan.kept.audited)
 
 
 def _same(stat: os.stat_result, kept: Kept) -> bool:

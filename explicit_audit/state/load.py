@@ -35,7 +35,7 @@ from ..reading.limits import Limits
 from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
-from ..reading.streams import GZIP_MAGIC
+from ..reading.streams import gzip_at
 from ..reading.tables import warn_extra_json, warn_unparsed_times
 from .changes import changes_frame, describe_line
 from .compare import Plan, compare, continues_gzip, is_gzip_jsonl_name
@@ -322,7 +322,7 @@ def _audited(plans: list[Plan], sources: pd.DataFrame, limits: Limits) -> list[t
         lines = plan.kept.index.joined(read.lines) if incremental else read.lines
         # A file named as plain JSON Lines that holds gzip is read decompressed: its
         # compressed bytes are not lines, so it is read whole at every run.
-        plain = is_plain_jsonl_name(plan.path) and not _holds_gzip(plan.path)
+        plain = is_plain_jsonl_name(plan.path) and not gzip_at(plan.path)
         rows = plain and (read.line_end or start) == read.read
         count = len(lines)
         if is_gzip_jsonl_name(plan.path):
@@ -352,12 +352,3 @@ def _audited(plans: list[Plan], sources: pd.DataFrame, limits: Limits) -> list[t
             record.counts = [int(row["values_read"]), int(row["loaded"]), int(row["rejected"])]
         found.append((plan, record))
     return found
-
-
-def _holds_gzip(path: Path) -> bool:
-    """Whether a file starts as gzip does (the loader then reads it decompressed)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(2) == GZIP_MAGIC
-    except OSError:
-        return False
