@@ -21,7 +21,10 @@ from conftest import accounted as _accounted
 from conftest import make_receipt, rows_by_path, without_columnar
 from conftest import quiet_load as _load
 
+import explicit_audit as ea
 from explicit_audit._core.records import RawValue
+from explicit_audit.errors import RejectedRowsWarning
+from explicit_audit.reading.collect import values_rejected
 from explicit_audit.reading.content import GZIP_RATIO_FLOOR
 from explicit_audit.reading.limits import Limits
 from explicit_audit.reading.reader import read_exactly
@@ -226,6 +229,28 @@ def test_rejections_past_the_cap_are_counted_without_being_built(tmp_path, monke
     # Rows are built for the ten kept, the value read exactly, a verdict per distinct text
     # and the summary row: not one per value past the cap.
     assert len(built) < 30, len(built)
+
+
+def test_the_warning_and_summary_count_every_value_past_the_cap(tmp_path):
+    """The summary row stands for the values it names: the warning and ``summary`` count
+    5,005 values rejected, not the 11 rows kept."""
+    path = tmp_path / "junk.jsonl"
+    path.write_text("{}\n" * 5_005)
+    with pytest.warns(RejectedRowsWarning, match=r"^5005 input value\(s\) could not be loaded"):
+        audit = ea.load(path, progress=False, limits={"max_rejected_rows": 10})
+    assert len(audit.rejected) == 11
+    run = subprocess.run(
+        [sys.executable, "-m", "explicit_audit", "summary", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "\n5005 value(s) could not be loaded;" in run.stdout, run.stdout
+    # Rows that only look like the summary row (another kind, or a count not at the start)
+    # are one value each.
+    assert values_rejected([("unknown", "3 more value(s) rejected between lines 1 and 4")]) == 3
+    assert values_rejected([("receipts", "3 more value(s) rejected between lines 1 and 4")]) == 1
+    assert values_rejected([("unknown", "x 3 more value(s) rejected between lines")]) == 1
 
 
 def test_tiny_values_past_the_cap_are_judged_once_and_counted(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ import sys
 
 from .._core.key_table import STRICT_KEYS_REASON
 from ..errors import AuditError
+from ..reading.collect import values_rejected
 from ..report.provenance import provenance
 from ..verdicts import ExitStatus, Verdict, Window, apply_window, parse_time
 from ..verdicts.audit_runs import last_audit, record_audit
@@ -147,8 +148,9 @@ def _summary_text(args: argparse.Namespace, audit, sources) -> None:
     # A value that is missing (the bytes of a file skipped, why a file read was not) is blank.
     print(sources.astype(object).where(sources.notna(), "").to_string(index=False))
     if len(audit.rejected):
+        rows = zip(audit.rejected["kind"], audit.rejected["reason"], strict=True)
         print(
-            f"\n{len(audit.rejected)} value(s) could not be loaded; "
+            f"\n{values_rejected(rows)} value(s) could not be loaded; "
             f"`explicit-audit verify {shown(args.data)}` lists them."
         )
     if len(audit.keys):

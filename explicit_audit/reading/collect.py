@@ -41,6 +41,7 @@ __all__ = [
     "read_all",
     "read_files",
     "read_with",
+    "values_rejected",
 ]
 
 Source = str | os.PathLike | Iterable[str | os.PathLike]
@@ -149,14 +150,33 @@ class Reading:
                 name,
                 first,
                 "unknown",
-                f"{count} more value(s) rejected between lines {first} and {last}, not listed "
-                f"one by one: more than max_rejected_rows ({self.limits.max_rejected_rows}) "
+                f"{count}{_UNLISTED} {first} and {last}, not listed one by one: more than "
+                f"max_rejected_rows ({self.limits.max_rejected_rows}) "
                 "rejections in this load; load the file on its own, or raise the limit, to "
                 "see them",
                 "",
             )
             for name, (count, first, last) in self.overflow.items()
         ]
+
+
+#: The words after the count in the row standing for the rejections past the cap.
+_UNLISTED = " more value(s) rejected between lines"
+
+
+def values_rejected(rejections: Iterable[tuple[str, str]]) -> int:
+    """How many input values ``(kind, reason)`` rejected rows stand for.
+
+    A row is one value, but for the row of a file summing up its rejections
+    past ``max_rejected_rows`` (:meth:`Reading.overflow_rows`), which stands
+    for the count it names.
+    """
+    total = 0
+    for kind, reason in rejections:
+        count, _, rest = reason.partition(" ")
+        unlisted = kind == "unknown" and count.isdigit() and (" " + rest).startswith(_UNLISTED)
+        total += int(count) if unlisted else 1
+    return total
 
 
 def read_with(reading: Reading, reader: FileReader, kinds, keep, pieces_read=None) -> None:

@@ -19,7 +19,7 @@ from .._core.keys import shape_of
 from .._core.records import KindTables, RecordKind, Rejection
 from .._core.times import typed_times, unparsed_counts
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
-from .collect import Reading
+from .collect import Reading, values_rejected
 from .limits import DEFAULT_LIMITS, Limits
 from .sources import display_name
 
@@ -150,8 +150,9 @@ def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
         raise InputError(first.source_file, first.source_line or None, first.reason)
     files = sorted({r.source_file for r in rejections})
     where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    values = values_rejected((r.kind, r.reason) for r in rejections)
     warn(
-        f"{len(rejections)} input value(s) could not be loaded, in {where} "
+        f"{values} input value(s) could not be loaded, in {where} "
         f"(first: {first.source_file}:{first.source_line}: {first.reason}). "
         "They are kept in `audit.rejected` (ea.load(...).rejected).",
         RejectedRowsWarning,
