@@ -8,6 +8,9 @@ logger appends them.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,3 +152,63 @@ def test_no_run_recorded_is_an_empty_table(tmp_path):
     runs = ea.audit_runs(tmp_path)
     assert len(runs) == 0
     assert list(runs.columns) == list(RUN_COLUMNS)
+
+
+def _edited(logs: Path) -> None:
+    """Line 3 of the audited log rewritten: a decision flipped where it was written."""
+    path = logs / "decisions.jsonl"
+    lines = path.read_bytes().splitlines(True)
+    record = json.loads(lines[2])
+    record["final_tier"] = "26b" if record.get("final_tier") != "26b" else "4b"
+    lines[2] = json.dumps(record).encode() + b"\n"
+    path.write_bytes(b"".join(lines))
+
+
+def _edits(document: dict) -> list[tuple[str, int, str]]:
+    return [
+        (f["rule"], f["source_line"], f["detail"])
+        for f in document["findings"]
+        if f["check"] == "audited_bytes"
+    ]
+
+
+def test_an_edit_found_by_a_run_that_stopped_before_its_verdict_is_reported_next(
+    logs, tmp_path, capsys
+):
+    """A run stopped after its load (here: its verdict could not be written) has already
+    replaced the state with the edited bytes; the edit it found is reported by the next
+    run, saying when it was found, and by no run after the one that reported it."""
+    state = tmp_path / "state"
+    assert _verify(logs, state, capsys=capsys)[0] in (0, 1)
+    _edited(logs)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open("/dev/full", "w") as full:  # every write fails: no space left on the device
+        stopped = subprocess.run(
+            [sys.executable, "-m", "explicit_audit", "verify", str(logs), "--state", str(state)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=env,
+            check=False,
+        )
+    assert stopped.returncode != 0 and len(ea.audit_runs(state)) == 1, stopped.stderr
+    _, after = _verify(logs, state, capsys=capsys)
+    ((rule, line, detail),) = _edits(after)
+    assert (rule, line) == ("audited_bytes_changed", 3)
+    assert detail.endswith("by a run stopped before it reported it)"), detail
+    assert " (found at 20" in detail
+    # Reported: the run after it finds no edit.
+    _, again = _verify(logs, state, capsys=capsys)
+    assert _edits(again) == []
+
+
+def test_a_load_from_python_reports_its_edits_once(logs, tmp_path, capsys):
+    """ea.load(state=) hands its edits to the caller: the next load does not repeat them."""
+    state = tmp_path / "state"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        ea.load(logs, state=state, progress=False)
+        _edited(logs)
+        first = ea.load(logs, state=state, progress=False)
+        second = ea.load(logs, state=state, progress=False)
+    assert first.changes[["rule", "source_line"]].values.tolist() == [["audited_bytes_changed", 3]]
+    assert len(second.changes) == 0

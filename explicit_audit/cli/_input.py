@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import warnings
+from dataclasses import replace
 
 import pandas as pd
 
@@ -13,8 +14,9 @@ from .._core.engine import reads_lazily
 from .._core.extras import require
 from ..audit import Audit
 from ..errors import RejectedRowsWarning, UnparsedTimeWarning, UnreadableFileError
-from ..loading import load
+from ..loading import load_settled
 from ..partitioned.scheduler import use_scheduler
+from ..reading.options import resolved
 from ..reading.sources import CANNOT_LIST, CANNOT_READ, display_name
 from ..report.provenance import Provenance, provenance
 
@@ -64,7 +66,9 @@ def load_data(
         if state is not None:
             options["state"] = state
         # progress: as --progress/--no-progress chose (the command runs within that choice).
-        audit = load(data, engine=engine, strict_keys=strict_keys, **options)
+        settings = resolved({"engine": engine, "strict_keys": strict_keys, **options})
+        # The run is recorded once its verdict is out: until then the state keeps its edits.
+        audit = load_settled(data, replace(settings, reported_later=state is not None))
     if audit.lazy:
         # Read once: the accounting the provenance needs comes with the checks.
         return audit, None

@@ -124,6 +124,9 @@ class Options:
     #: ``{name: Origin}`` of files that are copies, for ``state``: each known to the state
     #: by the file it was copied from (a report's copy). Set by the kit, never a keyword.
     origins: Mapping[str, Any] | None = None
+    #: For ``state``: the run is reported after the load (``verify --state``, ``report
+    #: --state``), and the state keeps the edits found until it is. Set by the kit.
+    reported_later: bool = False
 
 
 def resolved(options: dict[str, Any], what: str = "load") -> Options:

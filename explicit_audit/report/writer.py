@@ -321,7 +321,8 @@ def _write_reports(
         previous = None
         if state is not None:
             # The copies are known to the state by the files they were copied from.
-            settings = dataclasses.replace(settings, origins=snapshot.origins)
+            # Recorded once the pages are in place: until then the state keeps its edits.
+            settings = dataclasses.replace(settings, origins=snapshot.origins, reported_later=True)
             previous = last_audit(state)
         with contextlib.chdir(snapshot.cwd), warnings.catch_warnings():
             # Rejected rows are listed in every report's appendix.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -21,7 +22,7 @@ from ..reading.reader import read_bytes
 from .compare import Edit
 from .lines import line_at
 
-__all__ = ["changes_frame", "describe_line"]
+__all__ = ["changes_frame", "describe_line", "with_unreported"]
 
 
 def _id_of(frame: pd.DataFrame, position: int) -> str:
@@ -91,3 +92,48 @@ def changes_frame(edits: list[Edit], before: Callable[[str, int], str | None]) -
         },
         columns=list(CHANGE_COLUMNS),
     )
+
+
+def with_unreported(
+    changes: pd.DataFrame, unreported: list[dict[str, Any]], hold: bool
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """``Audit.changes`` with the edits earlier loads found and no run reported, and what
+    the state keeps as unreported now.
+
+    A stopped run's state already holds the bytes it found edited: compared with
+    it, they are not edits any more. So they are kept as unreported and shown
+    here first, each saying when it was found. With ``hold`` (this run is
+    reported later, :func:`~.store.mark_reported`) the state keeps them and
+    this load's edits until it is; else none.
+    """
+    found = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    kept = [*unreported] if hold else []
+    if hold:
+        kept.extend(
+            {
+                "source_file": str(row.source_file),
+                "source_line": int(row.source_line),
+                "rule": str(row.rule),
+                "detail": str(row.detail),
+                "found": found,
+            }
+            for row in changes.itertuples(index=False)
+        )
+    if not unreported:
+        return changes, kept
+    earlier = pd.DataFrame(
+        {
+            "source_file": pd.Series([c["source_file"] for c in unreported], dtype="str"),
+            "source_line": pd.Series([c["source_line"] for c in unreported], dtype="int64"),
+            "rule": pd.Series([c["rule"] for c in unreported], dtype="str"),
+            "detail": pd.Series(
+                [
+                    f"{c['detail']} (found at {c['found']} by a run stopped before it reported it)"
+                    for c in unreported
+                ],
+                dtype="str",
+            ),
+        },
+        columns=list(CHANGE_COLUMNS),
+    )
+    return pd.concat([earlier, changes], ignore_index=True), kept

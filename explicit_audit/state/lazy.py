@@ -21,8 +21,7 @@ from .._core.findings import REJECTED_RULES
 from .._core.key_table import keys_frame
 from ..audit import Audit
 from ..reading.tables import rejected_frame
-from .changes import changes_frame
-from .load import _audited, _before, compared
+from .load import _audited, changes_of, compared
 from .store import lines_frame, new_entry_key, write_state
 
 __all__ = ["with_state"]
@@ -42,7 +41,7 @@ def with_state(source, settings, lazy_audit) -> Audit:
     audit = lazy_audit()
     no_sources = pd.DataFrame({"source_file": pd.Series([], dtype="str")})
     audited = _audited(plans, no_sources, settings.limits)
-    audit.changes = changes_frame(edits, lambda name, line: _before(state, name, line))
+    audit.changes, unreported = changes_of(edits, state, settings)
     key = new_entry_key()
     kept = []
     lines = {}
@@ -63,5 +62,5 @@ def with_state(source, settings, lazy_audit) -> Audit:
         ),
         "lines": lines_frame(lines),
     }
-    write_state(settings.state, asked, kept, key, parts, documents="")
+    write_state(settings.state, asked, kept, key, parts, documents="", unreported=unreported)
     return audit

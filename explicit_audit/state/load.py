@@ -37,7 +37,7 @@ from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from ..reading.streams import gzip_at
 from ..reading.tables import warn_extra_json, warn_unparsed_times
-from .changes import changes_frame, describe_line
+from .changes import changes_frame, describe_line, with_unreported
 from .compare import Plan, compare, continues_gzip, is_gzip_jsonl_name
 from .join import join_keys, join_parts, join_rejected, select_rows
 from .lines import LineIndex, gzip_lines, scan
@@ -122,7 +122,7 @@ def load_with_state(source, settings: Options) -> Audit:
             audit = _read(listing, plans, settings)
     audited = _audited([*plans, *policy_plans], audit.sources, settings.limits)
     _finish(audit, settings.strict, settings.limits)
-    audit.changes = changes_frame(edits, lambda name, line: _before(state, name, line))
+    audit.changes, unreported = changes_of(edits, state, settings)
     documents = _documents_digest(audit, listing.policy_files)
     usable = kept_rows is not None and state.documents == documents
     order, ranges, names = kept_rows if kept_rows is not None else ([], [], [])
@@ -137,8 +137,18 @@ def load_with_state(source, settings: Options) -> Audit:
     key = new_entry_key()
     compact = len(order) + 1 > MAX_ENTRIES
     kept, parts = _new_entry(audit, audited, key, compact)
-    write_state(settings.state, asked, kept, key, parts, documents=documents)
+    write_state(settings.state, asked, kept, key, parts, documents=documents, unreported=unreported)
     return audit
+
+
+def changes_of(edits: list, state: State | None, settings: Options) -> tuple[pd.DataFrame, list]:
+    """``Audit.changes`` of ``edits`` and the edits no run reported yet, and what the new
+    state keeps as unreported (:func:`~.changes.with_unreported`)."""
+    return with_unreported(
+        changes_frame(edits, lambda name, line: _before(state, name, line)),
+        [] if state is None else state.unreported,
+        settings.reported_later,
+    )
 
 
 def _before(state: State | None, name: str, line: int) -> str | None:

@@ -43,6 +43,7 @@ __all__ = [
     "Kept",
     "State",
     "lines_frame",
+    "mark_reported",
     "new_entry_key",
     "read_state",
     "write_state",
@@ -114,6 +115,9 @@ class State:
     kept: dict[str, Kept]
     entries: dict[str, dict[str, Any]] | None
     documents: str | None = None
+    #: The edits earlier loads found that no run has reported yet (:func:`mark_reported`),
+    #: each ``{source_file, source_line, rule, detail, found}``.
+    unreported: list[dict[str, Any]] = field(default_factory=list)
 
 
 #: The most entries a state holds: past it, the next run writes every row in one entry.
@@ -164,7 +168,23 @@ def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
     same = value.get("version") == __version__ and value.get("asked") == json.loads(
         json.dumps(asked, default=str)
     )
-    return State(kept, entries if same else None, value.get("documents"))
+    unreported = value.get("unreported", [])
+    if not (isinstance(unreported, list) and all(map(_is_change, unreported))):
+        _drop(folder, f"{path}: its unreported edits are not a list of changes")
+        return None
+    return State(kept, entries if same else None, value.get("documents"), unreported)
+
+
+#: The keys of an unreported edit kept in ``state.json``, and their types.
+_CHANGE_KEYS = {"source_file": str, "source_line": int, "rule": str, "detail": str, "found": str}
+
+
+def _is_change(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.keys() == _CHANGE_KEYS.keys()
+        and all(type(value[key]) is kind for key, kind in _CHANGE_KEYS.items())
+    )
 
 
 def _index(record: Kept, entries: dict[str, dict[str, Any]]) -> LineIndex:
@@ -228,6 +248,7 @@ def write_state(
     parts: dict[str, Any],
     *,
     documents: str,
+    unreported: list[dict[str, Any]] = (),
 ) -> None:
     """Write the state of this run to ``directory``, replacing the one there.
 
@@ -250,6 +271,8 @@ def write_state(
         those rows) and ``lines`` (:func:`lines_frame`).
     documents : str
         The SHA-256 of the documents (policies) the findings were found with.
+    unreported : list of dict
+        The edits found that no run has reported yet (:attr:`State.unreported`).
     """
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
@@ -272,12 +295,36 @@ def write_state(
         "entries": referred,
         "files": records,
         "documents": documents,
+        "unreported": list(unreported),
     }
-    partial = folder / f".{STATE_FILE}.{uuid.uuid4().hex}.partial"
-    partial.write_text(json.dumps(signed(folder, "state", document)), encoding="utf-8")
-    os.replace(partial, path)
+    _replace(folder, document)
     # Every entry no piece refers to: those of the state before, and any left by a state
     # dropped (entries are named by 32 hexadecimal digits).
     for old in {*before, key, *(p.name for p in folder.iterdir() if _ENTRY_NAME.fullmatch(p.name))}:
         if old not in referred and os.path.isdir(folder / old):
             shutil.rmtree(folder / old, ignore_errors=True)
+
+
+def _replace(folder: Path, document: dict[str, Any]) -> None:
+    """Sign ``document`` and put it in place of ``state.json``, whole."""
+    partial = folder / f".{STATE_FILE}.{uuid.uuid4().hex}.partial"
+    partial.write_text(json.dumps(signed(folder, "state", document)), encoding="utf-8")
+    os.replace(partial, folder / STATE_FILE)
+
+
+def mark_reported(directory: str | os.PathLike) -> None:
+    """Mark the edits the state keeps as unreported as reported: a run's verdict is out.
+
+    A load that will be reported later (``verify --state``, ``report --state``)
+    keeps the edits it found in ``state.json`` until its run is recorded; a run
+    stopped before that leaves them there, and the next load reports them again.
+    A ``state.json`` whose signature does not hold is left as it is (the next
+    load drops it, and says so).
+    """
+    folder = Path(directory)
+    path = folder / STATE_FILE
+    if not os.path.lexists(path):
+        return
+    value, problem = unsigned(folder, path, "state")
+    if problem is None and isinstance(value, dict) and value.get("unreported"):
+        _replace(folder, {**value, "unreported": []})

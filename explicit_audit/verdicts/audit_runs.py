@@ -33,6 +33,7 @@ import pandas as pd
 from .._cache_seal import TamperedCacheWarning, signed, unsigned
 from .._core.findings import ERROR
 from ..reading.small_files import MAX_SMALL_FILE_BYTES
+from ..state.store import mark_reported
 from .baseline import _NEEDED, Baseline, _bounds
 from .verdict import Verdict
 
@@ -171,6 +172,8 @@ def record_audit(
     partial = folder / f".{RUNS_FILE}.{uuid.uuid4().hex}.partial"
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, folder / RUNS_FILE)
+    # Recorded, the run has reported the edits its load found: the state lets them go.
+    mark_reported(folder)
     return row
 
 
