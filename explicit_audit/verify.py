@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -38,7 +39,7 @@ import pandas as pd
 
 from ._core import engine, registry
 from ._core.edit_findings import STATE_CHECKER
-from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable
+from ._core.findings import ERROR, FINDING_COLUMNS, RuleTable, concat_found, found_or_none
 from ._core.jsonable import json_rows
 from ._core.key_check import key_counts
 from ._core.records import Check, Checker
@@ -270,8 +271,16 @@ def _in_memory(checker: Checker, audit: Audit) -> pd.DataFrame:
 
 def _deferred(checker: Checker, audit: Audit) -> engine.Deferred:
     frames, documents = _frames(audit, checker)
-    combine = checker.combine or engine.concat_parts
-    return engine.deferred(checker.run, combine, frames, what="verify_all", **documents)
+    if checker.combine is not None:
+        return engine.deferred(checker.run, checker.combine, frames, what="verify_all", **documents)
+    # A partition that found nothing is held as None until the pass gathers them.
+    return engine.deferred(
+        partial(found_or_none, checker.run),
+        partial(concat_found, checker.rules),
+        frames,
+        what="verify_all",
+        **documents,
+    )
 
 
 def verify_all(
