@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -126,106 +126,63 @@ def compute_progress() -> contextlib.AbstractContextManager:
 
 @dataclass(frozen=True)
 class Deferred:
-    """A result still to compute: a function over each partition, and how to combine them.
+    """A result still to compute: one task per partition, and how to combine them.
 
     Attributes
     ----------
-    func : callable
-        A pandas function; called with the i-th partition of every frame and ``kwargs``.
-    frames : tuple of Dask DataFrames
-        Tables of one load, whose partitions line up.
+    tasks : list of dask.delayed.Delayed
+        One per partition (or any tasks).
     combine : callable
-        Takes the list of ``func``'s results, in partition order, and returns the answer.
-    kwargs : mapping
-        Passed to every call (small values: policies, a grid).
+        Takes the computed list, in task order, and returns the answer.
     """
 
-    func: Callable[..., Any]
-    frames: tuple
+    tasks: list
     combine: Callable[[list], Any]
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def result(self) -> Any:
-        """Compute it and combine its partitions' results."""
+        """Compute the tasks and combine them."""
         return compute_together(self)[0]
 
 
 def compute_together(*deferred: Deferred) -> list:
     """Compute several deferred results in one Dask pass; their answers, in order.
 
-    One task per partition runs every result's function on that partition
-    (each table's partition read once, whichever results read it), and one
-    task gathers them all (:func:`gathered`). So the graph holds one task per
-    partition, not one per result and partition, and until the gathering runs
-    each partition's results are held as one tuple, mostly of empty values.
-    One output, not one per partition, also keeps Dask's ordering linear: it
-    keeps per task the set of outputs it leads to, and a partition's line count
-    leads to every later partition's (through the chain of first lines).
+    Tasks the results share (reading a partition, say) run once. Each result's
+    tasks are gathered by one task of its own, the graph's only outputs: Dask's
+    ordering keeps, per task, the set of outputs it leads to, and a partition's
+    line count leads to every later partition's (through the chain of first
+    lines), so that with one output per partition those sets grew with the
+    square of the partitions (220 MB at 600 partitions).
     """
     import dask
 
-    if not deferred:
-        return []
+    outputs = gathered(*deferred)
     with compute_progress():
-        (columns,) = dask.compute(gathered(*deferred), optimize_graph=False)
-    return [item.combine(column) for item, column in zip(deferred, columns, strict=True)]
+        computed = dask.compute(*outputs, optimize_graph=False) if outputs else ()
+    return [item.combine(list(values)) for item, values in zip(deferred, computed, strict=True)]
 
 
-def gathered(*deferred: Deferred) -> Any:
-    """The one task :func:`compute_together` computes (a ``dask.delayed.Delayed``): a list
-    per result of its partitions' results, in partition order.
-
-    Results over tables of as many partitions are run together, one task per partition.
-    """
+def gathered(*deferred: Deferred) -> list:
+    """One task per result, gathering its tasks into a list: what :func:`compute_together`
+    computes (``dask.delayed.Delayed`` objects)."""
     import dask
 
-    groups: dict[int, list[int]] = {}
-    for position, item in enumerate(deferred):
-        groups.setdefault(item.frames[0].npartitions, []).append(position)
-    partitions: dict[str, list] = {}  # a table's partitions (by its name), listed once
-    runs = []
-    for positions in groups.values():
-        names: list[str] = []
-        calls = []
-        for position in positions:
-            item = deferred[position]
-            for frame in item.frames:
-                if frame._name not in partitions:
-                    partitions[frame._name] = frame.to_delayed()
-                if frame._name not in names:
-                    names.append(frame._name)
-            read = tuple(names.index(frame._name) for frame in item.frames)
-            calls.append((item.func, read, dict(item.kwargs)))
-        # The calls as one value of the graph, which every partition's task is given.
-        plan = dask.delayed(tuple(calls), traverse=False)
-        run = dask.delayed(_run_each, pure=True)
-        rows = zip(*(partitions[name] for name in names), strict=True)
-        runs.append((positions, [run(plan, *row) for row in rows]))
-    return dask.delayed(_columns, pure=True)(len(deferred), runs)
+    return [dask.delayed(_listed, pure=True)(*item.tasks) for item in deferred]
 
 
-def _run_each(plan: tuple, *partitions: Any) -> tuple:
-    """Every call of ``plan`` on one partition of each table it reads: their results."""
-    return tuple(func(*[partitions[i] for i in read], **kwargs) for func, read, kwargs in plan)
+def _listed(*parts: Any) -> list:
+    """The computed tasks of one result, as one list."""
+    return list(parts)
 
 
-def _columns(count: int, runs: list) -> list[list]:
-    """Per result, its partitions' results in partition order (:func:`gathered`)."""
-    columns: list[list] = [[] for _ in range(count)]
-    for positions, results in runs:
-        for at, position in enumerate(positions):
-            columns[position] = [result[at] for result in results]
-    return columns
-
-
-def _aligned(frames: Sequence[Any], what: str) -> tuple:
+def _aligned(frames: Sequence[Any], what: str) -> list[list]:
     counts = {frame.npartitions for frame in frames}
     if len(counts) > 1:
         raise AuditError(
             f"{what}: the tables have {sorted(counts)} partitions; pass tables of one "
             "ea.load(..., engine='dask') call, whose partitions line up"
         )
-    return tuple(frames)
+    return [frame.to_delayed() for frame in frames]
 
 
 def per_partition(
@@ -252,7 +209,12 @@ def per_partition(
     **kwargs
         Passed to every call (small values: policies, a grid).
     """
-    return Deferred(func, _aligned(frames, what), combine, kwargs)
+    import dask
+
+    parts = _aligned(frames, what)
+    call = dask.delayed(func, pure=True)
+    tasks = [call(*row, **kwargs) for row in zip(*parts, strict=True)]
+    return Deferred(tasks, combine)
 
 
 def concat_parts(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -383,8 +345,4 @@ def persisted(*values: Any) -> tuple:
 
 def delayed_parts(frame: Any) -> Deferred:
     """A Dask table's partitions, still to compute, concatenated into one pandas table."""
-    return Deferred(_same, (frame,), concat_parts)
-
-
-def _same(part: pd.DataFrame) -> pd.DataFrame:
-    return part
+    return Deferred(frame.to_delayed(), concat_parts)
