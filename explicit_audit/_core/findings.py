@@ -407,7 +407,9 @@ def rejected_findings(rejected: pd.DataFrame) -> pd.DataFrame:
     return _typed(columns, REJECTED_RULES.dtypes(kinds=sorted(set(kinds))))
 
 
-def found_or_none(run: Callable[..., pd.DataFrame], *frames: Any, **documents: Any):
+def found_or_none(
+    run: Callable[..., pd.DataFrame], *frames: Any, **documents: Any
+) -> pd.DataFrame | None:
     """``run``'s findings over one partition of each table, or None when it found nothing.
 
     A partition's findings are held until the pass gathers every partition's
