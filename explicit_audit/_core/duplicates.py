@@ -164,9 +164,11 @@ def identified_rows(
     -------
     DataFrame
         ``kind``, ``record`` (the id, its fields joined by ``" / "``),
-        ``source_file``, ``source_line``, ``row`` and ``digests`` (per row, a
-        tuple of one digest per column of ``content``), one row per record
-        whose every identity field holds a value.
+        ``source_file``, ``source_line``, ``row``, ``digests`` (per row, one
+        64-bit digest per column compared, as bytes) and ``columns`` (the
+        columns compared, one tuple shared by every row), one row per record
+        whose every identity field holds a value. Compact: on Dask every
+        partition's rows are gathered to find an id repeated across them.
     """
     if not len(table) or any(name not in table.columns for name in fields):
         return _no_rows()
@@ -180,16 +182,20 @@ def identified_rows(
         rows, ids = rows.loc[repeated], ids.loc[repeated]
     if not len(rows):
         return _no_rows()
-    columns = [name for name in content if name in rows.columns]
+    columns = tuple(name for name in content if name in rows.columns)
     digests = np.column_stack([_column_digests(rows[name]) for name in columns])
+    digests = np.ascontiguousarray(digests, dtype=np.uint64)
+    width = digests.shape[1] * digests.itemsize
+    flat = digests.tobytes()
     return pd.DataFrame(
         {
-            "kind": kind,
-            "record": ids.tolist(),
-            "source_file": rows["source_file"].astype("str").tolist(),
-            "source_line": rows["source_line"].astype("int64").tolist(),
-            "row": rows.index.tolist(),
-            "digests": [tuple(zip(columns, line, strict=True)) for line in digests.tolist()],
+            "kind": [kind] * len(rows),
+            "record": ids.to_numpy(dtype=object),
+            "source_file": rows["source_file"].astype("str").to_numpy(dtype=object),
+            "source_line": rows["source_line"].to_numpy(dtype=np.int64),
+            "row": rows.index.to_numpy(),
+            "digests": [flat[at : at + width] for at in range(0, len(flat), width)],
+            "columns": [columns] * len(rows),
         }
     )
 
@@ -198,7 +204,7 @@ def _no_rows() -> pd.DataFrame:
     return pd.DataFrame(
         {name: pd.Series([], dtype=object) for name in ("kind", "record", "source_file")}
         | {"source_line": pd.Series([], dtype="int64"), "row": pd.Series([], dtype=object)}
-        | {"digests": pd.Series([], dtype=object)}
+        | {name: pd.Series([], dtype=object) for name in ("digests", "columns")}
     )
 
 
@@ -211,9 +217,11 @@ def duplicate_findings(parts: list[pd.DataFrame]) -> pd.DataFrame:
     for (kind, record), group in rows.groupby(["kind", "record"], sort=False):
         first = group.iloc[0]
         where = f"{first['source_file']}:{first['source_line']}"
+        theirs = np.frombuffer(first["digests"], dtype=np.uint64)
         for _, later in group.iloc[1:].iterrows():
-            pairs = zip(later["digests"], first["digests"], strict=True)
-            differ = [name for (name, mine), (_, theirs) in pairs if mine != theirs]
+            mine = np.frombuffer(later["digests"], dtype=np.uint64)
+            same = zip(later["columns"], mine == theirs, strict=True)
+            differ = [name for name, equal in same if not equal]
             found["kind"].append(kind)
             found["source_file"].append(later["source_file"])
             found["source_line"].append(int(later["source_line"]))
