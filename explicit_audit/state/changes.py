@@ -83,11 +83,21 @@ def changes_frame(edits: list[Edit], before: Callable[[str, int], str | None]) -
             if now is not None:
                 detail += f"{'; it' if held is not None else ': it'} now holds {now}"
         details.append(detail)
+    return _frame(
+        [e.source_file for e in edits],
+        [e.source_line for e in edits],
+        [e.rule for e in edits],
+        details,
+    )
+
+
+def _frame(files: list, lines: list, rules: list, details: list) -> pd.DataFrame:
+    """``Audit.changes`` (:data:`CHANGE_COLUMNS`) of its columns' values."""
     return pd.DataFrame(
         {
-            "source_file": pd.Series([e.source_file for e in edits], dtype="str"),
-            "source_line": pd.Series([e.source_line for e in edits], dtype="int64"),
-            "rule": pd.Series([e.rule for e in edits], dtype="str"),
+            "source_file": pd.Series(files, dtype="str"),
+            "source_line": pd.Series(lines, dtype="int64"),
+            "rule": pd.Series(rules, dtype="str"),
             "detail": pd.Series(details, dtype="str"),
         },
         columns=list(CHANGE_COLUMNS),
@@ -106,10 +116,10 @@ def with_unreported(
     reported later, :func:`~.store.mark_reported`) the state keeps them and
     this load's edits until it is; else none.
     """
-    found = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    kept = [*unreported] if hold else []
+    kept = []
     if hold:
-        kept.extend(
+        found = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        kept = [*unreported] + [
             {
                 "source_file": str(row.source_file),
                 "source_line": int(row.source_line),
@@ -118,22 +128,16 @@ def with_unreported(
                 "found": found,
             }
             for row in changes.itertuples(index=False)
-        )
+        ]
     if not unreported:
         return changes, kept
-    earlier = pd.DataFrame(
-        {
-            "source_file": pd.Series([c["source_file"] for c in unreported], dtype="str"),
-            "source_line": pd.Series([c["source_line"] for c in unreported], dtype="int64"),
-            "rule": pd.Series([c["rule"] for c in unreported], dtype="str"),
-            "detail": pd.Series(
-                [
-                    f"{c['detail']} (found at {c['found']} by a run stopped before it reported it)"
-                    for c in unreported
-                ],
-                dtype="str",
-            ),
-        },
-        columns=list(CHANGE_COLUMNS),
+    earlier = _frame(
+        [c["source_file"] for c in unreported],
+        [c["source_line"] for c in unreported],
+        [c["rule"] for c in unreported],
+        [
+            f"{c['detail']} (found at {c['found']} by a run stopped before it reported it)"
+            for c in unreported
+        ],
     )
     return pd.concat([earlier, changes], ignore_index=True), kept

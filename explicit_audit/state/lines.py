@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..reading.limits import Limits
-from ..reading.streams import Bounded, gunzip
+from ..reading.streams import GZIP_MAGIC, Bounded, gunzip
 
 __all__ = ["GzipLines", "LineIndex", "Scan", "first_changed_line", "gzip_lines", "line_at", "scan"]
 
@@ -63,12 +63,16 @@ class Scan:
         The offset where the read stopped (``stop``, or the file's end if it came first).
     lines : LineIndex
         The whole lines (ending in a newline) that end in the range.
+    gzip : bool
+        Whether the range starts at the file's start with a gzip member
+        (:data:`~explicit_audit.reading.streams.GZIP_MAGIC`), whatever its name.
     """
 
     hasher: object
     at_line: object
     read: int
     lines: LineIndex
+    gzip: bool = False
 
     @property
     def line_end(self) -> int | None:
@@ -113,12 +117,15 @@ def scan(
     hashes: list[np.ndarray] = []
     carry = b""  # the bytes of a line begun in an earlier block
     position = start
+    opens_gzip = False
     with open(path, "rb") as handle:
         handle.seek(start)
         while position < stop:
             block = handle.read(min(_READ_BYTES, stop - position))
             if not block:
                 break
+            if position == 0:
+                opens_gzip = block[:2] == GZIP_MAGIC
             if index:
                 last = block.rfind(b"\n") + 1
                 if last:
@@ -145,7 +152,7 @@ def scan(
         np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64),
         np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.int64),
     )
-    return Scan(hasher, at_line, position, lines)
+    return Scan(hasher, at_line, position, lines, opens_gzip)
 
 
 def first_changed_line(kept: LineIndex, now: LineIndex) -> int:

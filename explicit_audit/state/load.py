@@ -35,7 +35,6 @@ from ..reading.limits import Limits
 from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
-from ..reading.streams import gzip_at
 from ..reading.tables import warn_extra_json, warn_unparsed_times
 from .changes import changes_frame, describe_line, with_unreported
 from .compare import Plan, compare, continues_gzip, is_gzip_jsonl_name
@@ -331,8 +330,9 @@ def _audited(plans: list[Plan], sources: pd.DataFrame, limits: Limits) -> list[t
             sources.loc[at, "sha256"] = read.hasher.hexdigest()
         lines = plan.kept.index.joined(read.lines) if incremental else read.lines
         # A file named as plain JSON Lines that holds gzip is read decompressed: its
-        # compressed bytes are not lines, so it is read whole at every run.
-        plain = is_plain_jsonl_name(plan.path) and not gzip_at(plan.path)
+        # compressed bytes are not lines, so it is read whole at every run. (A file read
+        # on from its last line was plain where it starts: those bytes are unchanged.)
+        plain = is_plain_jsonl_name(plan.path) and not read.gzip
         rows = plain and (read.line_end or start) == read.read
         count = len(lines)
         if is_gzip_jsonl_name(plan.path):
