@@ -111,6 +111,9 @@ class Audit:
     retry: Callable[[Step], Any] | None = field(default=None, repr=False, compare=False)
     #: Of a load with ``state=`` (:mod:`explicit_audit.state`): edits, row checks' findings.
     changes: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    #: Of a load with ``state=``: the lines the state had audited before, whose bytes this
+    #: load compared with the files (0 on the first load into an empty state).
+    audited_before: int = field(default=0, repr=False, compare=False)
     known_findings: dict | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
@@ -262,6 +265,7 @@ class Audit:
             keys=self.keys if keys is None else keys,
             rows_known={**rows, "rejected": len(rejected)},
             changes=self.changes,
+            audited_before=self.audited_before,
         )
 
     def rows(self, table: str) -> int:
@@ -328,6 +332,7 @@ def _every_table(audit: Audit, step) -> Audit:
         sources=sources,
         keys=keys,
         changes=audit.changes,
+        audited_before=audit.audited_before,
     )
 
 

@@ -103,6 +103,10 @@ def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(tmp
     _write(logs, full_lines, {name: len(lines) // 2 for name, lines in full_lines.items()})
     first = _load(logs, state)
     assert _changes(first) == []
+    # Nothing was audited before the first run: the check has nothing to compare, not clean.
+    summary = ea.verify_all(first).summary().set_index("check")
+    assert summary.loc["audited_bytes", ["checked", "status"]].tolist() == [0, "not run"]
+    audited_lines = sum(path.read_bytes().count(b"\n") for path in logs.rglob("*.*"))
     _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})
     again = _load(logs, state)
     assert _changes(again) == []
@@ -113,7 +117,7 @@ def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(tmp
         range(1, len(full_lines["decisions.jsonl"]) + 1)
     )
     summary = ea.verify_all(again).summary().set_index("check")
-    assert summary.loc["audited_bytes", "status"] == "clean"
+    assert summary.loc["audited_bytes", ["checked", "status"]].tolist() == [audited_lines, "clean"]
 
 
 def test_a_key_beside_the_records_that_new_records_lack_stays_a_column(tmp_path, full_lines):
@@ -292,3 +296,22 @@ def test_the_command_line_reports_an_edit_in_json_and_sarif(audited):
     sarif = json.loads(done.stdout)
     rules = {rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
     assert "audited_bytes_changed" in rules
+
+
+def test_junit_skips_the_state_check_of_a_first_run_saying_why(tmp_path, full_lines):
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    _write(logs, full_lines, {name: 5 for name in full_lines})
+    command = [sys.executable, "-m", "explicit_audit.cli", "verify", str(logs)]
+    command += ["--state", str(state), "--format", "junit"]
+    first = subprocess.run(command, capture_output=True, text=True)
+    again = subprocess.run(command, capture_output=True, text=True)
+    for done in (first, again):
+        assert done.returncode in (0, 1), done.stderr
+
+    def suite(xml: str) -> str:
+        return xml.split('<testsuite name="audited_bytes"', 1)[1].split("</testsuite>", 1)[0]
+
+    assert 'skipped="1"' in suite(first.stdout)
+    assert "the audit state holds no earlier audit of DATA's files" in suite(first.stdout)
+    assert 'skipped="0"' in suite(again.stdout)
+    assert "<skipped" not in suite(again.stdout)

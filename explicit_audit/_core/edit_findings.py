@@ -4,7 +4,9 @@ An audit loaded with ``state=DIR`` (:mod:`explicit_audit.state`) carries
 ``Audit.changes``: one row per difference between the files and the bytes
 the state audited before. :data:`STATE_CHECKER` makes each a finding of the
 check ``audited_bytes``, which ``verify_all`` runs only over such an audit
-(an audit without a state has no earlier audit to compare with).
+(an audit without a state has no earlier audit to compare with). What it
+examined is the lines the state audited before (``Audit.audited_before``):
+on the first load into an empty state there are none, and it is not run.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ STATE_CHECKER = Checker(
         Check(
             STATE_CHECK,
             "the bytes an earlier audit (its state) read: unchanged, and the files still there",
-            examines=None,
+            examines=None,  # the lines audited before: Audit.audited_before
         ),
     ),
     rules=STATE_RULES,

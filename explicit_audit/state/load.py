@@ -122,6 +122,7 @@ def load_with_state(source, settings: Options) -> Audit:
     audited = _audited([*plans, *policy_plans], audit.sources, settings.limits)
     _finish(audit, settings.strict, settings.limits)
     audit.changes, unreported = changes_of(edits, state, settings)
+    audit.audited_before = audited_before(state)
     documents = _documents_digest(audit, listing.policy_files)
     usable = kept_rows is not None and state.documents == documents
     order, ranges, names = kept_rows if kept_rows is not None else ([], [], [])
@@ -148,6 +149,12 @@ def changes_of(edits: list, state: State | None, settings: Options) -> tuple[pd.
         [] if state is None else state.unreported,
         settings.reported_later,
     )
+
+
+def audited_before(state: State | None) -> int:
+    """The lines ``state`` audited before, in every file it keeps: what comparing it with
+    the files examines (0 for no state, or one that audited nothing yet)."""
+    return 0 if state is None else sum(record.lines for record in state.kept.values())
 
 
 def _before(state: State | None, name: str, line: int) -> str | None:

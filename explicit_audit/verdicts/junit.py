@@ -151,7 +151,9 @@ def _lines(verdict: Verdict, positions: list[int]) -> str:
 
 def _not_run(row, tables: tuple[str, ...] | None) -> str:
     """Why a check was skipped: it looked at no record, and which tables it would have read."""
-    if not tables:
+    if row.check == STATE_CHECK:
+        where = "the audit state holds no earlier audit of DATA's files"
+    elif not tables:
         where = "no value was read"
     elif len(tables) == 1:
         where = f"DATA holds no record of the table {tables[0]}"
