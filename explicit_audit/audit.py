@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -111,8 +111,7 @@ class Audit:
     retry: Callable[[Step], Any] | None = field(default=None, repr=False, compare=False)
     #: Of a load with ``state=`` (:mod:`explicit_audit.state`): edits, row checks' findings.
     changes: pd.DataFrame | None = field(default=None, repr=False, compare=False)
-    #: Of a load with ``state=``: the lines the state had audited before, whose bytes this
-    #: load compared with the files (0 on the first load into an empty state).
+    #: Of a load with ``state=``: the lines the state audited before, compared with the files.
     audited_before: int = field(default=0, repr=False, compare=False)
     known_findings: dict | None = field(default=None, repr=False, compare=False)
 
@@ -256,16 +255,13 @@ class Audit:
         keys : DataFrame, optional
             ``self.keys``, computed; left as it is when not given.
         """
-        return Audit(
-            tables=self.tables,
-            documents=self.documents,
+        return replace(
+            self,
             rejected=rejected,
             files=list(self.files),
             sources=sources,
             keys=self.keys if keys is None else keys,
             rows_known={**rows, "rejected": len(rejected)},
-            changes=self.changes,
-            audited_before=self.audited_before,
         )
 
     def rows(self, table: str) -> int:
