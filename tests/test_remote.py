@@ -286,6 +286,25 @@ def test_policies_among_urls_are_listed_in_order_and_hashed_alike_on_both_engine
         assert tuple(facts.loc[str(path), ["bytes", "sha256"]]) == _digest(path)
 
 
+def test_a_local_folder_beside_a_url_lists_what_it_skipped_on_both_engines(http_data, tmp_path):
+    dask = pytest.importorskip("dask")
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "r.jsonl").write_bytes(PLANS.read_bytes())
+    (folder / "s.jsonl").symlink_to(folder / "r.jsonl")
+    (folder / ".hidden.jsonl").write_bytes(b"{}\n")
+    source = [f"{http_data}/plans/arborist_runs.jsonl", folder]
+    memory = _load(source)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = _load(source, engine="dask").compute()
+    expected = {str(folder / ".hidden.jsonl"), str(folder / "s.jsonl")}
+    for audit in (memory, lazy):
+        skipped = audit.sources.dropna(subset=["skipped"]).set_index("source_file")["skipped"]
+        assert set(skipped.index) == expected
+        assert skipped[str(folder / "s.jsonl")].startswith("a link to a file already read")
+    pd.testing.assert_frame_equal(lazy.sources, memory.sources)
+
+
 def test_the_dask_engine_refuses_a_stream():
     pytest.importorskip("dask")
     with open(PLANS, "rb") as handle, pytest.raises(ea.AuditError, match="file object"):

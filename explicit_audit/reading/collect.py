@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -318,13 +318,30 @@ def read_all(
     -------
     Reading
     """
-    listing = list_sources(source)
+    return read_listed(list_sources(source), kinds, progress=progress, keep=keep, limits=limits)
+
+
+def read_listed(
+    listing: Listing,
+    kinds: Sequence[RecordKind],
+    *,
+    progress: bool,
+    keep: set[str] | None = None,
+    limits: Limits | None = None,
+    read: Callable[..., None] | None = None,
+) -> Reading:
+    """Read the files of ``listing`` as :func:`read_all` reads a source's.
+
+    ``read(reading, data_files, kinds, keep, on_bytes=)`` reads the data
+    files (:func:`read_files` by default); the problems are rejected, the
+    policies held and hashed.
+    """
     reading = Reading(listing.names, listing.policy_files, limits or Limits())
     reading.skipped = list(listing.skipped)
     for problem in listing.problems:
         reading.reject(problem)
     with byte_progress(listing.data_files, progress) as advance:
-        read_files(reading, listing.data_files, kinds, keep, on_bytes=advance)
+        (read or read_files)(reading, listing.data_files, kinds, keep, on_bytes=advance)
     reading.count_policy_files()
     reading.held_policies = reading.hold_policy_files()
     return reading

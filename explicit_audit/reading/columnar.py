@@ -262,7 +262,7 @@ def typed_series(column: pa.ChunkedArray, dtype) -> pd.Series:
     return pd.Series(column.to_numpy(), dtype=dtype)
 
 
-def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.DataFrame]:
+def in_file_order(parts: list) -> tuple[pa.Table, pd.DataFrame]:
     """Parts' rows joined and put in file order, with their extra columns.
 
     The parts come file by file, the rows of one file in any order; rows go
@@ -277,10 +277,8 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
     ----------
     parts : list of (pyarrow.Table, DataFrame)
         Normal tables, with ``source_file`` and ``source_line``, and their
-        row-aligned extra columns.
-    retype : bool, default True
-        Give object columns joined from parts of different types the dtype
-        one column of their values gets (see
+        row-aligned extra columns. Object columns joined from parts of
+        different types get the dtype one column of their values gets (see
         :func:`~explicit_audit._core.columns.typed_columns`).
     """
     from .._core.columns import EXTRA_JSON, limit_extra
@@ -301,9 +299,7 @@ def in_file_order(parts: list, *, retype: bool = True) -> tuple[pa.Table, pd.Dat
     # Joined first, then limited once: a key made a column is built at the joined
     # length, not once per part and then copied again into the join.
     joined = pd.concat([part[1] for part in parts], ignore_index=True)
-    extras = limit_extra(joined, at)
-    if retype:
-        extras = _retyped(extras)
+    extras = _retyped(limit_extra(joined, at))
     if order is not None:
         table = table.take(pa.array(order))
         extras = extras.take(order).reset_index(drop=True)

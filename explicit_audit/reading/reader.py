@@ -87,18 +87,16 @@ def read_file(
     keep: set[str] | None = None,
     limits: Limits | None = None,
     name: str | None = None,
-    hash_whole: bool = True,
 ) -> Reading:
     """Read one regular file, as :func:`read_all` reads each of its files.
 
     ``name`` is the file's name in the tables (``source_file``), its path
-    as given by default. ``hash_whole=False`` leaves unread what the limits
-    leave unparsed (a head read only to sample it): no digest then.
+    as given by default.
     """
     shown = name or display_name(path)
     return _read_one(
         shown,
-        lambda limits: FileReader(path, limits, name=shown, hash_whole=hash_whole),
+        lambda limits: FileReader(path, limits, name=shown),
         kinds,
         keep,
         limits,

@@ -31,6 +31,7 @@ is an :class:`~explicit_audit.errors.AuditError` that says why.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 import sys
@@ -40,19 +41,17 @@ from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
 from .._core.extras import require
-from .._core.progress import byte_progress
 from .._core.records import Rejection
 from ..errors import AuditError
 from .ahead import relayed
-from .collect import Listing, Reading, read_with
-from .content import FileReader
+from .collect import Listing, Reading, read_files, read_listed, read_with
 from .digests import FileDigest, _Tap
 from .limits import DEFAULT_LIMITS, Limits
 from .remote_open import BoundedStream, RemoteError, StreamReader, open_url
 from .sources import (
     POLICY_SUFFIXES,
     display_name,
-    find_sources,
+    scan_sources,
     suffix_of,
 )
 
@@ -249,7 +248,7 @@ def expand_remote(
 ) -> list[RemoteFile | str | os.PathLike]:
     """Each URL as the files it names, each file object or ``-`` as a :class:`RemoteFile`.
 
-    Local paths are left for :func:`~explicit_audit.reading.sources.find_sources`;
+    Local paths are left for :func:`~explicit_audit.reading.sources.scan_sources`;
     ``options`` (fsspec's storage options) go with each URL.
     """
     options = options or {}
@@ -281,51 +280,34 @@ def read_remote(
     """Read a source that names URLs, file objects or ``-``, local paths among them.
 
     As :func:`~explicit_audit.reading.collect.read_all` reads local paths, in
-    the order given; each file that is not a local path is read through a
-    :class:`StreamReader` and its size and SHA-256 recorded in
-    ``Reading.digests``. A YAML policy that is not a local file is one
-    file-level rejection: policies are read from local files. Each URL is
-    opened with ``storage_options`` (fsspec's).
+    the order given (:func:`list_remote`); each file that is not a local path
+    is read through a :class:`StreamReader` and its size and SHA-256 recorded
+    in ``Reading.digests``. Each URL is opened with ``storage_options``
+    (fsspec's).
 
     Returns
     -------
     Reading
     """
     limits = limits or Limits()
-    entries: list = []
-    problems: list = []
-    for item in expand_remote(source_items(source), storage_options, limits):
-        if isinstance(item, RemoteFile):
-            entries.append(item)
+    listing = list_remote(source, limits, storage_options=storage_options, streams=True)
+    return read_listed(listing, kinds, progress=progress, keep=keep, limits=limits, read=_read)
+
+
+def _read(reading: Reading, entries: list, kinds, keep, *, on_bytes=None) -> None:
+    """Read ``entries`` in order: a :class:`RemoteFile` as a stream, runs of local paths
+    as :func:`~explicit_audit.reading.collect.read_files` reads them."""
+    on_bytes = relayed(on_bytes, reading.limits)
+    for remote, run in itertools.groupby(entries, key=lambda e: isinstance(e, RemoteFile)):
+        if not remote:
+            read_files(reading, list(run), kinds, keep, on_bytes=on_bytes)
             continue
-        files, found_problems = find_sources(item)
-        entries.extend(files)
-        problems.extend(found_problems)
-    names = [e.name if isinstance(e, RemoteFile) else display_name(e) for e in entries]
-    reading = Reading(names + [p.source_file for p in problems], [], limits)
-    for problem in problems:
-        reading.reject(problem)
-    data = [e for e in entries if not e.name.lower().endswith(POLICY_SUFFIXES)]
-    with byte_progress(data, progress) as advance:
-        advance = relayed(advance, reading.limits)
-        for entry in entries:
-            if isinstance(entry, RemoteFile):
-                if entry.is_policy:
-                    reading.reject(_policy_problem(entry))
-                    continue
-                reader = StreamReader(
-                    None, reading.limits, name=entry.name, remote=entry, on_bytes=advance
-                )
-                read_with(reading, reader.start(), kinds, keep)
-                reading.digests[entry.name] = FileDigest(reader.bytes_read, reader.sha256)
-            elif entry.name.lower().endswith(POLICY_SUFFIXES):
-                reading.policy_files.append(entry)
-            else:
-                read_with(reading, FileReader(entry, reading.limits, on_bytes=advance), kinds, keep)
-    reading.count_policy_files()
-    # A local policy beside the URLs is hashed as read_all hashes it: its provenance is known.
-    reading.held_policies = reading.hold_policy_files()
-    return reading
+        for entry in run:
+            reader = StreamReader(
+                None, reading.limits, name=entry.name, remote=entry, on_bytes=on_bytes
+            )
+            read_with(reading, reader.start(), kinds, keep)
+            reading.digests[entry.name] = FileDigest(reader.bytes_read, reader.sha256)
 
 
 def _policy_problem(remote: RemoteFile):
@@ -339,27 +321,37 @@ def _policy_problem(remote: RemoteFile):
     )
 
 
-def list_remote(source: Any, storage_options=None, limits: Limits = DEFAULT_LIMITS):
+def list_remote(
+    source: Any,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    storage_options: dict | None = None,
+    streams: bool = False,
+) -> Listing:
     """The :class:`~explicit_audit.reading.collect.Listing` of a source naming URLs.
 
-    A URL's files are :class:`RemoteFile` entries of ``data_files``, for the
-    Dask engine, whose workers read each by its URL (opened with
-    ``storage_options``, fsspec's).
+    A URL's files, a file object and ``-`` are :class:`RemoteFile` entries of
+    ``data_files`` (each URL opened with ``storage_options``, fsspec's); a
+    local path is listed as :func:`~explicit_audit.reading.sources.scan_sources`
+    lists it. A YAML policy that is not a local file is a file-level problem:
+    policies are read from local files.
 
     Raises
     ------
     AuditError
-        For a file object or ``-``: a worker cannot read the caller's stream.
+        For a file object or ``-`` unless ``streams``: the Dask engine's workers
+        read each file by its path or URL, and cannot read the caller's stream.
     """
     data: list = []
     policies: list = []
     problems: list = []
-    # Every file in the order given, as read_remote names them; then what could not be listed.
+    skipped: list = []
+    # Every file in the order given, as tables name them; then what could not be listed.
     names: list[str] = []
     unlisted: list = []
     for item in expand_remote(source_items(source), storage_options, limits):
         if isinstance(item, RemoteFile):
-            if item.url is None:
+            if item.url is None and not streams:
                 raise AuditError(
                     f"{item.name}: engine='dask' reads its partitions by path or URL, and a "
                     "file object or standard input cannot be read again by a worker; load it "
@@ -371,25 +363,22 @@ def list_remote(source: Any, storage_options=None, limits: Limits = DEFAULT_LIMI
             else:
                 data.append(item)
             continue
-        files, found = find_sources(item)
-        unlisted.extend(found)
-        for path in files:
+        scan = scan_sources(item)
+        unlisted.extend(scan.problems)
+        skipped.extend((display_name(path), why) for path, why in scan.skipped)
+        for path in scan.files:
             names.append(display_name(path))
             (policies if path.name.lower().endswith(POLICY_SUFFIXES) else data).append(path)
     problems.extend(unlisted)
-    return Listing(policies, data, problems, names + [p.source_file for p in unlisted])
+    return Listing(policies, data, problems, names + [p.source_file for p in unlisted], skipped)
 
 
-def read_url(
-    url: str, name: str, kinds, *, keep=None, limits=None, whole: bool = True, options=None
-):
+def read_url(url: str, name: str, kinds, *, keep=None, limits=None, whole: bool = True):
     """Read the file at ``url`` as :func:`~explicit_audit.reading.reader.read_file` reads a
     local one (a Dask partition, by its URL); ``whole=False`` for its head only.
-
-    ``options`` are fsspec's storage options for the URL.
     """
     reading = Reading([name], [], limits or Limits())
-    remote = RemoteFile(name, url=url, options=options or {})
+    remote = RemoteFile(name, url=url)
     reader = StreamReader(None, reading.limits, name=name, remote=remote, hash_whole=whole)
     read_with(reading, reader.start(), kinds, keep)
     if whole:

@@ -41,7 +41,6 @@ __all__ = [
     "POLICY_SUFFIXES",
     "Scan",
     "display_name",
-    "find_sources",
     "is_gzip_name",
     "is_jsonl_name",
     "is_plain_jsonl_name",
@@ -391,24 +390,6 @@ def _read_once(files: list[Path], scan: Scan) -> None:
             scan.skipped.append((path, why))
 
 
-def find_sources(
-    source: str | os.PathLike | Iterable[str | os.PathLike],
-) -> tuple[list[Path], list[Rejection]]:
-    """The files and file-level problems of :func:`scan_sources` (what it skipped aside).
-
-    Parameters
-    ----------
-    source : str, path-like, or an iterable of them
-
-    Returns
-    -------
-    files : list of pathlib.Path
-    problems : list of Rejection
-    """
-    scan = scan_sources(source)
-    return scan.files, scan.problems
-
-
 def unreadable_problems(rejections: Iterable[Rejection]) -> list[Rejection]:
     """The file-level rejections of what the system would not let the kit read or list.
 
@@ -430,7 +411,7 @@ def unreadable_problems(rejections: Iterable[Rejection]) -> list[Rejection]:
 
 
 def resolve_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """The regular files :func:`find_sources` finds (what is not one is left out).
+    """The regular files :func:`scan_sources` finds (what is not one is left out).
 
     Parameters
     ----------
@@ -440,4 +421,4 @@ def resolve_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> 
     -------
     list of pathlib.Path
     """
-    return find_sources(source)[0]
+    return scan_sources(source).files

@@ -62,20 +62,16 @@ def cannot_read(exc: OSError) -> Stop:
     return Stop(f"{CANNOT_READ}{exc.strerror or exc}")
 
 
-def read_chunks(
-    source,
-    on_bytes: Callable[[int], None],
-    errors: tuple[type[BaseException], ...] = (OSError,),
-) -> Generator[bytes, None, BaseException | None]:
+def read_chunks(source, on_bytes: Callable[[int], None]) -> Generator[bytes, None, OSError | None]:
     """The bytes of ``source`` (anything with ``read(size)``), chunk by chunk, as read.
 
     Each chunk's size is given to ``on_bytes`` (the progress bar). Returns
-    the error of ``errors`` that stopped the reading, or None at the end.
+    the ``OSError`` that stopped the reading, or None at the end.
     """
     while True:
         try:
             chunk = source.read(digests.READ_BYTES)
-        except errors as exc:
+        except OSError as exc:
             return exc
         if not chunk:
             return None
