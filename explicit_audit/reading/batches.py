@@ -90,9 +90,9 @@ def read_batch(
     segments: list[tuple[str, tuple]] = []
     rejected: list[Rejection] = []
     reader = PieceReader("", True, kinds, keep, limits, _append_to(segments), rejected.append)
-    reader.read(buffer, 1)
-    spans = split_piece(buffer, 1, True, limits)
+    spans = split_piece(buffer, 1, True, limits)  # split once: counted here, read below
     counts = np.bincount(_file_of(starts, spans.lines), minlength=len(files))
+    reader.read(buffer, 1, spans)
     if int(counts.sum()) != reader.values_read or any(r.source_line < 1 for r in rejected):
         # Not one value per span as counted here: each file is read on its own instead.
         return [_read_alone(file, kinds, keep, limits, emit, reject) for file in files]
