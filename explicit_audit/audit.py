@@ -23,7 +23,7 @@ import pandas as pd
 from ._core import registry
 from ._core.engine import computed, engine_of, is_lazy, persisted
 from ._core.key_table import keys_frame
-from ._core.records import Documents, RecordKind, Rejection
+from ._core.records import Documents, RecordKind, Rejection, excerpts_limited
 from .parquet import write_parquet
 from .reading.collect import Reading
 from .reading.tables import (
@@ -421,7 +421,8 @@ def audit_of_reading(
         found = docs.empty()
         if reading.policy_files:
             # The bytes the load hashed, not the files read again.
-            found, problems = docs.load(reading.held_policies or reading.policy_files)
+            with excerpts_limited(reading.limits.excerpt_chars):
+                found, problems = docs.load(reading.held_policies or reading.policy_files)
             rejections.extend(problems)
         loaded[docs.name] = found
         loaded_files.extend(docs.files(found))

@@ -551,3 +551,36 @@ def test_a_key_named_extra_json_is_kept_in_that_text_never_as_a_column(tmp_path,
     ]
     assert texts[5:] == texts[:95]
     assert receipts["host"].tolist() == ["h"] * 100  # the one other key is still a column
+
+
+def _long_rejections(folder: Path) -> None:
+    """One rejection of each stage, each value about 800 characters long, in a JSON Lines
+    log, a pretty log and a policy."""
+    pad = "x" * 800
+    wrong_type = make_receipt(query=pad, withheld={"audienceId": "peer", "count": "6"})
+    lines = [
+        json.dumps(wrong_type),
+        json.dumps({"not_a_record": pad}),  # no kind claims it
+        '{"query": "' + pad + '", "query": "again"}',  # a repeated key
+        '{"query": "' + pad + '", ',  # not JSON
+    ]
+    (folder / "log.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pretty = [json.dumps(wrong_type, indent=2), json.dumps({"not_a_record": pad}, indent=2)]
+    (folder / "log.json").write_text("\n".join(pretty) + "\n", encoding="utf-8")
+    (folder / "bad.yaml").write_text(f"policy_id: p\ndescription: {pad}\nnope: [\n")
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+@pytest.mark.parametrize("chars", [20, 1000])
+def test_every_rejection_keeps_excerpt_chars_of_its_text_on_every_path(tmp_path, engine, chars):
+    if engine == "dask":
+        pytest.importorskip("dask")
+    _long_rejections(tmp_path)
+    audit = _load(tmp_path, engine=engine, limits=Limits(excerpt_chars=chars)).compute()
+    rejected = audit.rejected
+    assert len(rejected) == 7, rejected[["source_file", "source_line", "reason"]]
+    lengths = rejected["raw"].str.len()
+    if chars == 20:
+        assert (lengths == 20).all(), rejected[["source_file", "source_line", "raw"]]
+    else:  # each value is longer than the default 300 characters: kept whole, to the limit
+        assert (lengths > 300).all(), rejected[["source_file", "source_line", "raw"]]

@@ -24,7 +24,9 @@ Dask engine) iterates the registered kinds; none names one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -45,6 +47,7 @@ __all__ = [
     "Rejection",
     "Table",
     "excerpt",
+    "excerpts_limited",
     "segment_values",
     "sort_out",
 ]
@@ -358,8 +361,27 @@ def _in_file_order(values: list[RawValue]) -> list[RawValue]:
     return [values[index] for index in order.tolist()]
 
 
-def excerpt(text: bytes | str, limit: int = 300) -> str:
-    """A short, printable excerpt of raw input for the rejected table."""
+#: ``excerpt_chars`` of the load reading or building now (see :func:`excerpts_limited`).
+_EXCERPT_CHARS: contextvars.ContextVar[int] = contextvars.ContextVar("excerpt_chars", default=300)
+
+
+@contextlib.contextmanager
+def excerpts_limited(chars: int) -> Iterator[None]:
+    """Cut every excerpt made inside the block at ``chars`` characters (a load's
+    ``Limits.excerpt_chars``), whichever stage rejects the value."""
+    token = _EXCERPT_CHARS.set(chars)
+    try:
+        yield
+    finally:
+        _EXCERPT_CHARS.reset(token)
+
+
+def excerpt(text: bytes | str, limit: int | None = None) -> str:
+    """A short, printable excerpt of raw input for the rejected table: at most ``limit``
+    characters, by default the load's ``excerpt_chars`` (:func:`excerpts_limited`; 300
+    outside a load)."""
+    if limit is None:
+        limit = _EXCERPT_CHARS.get()
     if isinstance(text, str):
         # Text decoded with surrogateescape carries invalid bytes as lone surrogates;
         # any other lone surrogate is written as an escape.

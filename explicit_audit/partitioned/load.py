@@ -34,7 +34,7 @@ import pandas as pd
 
 from .._core.columns import EXTRA_JSON
 from .._core.key_table import keys_frame
-from .._core.records import Documents, RecordKind, Rejection
+from .._core.records import Documents, RecordKind, Rejection, excerpts_limited
 from ..errors import InputError
 from ..reading.collect import Reading, list_sources, read_files
 from ..reading.limits import Limits
@@ -130,7 +130,7 @@ def _extra_json_after(table: pd.DataFrame, declared: pd.DataFrame | None, ranks:
 
 
 def _documents(
-    declared: Sequence[Documents], paths: list[Path], strict: bool
+    declared: Sequence[Documents], paths: list[Path], strict: bool, limits: Limits
 ) -> tuple[dict, list[Rejection], list[str]]:
     """Every kind's documents, read at once (small files): by name, rejections, files loaded."""
     documents: dict = {}
@@ -139,7 +139,8 @@ def _documents(
     for docs in declared:
         found = docs.empty()
         if paths:
-            found, problems = docs.load(paths)
+            with excerpts_limited(limits.excerpt_chars):
+                found, problems = docs.load(paths)
             if strict and problems:
                 raise docs.strict_error(problems[0])
             rejections.extend(problems)
@@ -198,6 +199,7 @@ def load_partitioned(
         [kind.documents for kind in kinds if keep is None and kind.documents is not None],
         held.hold_policy_files() if policy_files else [],
         strict,
+        limits,
     )
 
     blocksize = DEFAULT_BLOCKSIZE if blocksize is None else int(blocksize)

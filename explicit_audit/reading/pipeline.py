@@ -19,7 +19,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from .._core.records import RawValue, RecordKind, Rejection
+from .._core.records import RawValue, RecordKind, Rejection, excerpts_limited
 from .claims import Claims, ReadFile, sort_value
 from .fallback import ExactFallback
 from .grouping import WHITESPACE, array_as_objects
@@ -110,7 +110,12 @@ class PieceReader:
         """Read one piece that starts on file line ``first_line``.
 
         ``spans``, when given, are what :meth:`split` gave for the same piece.
+        Every rejection's excerpt is cut at ``limits.excerpt_chars``.
         """
+        with excerpts_limited(self.limits.excerpt_chars):
+            self._read(data, first_line, spans)
+
+    def _read(self, data: bytes, first_line: int, spans: Spans | None) -> None:
         if spans is None:
             spans = self.split(data, first_line)
         if spans is None:  # a .json piece that opens an array: tried as one first

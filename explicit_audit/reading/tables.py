@@ -16,7 +16,7 @@ from .._core.caller import warn
 from .._core.columns import EXTRA_JSON, extra_columns_limited
 from .._core.key_table import settle
 from .._core.keys import shape_of
-from .._core.records import KindTables, RecordKind, Rejection
+from .._core.records import KindTables, RecordKind, Rejection, excerpts_limited
 from .._core.times import typed_times, unparsed_counts
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
 from .collect import Reading, values_rejected
@@ -130,8 +130,8 @@ def _build_kind(
             return kind.shape_of(value)
         return shape_of(kind.shapes, value)
 
-    limit = (limits or DEFAULT_LIMITS).max_extra_columns
-    with extra_columns_limited(limit):
+    limits = limits or DEFAULT_LIMITS
+    with extra_columns_limited(limits.max_extra_columns), excerpts_limited(limits.excerpt_chars):
         built = settle(
             kind.name, kind.shapes, shape_for, segments, kind.build, strict_keys=strict_keys
         )
