@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .._core.progress import byte_progress
 from .._core.records import RecordKind, Rejection
@@ -291,34 +292,10 @@ def list_sources(source: Source) -> Listing:
     return Listing(policy_files, data_files, problems, names, skipped)
 
 
-def read_all(
-    source: Source,
-    kinds: Sequence[RecordKind],
-    *,
-    progress: bool,
-    keep: set[str] | None = None,
-    limits: Limits | None = None,
-) -> Reading:
-    """Read every file of ``source`` and sort its values into ``kinds``.
-
-    Parameters
-    ----------
-    source : str, path-like, or iterable of them
-    kinds : sequence of RecordKind
-        Every kind a value may belong to, in matching order.
-    progress : bool
-        Show a progress bar over the bytes of the files (:mod:`.progress`).
-    keep : set of str, optional
-        The kinds whose values are kept (all by default). A value of another
-        kind is recognised, so not rejected, but not kept or built.
-    limits : Limits, optional
-        The reading limits (:mod:`explicit_audit.reading.limits`).
-
-    Returns
-    -------
-    Reading
-    """
-    return read_listed(list_sources(source), kinds, progress=progress, keep=keep, limits=limits)
+def read_all(source: Source, kinds: Sequence[RecordKind], **options: Any) -> Reading:
+    """Read every file of ``source`` (:func:`list_sources`) and sort its values into
+    ``kinds``; ``options`` as for :func:`read_listed`."""
+    return read_listed(list_sources(source), kinds, **options)
 
 
 def read_listed(
@@ -330,11 +307,29 @@ def read_listed(
     limits: Limits | None = None,
     read: Callable[..., None] | None = None,
 ) -> Reading:
-    """Read the files of ``listing`` as :func:`read_all` reads a source's.
+    """Read the files of ``listing`` and sort their values into ``kinds``.
 
-    ``read(reading, data_files, kinds, keep, on_bytes=)`` reads the data
-    files (:func:`read_files` by default); the problems are rejected, the
-    policies held and hashed.
+    Its problems are rejected, its data files read, its policies held and hashed.
+
+    Parameters
+    ----------
+    listing : Listing
+    kinds : sequence of RecordKind
+        Every kind a value may belong to, in matching order.
+    progress : bool
+        Show a progress bar over the bytes of the files (:mod:`.progress`).
+    keep : set of str, optional
+        The kinds whose values are kept (all by default). A value of another
+        kind is recognised, so not rejected, but not kept or built.
+    limits : Limits, optional
+        The reading limits (:mod:`explicit_audit.reading.limits`).
+    read : callable, optional
+        ``read(reading, data_files, kinds, keep, on_bytes=)`` reads the data
+        files: :func:`read_files` by default.
+
+    Returns
+    -------
+    Reading
     """
     reading = Reading(listing.names, listing.policy_files, limits or Limits())
     reading.skipped = list(listing.skipped)
