@@ -17,6 +17,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
@@ -28,10 +29,11 @@ from .repeated_keys import repeated_key, repeated_key_reason
 __all__ = [
     "has_long_integer",
     "iter_region",
+    "keyed",
     "long_digit_reason",
     "nesting_depth",
     "parse_line",
-    "too_deep_reason",
+    "too_deep",
     "too_large",
 ]
 
@@ -60,16 +62,24 @@ def nesting_depth(text: bytes) -> int:
     return deepest
 
 
-def too_deep_reason(text: str | bytes, limits: Limits) -> str | None:
-    """Why a value is refused for its nesting, or None: no parser sees a deeper one."""
-    if isinstance(text, str):
-        text = text.encode("utf-8", errors="surrogateescape")
-    if text.count(b"{") + text.count(b"[") <= limits.max_depth:
+def too_deep(path: str, line: int, text: str | bytes, limits: Limits) -> Rejection | None:
+    """The rejection of a value for its nesting, or None: no parser sees a deeper one."""
+    raw = text.encode("utf-8", errors="surrogateescape") if isinstance(text, str) else text
+    if raw.count(b"{") + raw.count(b"[") <= limits.max_depth:
         return None
-    depth = nesting_depth(text)
+    depth = nesting_depth(raw)
     if depth <= limits.max_depth:
         return None
-    return f"invalid JSON: nested {depth} levels deep, deeper than max_depth ({limits.max_depth})"
+    reason = f"invalid JSON: nested {depth} levels deep, deeper than max_depth ({limits.max_depth})"
+    return Rejection(path, line, "unknown", reason, excerpt(text))
+
+
+def keyed(path: str, line: int, value: Any, text: bytes) -> RawValue | Rejection:
+    """A value parsed, as every path gives it: rejected if it names a member twice."""
+    repeated = repeated_key(text, value)
+    if repeated is not None:
+        return Rejection(path, line, "unknown", repeated_key_reason(repeated), excerpt(text))
+    return RawValue(path, line, value, text)
 
 
 def _parse_error(exc: Exception, first_line: int | None = None) -> str:
@@ -287,9 +297,9 @@ def _decode_one(
     raw = text[position:end]
     if _larger_than(raw, limits.max_value_bytes):
         return end, too_large(path, line, raw, limits)
-    too_deep = too_deep_reason(raw, limits)
-    if too_deep:
-        return end, Rejection(path, line, "unknown", too_deep, excerpt(raw))
+    deep = too_deep(path, line, raw, limits)
+    if deep is not None:
+        return end, deep
     try:
         # The bytes as written (``raw`` was decoded with ``surrogateescape``): a byte
         # that is not UTF-8 is named by _loads_text, as in JSON Lines. The standard
@@ -302,11 +312,7 @@ def _decode_one(
         return end, Rejection(
             path, line, "unknown", f"invalid JSON: {_parse_error(where, base)}", excerpt(raw)
         )
-    text_bytes = raw.encode("utf-8")
-    repeated = repeated_key(text_bytes, value)
-    if repeated is not None:
-        return end, Rejection(path, line, "unknown", repeated_key_reason(repeated), excerpt(raw))
-    return end, RawValue(path, line, value, text_bytes)
+    return end, keyed(path, line, value, raw.encode("utf-8"))
 
 
 def too_large(path: str, line: int, text: str | bytes, limits: Limits) -> Rejection:
@@ -379,9 +385,9 @@ def _iter_array(path: str, text: str, position: int, line: int, base: int, limit
 
 def parse_line(path: str, line: bytes, number: int, limits: Limits) -> RawValue | Rejection:
     """One JSON Lines line, not blank, as a value or a rejection naming its line."""
-    too_deep = too_deep_reason(line, limits)
-    if too_deep:
-        return Rejection(path, number, "unknown", too_deep, excerpt(line, limits.excerpt_chars))
+    deep = too_deep(path, number, line, limits)
+    if deep is not None:
+        return deep
     try:
         value = _loads_text(line)
     except json.JSONDecodeError as exc:
@@ -392,11 +398,7 @@ def parse_line(path: str, line: bytes, number: int, limits: Limits) -> RawValue 
             f"invalid JSON: {_parse_error(exc)}",
             excerpt(line, limits.excerpt_chars),
         )
-    repeated = repeated_key(line, value)
-    if repeated is not None:
-        reason = repeated_key_reason(repeated)
-        return Rejection(path, number, "unknown", reason, excerpt(line, limits.excerpt_chars))
-    return RawValue(path, number, value, line)
+    return keyed(path, number, value, line)
 
 
 def iter_region(

@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .._core.records import RawValue, RecordKind, Rejection, excerpt
+from .._core.records import RawValue, RecordKind, Rejection
 from .claims import UNPARSED, ReadFile, parse_span, sort_value
-from .exact import iter_region, parse_line, too_deep_reason, too_large
+from .exact import iter_region, keyed, parse_line, too_deep, too_large
 from .grouping import WHITESPACE
-from .repeated_keys import repeated_key, repeated_key_reason
 from .spans import Spans, short_groups
 
 __all__ = ["ExactFallback", "long_digit_spans"]
@@ -119,16 +118,10 @@ class ExactFallback:
         if text in verdicts:
             verdict = verdicts[text]
         else:
-            too_deep = too_deep_reason(text, self.limits)
-            repeated = None if too_deep else repeated_key(text, value)
-            if too_deep:
-                verdict = Rejection(self.name, 0, "unknown", too_deep, excerpt(text))
-            elif repeated is not None:
-                reason = repeated_key_reason(repeated)
-                verdict = Rejection(self.name, 0, "unknown", reason, excerpt(text))
-            else:
-                kind = sort_value(RawValue(self.name, 0, value, text), self.kinds)
-                verdict = kind if isinstance(kind, Rejection) else None
+            item = too_deep(self.name, 0, text, self.limits) or keyed(self.name, 0, value, text)
+            if isinstance(item, RawValue):
+                item = sort_value(item, self.kinds)
+            verdict = item if isinstance(item, Rejection) else None
             verdicts[text] = verdict
         if verdict is None:
             return None
@@ -229,7 +222,7 @@ class ExactFallback:
                     known[id(items[0])] = kind
                 out.extend(items)
                 continue
-            item = _read_value(name, lines[index], value, data[start:end].rstrip(WHITESPACE))
+            item = keyed(name, lines[index], value, data[start:end].rstrip(WHITESPACE))
             if kind is not None:
                 known[id(item)] = kind
             out.append(item)
@@ -240,21 +233,12 @@ class ExactFallback:
         line = int(spans.lines[index])
         if value is not UNPARSED:
             text = data[start:end].rstrip(WHITESPACE)
-            too_deep = too_deep_reason(text, self.limits)
-            if too_deep:
-                return [Rejection(self.name, line, "unknown", too_deep, excerpt(text))]
-            return [_read_value(self.name, line, value, text)]
+            return [
+                too_deep(self.name, line, text, self.limits) or keyed(self.name, line, value, text)
+            ]
         if self.jsonl:
             return [self._line(data, spans, index)]
         return list(iter_region(self.name, data[start:end], line, self.limits))
-
-
-def _read_value(name: str, line: int, value: Any, text: bytes) -> RawValue | Rejection:
-    """A value parsed in bulk, as the exact path gives it: rejected if it repeats a key."""
-    repeated = repeated_key(text, value)
-    if repeated is not None:
-        return Rejection(name, line, "unknown", repeated_key_reason(repeated), excerpt(text))
-    return RawValue(name, line, value, text)
 
 
 def long_digit_spans(data: bytes, spans: Spans, members: Sequence[int] | None = None) -> np.ndarray:

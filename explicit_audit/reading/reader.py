@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .._core.records import RawValue, RecordKind, Rejection
+from .._core.records import RawValue, RecordKind, Rejection, excerpts_limited
 from .collect import Reading, blame_cut, read_with
 from .content import BytesReader, FileReader, RangeReader
 from .exact import has_long_integer, iter_region, parse_line
@@ -64,6 +64,15 @@ def read_exactly(
         cut, or else as the rejection of the value it cut.
     """
     reader = FileReader(Path(path), limits_from(limits))
+    with excerpts_limited(reader.limits.excerpt_chars):
+        items = _values(reader)
+    problems = list(reader.problems)
+    if reader.cut and items and isinstance(items[-1], Rejection):
+        items[-1] = blame_cut(items[-1], problems)
+    return items + problems
+
+
+def _values(reader: FileReader) -> list[RawValue | Rejection]:
     items: list[RawValue | Rejection] = []
     for piece in reader:
         if reader.jsonl:
@@ -74,10 +83,7 @@ def read_exactly(
                 )
         else:
             items.extend(iter_region(reader.name, piece.data, piece.first_line, reader.limits))
-    problems = list(reader.problems)
-    if reader.cut and items and isinstance(items[-1], Rejection):
-        items[-1] = blame_cut(items[-1], problems)
-    return items + problems
+    return items
 
 
 def read_file(
