@@ -27,6 +27,7 @@ from .._core.records import Rejection
 from . import digests
 from .byte_ranges import range_chunks
 from .cuts import (
+    NEWLINE,
     array_head,
     count_line_ends,
     cut_after_last_line_end,
@@ -66,7 +67,6 @@ PIECE_BYTES = 1 << 24
 #: reach it.
 PIECE_LINES = PIECE_BYTES // 64
 _BOM = b"\xef\xbb\xbf"
-_NEWLINE = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +228,7 @@ class FileReader:
             yield Piece(data, line)
             return line + ends
         buffer = np.frombuffer(data, dtype=np.uint8)
-        cuts = np.flatnonzero(buffer == _NEWLINE)[PIECE_LINES - 1 :: PIECE_LINES] + 1
+        cuts = np.flatnonzero(buffer == NEWLINE)[PIECE_LINES - 1 :: PIECE_LINES] + 1
         start = 0
         for number, cut in enumerate([*cuts.tolist(), len(data)]):
             if cut > start:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "NEWLINE",
+    "WHITESPACE",
     "array_head",
     "count_line_ends",
     "cut_after_last_line_end",
@@ -25,13 +27,15 @@ __all__ = [
     "unarray",
 ]
 
-_NEWLINE = 10
-_WHITESPACE = b" \t\r\n"
+#: The line end's byte.
+NEWLINE = 10
+#: JSON's white space (RFC 8259), as bytes.
+WHITESPACE = b" \t\r\n"
 
 
 def count_line_ends(data: bytes) -> int:
     """How many line ends ``data`` holds (NumPy's count: faster than ``bytes.count``)."""
-    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE))
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == NEWLINE))
 
 
 def cut_after_last_line_end(carry: bytes, chunks: list[bytes]) -> tuple[bytes, bytes] | None:
@@ -101,11 +105,11 @@ def array_head(data: bytes) -> int | None:
 
     None unless the first element starts the next line with ``{``.
     """
-    head = len(data) - len(data.lstrip(_WHITESPACE))
+    head = len(data) - len(data.lstrip(WHITESPACE))
     if data[head : head + 1] != b"[":
         return None
     newline = data.find(b"\n", head)
-    if newline == -1 or data[head + 1 : newline].strip(_WHITESPACE):
+    if newline == -1 or data[head + 1 : newline].strip(WHITESPACE):
         return None
     first = data.find(b"{", newline)
     if first == -1 or data[newline + 1 : first].strip(b" ") or first - newline - 1 > 64:
@@ -131,7 +135,7 @@ def unarray(data: bytes, indent: int, opening: bool = False) -> tuple[bytes, boo
     """
     buffer = bytearray(data)
     if opening:
-        buffer[len(data) - len(data.lstrip(_WHITESPACE))] = 32
+        buffer[len(data) - len(data.lstrip(WHITESPACE))] = 32
     closing = _closing_bracket(data)
     end = len(data) if closing is None else closing
     for separator in (b",\n", b",\r\n"):
@@ -162,6 +166,6 @@ def _closing_bracket(data: bytes) -> int | None:
 def _ends_a_value(data: bytes, end: int) -> bool:
     """Whether the last byte before ``end``, white space aside, closes a value."""
     index = end - 1
-    while index >= 0 and data[index] in _WHITESPACE:
+    while index >= 0 and data[index] in WHITESPACE:
         index -= 1
     return index >= 0 and data[index] in b"}]"

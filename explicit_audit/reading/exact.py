@@ -37,7 +37,6 @@ __all__ = [
     "too_large",
 ]
 
-_WHITESPACE = b" \t\r\n"
 _STDLIB_DECODER = json.JSONDecoder()
 _COLUMN0_VALUE_START = re.compile(r"^[\[{]", re.MULTILINE)
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]')

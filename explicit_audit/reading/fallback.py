@@ -17,8 +17,8 @@ import numpy as np
 
 from .._core.records import RawValue, RecordKind, Rejection
 from .claims import UNPARSED, ReadFile, parse_span, sort_value
+from .cuts import WHITESPACE
 from .exact import iter_region, keyed, parse_line, too_deep, too_large
-from .grouping import WHITESPACE
 from .spans import Spans, short_groups
 
 __all__ = ["ExactFallback", "long_digit_spans"]

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import orjson
 
+from .cuts import WHITESPACE
 from .spans import Spans, short_groups
 
 __all__ = [
-    "WHITESPACE",
     "array_as_objects",
     "by_first_key",
     "container_key",
@@ -34,7 +34,6 @@ __all__ = [
 _CONTAINER = re.compile(rb"[\[{]")
 
 #: JSON's white space.
-WHITESPACE = b" \t\r\n"
 
 
 def by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[tuple[bytes, np.ndarray]]:

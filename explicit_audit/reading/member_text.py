@@ -18,13 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .cuts import WHITESPACE
 from .wide_keys import _chunked_members, _words
 
 __all__ = ["member_texts"]
 
 #: JSON's white space, and the colon between a key and its value.
 _BEFORE_VALUE = b" \t\r\n:"
-_WHITE_SPACE = b" \t\r\n"
 
 
 def member_texts(
@@ -86,7 +86,7 @@ def member_texts(
     order = np.argsort(row[hits], kind="stable")
     after_key, member_ends = key_close[hits][order] + 1, ends[hits][order]
     value_starts = _past(buffer, after_key, member_ends, _BEFORE_VALUE, 1)
-    value_ends = _past(buffer, member_ends - 1, value_starts, _WHITE_SPACE, -1) + 1
+    value_ends = _past(buffer, member_ends - 1, value_starts, WHITESPACE, -1) + 1
     return _slices(data, value_starts, value_ends)
 
 

@@ -21,8 +21,9 @@ import numpy as np
 
 from .._core.records import RawValue, RecordKind, Rejection, excerpts_limited
 from .claims import Claims, ReadFile, sort_value
+from .cuts import WHITESPACE
 from .fallback import ExactFallback
-from .grouping import WHITESPACE, array_as_objects
+from .grouping import array_as_objects
 from .groups import GroupReader
 from .limits import Limits
 from .parts import Made, PartMaker

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cuts import WHITESPACE
 from .limits import Limits
 from .span_checks import byte_checked
 
 __all__ = ["Spans", "array_spans", "first_solid", "short_groups", "split_piece", "structure"]
 
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _NEWLINE = 123, 125, 91, 93, 10
-_WHITESPACE = b" \t\r\n"
 _SPACE_BYTES = (9, 10, 13, 32)
 #: A byte that is not JSON white space.
 _SOLID = re.compile(rb"[^ \t\r\n]")
@@ -167,7 +167,7 @@ def _trimmed(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
     data = buffer.tobytes() if len(spaced) else b""
     for index in spaced:
         start = int(starts[index])
-        ends[index] = start + len(data[start : int(ends[index])].rstrip(_WHITESPACE))
+        ends[index] = start + len(data[start : int(ends[index])].rstrip(WHITESPACE))
     return ends
 
 
@@ -306,8 +306,8 @@ def array_spans(data: bytes, first_line: int, limits: Limits) -> Spans | None:
     one array that the pass can read with certainty (then it is read as
     written, value by value).
     """
-    head = len(data) - len(data.lstrip(_WHITESPACE))
-    tail = len(data.rstrip(_WHITESPACE))
+    head = len(data) - len(data.lstrip(WHITESPACE))
+    tail = len(data.rstrip(WHITESPACE))
     if head >= tail or data[head] != _LBRACKET or data[tail - 1] != _RBRACKET:
         return None
     buffer = np.frombuffer(data, dtype=np.uint8)
