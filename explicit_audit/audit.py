@@ -23,12 +23,13 @@ import pandas as pd
 from ._core import registry
 from ._core.engine import computed, engine_of, is_lazy, persisted
 from ._core.key_table import keys_frame
-from ._core.records import Documents, RecordKind, Rejection, excerpts_limited
+from ._core.records import Documents, RecordKind, Rejection
 from .parquet import write_parquet
 from .reading.collect import Reading
 from .reading.tables import (
     build_kind,
     in_file_order,
+    load_documents,
     loaded_counts,
     rejected_frame,
     sources_frame,
@@ -415,17 +416,10 @@ def audit_of_reading(
     if on_kind is not None:
         on_kind(None)
     declared = _documents(kinds) if documents else []
-    loaded: dict[str, Any] = {}
-    loaded_files: list[str] = []
-    for docs in declared:
-        found = docs.empty()
-        if reading.policy_files:
-            # The bytes the load hashed, not the files read again.
-            with excerpts_limited(reading.limits.excerpt_chars):
-                found, problems = docs.load(reading.held_policies or reading.policy_files)
-            rejections.extend(problems)
-        loaded[docs.name] = found
-        loaded_files.extend(docs.files(found))
+    # The bytes the load hashed, not the files read again.
+    held = (reading.held_policies or reading.policy_files) if reading.policy_files else []
+    loaded, problems, loaded_files = load_documents(declared, held, reading.limits)
+    rejections.extend(problems)
     rejections.extend(reading.overflow_rows())
     # In file order, then line order: the first of them is what strict mode names.
     rejections = in_file_order(rejections, reading.files)

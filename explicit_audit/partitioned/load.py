@@ -34,13 +34,14 @@ import pandas as pd
 
 from .._core.columns import EXTRA_JSON
 from .._core.key_table import keys_frame
-from .._core.records import Documents, RecordKind, Rejection, excerpts_limited
+from .._core.records import RecordKind
 from ..errors import InputError
 from ..reading.collect import Reading, list_sources, read_files
 from ..reading.limits import Limits
 from ..reading.remote import has_remote, list_remote, local_source, read_url
 from ..reading.tables import (
     build_kind,
+    load_documents,
     rejected_frame,
     sources_frame,
     warn_extra_json,
@@ -129,26 +130,6 @@ def _extra_json_after(table: pd.DataFrame, declared: pd.DataFrame | None, ranks:
     return {EXTRA_JSON_AFTER: after, FILE_RANKS: ranks}
 
 
-def _documents(
-    declared: Sequence[Documents], paths: list[Path], strict: bool, limits: Limits
-) -> tuple[dict, list[Rejection], list[str]]:
-    """Every kind's documents, read at once (small files): by name, rejections, files loaded."""
-    documents: dict = {}
-    rejections: list[Rejection] = []
-    loaded: list[str] = []
-    for docs in declared:
-        found = docs.empty()
-        if paths:
-            with excerpts_limited(limits.excerpt_chars):
-                found, problems = docs.load(paths)
-            if strict and problems:
-                raise docs.strict_error(problems[0])
-            rejections.extend(problems)
-        documents[docs.name] = found
-        loaded.extend(docs.files(found))
-    return documents, rejections, loaded
-
-
 def load_partitioned(
     source,
     kinds: Sequence[RecordKind],
@@ -195,12 +176,13 @@ def load_partitioned(
         first = problems[0]
         raise InputError(first.source_file, None, first.reason)
     held = Reading([], policy_files, limits)
-    documents, policy_rejections, loaded_files = _documents(
-        [kind.documents for kind in kinds if keep is None and kind.documents is not None],
-        held.hold_policy_files() if policy_files else [],
-        strict,
-        limits,
+    declared = [kind.documents for kind in kinds if keep is None and kind.documents is not None]
+    documents, policy_rejections, loaded_files = load_documents(
+        declared, held.hold_policy_files() if policy_files else [], limits
     )
+    if strict and policy_rejections:
+        first = policy_rejections[0]
+        raise next(d for d in declared if d.kind == first.kind).strict_error(first)
 
     blocksize = DEFAULT_BLOCKSIZE if blocksize is None else int(blocksize)
     sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)

@@ -9,6 +9,7 @@ gave (:func:`sources_frame`). The warnings a load gives once are made here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -16,7 +17,7 @@ from .._core.caller import warn
 from .._core.columns import EXTRA_JSON, extra_columns_limited
 from .._core.key_table import settle
 from .._core.keys import shape_of
-from .._core.records import KindTables, RecordKind, Rejection, excerpts_limited
+from .._core.records import Documents, KindTables, RecordKind, Rejection, excerpts_limited
 from .._core.times import typed_times, unparsed_counts
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
 from .collect import Reading, values_rejected
@@ -27,6 +28,7 @@ __all__ = [
     "REJECTED_COLUMNS",
     "build_kind",
     "in_file_order",
+    "load_documents",
     "loaded_counts",
     "rejected_frame",
     "sources_frame",
@@ -139,6 +141,26 @@ def _build_kind(
     if times:
         built.tables = {name: typed_times(table) for name, table in built.tables.items()}
     return built
+
+
+def load_documents(
+    declared: Sequence[Documents], paths: Sequence, limits: Limits
+) -> tuple[dict[str, Any], list[Rejection], list[str]]:
+    """Every kind's documents read from ``paths`` (the policy files), the same on both
+    engines: by name, their rejections (excerpts cut at ``limits.excerpt_chars``), and
+    the files loaded."""
+    documents: dict[str, Any] = {}
+    rejections: list[Rejection] = []
+    loaded: list[str] = []
+    for docs in declared:
+        found = docs.empty()
+        if paths:
+            with excerpts_limited(limits.excerpt_chars):
+                found, problems = docs.load(paths)
+            rejections.extend(problems)
+        documents[docs.name] = found
+        loaded.extend(docs.files(found))
+    return documents, rejections, loaded
 
 
 def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
