@@ -23,7 +23,7 @@ import pandas as pd
 from ._core import registry
 from ._core.engine import computed, engine_of, is_lazy, persisted
 from ._core.key_table import keys_frame
-from ._core.records import Documents, RecordKind, Rejection
+from ._core.records import Documents, RecordKind
 from .parquet import write_parquet
 from .reading.collect import Reading
 from .reading.tables import (
@@ -38,7 +38,7 @@ from .reading.tables import (
     warn_unparsed_times,
 )
 
-__all__ = ["TABLES", "Audit", "audit_of_reading", "raise_or_warn", "with_heads_as_needed"]  # noqa: F822
+__all__ = ["TABLES", "Audit", "audit_of_reading", "with_heads_as_needed"]  # noqa: F822
 
 
 def __getattr__(name: str) -> Any:
@@ -369,19 +369,6 @@ def with_heads_as_needed(audit: Audit, step: Step) -> Any:
     return step(audit) if audit.retry is None else audit.retry(step)
 
 
-def raise_or_warn(
-    rejections: list[Rejection], strict: bool, documents: Sequence[Documents] = ()
-) -> None:
-    """Raise at the first rejection under ``strict`` (a document's own error for a
-    document file); else warn once about all of them."""
-    first = rejections[0] if rejections else None
-    if strict and first is not None:
-        for declared in documents:
-            if first.kind == declared.kind:
-                raise declared.strict_error(first)
-    warn_or_raise(rejections, strict)
-
-
 def audit_of_reading(
     reading: Reading,
     kinds: Sequence[RecordKind],
@@ -423,7 +410,7 @@ def audit_of_reading(
     rejections.extend(reading.overflow_rows())
     # In file order, then line order: the first of them is what strict mode names.
     rejections = in_file_order(rejections, reading.files)
-    raise_or_warn(rejections, strict, declared)
+    warn_or_raise(rejections, strict, declared)
     warn_unparsed_times(tables)
     warn_extra_json(tables, reading.limits)
     rejected = rejected_frame(rejections)

@@ -58,7 +58,7 @@ from ._cache_seal import (
     unsigned,
 )
 from ._core.caller import warn
-from ._version import __version__
+from ._version import ROWS_FORMAT, __version__
 from .errors import AuditError
 from .parquet import ARROW_SUFFIX, read_sealed, write_parquet
 from .reading.digests import file_digest
@@ -162,7 +162,8 @@ def _write_json(folder: Path, name: str, value: dict) -> None:
 
 
 def cache_key(digests: dict[str, tuple[int, str]], asked: dict[str, Any]) -> str:
-    """The entry's name: the SHA-256 of the kit's version, ``asked`` and every file's digest.
+    """The entry's name: the SHA-256 of the kit's version and :data:`ROWS_FORMAT`, ``asked``
+    and every file's digest.
 
     Parameters
     ----------
@@ -174,6 +175,7 @@ def cache_key(digests: dict[str, tuple[int, str]], asked: dict[str, Any]) -> str
     """
     described = {
         "version": __version__,
+        "rows": ROWS_FORMAT,
         "asked": asked,
         "files": [[name, *found] for name, found in digests.items()],
     }

@@ -20,7 +20,7 @@ from ._core import registry
 from ._core.engine import reads_lazily
 from ._core.progress import step_progress
 from ._core.records import RecordKind, Rejection
-from .audit import Audit, audit_of_reading, raise_or_warn
+from .audit import Audit, audit_of_reading
 from .cache import cache_key, file_digests, lookup, store
 from .errors import AuditError
 from .parquet import read_parquet as _read_parquet
@@ -30,7 +30,7 @@ from .reading.limits import Limits, limits_from
 from .reading.options import ENGINES, LoadOptions, Options, resolved
 from .reading.reader import read_bytes
 from .reading.remote import has_remote, local_source, read_remote
-from .reading.tables import warn_extra_json, warn_unparsed_times
+from .reading.tables import warn_extra_json, warn_or_raise, warn_unparsed_times
 
 __all__ = ["ENGINES", "LoadOptions", "load", "load_bytes", "load_tables", "read_parquet"]
 
@@ -190,7 +190,7 @@ def _cached(source: Source, settings: Options, keep: str | None, limits, parsed)
         ]
         # As when the files were parsed: the same warnings, or the same error under strict.
         declared = registry.documents() if keep is None else []
-        raise_or_warn(rejections, settings.strict, declared)
+        warn_or_raise(rejections, settings.strict, declared)
         warn_unparsed_times(audit.tables)
         warn_extra_json(audit.tables, limits)
         return audit

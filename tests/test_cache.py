@@ -104,6 +104,18 @@ def test_other_limits_make_another_entry(logs, tmp_path):
     assert len(_entries(cache)) == 2
 
 
+def test_rows_made_under_another_rows_format_make_another_entry(logs, tmp_path, monkeypatch):
+    from explicit_audit import cache as cache_module
+
+    cache = tmp_path / "cache"
+    with monkeypatch.context() as earlier:  # a kit whose rows differed for the same bytes
+        earlier.setattr(cache_module, "ROWS_FORMAT", cache_module.ROWS_FORMAT - 1)
+        _quiet_load(logs, cache=cache)
+    assert len(_entries(cache)) == 1
+    _quiet_load(logs, cache=cache)
+    assert len(_entries(cache)) == 2
+
+
 def test_a_cached_load_warns_and_raises_as_a_parsed_one(tmp_path):
     path = tmp_path / "mixed.jsonl"
     path.write_text(json.dumps(make_receipt()) + "\n{not json\n", encoding="utf-8")

@@ -315,3 +315,43 @@ def test_junit_skips_the_state_check_of_a_first_run_saying_why(tmp_path, full_li
     assert "the audit state holds no earlier audit of DATA's files" in suite(first.stdout)
     assert 'skipped="0"' in suite(again.stdout)
     assert "<skipped" not in suite(again.stdout)
+
+
+def test_rows_made_under_another_rows_format_are_read_again_not_reused(
+    tmp_path, full_lines, monkeypatch
+):
+    from explicit_audit._core import registry
+    from explicit_audit.reading.limits import Limits
+    from explicit_audit.state import store
+
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    _write(logs, full_lines, {name: len(lines) // 2 for name, lines in full_lines.items()})
+    asked = state_load._asked(type("Settings", (), {"limits": Limits(), "strict_keys": False})())
+    assert asked["kinds"] == [kind.name for kind in registry.kinds()]
+    # A kit whose rows differed for the same bytes wrote this state.
+    with monkeypatch.context() as earlier:
+        earlier.setattr(store, "ROWS_FORMAT", store.ROWS_FORMAT - 1)
+        _load(logs, state)
+        assert store.read_state(state, asked).entries is not None
+    kept = store.read_state(state, asked)
+    assert kept.entries is None and kept.kept  # its rows unused, its files still compared
+    _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})
+    again = _load(logs, state)
+    assert _changes(again) == []
+    _assert_same(again, _load(logs))
+    assert store.read_state(state, asked).entries is not None
+
+
+def test_a_log_without_a_line_end_is_compared_not_skipped(tmp_path):
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    logs.mkdir()
+    lines = (ROOT / "data/plans/arborist_runs.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines[:3]]
+    path = logs / "plans.json"
+    path.write_text(json.dumps(records))  # as json.dump writes it: no line end
+    _load(logs, state)
+    summary = ea.verify_all(_load(logs, state)).summary().set_index("check")
+    assert summary.loc["audited_bytes", ["checked", "status"]].tolist() == [1, "clean"]
+    path.write_text(json.dumps([*records[:2], records[1]]))
+    summary = ea.verify_all(_load(logs, state)).summary().set_index("check")
+    assert summary.loc["audited_bytes", "status"] == "findings"

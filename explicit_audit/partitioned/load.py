@@ -45,6 +45,7 @@ from ..reading.tables import (
     rejected_frame,
     sources_frame,
     warn_extra_json,
+    warn_or_raise,
 )
 from .conform import EXTRA_JSON_AFTER, FILE_RANKS, empty_meta
 from .graph import Graph
@@ -180,9 +181,8 @@ def load_partitioned(
     documents, policy_rejections, loaded_files = load_documents(
         declared, held.hold_policy_files() if policy_files else [], limits
     )
-    if strict and policy_rejections:
-        first = policy_rejections[0]
-        raise next(d for d in declared if d.kind == first.kind).strict_error(first)
+    if strict:
+        warn_or_raise(policy_rejections, True, declared)
 
     blocksize = DEFAULT_BLOCKSIZE if blocksize is None else int(blocksize)
     sample_bytes = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)

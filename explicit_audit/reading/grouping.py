@@ -33,8 +33,6 @@ __all__ = [
 #: An object or an array opening.
 _CONTAINER = re.compile(rb"[\[{]")
 
-#: JSON's white space.
-
 
 def by_first_key(data: bytes, spans: Spans, members: np.ndarray) -> list[tuple[bytes, np.ndarray]]:
     """Spans grouped by the first key they hold (a guess at their shape, checked later).

@@ -163,12 +163,18 @@ def load_documents(
     return documents, rejections, loaded
 
 
-def warn_or_raise(rejections: list[Rejection], strict: bool) -> None:
-    """Raise at the first rejection under ``strict``; else warn once about all of them."""
+def warn_or_raise(
+    rejections: list[Rejection], strict: bool, documents: Sequence[Documents] = ()
+) -> None:
+    """Raise at the first rejection under ``strict`` (a document's own error for a
+    rejection of one of ``documents``); else warn once about all of them."""
     if not rejections:
         return
     first = rejections[0]
     if strict:
+        for declared in documents:
+            if first.kind == declared.kind:
+                raise declared.strict_error(first)
         raise InputError(first.source_file, first.source_line or None, first.reason)
     files = sorted({r.source_file for r in rejections})
     where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")

@@ -26,7 +26,7 @@ import pandas as pd
 from .._core import registry
 from .._core.findings import REJECTED_RULES
 from .._core.records import Rejection
-from ..audit import Audit, audit_of_reading, raise_or_warn
+from ..audit import Audit, audit_of_reading
 from ..errors import AuditError
 from ..reading.collect import Reading, list_sources, read_files, read_with
 from ..reading.content import GzipTailReader, RangeReader
@@ -35,7 +35,7 @@ from ..reading.limits import Limits
 from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
-from ..reading.tables import warn_extra_json, warn_unparsed_times
+from ..reading.tables import warn_extra_json, warn_or_raise, warn_unparsed_times
 from .changes import changes_frame, describe_line, with_unreported
 from .compare import Plan, compare, continues_gzip, is_gzip_jsonl_name
 from .join import join_keys, join_parts, join_rejected, select_rows
@@ -153,8 +153,11 @@ def changes_of(edits: list, state: State | None, settings: Options) -> tuple[pd.
 
 def audited_before(state: State | None) -> int:
     """The lines ``state`` audited before, in every file it keeps: what comparing it with
-    the files examines (0 for no state, or one that audited nothing yet)."""
-    return 0 if state is None else sum(record.lines for record in state.kept.values())
+    the files examines (0 for no state, or one that audited nothing yet). A file whose
+    audited bytes hold no line end (a ``.json`` log written without one) counts as one."""
+    if state is None:
+        return 0
+    return sum(max(record.lines, int(record.audited > 0)) for record in state.kept.values())
 
 
 def _before(state: State | None, name: str, line: int) -> str | None:
@@ -303,7 +306,7 @@ def _finish(audit: Audit, strict: bool, limits) -> None:
         Rejection(row.source_file, int(row.source_line), str(row.kind), row.reason, row.raw)
         for row in audit.rejected.itertuples(index=False)
     ]
-    raise_or_warn(rejections, strict, registry.documents())
+    warn_or_raise(rejections, strict, registry.documents())
     warn_unparsed_times(audit.tables)
     warn_extra_json(audit.tables, limits)
 
