@@ -12,6 +12,7 @@ import argparse
 import textwrap
 
 from .._core import registry
+from .._core.edit_findings import STATE_CHECK
 from .._core.progress import ENV as PROGRESS_ENV
 from .._core.shape import published
 from .._version import __version__
@@ -111,8 +112,8 @@ def parser() -> argparse.ArgumentParser:
         "verify",
         help="run every check on DATA; exit 1 when anything is found",
         description=_wrapped(
-            f"Run every check on DATA ({', '.join(registry.checks())}). Exit 1 when anything "
-            "is found, 0 when clean."
+            f"Run every check on DATA ({', '.join(registry.checks())}; with --state, "
+            f"{STATE_CHECK} too). Exit 1 when anything is found, 0 when clean."
         ),
         **ending,
     )
