@@ -321,15 +321,16 @@ def _every_table(audit: Audit, step) -> Audit:
     *tables, rejected, sources, keys = step(
         *[audit.tables[n] for n in names], audit.rejected, audit.sources, audit.keys
     )
-    return Audit(
+    # Counted anew, and no longer planned from the files: no rows known, nothing to retry.
+    return replace(
+        audit,
         tables=dict(zip(names, tables, strict=True)),
-        documents=audit.documents,
         rejected=rejected,
         files=list(audit.files),
         sources=sources,
         keys=keys,
-        changes=audit.changes,
-        audited_before=audit.audited_before,
+        rows_known=None,
+        retry=None,
     )
 
 

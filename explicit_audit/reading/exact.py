@@ -395,7 +395,7 @@ def parse_line(path: str, line: bytes, number: int, limits: Limits) -> RawValue 
             number,
             "unknown",
             f"invalid JSON: {_parse_error(exc)}",
-            excerpt(line, limits.excerpt_chars),
+            excerpt(line),
         )
     return keyed(path, number, value, line)
 

@@ -21,7 +21,7 @@ from .._core.findings import REJECTED_RULES
 from .._core.key_table import keys_frame
 from ..audit import Audit
 from ..reading.tables import rejected_frame
-from .load import _audited, audited_before, changes_of, compared
+from .load import _audited, compared, compared_with
 from .store import lines_frame, new_entry_key, write_state
 
 __all__ = ["with_state"]
@@ -41,8 +41,7 @@ def with_state(source, settings, lazy_audit) -> Audit:
     audit = lazy_audit()
     no_sources = pd.DataFrame({"source_file": pd.Series([], dtype="str")})
     audited = _audited(plans, no_sources, settings.limits)
-    audit.changes, unreported = changes_of(edits, state, settings)
-    audit.audited_before = audited_before(state)
+    unreported = compared_with(audit, edits, state, settings)
     key = new_entry_key()
     kept = []
     lines = {}

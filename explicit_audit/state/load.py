@@ -121,8 +121,7 @@ def load_with_state(source, settings: Options) -> Audit:
             audit = _read(listing, plans, settings)
     audited = _audited([*plans, *policy_plans], audit.sources, settings.limits)
     _finish(audit, settings.strict, settings.limits)
-    audit.changes, unreported = changes_of(edits, state, settings)
-    audit.audited_before = audited_before(state)
+    unreported = compared_with(audit, edits, state, settings)
     documents = _documents_digest(audit, listing.policy_files)
     usable = kept_rows is not None and state.documents == documents
     order, ranges, names = kept_rows if kept_rows is not None else ([], [], [])
@@ -141,23 +140,24 @@ def load_with_state(source, settings: Options) -> Audit:
     return audit
 
 
-def changes_of(edits: list, state: State | None, settings: Options) -> tuple[pd.DataFrame, list]:
-    """``Audit.changes`` of ``edits`` and the edits no run reported yet, and what the new
-    state keeps as unreported (:func:`~.changes.with_unreported`)."""
-    return with_unreported(
+def compared_with(audit: Audit, edits: list, state: State | None, settings: Options) -> list:
+    """Give ``audit`` what comparing it with ``state`` found; what the new state keeps as
+    unreported (:func:`~.changes.with_unreported`).
+
+    ``Audit.changes``: ``edits`` and the edits no run reported yet.
+    ``Audit.audited_before``: the lines ``state`` audited before, in every file it
+    keeps, what the comparison examined (0 for no state, or one that audited nothing
+    yet); a file whose audited bytes hold no line end (a ``.json`` log written
+    without one) counts as one.
+    """
+    audit.changes, unreported = with_unreported(
         changes_frame(edits, lambda name, line: _before(state, name, line)),
         [] if state is None else state.unreported,
         settings.reported_later,
     )
-
-
-def audited_before(state: State | None) -> int:
-    """The lines ``state`` audited before, in every file it keeps: what comparing it with
-    the files examines (0 for no state, or one that audited nothing yet). A file whose
-    audited bytes hold no line end (a ``.json`` log written without one) counts as one."""
-    if state is None:
-        return 0
-    return sum(max(record.lines, int(record.audited > 0)) for record in state.kept.values())
+    kept = [] if state is None else state.kept.values()
+    audit.audited_before = sum(max(record.lines, int(record.audited > 0)) for record in kept)
+    return unreported
 
 
 def _before(state: State | None, name: str, line: int) -> str | None:
