@@ -376,6 +376,32 @@ def test_the_hash_covers_exactly_the_lines_checked_while_a_writer_appends(tmp_pa
     assert prefix.count(b"\n") == shown["values_read"] == shown["loaded"]
 
 
+def test_a_line_being_written_when_the_file_was_opened_is_read_to_its_end(tmp_path):
+    # The size a file has when opened may fall inside the line a writer is appending
+    # (the system shows a write's bytes as they are copied): the read ends at that
+    # line's end, never inside it, and the digest covers exactly what was read.
+    from explicit_audit.reading.content import PIECE_BYTES, FileReader
+    from explicit_audit.reading.limits import Limits
+
+    log = tmp_path / "live.jsonl"
+    line = _line(make_receipt()).encode()
+    whole = PIECE_BYTES // len(line) + 10  # more than a piece: the first comes before the end
+    for rest, read in ((line[40:] + line * 5, line * whole), (line[40:60], None)):
+        log.write_bytes(line * (whole - 1) + line[:40])
+        reader = FileReader(log, Limits())
+        pieces = iter(reader)
+        first = next(pieces)  # the file is open, its size taken, and the read not at its end
+        with open(log, "ab") as writer:
+            writer.write(rest)
+        data = first.data + b"".join(piece.data for piece in pieces)
+        if read is None:  # a line the writer has not finished: read as it was, cut short
+            assert data == line * (whole - 1) + line[:40]
+            continue
+        assert data == read
+        assert reader.digest.bytes == len(read)
+        assert reader.digest.sha256 == hashlib.sha256(read).hexdigest()
+
+
 @pytest.mark.parametrize("command", ["verify", "summary"])
 def test_a_fifo_or_a_link_to_dev_zero_never_hangs(tmp_path, command):
     data = tmp_path / "data"

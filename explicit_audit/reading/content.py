@@ -297,6 +297,7 @@ class FileReader:
         if is_gzip_name(self.path) or first[:2] == GZIP_MAGIC:
             yield from self._gunzip(tap)
             return
+        tap.ends_lines()
         failure = yield from read_chunks(tap, self._advance)
         if failure is not None:
             self._stopped(cannot_read(failure))

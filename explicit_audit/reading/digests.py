@@ -35,7 +35,8 @@ class _Tap:
     It is read up to the size it had when it was opened: a log a writer keeps
     appending to is read as it was then, and the read ends, however fast the
     writer goes. A file whose size the system gives as 0 (a ``/proc`` file)
-    is read to its end.
+    is read to its end. Of a file read as lines (:meth:`ends_lines`), a size
+    that fell inside a line a writer was appending is moved to that line's end.
     """
 
     def __init__(self, handle: BinaryIO) -> None:
@@ -45,6 +46,8 @@ class _Tap:
         self.pushed = b""
         self.failed = False
         self.at_end = False
+        self._lines = False
+        self._last = b""
         try:
             self.limit = os.fstat(handle.fileno()).st_size or None
         except (OSError, AttributeError, ValueError):
@@ -55,6 +58,9 @@ class _Tap:
             data, self.pushed = self.pushed[:size], self.pushed[size:]
             return data
         if self.limit is not None:
+            if self._lines and self.size >= self.limit and self._last != b"\n":
+                self._lines = False  # once
+                self.limit += self._rest_of_line()
             size = min(size, self.limit - self.size)
             if size <= 0:
                 self.at_end = True
@@ -67,7 +73,33 @@ class _Tap:
         self.hash.update(data)
         self.size += len(data)
         self.at_end = not data
+        self._last = data[-1:] or self._last
         return data
+
+    def ends_lines(self) -> None:
+        """Read the file as lines: a read ends where a line ends, as it was when opened."""
+        self._lines = True
+
+    def _rest_of_line(self) -> int:
+        """The bytes of the line a writer was appending when the file was opened, up to its
+        newline, where the file holds them now (0 when it does not: a line cut short)."""
+        try:
+            now = os.fstat(self.handle.fileno()).st_size
+            start = self.handle.tell()
+            found = 0
+            while start + found < now:
+                chunk = self.handle.read(min(READ_BYTES, now - start - found))
+                cut = chunk.find(b"\n")
+                if not chunk or cut >= 0:
+                    found = found + cut + 1 if cut >= 0 else 0
+                    break
+                found += len(chunk)
+            else:
+                found = 0
+            self.handle.seek(start)
+        except (OSError, ValueError):
+            return 0
+        return found
 
     def unread(self, data: bytes) -> None:
         """Hand ``data`` (already hashed) back to the next :meth:`read`."""
