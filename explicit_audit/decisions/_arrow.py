@@ -148,22 +148,11 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for decisions of one layout (see ``FastPath.columnar``).
+    """The columnar path for decisions of one layout (``FastPath.columnar``).
 
-    Parameters
-    ----------
-    layout_name : str
-        What :func:`layout` said of the first value.
-    first_value : bytes
-        That value as written, for the order of its keys.
-
-    Returns
-    -------
-    (pyarrow.Schema, callable)
-        The schema expected of a record, and ``convert(piece) -> ColumnarPart``,
-        which refuses (:attr:`~explicit_audit.reading.columnar.Refused.NOT_CLEAN`) unless
-        every field of every record is present, not null and valid (the exact
-        path then names the problem).
+    See :class:`~explicit_audit.reading.fast.FastPath` for the contract.
+    Its ``convert`` refuses a piece unless every field of every record is
+    present, not null and valid (the exact path then names the problem).
     """
     nested = layout_name == "nested"
     first_keys = key_order(first_value)

@@ -260,21 +260,11 @@ def layout(value: dict) -> str:
 
 
 def columnar(layout_name: str, first_value: bytes):
-    """The columnar path for receipts of one layout (see ``FastPath.columnar``).
+    """The columnar path for receipts of one layout (``FastPath.columnar``).
 
-    Parameters
-    ----------
-    layout_name : str
-        What :func:`layout` said of the first value.
-    first_value : bytes
-        That value as written, for the order of its keys.
-
-    Returns
-    -------
-    (pyarrow.Schema, callable) or None
-        The schema expected of a line, and ``convert(piece) -> ColumnarPart``,
-        which refuses (:attr:`~explicit_audit.reading.columnar.Refused.NOT_CLEAN`) when any
-        row is not plainly valid (the exact path then names the problem).
+    See :class:`~explicit_audit.reading.fast.FastPath` for the contract.
+    None for ``"other"``; its ``convert`` refuses a piece when any row is not
+    plainly valid (the exact path then names the problem).
     """
     if layout_name not in ("wrapped", "bare"):
         return None

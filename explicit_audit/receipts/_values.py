@@ -8,7 +8,7 @@ does not fit becomes a Rejection naming the field. The columnar path in
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -122,14 +122,24 @@ def _choice(value: Any, field: str, allowed: Sequence[str]) -> str:
     raise _misfit(field, f"must be one of {', '.join(allowed)}, got {describe(value)}")
 
 
-def _exposed(value: Any, field: str) -> list[dict]:
+def _objects(value: Any, field: str) -> Iterator[tuple[str, dict]]:
+    """Each object of the array ``value`` with its field (``exposed[2]``), in order.
+
+    Raises a misfit for a value that is not an array, and for an element that is
+    not an object when the loop reaches it (what comes before is checked first).
+    """
     if not isinstance(value, list):
         raise _misfit(field, f"must be an array, got {describe(value)}")
-    out = []
     for index, item in enumerate(value):
         at = f"{field}[{index}]"
         if not isinstance(item, dict):
             raise _misfit(at, f"must be an object, got {describe(item)}")
+        yield at, item
+
+
+def _exposed(value: Any, field: str) -> list[dict]:
+    out = []
+    for at, item in _objects(value, field):
         for key in _EXPOSED_KEYS:
             if key not in item:
                 raise _misfit(f"{at}.{key}", "is missing")

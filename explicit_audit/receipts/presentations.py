@@ -80,6 +80,7 @@ from ._values import (
     PRESENTATION_KEYS,
     _integer,
     _misfit,
+    _objects,
     _row,
     _string,
     _strings,
@@ -153,29 +154,17 @@ def _object(value: Any, field: str) -> dict:
 
 
 def _references(value: Any, field: str) -> list[dict]:
-    if not isinstance(value, list):
-        raise _misfit(field, f"must be an array, got {describe(value)}")
-    out = []
-    for index, item in enumerate(value):
-        at = f"{field}[{index}]"
-        item = _object(item, at)
-        out.append(
-            {key: _string(_required(item, key, f"{at}."), f"{at}.{key}") for key in _REFERENCE_KEYS}
-        )
-    return out
+    return [
+        {key: _string(_required(item, key, f"{at}."), f"{at}.{key}") for key in _REFERENCE_KEYS}
+        for at, item in _objects(value, field)
+    ]
 
 
 def _error_codes(value: dict) -> list[str]:
     errors = value.get("errors")
     if errors is None:
         return []
-    if not isinstance(errors, list):
-        raise _misfit("errors", f"must be an array, got {describe(errors)}")
-    codes = []
-    for index, error in enumerate(errors):
-        error = _object(error, f"errors[{index}]")
-        codes.append(_string(error.get("code"), f"errors[{index}].code"))
-    return codes
+    return [_string(error.get("code"), f"{at}.code") for at, error in _objects(errors, "errors")]
 
 
 def _presentation_row(value: dict) -> dict[str, Any]:
