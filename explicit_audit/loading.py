@@ -26,7 +26,7 @@ from .errors import AuditError
 from .parquet import read_parquet as _read_parquet
 from .reading.collect import Reading, Source, list_sources, read_all
 from .reading.gc_pause import cyclic_gc_paused
-from .reading.limits import Limits, limits_from
+from .reading.limits import Limits, limits_from, shaping
 from .reading.options import ENGINES, LoadOptions, Options, resolved
 from .reading.reader import read_bytes
 from .reading.remote import has_remote, local_source, read_remote
@@ -174,8 +174,7 @@ def _cached(source: Source, settings: Options, keep: str | None, limits, parsed)
     asked = {
         "keep": keep,
         "kinds": [kind.name for kind in registry.kinds()],
-        # Threads change how fast the tables are read, never what they hold.
-        "limits": {k: v for k, v in dataclasses.asdict(limits).items() if k != "max_threads"},
+        "limits": shaping(limits),
         "strict_keys": settings.strict_keys,
         "problems": [[p.source_file, p.reason] for p in listing.problems],
     }

@@ -102,6 +102,10 @@ def test_other_limits_make_another_entry(logs, tmp_path):
     _quiet_load(logs, cache=cache)
     _quiet_load(logs, cache=cache, limits={"max_rejected_rows": 1})
     assert len(_entries(cache)) == 2
+    # How a load runs is not what it holds: the entries made are served again.
+    for limits in ({"max_threads": 1}, {"max_partitions": 7}):
+        _quiet_load(logs, cache=cache, limits=limits)
+    assert len(_entries(cache)) == 2
 
 
 def test_rows_made_under_another_rows_format_make_another_entry(logs, tmp_path, monkeypatch):

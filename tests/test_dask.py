@@ -258,6 +258,37 @@ def test_a_load_of_many_partitions_has_one_root(spread):
     assert lazy.tables["receipts"].npartitions > 40
 
 
+def test_a_load_past_max_partitions_is_refused_before_its_graph(tmp_path, spread):
+    # A tiny blocksize over a folder of many files (or over one large file) would plan a
+    # partition per few bytes, and every partition costs the client and the scheduler memory.
+    planned = _quiet_load(spread, engine="dask", blocksize=4096).tables["receipts"].npartitions
+    at_limit = _quiet_load(
+        spread, engine="dask", blocksize=4096, limits={"max_partitions": planned}
+    )
+    assert at_limit.tables["receipts"].npartitions == planned
+    over = r"the load would plan more than {} partitions \(limit max_partitions; blocks of {} bytes"
+    with pytest.raises(ea.AuditError, match=over.format(planned - 1, "4,096")):
+        _quiet_load(spread, engine="dask", blocksize=4096, limits={"max_partitions": planned - 1})
+
+    line = json.dumps(make_receipt()) + "\n"
+    for index in range(30):
+        (tmp_path / f"r{index:02}.jsonl").write_text(line)
+    # Each file a partition of its own: the 21st is refused. At 1-byte blocks, the first.
+    options = {"engine": "dask", "limits": {"max_partitions": 20}}
+    with pytest.raises(ea.AuditError, match=r"r20\.jsonl: " + over.format(20, f"{len(line):,}")):
+        _quiet_load(tmp_path, blocksize=len(line), **options)
+    with pytest.raises(ea.AuditError, match=r"r00\.jsonl: " + over.format(20, 1)):
+        _quiet_load(tmp_path, blocksize=1, **options)
+
+    # One file of 2 GB (sparse) at 1-byte blocks: refused from its size, no range made.
+    large = tmp_path / "large" / "big.jsonl"
+    large.parent.mkdir()
+    with open(large, "wb") as handle:
+        handle.truncate(2 << 30)
+    with pytest.raises(ea.AuditError, match=r"big\.jsonl: " + over.format("10,000", 1)):
+        _quiet_load(large.parent, engine="dask", blocksize=1)
+
+
 def test_the_checks_one_pass_has_one_output_per_result_not_per_partition(spread):
     # Dask's ordering keeps per task the set of outputs it leads to; a partition's line count
     # leads to every later partition's, so one output per partition grew with the square.

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .._core.records import RecordKind, Rejection
+from ..errors import AuditError
 from ..reading.batches import SMALL_FILE_BYTES
 from ..reading.byte_ranges import nominal_ranges
 from ..reading.collect import Reading, read_files
@@ -152,9 +153,20 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
     packed: list[Part] = []
     packed_bytes = 0
 
+    def room(more: int, name: str) -> None:
+        # Refused before the partitions are made: a graph holds every one of them.
+        if len(parts) + more > limits.max_partitions:
+            raise AuditError(
+                f"{name}: the load would plan more than {limits.max_partitions:,} partitions "
+                f"(limit max_partitions; blocks of {blocksize:,} bytes, and one partition per "
+                "URL, gzip or .json file), and each costs the client and the scheduler "
+                "memory; pass a larger blocksize=, load fewer files at once, or raise the limit"
+            )
+
     def pack() -> None:
         nonlocal packed, packed_bytes
         if packed:
+            room(1, packed[-1].name)
             parts.append(_pack(packed))
         packed, packed_bytes = [], 0
 
@@ -163,6 +175,7 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
         if isinstance(given, RemoteFile):
             # Read whole by every worker from its URL: no byte ranges over a network.
             pack()
+            room(1, given.name)
             parts.append(Part(None, given.name, url=given.url))
             continue
         name = display_name(given)
@@ -177,8 +190,10 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
             continue
         pack()
         if not _splittable(path, size, blocksize, limits):
+            room(1, name)
             parts.append(Part(path, name, stamp=stamp))
             continue
+        room(-(-size // blocksize), name)
         parts.extend(
             Part(path, name, start, stop, stamp) for start, stop in nominal_ranges(size, blocksize)
         )

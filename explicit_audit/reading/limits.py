@@ -37,6 +37,10 @@ limit                       default      what happens past it
                                          pool). 1 by default where ``OMP_NUM_THREADS`` is
                                          1 or the machine has one core. The tables are the
                                          same either way
+``max_partitions``          10,000       partitions one Dask load plans (each costs about
+                                         0.2 MB of the client's and scheduler's memory);
+                                         past it the load is refused before any graph is
+                                         built, naming the file and the limit
 ``connect_timeout``         30           seconds to connect to an HTTP(S) server
 ``idle_timeout``            60           seconds an HTTP(S) server may send nothing
 ``total_timeout``           3600         seconds to read one file at a URL, whole
@@ -55,13 +59,13 @@ value it cut, not a signal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from .._core.overlap import THREADS
 from ..errors import AuditError
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "limits_from"]
+__all__ = ["DEFAULT_LIMITS", "Limits", "limits_from", "shaping"]
 
 
 _DEFAULT_THREADS = THREADS
@@ -88,6 +92,7 @@ class Limits:
     max_gzip_ratio: int = 200
     max_extra_columns: int = 256
     max_threads: int = _DEFAULT_THREADS
+    max_partitions: int = 10_000
     connect_timeout: int = 30
     idle_timeout: int = 60
     total_timeout: int = 3600
@@ -120,3 +125,17 @@ def limits_from(limits: Limits | dict[str, Any] | None) -> Limits:
             )
         return replace(DEFAULT_LIMITS, **limits)
     raise AuditError(f"limits must be a Limits, a dict or None, got {type(limits).__name__}")
+
+
+#: Limits on how a load runs, never on what it holds: threads, and the partitions a load
+#: may plan (past it, nothing is loaded at all).
+_HOW_NOT_WHAT = ("max_threads", "max_partitions")
+
+
+def shaping(limits: Limits) -> dict[str, int]:
+    """The limits that shape what a load holds, by name: what a cache key or a state records.
+
+    Every limit but ``max_threads`` and ``max_partitions``, which change how a load
+    runs (or whether it runs), never the tables it gives.
+    """
+    return {name: value for name, value in asdict(limits).items() if name not in _HOW_NOT_WHAT}

@@ -14,7 +14,6 @@ the rows of the JSON Lines ones.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import warnings
@@ -31,7 +30,7 @@ from ..errors import AuditError
 from ..reading.collect import Reading, list_sources, read_files, read_with
 from ..reading.content import GzipTailReader, RangeReader
 from ..reading.gc_pause import cyclic_gc_paused
-from ..reading.limits import Limits
+from ..reading.limits import Limits, shaping
 from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
@@ -55,11 +54,9 @@ __all__ = ["compared", "load_with_state"]
 
 
 def _asked(settings: Options) -> dict[str, Any]:
-    limits = dataclasses.asdict(settings.limits)
-    limits.pop("max_threads", None)  # how fast, never what
     return {
         "kinds": [kind.name for kind in registry.kinds()],
-        "limits": limits,
+        "limits": shaping(settings.limits),
         "strict_keys": settings.strict_keys,
     }
 
