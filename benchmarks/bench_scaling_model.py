@@ -1,4 +1,4 @@
-"""Benchmark: the cost per GB of logs, measured at two sizes, and the model it gives.
+"""Benchmark: the cost per GB of logs, measured at three sizes, and the model it gives.
 
 Writes mixed audit logs (engram CLI receipts wrapped by a logger, routing
 decisions; ``bench_dask``'s records, every id unique; deterministic) at each of
@@ -7,23 +7,29 @@ size, each in a fresh process, so that its peak memory is its own:
 
 - **hash**: the SHA-256 of every file (what provenance and the cache pay);
 - **pandas**: ``ea.load`` (parse) and ``ea.verify_all`` (check), CPU seconds
-  per GB each, and the peak memory above the process's start per GB of logs
-  (the in-memory engine holds every table);
+  per GB each, and the peak memory above the process's start (the in-memory
+  engine holds every table);
 - **dask**: ``ea.load(engine="dask", blocksize=...)`` (planning: seconds and
-  tasks per partition, the graph's pickled bytes per partition) and
-  ``ea.verify_all`` on the synchronous scheduler (read, parse and check, one
-  partition after another: CPU seconds per GB, and the peak memory above the
-  start per partition's bytes).
+  tasks per partition, the graph's pickled bytes) and ``ea.verify_all`` on the
+  synchronous scheduler (read, parse and check, one partition after another:
+  CPU seconds per GB, and the peak memory above the start).
 
 CPU seconds, not wall seconds: they hold on a machine shared with others.
-Prints each figure at both sizes and their ratio (goal: the larger size's
-figure within ``--tolerance`` of the smaller's, i.e. costs linear in the
-bytes), then the model for 100 GB and 1 TB a day on N workers (``docs/scaling.md``).
+
+Two goals, each a ratio within ``--tolerance`` of 1:
+
+- the figures linear in the bytes (CPU per GB, tasks per partition): the
+  largest size's figure against the smallest's;
+- the figures with a fixed part (planning, the graph, both peaks): fitted as
+  fixed plus per partition (or per GB) on the smallest and largest sizes, the
+  middle size's measured total against the fit's.
+
+Then the model for 100 GB and 1 TB a day on N workers (``docs/scaling.md``).
 
 Usage::
 
-    python benchmarks/bench_scaling_model.py [--sizes 0.1,0.4] [--file-mb 96] [--blocksize-mb 32]
-                                             [--tolerance 0.25] [--data DIR]
+    python benchmarks/bench_scaling_model.py [--sizes 0.1,0.2,0.4] [--file-mb 96]
+                                             [--blocksize-mb 32] [--tolerance 0.25] [--data DIR]
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dask import _decision_lines, _receipt_lines
+
+from explicit_audit.reading.limits import DEFAULT_LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -165,38 +173,48 @@ def figures(folder: Path, blocksize: int) -> dict[str, float]:
         "hash CPU s/GB": hashed["hash_cpu"] / gb,
         "pandas parse CPU s/GB": memory["parse_cpu"] / gb,
         "pandas check CPU s/GB": memory["check_cpu"] / gb,
-        "pandas peak GB/GB": memory["peak_delta"] / memory["bytes"],
         "dask verify CPU s/GB": lazy["verify_cpu"] / gb,
-        "dask peak / partition bytes": lazy["peak_delta"] / blocksize,
-        "plan CPU ms/partition": lazy["plan_cpu"] / parts * 1e3,
         "tasks/partition": lazy["tasks"] / parts,
-        "graph KB/partition": lazy["graph_bytes"] / parts / 1e3,
-        # Not per GB: what the model is built from.
+        # Not per GB: the totals the fixed-plus figures are fitted from.
         "_gb": gb,
         "_partitions": parts,
         "_base_rss_gb": lazy["base_rss"] / 1e9,
         "_findings_equal": float(memory["findings"] == lazy["findings"]),
         "_plan_cpu": lazy["plan_cpu"],
         "_graph_bytes": lazy["graph_bytes"],
+        "_pandas_peak": memory["peak_delta"],
+        "_dask_peak": lazy["peak_delta"],
     }
 
 
-#: Figures with a fixed part (the load's set-up, the tables' metas): fitted as fixed plus
-#: per partition over the two sizes, and not expected to agree per partition.
+#: Figures with a fixed part: (total, what it grows with, unit). Fitted as fixed plus per
+#: partition (or per GB of logs) on the smallest and largest sizes, and checked against
+#: the middle size. Planning and the graph share the load's set-up and the tables' metas;
+#: the in-memory peak has the allocator's own; the Dask peak is one partition's working
+#: set (fixed, at one blocksize) plus the results gathered, which grow with the day.
 FIXED_PLUS = {
-    "plan CPU ms/partition": ("_plan_cpu", 1e3),
-    "graph KB/partition": ("_graph_bytes", 1e-3),
+    "plan CPU ms/partition": ("_plan_cpu", "_partitions", 1e3),
+    "graph KB/partition": ("_graph_bytes", "_partitions", 1e-3),
+    "pandas peak GB/GB": ("_pandas_peak", "_gb", 1e-9),
+    "dask peak GB/GB": ("_dask_peak", "_gb", 1e-9),
 }
 
 
 def fitted(small: dict, large: dict) -> dict[str, tuple[float, float]]:
-    """Each :data:`FIXED_PLUS` figure as (fixed, per partition), in its unit."""
-    added = large["_partitions"] - small["_partitions"]
+    """Each :data:`FIXED_PLUS` figure as (fixed, per partition or GB), in its unit."""
     fits = {}
-    for name, (total, unit) in FIXED_PLUS.items():
-        per = (large[total] - small[total]) / added * unit
-        fits[name] = (small[total] * unit - per * small["_partitions"], per)
+    for name, (total, grows, unit) in FIXED_PLUS.items():
+        per = (large[total] - small[total]) / (large[grows] - small[grows]) * unit
+        fits[name] = (small[total] * unit - per * small[grows], per)
     return fits
+
+
+def predicted(fits: dict, middle: dict) -> dict[str, tuple[float, float]]:
+    """Each fitted figure's total at the middle size: (measured, predicted), in its unit."""
+    return {
+        name: (middle[total] * unit, fits[name][0] + fits[name][1] * middle[grows])
+        for name, (total, grows, unit) in FIXED_PLUS.items()
+    }
 
 
 def model(
@@ -206,16 +224,23 @@ def model(
 
     ``overhead``: CPU a distributed worker spends on a partition over what one
     process spends (bench_dask: a worker core gives 60-75% of an in-memory core's
-    records per second, so about 1.4).
+    records per second, so about 1.4). A worker holds one partition at a time (the
+    Dask peak's fixed part); the results are gathered in one place, the client
+    (the Dask peak's part per GB).
     """
     per_gb = measured["dask verify CPU s/GB"] * overhead
-    worker_gb = measured["_base_rss_gb"] + measured["dask peak / partition bytes"] * blocksize / 1e9
+    worker_gb = measured["_base_rss_gb"] + fits["dask peak GB/GB"][0]
+    gathered = fits["dask peak GB/GB"][1]
+    pandas_fixed, pandas_per = fits["pandas peak GB/GB"]
     lines = [
         f"{'per day':>8}{'workers':>8}{'partitions':>11}{'tasks':>10}{'graph MB':>9}"
-        f"{'plan s':>8}{'CPU h':>7}{'hours':>7}{'RAM/worker GB':>14}{'pandas RAM GB':>14}"
+        f"{'plan s':>8}{'CPU h':>7}{'hours':>7}{'RAM/worker GB':>14}{'gathered GB':>12}"
+        f"{'pandas RAM GB':>14}"
     ]
+    over = False
     for day_gb in (100, 1000):
         partitions = day_gb * 1e9 / blocksize
+        over = over or partitions > DEFAULT_LIMITS.max_partitions
         cpu_hours = day_gb * per_gb / 3600
         for workers in (4, 16, 64):
             lines.append(
@@ -224,14 +249,21 @@ def model(
                 f"{partitions * fits['graph KB/partition'][1] / 1e3:>9,.0f}"
                 f"{partitions * fits['plan CPU ms/partition'][1] / 1e3:>8,.0f}"
                 f"{cpu_hours:>7.1f}{cpu_hours / workers:>7.2f}{worker_gb:>14.2f}"
-                f"{day_gb * measured['pandas peak GB/GB']:>14,.0f}"
+                f"{day_gb * gathered:>12,.0f}{pandas_fixed + day_gb * pandas_per:>14,.0f}"
             )
+    if over:
+        lines.append(
+            f"(past max_partitions, {DEFAULT_LIMITS.max_partitions:,} by default: such a load "
+            "is refused unless blocksize= or the limit is raised)"
+        )
     return lines
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="0.1,0.4", help="two sizes in GB, comma-separated")
+    parser.add_argument(
+        "--sizes", default="0.1,0.2,0.4", help="three sizes in GB, comma-separated, ascending"
+    )
     parser.add_argument("--file-mb", type=float, default=96, help="MB per log file")
     parser.add_argument("--blocksize-mb", type=float, default=32, help="MB per Dask partition")
     parser.add_argument("--tolerance", type=float, default=0.25, help="largest ratio - 1 allowed")
@@ -241,8 +273,8 @@ def main() -> int:
     )
     args = parser.parse_args()
     sizes = [float(size) for size in args.sizes.split(",")]
-    if len(sizes) != 2:
-        parser.error("--sizes takes two sizes")
+    if len(sizes) != 3 or sorted(sizes) != sizes or len(set(sizes)) != 3:
+        parser.error("--sizes takes three different sizes, smallest first")
     blocksize = int(args.blocksize_mb * 1e6)
     base = args.data or Path(tempfile.mkdtemp(prefix="bench_scaling_model_"))
     try:
@@ -255,27 +287,36 @@ def main() -> int:
     finally:
         if args.data is None:
             shutil.rmtree(base, ignore_errors=True)
-    small, large = measured
+    small, middle, large = measured
     print(
-        f"logs: {small['_gb']:.2f} GB ({small['_partitions']} partitions) and "
-        f"{large['_gb']:.2f} GB ({large['_partitions']} partitions) of {args.blocksize_mb:g} MB"
+        "logs: "
+        + ", ".join(f"{each['_gb']:.2f} GB ({each['_partitions']} partitions)" for each in measured)
+        + f" of {args.blocksize_mb:g} MB"
     )
-    print(f"{'figure':<30}{'small':>10}{'large':>10}{'ratio':>8}")
+    print(f"{'figure':<30}{'small':>10}{'middle':>10}{'large':>10}{'ratio':>8}")
     worst = 0.0
     for name in small:
         if name.startswith("_"):
             continue
         ratio = large[name] / small[name] if small[name] else float("nan")
-        if name not in FIXED_PLUS:
-            worst = max(worst, abs(ratio - 1))
-        note = "  (fixed + per partition: below)" if name in FIXED_PLUS else ""
-        print(f"{name:<30}{small[name]:>10.3f}{large[name]:>10.3f}{ratio:>8.2f}{note}")
+        worst = max(worst, abs(ratio - 1))
+        print(
+            f"{name:<30}{small[name]:>10.3f}{middle[name]:>10.3f}{large[name]:>10.3f}{ratio:>8.2f}"
+        )
     fits = fitted(small, large)
-    for name, (fixed, per) in fits.items():
-        unit = name.split("/")[0].split()[-1]
-        print(f"{name.split('/')[0]}: {fixed:,.1f} {unit} fixed + {per:,.2f} {unit} per partition")
-    same = bool(small["_findings_equal"] and large["_findings_equal"])
-    print(f"same number of findings on both engines at both sizes: {same}")
+    print()
+    print("fixed + per partition or GB, fitted on the smallest and largest, checked on the middle:")
+    print(f"{'figure':<24}{'fixed':>10}{'per':>10}{'middle':>10}{'predicted':>10}{'ratio':>8}")
+    for name, (measured_total, predicted_total) in predicted(fits, middle).items():
+        ratio = measured_total / predicted_total
+        worst = max(worst, abs(ratio - 1))
+        fixed, per = fits[name]
+        print(
+            f"{name:<24}{fixed:>10.3f}{per:>10.3f}{measured_total:>10.3f}"
+            f"{predicted_total:>10.3f}{ratio:>8.2f}"
+        )
+    same = all(each["_findings_equal"] for each in measured)
+    print(f"same number of findings on both engines at every size: {same}")
     print()
     print(
         f"model (from the {large['_gb']:.2f} GB figures, one thread per worker, "
