@@ -202,6 +202,11 @@ FIXED_PLUS = {
 
 def fitted(small: dict, large: dict) -> dict[str, tuple[float, float]]:
     """Each :data:`FIXED_PLUS` figure as (fixed, per partition or GB), in its unit."""
+    if large["_partitions"] == small["_partitions"]:
+        raise SystemExit(
+            "the smallest and largest sizes plan as many partitions: no part per partition can "
+            "be fitted; choose sizes further apart or a smaller --blocksize-mb"
+        )
     fits = {}
     for name, (total, grows, unit) in FIXED_PLUS.items():
         per = (large[total] - small[total]) / (large[grows] - small[grows]) * unit

@@ -266,8 +266,11 @@ def test_a_load_past_max_partitions_is_refused_before_its_graph(tmp_path, spread
         spread, engine="dask", blocksize=4096, limits={"max_partitions": planned}
     )
     assert at_limit.tables["receipts"].npartitions == planned
-    over = r"the load would plan more than {} partitions \(limit max_partitions; blocks of {} bytes"
-    with pytest.raises(ea.AuditError, match=over.format(planned - 1, "4,096")):
+    over = (
+        "{}: the load would plan more than {} partitions "
+        + r"\(limit max_partitions; one per block of {} "
+    )
+    with pytest.raises(ea.AuditError, match=over.format("", planned - 1, "4,096")):
         _quiet_load(spread, engine="dask", blocksize=4096, limits={"max_partitions": planned - 1})
 
     line = json.dumps(make_receipt()) + "\n"
@@ -275,9 +278,9 @@ def test_a_load_past_max_partitions_is_refused_before_its_graph(tmp_path, spread
         (tmp_path / f"r{index:02}.jsonl").write_text(line)
     # Each file a partition of its own: the 21st is refused. At 1-byte blocks, the first.
     options = {"engine": "dask", "limits": {"max_partitions": 20}}
-    with pytest.raises(ea.AuditError, match=r"r20\.jsonl: " + over.format(20, f"{len(line):,}")):
+    with pytest.raises(ea.AuditError, match=over.format(r"r20\.jsonl", 20, f"{len(line):,}")):
         _quiet_load(tmp_path, blocksize=len(line), **options)
-    with pytest.raises(ea.AuditError, match=r"r00\.jsonl: " + over.format(20, 1)):
+    with pytest.raises(ea.AuditError, match=over.format(r"r00\.jsonl", 20, 1)):
         _quiet_load(tmp_path, blocksize=1, **options)
 
     # One file of 2 GB (sparse) at 1-byte blocks: refused from its size, no range made.
@@ -285,7 +288,7 @@ def test_a_load_past_max_partitions_is_refused_before_its_graph(tmp_path, spread
     large.parent.mkdir()
     with open(large, "wb") as handle:
         handle.truncate(2 << 30)
-    with pytest.raises(ea.AuditError, match=r"big\.jsonl: " + over.format("10,000", 1)):
+    with pytest.raises(ea.AuditError, match=over.format(r"big\.jsonl", "10,000", 1)):
         _quiet_load(large.parent, engine="dask", blocksize=1)
 
 

@@ -158,9 +158,10 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
         if len(parts) + more > limits.max_partitions:
             raise AuditError(
                 f"{name}: the load would plan more than {limits.max_partitions:,} partitions "
-                f"(limit max_partitions; blocks of {blocksize:,} bytes, and one partition per "
-                "URL, gzip or .json file), and each costs the client and the scheduler "
-                "memory; pass a larger blocksize=, load fewer files at once, or raise the limit"
+                f"(limit max_partitions; one per block of {blocksize:,} bytes of a larger plain "
+                "JSON Lines file, per other file over 1 MiB or URL, and per pack of smaller "
+                "files), and each costs the client and the scheduler memory; load fewer files "
+                "at once, pass a larger blocksize= for the split files, or raise the limit"
             )
 
     def pack() -> None:
