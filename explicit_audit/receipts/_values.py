@@ -122,6 +122,12 @@ def _choice(value: Any, field: str, allowed: Sequence[str]) -> str:
     raise _misfit(field, f"must be one of {', '.join(allowed)}, got {describe(value)}")
 
 
+def _object(value: Any, field: str) -> dict:
+    if not isinstance(value, dict):
+        raise _misfit(field, f"must be an object, got {describe(value)}")
+    return value
+
+
 def _objects(value: Any, field: str) -> Iterator[tuple[str, dict]]:
     """Each object of the array ``value`` with its field (``exposed[2]``), in order.
 
@@ -132,9 +138,7 @@ def _objects(value: Any, field: str) -> Iterator[tuple[str, dict]]:
         raise _misfit(field, f"must be an array, got {describe(value)}")
     for index, item in enumerate(value):
         at = f"{field}[{index}]"
-        if not isinstance(item, dict):
-            raise _misfit(at, f"must be an object, got {describe(item)}")
-        yield at, item
+        yield at, _object(item, at)
 
 
 def _exposed(value: Any, field: str) -> list[dict]:

@@ -72,7 +72,6 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core.columns import beside, extra_columns, text_safe_series
-from .._core.describe import describe
 from .._core.records import RawValue, Rejection, sort_out
 from .._core.shape import arrow_type
 from ..errors import RecordError
@@ -80,6 +79,7 @@ from ._values import (
     PRESENTATION_KEYS,
     _integer,
     _misfit,
+    _object,
     _objects,
     _row,
     _string,
@@ -145,12 +145,6 @@ def _required(mapping: dict, key: str, at: str) -> Any:
     if key not in mapping:
         raise _misfit(f"{at}{key}", "is missing")
     return mapping[key]
-
-
-def _object(value: Any, field: str) -> dict:
-    if not isinstance(value, dict):
-        raise _misfit(field, f"must be an object, got {describe(value)}")
-    return value
 
 
 def _references(value: Any, field: str) -> list[dict]:
