@@ -102,6 +102,13 @@ def main() -> None:
         min(r[name]["seconds"] for r in rounds) for name in ("first", "again", "full")
     )
     print(f"{args.n:,} receipts + {args.n:,} decisions, then {extra:,} of each appended")
+    for number, done in enumerate(rounds, 1):
+        seconds = [done[name]["seconds"] for name in ("first", "again", "full")]
+        ratio = seconds[1] / seconds[0]
+        print(
+            f"round {number}: first {seconds[0]:.2f} s, re-audit {seconds[1]:.2f} s ({ratio:.1%}), "
+            f"full {seconds[2]:.2f} s"
+        )
     print(f"best of {args.repeat} rounds, each in a fresh process:")
     print(f"first audit (load into an empty state + verify_all): {first:.2f} s")
     print(f"re-audit from the state:                              {again:.2f} s")

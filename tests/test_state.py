@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -273,6 +274,16 @@ def test_a_tampered_state_is_dropped_with_a_warning_and_never_used(audited):
     table.write_bytes(table.read_bytes()[:-8] + b"\0" * 8)
     with pytest.warns(TamperedCacheWarning, match="does not match its seal"):
         _assert_same(_load(logs, state), _load(logs))
+    # An entry gone from the folder: the rows read on from the state's end are not used.
+    _load(logs, state)
+    path = logs / "decisions.jsonl"
+    path.write_bytes(path.read_bytes() + path.read_bytes().splitlines(keepends=True)[0])
+    for entry in (p for p in state.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        shutil.rmtree(entry)
+    with pytest.warns(TamperedCacheWarning, match="which is missing"):
+        audit = _load(logs, state)
+    assert _changes(audit) == []
+    _assert_same(audit, _load(logs))
 
 
 def test_the_command_line_reports_an_edit_in_json_and_sarif(audited):
