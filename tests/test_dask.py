@@ -267,8 +267,8 @@ def test_a_load_past_max_partitions_is_refused_before_its_graph(tmp_path, spread
     )
     assert at_limit.tables["receipts"].npartitions == planned
     over = (
-        "{}: the load would plan more than {} partitions "
-        + r"\(limit max_partitions; one per block of {} "
+        r"{}: the load would plan more than {} partitions "
+        r"\(limit max_partitions; one per block of {} "
     )
     with pytest.raises(ea.AuditError, match=over.format("", planned - 1, "4,096")):
         _quiet_load(spread, engine="dask", blocksize=4096, limits={"max_partitions": planned - 1})
@@ -279,6 +279,9 @@ def test_a_load_past_max_partitions_is_refused_before_its_graph(tmp_path, spread
     # Each file a partition of its own: the 21st is refused. At 1-byte blocks, the first.
     options = {"engine": "dask", "limits": {"max_partitions": 20}}
     with pytest.raises(ea.AuditError, match=over.format(r"r20\.jsonl", 20, f"{len(line):,}")):
+        _quiet_load(tmp_path, blocksize=len(line), **options)
+    # Below 1 MiB, a file over the blocksize is a partition of its own: the message says so.
+    with pytest.raises(ea.AuditError, match=f"per other file over {len(line):,} bytes or URL"):
         _quiet_load(tmp_path, blocksize=len(line), **options)
     with pytest.raises(ea.AuditError, match=over.format(r"r00\.jsonl", 20, 1)):
         _quiet_load(tmp_path, blocksize=1, **options)

@@ -277,7 +277,8 @@ def test_a_tampered_state_is_dropped_with_a_warning_and_never_used(audited):
     # An entry gone from the folder: the rows read on from the state's end are not used.
     _load(logs, state)
     path = logs / "decisions.jsonl"
-    path.write_bytes(path.read_bytes() + path.read_bytes().splitlines(keepends=True)[0])
+    data = path.read_bytes()
+    path.write_bytes(data + data.splitlines(keepends=True)[0])
     for entry in (p for p in state.iterdir() if p.is_dir() and not p.name.startswith(".")):
         shutil.rmtree(entry)
     with pytest.warns(TamperedCacheWarning, match="which is missing"):

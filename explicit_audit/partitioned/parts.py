@@ -152,6 +152,7 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
     # Small whole files, one after another, gathered into one partition up to blocksize.
     packed: list[Part] = []
     packed_bytes = 0
+    small = min(SMALL_FILE_BYTES, blocksize)  # a file up to this size is packed with others
 
     def room(more: int, name: str) -> None:
         # Refused before the partitions are made: a graph holds every one of them.
@@ -159,9 +160,9 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
             raise AuditError(
                 f"{name}: the load would plan more than {limits.max_partitions:,} partitions "
                 f"(limit max_partitions; one per block of {blocksize:,} bytes of a larger plain "
-                "JSON Lines file, per other file over 1 MiB or URL, and per pack of smaller "
-                "files), and each costs the client and the scheduler memory; load fewer files "
-                "at once, pass a larger blocksize= for the split files, or raise the limit"
+                f"JSON Lines file, per other file over {small:,} bytes or URL, and per pack of "
+                "smaller files), and each costs the client and the scheduler memory; load fewer "
+                "files at once, pass a larger blocksize= for the split files, or raise the limit"
             )
 
     def pack() -> None:
@@ -171,7 +172,6 @@ def plan_parts(files: Sequence[Path], *, blocksize: int, limits: Limits) -> list
             parts.append(_pack(packed))
         packed, packed_bytes = [], 0
 
-    small = min(SMALL_FILE_BYTES, blocksize)
     for given in files:
         if isinstance(given, RemoteFile):
             # Read whole by every worker from its URL: no byte ranges over a network.
