@@ -1,7 +1,8 @@
 """The files of a source compared with what an audit state says was audited before.
 
 :func:`compare` hashes again the bytes each file held when it was audited
-and decides, per file, how this run reads it (:class:`Plan`): from where the
+(:func:`begin` starts the hashing in threads, so that the caller may read
+the state's entries meanwhile) and decides, per file, how this run reads it (:class:`Plan`): from where the
 audit ended (the bytes before it unchanged, the file grown or not), or whole
 (a file not audited before, an edited one, any file that is not JSON Lines;
 a gzip one read on from its next member, :func:`continues_gzip`). What does
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,9 +28,11 @@ from .lines import first_changed_line, scan
 from .store import Kept
 
 __all__ = [
+    "Begun",
     "Edit",
     "Origin",
     "Plan",
+    "begin",
     "compare",
     "continues_gzip",
     "is_gzip_jsonl_name",
@@ -208,28 +211,37 @@ def _changed(plan: Plan, kept: Kept, rule: str, what: str) -> Edit:
     )
 
 
-def compare(
-    kept: dict[str, Kept], paths: list[Path], origins: Mapping[str, Origin] | None = None
-) -> tuple[list[Plan], list[Edit]]:
-    """How each file of ``paths`` is read, and every edit of the bytes audited before.
+@dataclass
+class Begun:
+    """A comparison begun: the files stat'ed, and the hashing of those still under their
+    name begun in threads (:func:`begin`); :func:`compare` finishes it.
 
-    Parameters
+    Attributes
     ----------
     kept : dict
         The files the state audited, by name.
-    paths : list of Path
-        The files of the source now, in order.
-    origins : mapping, optional
-        ``{name: Origin}`` of files that are copies (a report's): each is
-        known to the state by the file it was copied from (its device, inode,
-        modification time and real path), its bytes are the copy's.
-
-    Returns
-    -------
     plans : list of Plan
         One per path, in order.
-    edits : list of Edit
-        In the order of the files audited before.
+    hashes : dict
+        ``{name: future}`` of each file audited under its name and the same file
+        (device and inode) still: what :func:`_holds` finds of it.
+    """
+
+    kept: dict[str, Kept]
+    plans: list[Plan]
+    hashes: dict[str, Future]
+
+
+def begin(
+    kept: dict[str, Kept],
+    paths: list[Path],
+    origins: Mapping[str, Origin] | None,
+    pool: ThreadPoolExecutor,
+) -> Begun:
+    """Stat each of ``paths`` and begin hashing, in ``pool``, the bytes audited of each file
+    still under its name (hashlib lets go of the interpreter's lock over large buffers).
+
+    The arguments are :func:`compare`'s: ``pool`` runs the hashing meanwhile.
     """
     plans = []
     for path in paths:
@@ -244,25 +256,58 @@ def compare(
         else:
             plans.append(Plan(path, name, stat))
     by_name = {plan.name: plan for plan in plans}
-    tentative: dict[str, Edit] = {}
-    found: set[str] = set()
-    # The file under its own name, the same file (device and inode) as audited: hashed in
-    # threads (hashlib lets go of the interpreter's lock over large buffers).
-    same = {
-        name: (by_name[name], record)
+    hashes = {
+        name: pool.submit(_holds, by_name[name].path, by_name[name].stat, record)
         for name, record in kept.items()
         if name in by_name and by_name[name].stat is not None and _same(by_name[name].stat, record)
     }
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        held = dict(
-            zip(
-                same,
-                pool.map(lambda pair: _holds(pair[0].path, pair[0].stat, pair[1]), same.values()),
-                strict=True,
-            )
-        )
-    for name, (plan, record) in same.items():
-        hasher = held[name]
+    return Begun(kept, plans, hashes)
+
+
+def compare(
+    kept: dict[str, Kept],
+    paths: list[Path],
+    origins: Mapping[str, Origin] | None = None,
+    begun: Begun | None = None,
+) -> tuple[list[Plan], list[Edit]]:
+    """How each file of ``paths`` is read, and every edit of the bytes audited before.
+
+    Parameters
+    ----------
+    kept : dict
+        The files the state audited, by name.
+    paths : list of Path
+        The files of the source now, in order.
+    origins : mapping, optional
+        ``{name: Origin}`` of files that are copies (a report's): each is
+        known to the state by the file it was copied from (its device, inode,
+        modification time and real path), its bytes are the copy's.
+    begun : Begun, optional
+        This comparison as :func:`begin` began it (with the same ``kept``,
+        ``paths`` and ``origins``); begun here when not given.
+
+    Returns
+    -------
+    plans : list of Plan
+        One per path, in order.
+    edits : list of Edit
+        In the order of the files audited before.
+    """
+    if begun is None:
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            begun = begin(kept, paths, origins, pool)
+            return _finished(begun)
+    return _finished(begun)
+
+
+def _finished(begun: Begun) -> tuple[list[Plan], list[Edit]]:
+    """:func:`compare`'s plans and edits, once the hashes begun are found."""
+    kept, plans = begun.kept, begun.plans
+    by_name = {plan.name: plan for plan in plans}
+    tentative: dict[str, Edit] = {}
+    found: set[str] = set()
+    for name, future in begun.hashes.items():
+        plan, record, hasher = by_name[name], kept[name], future.result()
         if hasher is UNREADABLE:
             found.add(name)  # not continued: read whole, and the reading names the problem
         elif hasher is not None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from ..reading.tables import warn_extra_json, warn_or_raise, warn_unparsed_times
 from .changes import changes_frame, describe_line, with_unreported
-from .compare import Plan, compare, continues_gzip, is_gzip_jsonl_name
+from .compare import Begun, Plan, begin, compare, continues_gzip, is_gzip_jsonl_name
 from .join import join_keys, join_parts, join_rejected, select_rows
 from .lines import LineIndex, gzip_lines, scan
 from .prechecks import as_text, row_findings
@@ -80,13 +82,20 @@ def compared(source, settings: Options) -> tuple:
             "files, not on URLs, file objects or standard input"
         )
     asked = _asked(settings)
-    state = read_state(settings.state, asked)
     listing = list_sources(source)
-    plans, edits = compare(
-        {} if state is None else state.kept,
-        [*listing.data_files, *listing.policy_files],
-        settings.origins,
-    )
+    paths = [*listing.data_files, *listing.policy_files]
+    # The files audited are hashed again in threads while the state's entries are read.
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        begun: list[Begun] = []
+
+        def on_files(kept: dict[str, Kept]) -> None:
+            begun.append(begin(kept, paths, settings.origins, pool))
+
+        state = read_state(settings.state, asked, on_files)
+        if state is None:
+            plans, edits = compare({}, paths, settings.origins)
+        else:
+            plans, edits = compare(state.kept, paths, settings.origins, begun[0])
     return asked, state, listing, plans, edits
 
 

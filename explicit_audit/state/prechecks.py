@@ -48,28 +48,39 @@ def as_text(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(dict.fromkeys(categorical, "str")) if categorical else frame
 
 
-def _kept(
-    checker: Checker,
+def _kept_findings(
     entries: list[dict],
     ranges: list[Mapping[str, tuple[int, int]]],
     names: list[Mapping[str, str]],
-    joined: Joined,
-) -> pd.DataFrame:
-    """The checker's findings of the rows kept, files renamed and rows relabelled."""
-    checks = [check.name for check in checker.checks]
-    examined = {check.name: check.examines for check in checker.checks}
+) -> list[tuple[pd.DataFrame, np.ndarray, dict[str, int]]]:
+    """Per entry: its findings of the rows kept (files renamed), each one's check as a code,
+    and the code of each check named there. Taken once for every checker."""
     found = []
     for side, entry in enumerate(entries):
-        kept = entry["findings"]
-        mine = kept[kept["check"].isin(checks)]
-        mine = select_rows({"findings": mine}, ranges[side], names[side])["findings"]
-        rows = mine["row"].to_numpy(dtype=np.float64, na_value=np.nan).copy()
-        for check, table in examined.items():
-            at = (mine["check"].astype("str") == check).to_numpy()
-            if table is not None and at.any() and table in joined.labels:
-                rows[at] = follow(mine.loc[at, "row"], joined.labels[table][side])
-        found.append(mine.assign(row=pd.array(rows, dtype="Float64").astype(mine["row"].dtype)))
-    return pd.concat(found, ignore_index=True) if found else entries[0]["findings"].iloc[:0]
+        chosen = select_rows({"f": entry["findings"]}, ranges[side], names[side])["f"]
+        codes, checks = pd.factorize(chosen["check"])
+        found.append((chosen, codes, {str(check): code for code, check in enumerate(checks)}))
+    return found
+
+
+def _kept(
+    checker: Checker, kept: list[tuple[pd.DataFrame, np.ndarray, dict[str, int]]], joined: Joined
+) -> pd.DataFrame:
+    """The checker's findings of the rows kept (:func:`_kept_findings`), rows relabelled."""
+    found = []
+    for side, (chosen, codes, code_of) in enumerate(kept):
+        rows = chosen["row"].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+        mine = np.zeros(len(chosen), dtype=bool)
+        for check in checker.checks:
+            if check.name not in code_of:
+                continue
+            at = codes == code_of[check.name]
+            mine |= at
+            if check.examines is not None and check.examines in joined.labels and at.any():
+                rows[at] = follow(chosen["row"][at], joined.labels[check.examines][side])
+        relabelled = pd.array(rows[mine], dtype="Float64").astype(chosen["row"].dtype)
+        found.append(rows_of(chosen, mine).assign(row=relabelled))
+    return pd.concat(found, ignore_index=True)
 
 
 def row_findings(
@@ -89,6 +100,7 @@ def row_findings(
     """
     found = {}
     fresh_rows: dict[str, pd.DataFrame] = {}  # each table's rows read this run, taken once
+    kept_found = None  # the findings of the rows kept, taken once
     for checker in row_checkers():
         given = {name: documents[name] for name in checker.documents if name in documents}
         if len(given) < len(checker.documents):
@@ -102,7 +114,9 @@ def row_findings(
                 fresh_rows[name] = rows_of(tables[name], joined.fresh[name])
         fresh = [fresh_rows[name] for name in checker.reads]
         new = as_text(checker.run(*fresh, **given))
-        old = as_text(_kept(checker, kept, ranges, names, joined))
+        if kept_found is None:
+            kept_found = _kept_findings(kept, ranges, names)
+        old = as_text(_kept(checker, kept_found, joined))
         parts = [part for part in (old, new) if len(part)] or [new]
         found[checker_key(checker)] = pd.concat(parts, ignore_index=True)
     return found

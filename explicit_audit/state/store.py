@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,11 @@ class State:
 MAX_ENTRIES = 8
 
 
-def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
+def read_state(
+    directory: str | os.PathLike,
+    asked: dict,
+    on_files: Callable[[dict[str, Kept]], None] | None = None,
+) -> State | None:
     """The state kept in ``directory``; None when there is none, or it cannot be trusted.
 
     Parameters
@@ -133,6 +138,11 @@ def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
     directory : str or path-like
     asked : dict
         The options that shape the tables: rows kept under other ones are not used.
+    on_files : callable, optional
+        Given the files the state audited (:attr:`State.kept`) once ``state.json``'s
+        signature holds, before its entries are read and checked: the caller may
+        begin comparing the files meanwhile, and use what it found only if the
+        state returned holds these same files.
 
     Warns
     -----
@@ -150,6 +160,9 @@ def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
     if problem is not None:
         _drop(folder, f"{path}: {problem}")
         return None
+    kept = {record["name"]: Kept(**record) for record in value["files"]}
+    if on_files is not None:
+        on_files(kept)
     entries: dict[str, dict[str, Any]] = {}
     for key in value["entries"]:
         if not os.path.isdir(folder / key):
@@ -163,7 +176,6 @@ def read_state(directory: str | os.PathLike, asked: dict) -> State | None:
         parts["findings"] = parts["tables"].pop(_FINDINGS)
         parts["lines"] = parts["tables"].pop(_LINES)
         entries[key] = parts
-    kept = {record["name"]: Kept(**record) for record in value["files"]}
     for record in kept.values():
         record.index = _index(record, entries)
     same = (
@@ -196,9 +208,7 @@ def _index(record: Kept, entries: dict[str, dict[str, Any]]) -> LineIndex:
     for key, name, first, last in record.pieces:
         lines = entries[key]["lines"]
         at = (
-            (lines["source_file"].astype("str") == name)
-            & (lines["line"] >= first)
-            & (lines["line"] <= last)
+            (lines["source_file"] == name) & (lines["line"] >= first) & (lines["line"] <= last)
         ).to_numpy()
         ends.append(lines["end"].to_numpy(dtype=np.int64)[at])
         hashes.append(lines["hash"].to_numpy(dtype=np.int64)[at])
@@ -230,7 +240,8 @@ def lines_frame(lines: dict[str, tuple[LineIndex, int]]) -> pd.DataFrame:
     empty = [np.zeros(0, np.int64)]
     return pd.DataFrame(
         {
-            "source_file": pd.Series(names, dtype="str"),
+            # A file's name once, not once per line: the table is read back at every run.
+            "source_file": pd.Categorical(names),
             "line": np.concatenate(numbers or empty),
             "end": np.concatenate(ends or empty),
             "hash": np.concatenate(hashes or empty),
