@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,9 @@ def _receipt_lines(n: int, where: Path) -> list[str]:
 
 
 def _run(folder: Path, state: str, out: Path) -> dict:
+    # The files written so far are flushed to the disk first: the kernel's writing of
+    # them later would be timed with whichever run it fell in.
+    os.sync()
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(folder), state, str(out)],
         check=True,
