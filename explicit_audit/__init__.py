@@ -15,6 +15,10 @@ The kit logs to ``logging.getLogger("explicit_audit")`` and its module loggers
 (``explicit_audit.loading``, ``explicit_audit.cache``, ...); it configures no
 handler but a :class:`logging.NullHandler`, so an application decides where
 the records go (``logging.basicConfig(level="INFO")`` shows the loads').
+
+Importing the kit makes the system allocator pyarrow's default memory pool,
+unless the environment variable ``ARROW_DEFAULT_MEMORY_POOL`` names one
+(:func:`explicit_audit.reading.memory.use_system_pool` says why).
 """
 
 import logging
@@ -67,6 +71,7 @@ from .plans import (
     verify_plans,
 )
 from .reading.limits import Limits
+from .reading.memory import use_system_pool
 from .reading.options import LoadOptions
 from .receipts import (
     PRESENTATION_RULES,
@@ -91,6 +96,7 @@ from .verify import Verification, verify_all
 
 # The library's records go where the application sends them; none is printed unasked.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+use_system_pool()
 
 __all__ = [
     "DECISION_RULES",

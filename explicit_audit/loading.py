@@ -27,7 +27,6 @@ from .parquet import read_parquet as _read_parquet
 from .reading.collect import Reading, Source, list_sources, read_all
 from .reading.gc_pause import cyclic_gc_paused
 from .reading.limits import Limits, limits_from, shaping
-from .reading.memory import system_pool
 from .reading.options import ENGINES, LoadOptions, Options, resolved
 from .reading.reader import read_bytes
 from .reading.remote import has_remote, local_source, read_remote
@@ -83,8 +82,7 @@ def load_settled(source: Source, settings: Options) -> Audit:
     if settings.state is not None:
         from .state.load import load_with_state
 
-        with system_pool():
-            return load_with_state(source, settings)
+        return load_with_state(source, settings)
     return _in_memory(source, settings, None)
 
 
@@ -98,7 +96,7 @@ def _in_memory(source: Source, settings: Options, keep: str | None) -> Audit:
 
     def parsed() -> Audit:
         # No cyclic garbage collection while the values are read and built (see gc_pause).
-        with cyclic_gc_paused(), system_pool():
+        with cyclic_gc_paused():
             return _parsed()
 
     def _parsed() -> Audit:

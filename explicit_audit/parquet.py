@@ -217,14 +217,10 @@ def _decoded(value: Any) -> Any:
     return None if value is None else json.loads(value)
 
 
-#: Where the tables read back are decoded (:func:`read_sealed`).
-_POOL = pa.system_memory_pool()
-
-
 def _frame(table: pa.Table) -> pd.DataFrame:
     """A table as written: object columns decoded from their text, dtypes as they were."""
     mine = json.loads((table.schema.metadata or {}).get(_METADATA_KEY, b"{}"))
-    frame = table.to_pandas(types_mapper=_arrow_dtype, memory_pool=_POOL)
+    frame = table.to_pandas(types_mapper=_arrow_dtype)
     dtypes = mine.get("dtypes", {})
     for name, how in mine.get("encoded", {}).items():
         values = frame[name].tolist()
@@ -350,10 +346,6 @@ def read_sealed(contents: Mapping[str, bytes], where: Path) -> dict[str, Any]:
         file_name = f"{name}{ARROW_SUFFIX}"
         if file_name not in contents:
             raise AuditError(f"{where / file_name}: missing from the entry")
-        # Decoded in the system allocator's memory: pyarrow's default pool (mimalloc on
-        # most systems) makes the kernel work several times longer at random, over
-        # buffers decompressed on several threads.
-        opened = pa.ipc.open_file(pa.py_buffer(contents[file_name]), memory_pool=_POOL)
-        return _frame(opened.read_all())
+        return _frame(pa.ipc.open_file(pa.py_buffer(contents[file_name])).read_all())
 
     return _parts(manifest, where / MANIFEST, read_table)

@@ -45,7 +45,6 @@ from ._core.key_check import key_counts
 from ._core.records import Check, Checker
 from .audit import Audit, with_heads_as_needed
 from .errors import AuditError
-from .reading.memory import system_pool
 from .reading.sources import CANNOT_LIST, CANNOT_READ
 
 __all__ = [  # noqa: F822 (CHECKS, RULES and NOTICES are read off the registry when asked)
@@ -341,8 +340,7 @@ def verify_all(
         parts, rows, accounted = _partitioned_parts(audit, lazy)
         parts = [_in_memory(checker, audit) for checker in edits] + parts
     else:
-        with system_pool():
-            parts = [_in_memory(checker, audit) for checker in checkers]
+        parts = [_in_memory(checker, audit) for checker in checkers]
         rows = {name: len(frame) for name, frame in audit.tables.items()}
         accounted = audit
     sources = accounted.sources

@@ -19,36 +19,39 @@ cycles, when full passes come due.
 from __future__ import annotations
 
 import gc
-from contextlib import AbstractContextManager
-
-from .held import held_while
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 __all__ = ["cyclic_gc_paused"]
 
-
-def _pause() -> bool:
-    enabled = gc.isenabled()
-    gc.disable()
-    return enabled
+_lock = threading.Lock()
+_holders = 0
+_was_enabled = False
 
 
-def _resume(was_enabled: bool) -> None:
-    if was_enabled:
-        # What the block made is aged into the oldest generation (frozen, then
-        # thawed there): the next young pass would walk all of it at once.
-        gc.freeze()
-        gc.unfreeze()
-        gc.enable()
-
-
-_paused = held_while(_pause, _resume)
-
-
-def cyclic_gc_paused() -> AbstractContextManager[None]:
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for the block; restore its state after it.
 
     The collector is re-enabled when the last block that paused it ends, and
     only if it was enabled when the first began (a caller that disabled it
     keeps it disabled).
     """
-    return _paused()
+    global _holders, _was_enabled
+    with _lock:
+        if _holders == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _holders += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _holders -= 1
+            if _holders == 0 and _was_enabled:
+                # What the block made is aged into the oldest generation (frozen, then
+                # thawed there): the next young pass would walk all of it at once.
+                gc.freeze()
+                gc.unfreeze()
+                gc.enable()

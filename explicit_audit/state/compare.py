@@ -2,9 +2,10 @@
 
 :func:`compare` hashes again the bytes each file held when it was audited
 (:func:`begin` starts the hashing in threads, so that the caller may read
-the state's entries meanwhile) and decides, per file, how this run reads it (:class:`Plan`): from where the
-audit ended (the bytes before it unchanged, the file grown or not), or whole
-(a file not audited before, an edited one, any file that is not JSON Lines;
+the state's entries meanwhile) and decides, per file, how this run reads it
+(:class:`Plan`): from where the audit ended (the bytes before it unchanged,
+the file grown or not), or whole (a file not audited before, an edited one,
+any file that is not JSON Lines;
 a gzip one read on from its next member, :func:`continues_gzip`). What does
 not hold is an :class:`Edit`: audited bytes changed, a file cut short,
 replaced (another file under its name) or gone. A file's audited bytes found
