@@ -121,6 +121,25 @@ def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(tmp
     assert summary.loc["audited_bytes", ["checked", "status"]].tolist() == [audited_lines, "clean"]
 
 
+def test_times_are_judged_as_of_the_verification_not_of_an_earlier_run(tmp_path, full_lines):
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    _write(logs, full_lines, {name: len(lines) // 2 for name, lines in full_lines.items()})
+    _load(logs, state)
+    _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})
+    again, whole = _load(logs, state), _load(logs)
+    for moment in ({"now": "2021-01-01"}, {"earliest": "2030-01-01"}, {}):
+        found, expected = (
+            ea.verify_all(audit, **moment).findings.astype({"check": "str", "rule": "str"})
+            for audit in (again, whole)
+        )
+        times = found[found["check"] == "record_times"].reset_index(drop=True)
+        pd.testing.assert_frame_equal(
+            times, expected[expected["check"] == "record_times"].reset_index(drop=True)
+        )
+        # The records' times (2025, 2026) are after 2021 and before 2030: found only then.
+        assert (len(times) > 0) == bool(moment)
+
+
 def test_a_key_beside_the_records_that_new_records_lack_stays_a_column(tmp_path, full_lines):
     logs, state = tmp_path / "logs", tmp_path / "state"
     lines = list(full_lines["decisions.jsonl"])

@@ -8,8 +8,10 @@ rows read. Its findings of the rows kept are read from the state (their
 ``row`` labels followed to the joined tables, their file renamed after a
 rotation); only the rows read this run are checked. A checker reading a
 document (the routing policies) reuses nothing when the documents changed.
-Checks across rows (duplicates, withheld totals) always run on the whole
-joined tables, in :func:`~explicit_audit.verify_all`.
+``record_times`` is judged as of the verification's moment, which a state
+cannot know: it runs on every row at each verification, as do the checks
+across rows (duplicates, withheld totals), on the whole joined tables, in
+:func:`~explicit_audit.verify_all`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pandas as pd
 
 from .._core import registry
 from .._core.records import Checker
+from .._core.time_check import CHECK as TIME_CHECK
 from .join import Joined, follow, rows_of, select_rows
 
 __all__ = ["as_text", "checker_key", "row_checkers", "row_findings"]
@@ -32,7 +35,9 @@ def checker_key(checker: Checker) -> str:
 
 
 def row_checkers() -> list[Checker]:
-    """The checkers of each record on its own, over record tables only."""
+    """The checkers of each record on its own, over record tables only, but ``record_times``:
+    its findings hold as of the moment ``verify_all`` is given (``now``, ``earliest``), not
+    of the load, so it is run on every row at each verification."""
     tables = registry.tables()
     return [
         checker
@@ -40,6 +45,7 @@ def row_checkers() -> list[Checker]:
         if checker.whole is None
         and checker.combine is None
         and all(name in tables for name in checker.reads)
+        and all(check.name != TIME_CHECK for check in checker.checks)
     ]
 
 
