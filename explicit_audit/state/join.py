@@ -21,7 +21,7 @@ import pandas as pd
 from .._core import registry
 from .._core.key_table import concat_keys
 
-__all__ = ["Joined", "join_parts", "rows_of", "select_rows"]
+__all__ = ["Joined", "join_parts", "rows_of", "select_rows", "stacked_rows"]
 
 
 @dataclass
@@ -124,7 +124,7 @@ def _union(old: pd.Series, new: pd.Series) -> pd.CategoricalDtype | None:
     return pd.CategoricalDtype(pd.Index(merged, dtype=old.cat.categories.dtype), old.cat.ordered)
 
 
-def _stacked(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
+def stacked_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
     """``old`` above ``new``, dtypes as one load gives them; None when they do not fit."""
     if not len(old):
         return new.copy()
@@ -190,7 +190,7 @@ def join_parts(
         frames = [entry.get(name, read[name].iloc[:0]) for entry in kept] + [read[name]]
         stacked = frames[0]
         for frame in frames[1:]:
-            stacked = _stacked(stacked, frame)
+            stacked = stacked_rows(stacked, frame)
             if stacked is None:
                 return None
         stacked = stacked.reset_index(drop=True)
@@ -234,7 +234,7 @@ def join_rejected(
     """The rejected rows kept (one frame per entry) and read, in file order then line order."""
     stacked = read.iloc[:0]
     for frame in [*kept, read]:
-        stacked = _stacked(stacked, frame)
+        stacked = stacked_rows(stacked, frame)
         if stacked is None:
             return None
     stacked = stacked.reset_index(drop=True)

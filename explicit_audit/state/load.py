@@ -41,7 +41,7 @@ from .changes import changes_frame, describe_line, with_unreported
 from .compare import Begun, Plan, begin, compare, continues_gzip, is_gzip_jsonl_name
 from .join import join_keys, join_parts, join_rejected, select_rows
 from .lines import LineIndex, gzip_lines, scan
-from .prechecks import as_text, row_findings
+from .prechecks import joined_findings, row_findings
 from .store import (
     MAX_ENTRIES,
     Kept,
@@ -198,8 +198,10 @@ def _new_entry(
                 rows[record.name] = (before + 1, record.lines)
         kept.append(record)
     same = {name: name for name in rows}
-    found = [frame for frame in (audit.known_findings or {}).values() if len(frame)]
-    findings = pd.concat(found, ignore_index=True) if found else _NO_FINDINGS
+    known = (audit.known_findings or {}).values()
+    findings = joined_findings(
+        [_NO_FINDINGS, *(select_rows({"f": frame}, rows, {})["f"] for frame in known)]
+    )
     sources = audit.sources
     parts = {
         "tables": select_rows(audit.tables, rows, same),
@@ -208,7 +210,7 @@ def _new_entry(
         "sources": sources[sources["source_file"].astype("str").isin(rows)].reset_index(drop=True),
         "files": [name for name in audit.files if name in rows],
         "documents": {},
-        "findings": as_text(select_rows({"f": findings}, rows, {})["f"]).reset_index(drop=True),
+        "findings": findings,
         "lines": lines_frame(lines),
     }
     return kept, parts

@@ -16,7 +16,7 @@ across rows (duplicates, withheld totals), on the whole joined tables, in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,9 +24,9 @@ import pandas as pd
 from .._core import registry
 from .._core.records import Checker
 from .._core.time_check import CHECK as TIME_CHECK
-from .join import Joined, follow, rows_of, select_rows
+from .join import Joined, follow, rows_of, select_rows, stacked_rows
 
-__all__ = ["as_text", "checker_key", "row_checkers", "row_findings"]
+__all__ = ["as_text", "checker_key", "joined_findings", "row_checkers", "row_findings"]
 
 
 def checker_key(checker: Checker) -> str:
@@ -52,6 +52,18 @@ def row_checkers() -> list[Checker]:
 def as_text(frame: pd.DataFrame) -> pd.DataFrame:
     categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     return frame.astype(dict.fromkeys(categorical, "str")) if categorical else frame
+
+
+def joined_findings(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Findings one frame above the other. A column categorical in every frame stays so,
+    its categories joined (as checkers give them, and as the state keeps them: no
+    text of every kept finding made again); when the frames do not fit so, as text."""
+    together = frames[0]
+    for frame in frames[1:]:
+        together = stacked_rows(together, frame)
+        if together is None:
+            return pd.concat([as_text(frame) for frame in frames], ignore_index=True)
+    return together.reset_index(drop=True)
 
 
 def _kept_findings(
@@ -119,10 +131,8 @@ def row_findings(
             if name not in fresh_rows:
                 fresh_rows[name] = rows_of(tables[name], joined.fresh[name])
         fresh = [fresh_rows[name] for name in checker.reads]
-        new = as_text(checker.run(*fresh, **given))
+        new = checker.run(*fresh, **given)
         if kept_found is None:
             kept_found = _kept_findings(kept, ranges, names)
-        old = as_text(_kept(checker, kept_found, joined))
-        parts = [part for part in (old, new) if len(part)] or [new]
-        found[checker_key(checker)] = pd.concat(parts, ignore_index=True)
+        found[checker_key(checker)] = joined_findings([_kept(checker, kept_found, joined), new])
     return found
