@@ -36,6 +36,7 @@ __all__ = [
     "begin",
     "compare",
     "continues_gzip",
+    "hashing_pool",
     "is_gzip_jsonl_name",
     "is_incremental_name",
 ]
@@ -294,11 +295,15 @@ def compare(
     edits : list of Edit
         In the order of the files audited before.
     """
-    if begun is None:
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            begun = begin(kept, paths, origins, pool)
-            return _finished(begun)
-    return _finished(begun)
+    if begun is not None:
+        return _finished(begun)
+    with hashing_pool() as pool:
+        return _finished(begin(kept, paths, origins, pool))
+
+
+def hashing_pool() -> ThreadPoolExecutor:
+    """The threads that hash files again (:func:`begin`): one per core, at most four."""
+    return ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
 
 
 def _finished(begun: Begun) -> tuple[list[Plan], list[Edit]]:

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +36,15 @@ from ..reading.remote import has_remote, local_source
 from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
 from ..reading.tables import warn_extra_json, warn_or_raise, warn_unparsed_times
 from .changes import changes_frame, describe_line, with_unreported
-from .compare import Begun, Plan, begin, compare, continues_gzip, is_gzip_jsonl_name
+from .compare import (
+    Begun,
+    Plan,
+    begin,
+    compare,
+    continues_gzip,
+    hashing_pool,
+    is_gzip_jsonl_name,
+)
 from .join import join_keys, join_parts, join_rejected, select_rows
 from .lines import LineIndex, gzip_lines, scan
 from .prechecks import joined_findings, row_findings
@@ -85,7 +91,7 @@ def compared(source, settings: Options) -> tuple:
     listing = list_sources(source)
     paths = [*listing.data_files, *listing.policy_files]
     # The files audited are hashed again in threads while the state's entries are read.
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+    with hashing_pool() as pool:
         begun: list[Begun] = []
 
         def on_files(kept: dict[str, Kept]) -> None:

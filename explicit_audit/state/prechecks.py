@@ -26,7 +26,7 @@ from .._core.records import Checker
 from .._core.time_check import CHECK as TIME_CHECK
 from .join import Joined, follow, rows_of, select_rows, stacked_rows
 
-__all__ = ["as_text", "checker_key", "joined_findings", "row_checkers", "row_findings"]
+__all__ = ["checker_key", "joined_findings", "row_checkers", "row_findings"]
 
 
 def checker_key(checker: Checker) -> str:
@@ -49,7 +49,7 @@ def row_checkers() -> list[Checker]:
     ]
 
 
-def as_text(frame: pd.DataFrame) -> pd.DataFrame:
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
     categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     return frame.astype(dict.fromkeys(categorical, "str")) if categorical else frame
 
@@ -62,7 +62,7 @@ def joined_findings(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     for frame in frames[1:]:
         together = stacked_rows(together, frame)
         if together is None:
-            return pd.concat([as_text(frame) for frame in frames], ignore_index=True)
+            return pd.concat([_as_text(frame) for frame in frames], ignore_index=True)
     return together.reset_index(drop=True)
 
 
