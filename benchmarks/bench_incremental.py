@@ -58,9 +58,11 @@ def _receipt_lines(n: int, where: Path) -> list[str]:
 
 
 def _run(folder: Path, state: str, out: Path) -> dict:
-    # The files written so far are flushed to the disk first: the kernel's writing of
-    # them later would be timed with whichever run it fell in.
-    os.sync()
+    # The files written so far are flushed to the disk first (every file system's, where
+    # the system has sync): the kernel's writing of them later would be timed with
+    # whichever run it fell in.
+    if hasattr(os, "sync"):
+        os.sync()
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(folder), state, str(out)],
         check=True,

@@ -3,7 +3,8 @@
 A piece's bytes, Arrow's parse of them and the arrays that look at them are
 freed once the piece is read, but the allocators keep freed memory for
 later: glibc's ``malloc`` in each thread's arena (pyarrow's system pool, the
-pieces' bytes, NumPy), pyarrow's default pool in its own caches. Where a
+kit's default, see :func:`use_system_pool`; the pieces' bytes, NumPy), or
+another pool chosen in its own caches. Where a
 kind's pass over the bytes runs beside Arrow's parse
 (:class:`~explicit_audit.reading.columnar.ColumnarReader`), the two threads
 keep what they freed in two arenas, and over the pieces of a large file
@@ -63,10 +64,10 @@ def hand_back() -> None:
 def hand_back_pooled() -> None:
     """Return what pyarrow's default pool keeps unused (its compute kernels' buffers).
 
-    Cheaper than :func:`hand_back`, so it may follow each of many small
-    steps: mimalloc, pyarrow's default pool on most systems, keeps the pages
-    a kernel freed for the next one, and over runs of kernels on several
-    threads they add up.
+    It may follow each of many small steps: over runs of kernels on several
+    threads, what they freed adds up. The system pool, the kit's default,
+    trims glibc's heap (``malloc_trim``); mimalloc or jemalloc, when chosen
+    (:data:`POOL_ENV`), return the pages they keep for the next kernel.
     """
     pa.default_memory_pool().release_unused()
 
@@ -83,7 +84,8 @@ def use_system_pool() -> None:
     With the system allocator alone, the kit's benchmarks ran as fast or
     faster and peaked as high or lower (200,000 plans loaded and verified:
     315 MB against 353 MB). Every buffer is freed by the pool that made it,
-    so buffers made before the kit was imported are unaffected.
+    so buffers made before the kit was imported are unaffected. A pool set
+    in code before the import is replaced: set another after it.
     """
     if not os.environ.get(POOL_ENV):
         pa.set_memory_pool(pa.system_memory_pool())

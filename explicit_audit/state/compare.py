@@ -36,6 +36,7 @@ __all__ = [
     "begin",
     "compare",
     "continues_gzip",
+    "finish",
     "hashing_pool",
     "is_gzip_jsonl_name",
     "is_incremental_name",
@@ -216,7 +217,7 @@ def _changed(plan: Plan, kept: Kept, rule: str, what: str) -> Edit:
 @dataclass
 class Begun:
     """A comparison begun: the files stat'ed, and the hashing of those still under their
-    name begun in threads (:func:`begin`); :func:`compare` finishes it.
+    name begun in threads (:func:`begin`); :func:`finish` finishes it.
 
     Attributes
     ----------
@@ -267,10 +268,7 @@ def begin(
 
 
 def compare(
-    kept: dict[str, Kept],
-    paths: list[Path],
-    origins: Mapping[str, Origin] | None = None,
-    begun: Begun | None = None,
+    kept: dict[str, Kept], paths: list[Path], origins: Mapping[str, Origin] | None = None
 ) -> tuple[list[Plan], list[Edit]]:
     """How each file of ``paths`` is read, and every edit of the bytes audited before.
 
@@ -284,9 +282,6 @@ def compare(
         ``{name: Origin}`` of files that are copies (a report's): each is
         known to the state by the file it was copied from (its device, inode,
         modification time and real path), its bytes are the copy's.
-    begun : Begun, optional
-        This comparison as :func:`begin` began it (with the same ``kept``,
-        ``paths`` and ``origins``); begun here when not given.
 
     Returns
     -------
@@ -295,10 +290,8 @@ def compare(
     edits : list of Edit
         In the order of the files audited before.
     """
-    if begun is not None:
-        return _finished(begun)
     with hashing_pool() as pool:
-        return _finished(begin(kept, paths, origins, pool))
+        return finish(begin(kept, paths, origins, pool))
 
 
 def hashing_pool() -> ThreadPoolExecutor:
@@ -306,8 +299,9 @@ def hashing_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
 
 
-def _finished(begun: Begun) -> tuple[list[Plan], list[Edit]]:
-    """:func:`compare`'s plans and edits, once the hashes begun are found."""
+def finish(begun: Begun) -> tuple[list[Plan], list[Edit]]:
+    """:func:`compare`'s plans and edits of the comparison ``begun``, once its hashes are
+    found."""
     kept, plans = begun.kept, begun.plans
     by_name = {plan.name: plan for plan in plans}
     tentative: dict[str, Edit] = {}

@@ -42,6 +42,7 @@ from .compare import (
     begin,
     compare,
     continues_gzip,
+    finish,
     hashing_pool,
     is_gzip_jsonl_name,
 )
@@ -98,10 +99,11 @@ def compared(source, settings: Options) -> tuple:
             begun.append(begin(kept, paths, settings.origins, pool))
 
         state = read_state(settings.state, asked, on_files)
-        if state is None:
-            plans, edits = compare({}, paths, settings.origins)
-        else:
-            plans, edits = compare(state.kept, paths, settings.origins, begun[0])
+        if state is not None and begun and begun[0].kept is state.kept:
+            plans, edits = finish(begun[0])
+        else:  # no state, or one dropped: the hashing begun is cancelled where not started
+            pool.shutdown(wait=False, cancel_futures=True)
+            plans, edits = compare({} if state is None else state.kept, paths, settings.origins)
     return asked, state, listing, plans, edits
 
 

@@ -98,7 +98,7 @@ def _kept(
                 rows[at] = follow(chosen["row"][at], joined.labels[check.examines][side])
         relabelled = pd.array(rows[mine], dtype="Float64").astype(chosen["row"].dtype)
         found.append(rows_of(chosen, mine).assign(row=relabelled))
-    return pd.concat(found, ignore_index=True)
+    return joined_findings(found)
 
 
 def row_findings(
