@@ -5,14 +5,13 @@
 the state's entries meanwhile) and decides, per file, how this run reads it
 (:class:`Plan`): from where the audit ended (the bytes before it unchanged,
 the file grown or not), or whole (a file not audited before, an edited one,
-any file that is not JSON Lines;
-a gzip one read on from its next member, :func:`continues_gzip`). What does
-not hold is an :class:`Edit`: audited bytes changed, a file cut short,
-replaced (another file under its name) or gone. A file's audited bytes found
-at the start of another file (``x.jsonl`` renamed ``x.jsonl.1`` by a log
-rotation, a copy then truncated) are recognised by their SHA-256, not by the
-name: the rotation is a notice, and the rotated file is read on from where
-its audit ended.
+any file that is not JSON Lines; a gzip one read on from its next member,
+:func:`continues_gzip`). What does not hold is an :class:`Edit`: audited
+bytes changed, a file cut short, replaced (another file under its name) or
+gone. A file's audited bytes found at the start of another file
+(``x.jsonl`` renamed ``x.jsonl.1`` by a log rotation, a copy then
+truncated) are recognised by their SHA-256, not by the name: the rotation
+is a notice, and the rotated file is read on from where its audit ended.
 """
 
 from __future__ import annotations

@@ -99,11 +99,11 @@ def compared(source, settings: Options) -> tuple:
             begun.append(begin(kept, paths, settings.origins, pool))
 
         state = read_state(settings.state, asked, on_files)
-        if state is not None and begun and begun[0].kept is state.kept:
-            plans, edits = finish(begun[0])
-        else:  # no state, or one dropped: the hashing begun is cancelled where not started
+        if state is None:  # none, or one dropped: the hashing begun is cancelled where not started
             pool.shutdown(wait=False, cancel_futures=True)
-            plans, edits = compare({} if state is None else state.kept, paths, settings.origins)
+            plans, edits = compare({}, paths, settings.origins)
+        else:
+            plans, edits = finish(begun[0])
     return asked, state, listing, plans, edits
 
 

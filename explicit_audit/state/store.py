@@ -139,10 +139,10 @@ def read_state(
     asked : dict
         The options that shape the tables: rows kept under other ones are not used.
     on_files : callable, optional
-        Given the files the state audited (:attr:`State.kept`) once ``state.json``'s
-        signature holds, before its entries are read and checked: the caller may
-        begin comparing the files meanwhile, and use what it found only if the
-        state returned holds these same files.
+        Given the files the state audited once ``state.json``'s signature holds,
+        before its entries are read and checked, so that the caller may begin
+        comparing the files meanwhile: a state returned holds this same dict
+        (:attr:`State.kept`), and it is called before any state is returned.
 
     Warns
     -----
@@ -231,17 +231,20 @@ def _drop(folder: Path, problem: str | None) -> None:
 
 def lines_frame(lines: dict[str, tuple[LineIndex, int]]) -> pd.DataFrame:
     """The ``_lines`` table of an entry: ``{file: (index, number of its first line)}``."""
-    names, numbers, ends, hashes = [], [], [], []
-    for name, (index, first) in lines.items():
-        names.extend([name] * len(index))
+    numbers, ends, hashes = [], [], []
+    for index, first in lines.values():
         numbers.append(np.arange(first, first + len(index), dtype=np.int64))
         ends.append(index.ends)
         hashes.append(index.hashes)
+    # A file's name once, not once per line: the table is read back at every run.
+    counts = [len(index) for index, _ in lines.values()]
+    files = pd.Categorical.from_codes(
+        np.repeat(np.arange(len(lines)), counts), pd.Index(list(lines), dtype="str")
+    )
     empty = [np.zeros(0, np.int64)]
     return pd.DataFrame(
         {
-            # A file's name once, not once per line: the table is read back at every run.
-            "source_file": pd.Categorical(names),
+            "source_file": files,
             "line": np.concatenate(numbers or empty),
             "end": np.concatenate(ends or empty),
             "hash": np.concatenate(hashes or empty),
