@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import AuditError
-from .reading.small_files import MAX_SMALL_FILE_BYTES, read_small_bytes, read_small_json
+from .small_files import MAX_SMALL_FILE_BYTES, read_small_bytes, read_small_json
 
 __all__ = [
     "SEAL",

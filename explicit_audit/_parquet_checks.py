@@ -2,7 +2,7 @@
 
 A Parquet folder may come from anyone. Before a table is read:
 
-- its manifest is a bounded read of a small JSON file (:mod:`~explicit_audit.reading.small_files`)
+- its manifest is a bounded read of a small JSON file (:mod:`~explicit_audit.small_files`)
   holding what :func:`~explicit_audit.parquet.write_parquet` writes: the format, a list of
   ``tables`` each the table of a registered record kind, the files read, the documents;
 - each table's file lies inside the folder, its links resolved (no ``..``, no absolute

@@ -42,7 +42,7 @@ from ._parquet_checks import check_bounds, check_dtypes, checked_manifest, opene
 from ._version import __version__
 from .errors import AuditError
 from .reading.limits import DEFAULT_LIMITS, Limits
-from .reading.small_files import MAX_SMALL_FILE_BYTES, UnfitFileError, read_small_json
+from .small_files import MAX_SMALL_FILE_BYTES, UnfitFileError, read_small_json
 
 __all__ = [
     "ARROW_SUFFIX",

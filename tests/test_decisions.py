@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import rows_by_path
+from exact_values import read_exactly
 
 import explicit_audit as ea
 from explicit_audit._core.records import RawValue
 from explicit_audit.decisions import KIND
 from explicit_audit.decisions.loader import COLUMN_DTYPES
-from explicit_audit.reading.reader import read_exactly
 from explicit_audit.reading.tables import build_kind
 
 DATA = Path(__file__).parent / "data"

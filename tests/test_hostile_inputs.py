@@ -19,10 +19,10 @@ import pytest
 from conftest import accounted as _accounted
 from conftest import make_receipt, rows_by_path
 from conftest import quiet_load as _load
+from exact_values import read_exactly
 
 import explicit_audit as ea
 from explicit_audit.reading import content as content_module
-from explicit_audit.reading.reader import read_exactly
 from explicit_audit.reading.streams import salvage
 
 

@@ -22,6 +22,7 @@ LAYERS = (
     ("_version", 0),
     ("_core", 1),
     ("reading", 2),
+    ("small_files", 2.5),  # files read whole beside the logs: a baseline, a policy, a notebook
     ("canonical", 1),
     ("partitioned", 4),
     ("audit", 5),

@@ -20,6 +20,7 @@ import pytest
 from conftest import accounted as _accounted
 from conftest import make_receipt, rows_by_path, without_columnar
 from conftest import quiet_load as _load
+from exact_values import read_exactly
 
 import explicit_audit as ea
 from explicit_audit._core.records import RawValue
@@ -27,7 +28,6 @@ from explicit_audit.errors import RejectedRowsWarning
 from explicit_audit.reading.collect import values_rejected
 from explicit_audit.reading.content import GZIP_RATIO_FLOOR
 from explicit_audit.reading.limits import Limits
-from explicit_audit.reading.reader import read_exactly
 
 ROOT = Path(__file__).parent.parent
 DECISIONS = (ROOT / "data" / "decisions" / "2026-01_baseline.jsonl").read_text().splitlines()

@@ -12,12 +12,13 @@ import pytest
 from conftest import accounted as _accounted
 from conftest import make_receipt, without_columnar
 from conftest import quiet_load as _load
+from exact_values import read_exactly
 
 import explicit_audit as ea
 from explicit_audit._core import registry
 from explicit_audit._core.records import RawValue, Rejection
 from explicit_audit.reading.content import PIECE_BYTES
-from explicit_audit.reading.reader import read_exactly, resolve_sources
+from explicit_audit.reading.sources import scan_sources
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 
@@ -174,13 +175,13 @@ def test_globs_and_folders_are_read_in_sorted_order(tmp_path):
     (tmp_path / "sub").mkdir()
     for name in ("b.jsonl", "a.jsonl", "sub/c.jsonl", ".hidden.jsonl"):
         (tmp_path / name).write_text(_line(make_receipt()) + "\n")
-    found = resolve_sources(tmp_path)
+    found = scan_sources(tmp_path).files
     assert [p.relative_to(tmp_path).as_posix() for p in found] == [
         "a.jsonl",
         "b.jsonl",
         "sub/c.jsonl",
     ]
-    assert resolve_sources(str(tmp_path / "*.jsonl")) == found[:2]
+    assert scan_sources(str(tmp_path / "*.jsonl")).files == found[:2]
 
 
 def test_values_of_no_known_kind_are_rejected_not_dropped(tmp_path):

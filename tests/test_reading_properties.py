@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import make_decision, make_receipt, without_columnar
+from exact_values import read_exactly
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,6 @@ import explicit_audit as ea
 from explicit_audit._core import registry
 from explicit_audit.reading import collect
 from explicit_audit.reading.pipeline import sort_value
-from explicit_audit.reading.reader import read_exactly
 from explicit_audit.reading.sources import display_name, scan_sources
 from explicit_audit.reading.tables import build_kind
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from exact_values import read_exactly
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,7 +42,6 @@ import explicit_audit as ea
 from explicit_audit._core import registry
 from explicit_audit._core.shape import published
 from explicit_audit.errors import PolicyError
-from explicit_audit.reading.reader import read_exactly
 from explicit_audit.receipts._values import is_presentation
 
 ROOT = Path(__file__).resolve().parent.parent

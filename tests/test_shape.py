@@ -16,6 +16,7 @@ from pathlib import Path
 import jsonschema
 import pyarrow as pa
 import pytest
+from exact_values import read_exactly
 
 import explicit_audit as ea
 from explicit_audit._core import registry
@@ -29,7 +30,6 @@ from explicit_audit._core.shape import (
 from explicit_audit._core.shape_table import markdown_table
 from explicit_audit.decisions import shape as decision_shape
 from explicit_audit.decisions.routing import INPUT_COLUMNS, REPLAY_COLUMNS
-from explicit_audit.reading.reader import read_exactly
 from explicit_audit.receipts._values import is_presentation
 from scripts.formats_tables import FORMATS, filled
 

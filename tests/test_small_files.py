@@ -15,7 +15,7 @@ from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_notebook
 
 from explicit_audit.errors import AuditError, PolicyError
-from explicit_audit.reading.small_files import (
+from explicit_audit.small_files import (
     UnfitFileError,
     read_small_bytes,
     read_small_json,
@@ -27,7 +27,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 # The command line, run in a process of its own; a cap can be set small for a test.
 CLI = """
 import sys
-from explicit_audit.reading import small_files
+from explicit_audit import small_files
 for item in sys.argv[1].split(","):
     if item:
         name, _, size = item.partition("=")

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 import yaml
 
 from ..errors import AuditError
-from ..reading.small_files import MAX_SMALL_FILE_BYTES, read_small_text
 from ..report.parameters import parse_value
+from ..small_files import MAX_SMALL_FILE_BYTES, read_small_text
 
 __all__ = ["papermill_pairs", "parameter_options", "parameters_given", "resolve_type"]
 

@@ -22,8 +22,8 @@ from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
 from .._core.surrogates import lone_surrogate
 from ..errors import PolicyError
-from ..reading.small_files import MAX_SMALL_FILE_BYTES, read_small_text
 from ..reading.sources import display_name
+from ..small_files import MAX_SMALL_FILE_BYTES, read_small_text
 from .shape import POLICY_SHAPES
 
 __all__ = ["MAX_ALIAS_NODES", "check_policy", "read_policy_yaml"]

@@ -16,7 +16,7 @@ import pandas as pd
 from .._core.records import Rejection, excerpt
 from ..errors import AuditError, PolicyError
 from ..reading.digests import HeldFile
-from ..reading.sources import POLICY_SUFFIXES, display_name, resolve_sources
+from ..reading.sources import POLICY_SUFFIXES, display_name, scan_sources
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy
 
@@ -154,7 +154,7 @@ def load_policy(path: str | os.PathLike) -> Policy:
 
 
 def _policy_paths(source: Any) -> list[Path]:
-    paths = [p for p in resolve_sources(source) if p.name.lower().endswith(POLICY_SUFFIXES)]
+    paths = [p for p in scan_sources(source).files if p.name.lower().endswith(POLICY_SUFFIXES)]
     if not paths:
         raise PolicyError(f"{source}: no policy file ({', '.join(POLICY_SUFFIXES)}) found there.")
     return paths

@@ -1,14 +1,8 @@
-"""One file's front doors: what it holds read value by value, or loaded as a source's files are.
+"""One file's front doors: a file, its bytes or a range of its lines, read as a load reads them.
 
 :func:`read_file`, :func:`read_bytes` and :func:`read_lines_range` read one
 file, its bytes, or a range of its lines, as :func:`~.collect.read_all`
 reads each file of a source (a Dask partition is read so).
-:func:`read_exactly` reads a file the way the exact path reads every value
-it is given: each JSON Lines line on its own, each ``.json`` piece as values
-one after another (arrays split into their elements). It is the reference
-every faster path is compared with, and the way to look at a file's values
-with their lines. Loading (``ea.load``) goes through
-:mod:`explicit_audit.reading.pipeline`, which gives the same rows faster.
 
 What it reads (see ``docs/formats.md``):
 
@@ -21,69 +15,16 @@ What it reads (see ``docs/formats.md``):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .._core.records import RawValue, RecordKind, Rejection, excerpts_limited
-from .collect import Reading, blame_cut, read_with
+from .._core.records import RecordKind
+from .collect import Reading, read_with
 from .content import BytesReader, FileReader, RangeReader
-from .exact import has_long_integer, iter_region, parse_line
-from .limits import Limits, limits_from
-from .sources import DATA_SUFFIXES, POLICY_SUFFIXES, display_name, resolve_sources
-from .spans import split_piece
+from .limits import Limits
+from .sources import display_name
 
-__all__ = [
-    "DATA_SUFFIXES",
-    "POLICY_SUFFIXES",
-    "has_long_integer",
-    "read_bytes",
-    "read_exactly",
-    "read_file",
-    "read_lines_range",
-    "resolve_sources",
-]
-
-
-def read_exactly(
-    path: str | os.PathLike, limits: Limits | dict | None = None
-) -> list[RawValue | Rejection]:
-    """Every JSON value of one file, or a Rejection where one cannot be read.
-
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl`` (``.ndjson``) or ``.json`` file, possibly gzip-compressed.
-    limits : Limits or dict, optional
-
-    Returns
-    -------
-    list of RawValue or Rejection
-        In file order. A file-level problem (a truncated gzip stream) comes
-        last, after the values read before it: with line 0 when no value was
-        cut, or else as the rejection of the value it cut.
-    """
-    reader = FileReader(Path(path), limits_from(limits))
-    with excerpts_limited(reader.limits.excerpt_chars):
-        items = _values(reader)
-    problems = list(reader.problems)
-    if reader.cut and items and isinstance(items[-1], Rejection):
-        items[-1] = blame_cut(items[-1], problems)
-    return items + problems
-
-
-def _values(reader: FileReader) -> list[RawValue | Rejection]:
-    items: list[RawValue | Rejection] = []
-    for piece in reader:
-        if reader.jsonl:
-            spans = split_piece(piece.data, piece.first_line, True, reader.limits)
-            for start, end, line in zip(spans.starts, spans.ends, spans.lines, strict=True):
-                items.append(
-                    parse_line(reader.name, piece.data[start:end], int(line), reader.limits)
-                )
-        else:
-            items.extend(iter_region(reader.name, piece.data, piece.first_line, reader.limits))
-    return items
+__all__ = ["read_bytes", "read_file", "read_lines_range"]
 
 
 def read_file(

@@ -44,7 +44,6 @@ __all__ = [
     "is_gzip_name",
     "is_jsonl_name",
     "is_plain_jsonl_name",
-    "resolve_sources",
     "scan_sources",
     "suffix_of",
     "unreadable_problems",
@@ -408,17 +407,3 @@ def unreadable_problems(rejections: Iterable[Rejection]) -> list[Rejection]:
         for r in rejections
         if r.kind == "file" and r.reason.startswith((CANNOT_READ, CANNOT_LIST))
     ]
-
-
-def resolve_sources(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """The regular files :func:`scan_sources` finds (what is not one is left out).
-
-    Parameters
-    ----------
-    source : str, path-like, or an iterable of them
-
-    Returns
-    -------
-    list of pathlib.Path
-    """
-    return scan_sources(source).files

@@ -26,7 +26,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from traitlets import default
 
 from ..errors import NotebookError, ReportError
-from ..reading.small_files import NOTEBOOK_BOUNDS, read_small_text
+from ..small_files import NOTEBOOK_BOUNDS, read_small_text
 from .parameters import DATA_PARAMETER_NAMES, data_parameter, parameter_names, parameters_cell
 
 __all__ = [

@@ -69,8 +69,8 @@ from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load_settled
 from ..partitioned.scheduler import use_scheduler
 from ..reading.options import resolved
-from ..reading.small_files import NOTEBOOK_BOUNDS, read_small_bytes, read_small_text
 from ..reading.sources import display_name
+from ..small_files import NOTEBOOK_BOUNDS, read_small_bytes, read_small_text
 from ..verdicts.audit_runs import last_audit, record_audit, since_text
 from ..verdicts.verdict import Verdict
 from ..verify import verify_all

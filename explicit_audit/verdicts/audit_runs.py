@@ -32,7 +32,7 @@ import pandas as pd
 
 from .._cache_seal import TamperedCacheWarning, signed, unsigned
 from .._core.findings import ERROR
-from ..reading.small_files import MAX_SMALL_FILE_BYTES
+from ..small_files import MAX_SMALL_FILE_BYTES
 from ..state.store import mark_reported
 from .baseline import _NEEDED, Baseline, _bounds
 from .verdict import Verdict

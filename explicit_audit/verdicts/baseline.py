@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..reading.small_files import MAX_SMALL_FILE_BYTES, read_small_json
+from ..small_files import MAX_SMALL_FILE_BYTES, read_small_json
 
 __all__ = [
     "IDENTITY_FIELDS",

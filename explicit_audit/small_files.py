@@ -29,10 +29,10 @@ import os
 import stat
 from typing import Any
 
-from ..errors import AuditError
-from .digests import HeldFile
-from .exact import nesting_depth
-from .limits import DEFAULT_LIMITS
+from .errors import AuditError
+from .reading.digests import HeldFile
+from .reading.exact import nesting_depth
+from .reading.limits import DEFAULT_LIMITS
 
 __all__ = [
     "MAX_SMALL_FILE_BYTES",
@@ -131,7 +131,7 @@ def read_small_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes | byte
     >>> read_small_bytes("/dev/zero", max_bytes=10)
     Traceback (most recent call last):
     ...
-    explicit_audit.reading.small_files.UnfitFileError: /dev/zero: a character device, ...
+    explicit_audit.small_files.UnfitFileError: /dev/zero: a character device, ...
     """
     name = os.fspath(path)
     if isinstance(path, HeldFile):
@@ -217,7 +217,7 @@ def read_small_json(
     >>> read_small_json(out.name, max_bytes=4096)
     Traceback (most recent call last):
     ...
-    explicit_audit.reading.small_files.UnfitFileError: ...: nested 600 levels deep, ...
+    explicit_audit.small_files.UnfitFileError: ...: nested 600 levels deep, ...
     """
     text = read_small_text(path, max_bytes=max_bytes, max_depth=max_depth)
     return json.loads(text)
