@@ -430,7 +430,9 @@ def test_a_piece_of_lines_each_with_a_key_of_its_own_is_refused_before_the_parse
         )
 
     data = _lines(3_000, lambda index: True)
-    assert arrow_parse._windows_of(data, BARE_LINE) is not None  # the one parse both read
+    assert len(data) > arrow_parse._WINDOW_BYTES  # windows are taken
+    windows = arrow_parse._windows_parsed(arrow_parse._windows(data), BARE_LINE)
+    assert windows is not None  # the one parse both read
     assert parsed(data) is Refused.TOO_MANY_FIELDS
     # Clean lines of the same records are parsed, with their plain fields declared.
     piece = parsed(_lines(3_000, lambda index: False))

@@ -108,8 +108,9 @@ def _many_fields(
     apart from the bytes and kept as one column of JSON text
     (:mod:`explicit_audit.reading.wide_keys`), or the values read one by one.
     The windows of JSON Lines (``multiline`` false: one object per line) are
-    parsed in one call (:func:`_windows_of`, passed as ``parsed`` where
-    the caller has them), others one call each.
+    parsed in one call (:func:`_windows_parsed`, passed as ``parsed`` where
+    the caller has them, as :func:`parse_spans` does: the same call gives the
+    sample :func:`_declared` declares fields from), others one call each.
     """
     if len(data) <= _WINDOW_BYTES:
         return False  # Arrow's table of so few bytes is small, whatever their fields
@@ -162,17 +163,6 @@ class _Windows(NamedTuple):
     table: pa.Table
     names: list[tuple[set[str], int]]
     """Per window, the fields holding a value there, and its size (:func:`_names_per_window`)."""
-
-
-def _windows_of(data: bytes, schema: pa.Schema | None) -> _Windows | None:
-    """The windows :func:`_many_fields` looks at in JSON Lines, parsed together in one call.
-
-    One call (each costs about a millisecond however few its bytes) gives
-    both what :func:`_many_fields` counts and the sample :func:`_declared`
-    declares fields from. None when the bytes are too few for windows (see
-    :func:`_windows_parsed` for the others).
-    """
-    return None if len(data) <= _WINDOW_BYTES else _windows_parsed(_windows(data), schema)
 
 
 def _windows_parsed(windows: list[bytes], schema: pa.Schema | None) -> _Windows | None:
@@ -266,7 +256,11 @@ def parse_piece(
     try:
         # JSON Lines windows parsed once: the sample fields are declared from, and
         # what the count of fields looks at.
-        windows = None if multiline or max_fields is None else _windows_of(data, schema)
+        windows = (
+            None
+            if multiline or max_fields is None or len(data) <= _WINDOW_BYTES
+            else _windows_parsed(_windows(data), schema)
+        )
         declared = _declared(first_value, data, schema, windows)
         if max_fields is not None and _many_fields(data, declared, max_fields, multiline, windows):
             return Refused.TOO_MANY_FIELDS

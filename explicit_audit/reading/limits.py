@@ -68,9 +68,6 @@ from ..errors import AuditError
 __all__ = ["DEFAULT_LIMITS", "Limits", "limits_from", "shaping"]
 
 
-_DEFAULT_THREADS = THREADS
-
-
 @dataclass(frozen=True, slots=True)
 class Limits:
     """The reading limits in force for one load (see the module docstring).
@@ -91,7 +88,7 @@ class Limits:
     excerpt_chars: int = 300
     max_gzip_ratio: int = 200
     max_extra_columns: int = 256
-    max_threads: int = _DEFAULT_THREADS
+    max_threads: int = THREADS
     max_partitions: int = 10_000
     connect_timeout: int = 30
     idle_timeout: int = 60

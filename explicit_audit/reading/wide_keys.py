@@ -145,14 +145,10 @@ def _like_first_object(
             same[at[unlike]] = False  # each run writes its own members only
             at = at[~unlike]
 
-    _in_runs(compare, len(starts), _CHUNK_MEMBERS, threads)
+    size = len(starts)
+    runs = [(start, min(start + _CHUNK_MEMBERS, size)) for start in range(0, size, _CHUNK_MEMBERS)]
+    each(compare, runs or [(0, 0)], threads)  # each run of members in a thread
     return np.where(same, place, -1)
-
-
-def _in_runs(work: Callable[[tuple[int, int]], object], size: int, run: int, threads: int) -> list:
-    """``work((start, stop))`` for runs of ``run`` positions over ``size``, in ``threads``."""
-    bounds = [(start, min(start + run, size)) for start in range(0, size, run)] or [(0, 0)]
-    return each(work, bounds, threads)
 
 
 def _name(key: bytes) -> str | None:
