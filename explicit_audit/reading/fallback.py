@@ -19,6 +19,7 @@ from .._core.records import RawValue, RecordKind, Rejection
 from .claims import UNPARSED, ReadFile, parse_span, sort_value
 from .cuts import WHITESPACE
 from .exact import iter_region, keyed, parse_line, too_deep, too_large
+from .span_checks import digit_runs, flag_holders
 from .spans import Spans, short_groups
 
 __all__ = ["ExactFallback", "long_digit_spans"]
@@ -273,17 +274,7 @@ def long_digit_spans(data: bytes, spans: Spans, members: Sequence[int] | None = 
             return flagged
         asked = np.zeros(len(spans), dtype=bool)
         asked[indices] = True
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    digit = (buffer - np.uint8(48)) < 10
-    edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1
-    if len(digit) and digit[0]:
-        edges = np.concatenate(([0], edges))
-    if len(digit) and digit[-1]:
-        edges = np.concatenate((edges, [len(digit)]))
-    runs_start, runs_end = edges[::2], edges[1::2]
+    runs_start, runs_end = digit_runs(np.frombuffer(data, dtype=np.uint8))
     long_runs = runs_start[(runs_end - runs_start) >= _LONG_RUN]
-    if len(long_runs):
-        owner = np.searchsorted(spans.starts, long_runs, side="right") - 1
-        inside = (owner >= 0) & (long_runs < spans.ends[np.maximum(owner, 0)])
-        flagged[owner[inside]] = True
+    flag_holders(flagged, spans.starts, spans.ends, long_runs)
     return flagged if asked is None else flagged & asked

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from .limits import Limits
 
-__all__ = ["byte_checked"]
+__all__ = ["byte_checked", "digit_runs", "flag_holders"]
 
 _LBRACE, _LBRACKET = 123, 91
 #: Spans longer than this have their opening brackets counted (see _too_many_brackets).
@@ -54,7 +54,7 @@ def _doubtful(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
         return flagged
     first = buffer[candidates]
     hits = [_spelling(buffer, candidates[first == word[0]], word) for word in (b"NaN", b"Infinity")]
-    _flag_holders(flagged, starts, ends, np.concatenate(hits))
+    flag_holders(flagged, starts, ends, np.concatenate(hits))
     return flagged
 
 
@@ -69,18 +69,23 @@ def _too_many_digits(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -
     limit = sys.get_int_max_str_digits()
     if len(buffer) <= limit or not _may_hold_run(buffer, limit):
         return flagged
-    digit = (buffer - np.uint8(48)) < 10
-    edges = np.flatnonzero(np.diff(digit.view(np.int8))) + 1
-    if digit[0]:
-        edges = np.concatenate(([0], edges))
-    if digit[-1]:
-        edges = np.concatenate((edges, [len(digit)]))
-    runs_start, runs_end = edges[::2], edges[1::2]
-    _flag_holders(flagged, starts, ends, runs_start[(runs_end - runs_start) > limit])
+    runs_start, runs_end = digit_runs(buffer)
+    flag_holders(flagged, starts, ends, runs_start[(runs_end - runs_start) > limit])
     return flagged
 
 
-def _flag_holders(
+def digit_runs(buffer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of ASCII digits in ``buffer`` starts, and where it ends."""
+    digit = (buffer - np.uint8(48)) < 10
+    edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1
+    if len(digit) and digit[0]:
+        edges = np.concatenate(([0], edges))
+    if len(digit) and digit[-1]:
+        edges = np.concatenate((edges, [len(digit)]))
+    return edges[::2], edges[1::2]
+
+
+def flag_holders(
     flagged: np.ndarray, starts: np.ndarray, ends: np.ndarray, positions: np.ndarray
 ) -> None:
     """Flag each span (``starts``, ``ends`` in order) that holds one of ``positions``."""
