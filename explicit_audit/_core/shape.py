@@ -60,6 +60,7 @@ __all__ = [
     "UNDECLARED",
     "Field",
     "Shape",
+    "arrow_struct",
     "arrow_type",
     "defaults",
     "is_map",
@@ -241,10 +242,35 @@ def defaults(fields: Iterable[Field]) -> dict[str, Any]:
 
 
 def arrow_type(field: Field) -> pa.DataType:
-    """The Arrow type a field's values are read into, for a field of a scalar or strings type."""
+    """The Arrow type a field's values are read into.
+
+    A scalar or strings type has its own; an object of declared fields is a
+    struct of them (:func:`arrow_struct`), an array of declared items a list
+    of their type. Any other field (a map, an array of any values) has none.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, when it has no Arrow type.
+    """
+    if field.type == "object" and field.fields and not is_map(field):
+        return arrow_struct(field.fields)
+    if field.type == "array" and field.items is not None:
+        return pa.list_(arrow_type(field.items))
     if field.type not in _ARROW:
         raise ValueError(f"field {field.name!r} of type {field.type!r} has no Arrow type")
     return _ARROW[field.type]
+
+
+def arrow_struct(fields: Iterable[Field]) -> pa.StructType:
+    """A struct of ``fields`` in their order, a name given twice kept at its first place.
+
+    Two shapes' fields together give one struct that reads either shape.
+    """
+    first: dict[str, Field] = {}
+    for field in fields:
+        first.setdefault(field.name, field)
+    return pa.struct([(name, arrow_type(field)) for name, field in first.items()])
 
 
 def is_map(field: Field) -> bool:

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import displayable
+from .._core.shape import arrow_struct, arrow_type
 from ..reading.columnar import (
     ColumnarPart,
     ColumnarReader,
@@ -41,6 +42,7 @@ from ..reading.columnar import (
     scalar_frame,
 )
 from ..reading.member_text import member_texts
+from .shape import FLAT_MT_FIELDS, MT_FIELDS, SHAPES
 
 __all__ = [
     "LINE",
@@ -54,23 +56,16 @@ __all__ = [
 
 _STRING = pa.string()
 _SHARDS = pa.list_(_STRING)
-_MT_NAMES = ("engine", "manifest_hash", "source_lang")
-_FLAT_NAMES = ("mt_engine", "mt_manifest_hash", "source_lang")
+_MT_NAMES = tuple(field.name for field in MT_FIELDS)
+_FLAT_NAMES = tuple(field.name for field in FLAT_MT_FIELDS)
 #: A written plan, either shape: the core fields, the ``mt`` object, the flat MT keys.
-PLAN_TYPE = pa.struct(
-    [
-        ("retrieval_keywords", _STRING),
-        ("top_k", pa.int64()),
-        ("over_fetch", pa.int64()),
-        ("max_context_chars", pa.int64()),
-        ("shard_ids", _SHARDS),
-        ("mt", pa.struct([(name, _STRING) for name in _MT_NAMES])),
-        *((name, _STRING) for name in _FLAT_NAMES),
-    ]
+PLAN_TYPE = arrow_struct(
+    field for shape in SHAPES for field in shape.field("retrieval_plan").fields
 )
-#: What the columnar path expects of a record.
+#: What the columnar path expects of a record: its fields, the plan in either shape.
 LINE = pa.schema(
-    [("run_id", _STRING), ("retrieval_plan", PLAN_TYPE), ("retrieval_plan_hash", _STRING)]
+    (field.name, PLAN_TYPE if field.name == "retrieval_plan" else arrow_type(field))
+    for field in SHAPES[0].fields
 )
 #: The rows of both paths, before they become the ``plans`` DataFrame.
 NORMAL_SCHEMA = pa.schema(

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import beside
+from .._core.shape import arrow_struct
 from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
@@ -37,24 +38,11 @@ from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
 from ._schema import STRINGS as _STRINGS
 from ._values import is_presentation
+from .shape import RECEIPT_FIELDS
 
 __all__ = ["NORMAL_SCHEMA", "columnar", "frames_from_parts", "layout"]
 
-_IN_RECEIPT = [
-    ("schemaVersion", pa.int64()),
-    ("scope", pa.string()),
-    ("query", pa.string()),
-    ("activeSpace", pa.string()),
-    ("collection", pa.string()),
-    ("requestedSourceClasses", _STRINGS),
-    ("allowedSourceClasses", _STRINGS),
-    ("kind", pa.string()),
-    ("locatorUris", _STRINGS),
-    ("recordIds", _STRINGS),
-    ("exposedResults", pa.list_(_EXPOSED)),
-    ("relevanceThreshold", pa.float64()),
-    ("withheld", pa.struct([("audienceId", pa.string()), ("count", pa.int64())])),
-]
+_IN_RECEIPT = list(arrow_struct(RECEIPT_FIELDS))
 #: What the fast path expects of a bare receipt line, and of a CLI/outcome line.
 #: A value of another type makes pyarrow fail, and the file is read value by value.
 BARE_LINE = pa.schema(_IN_RECEIPT)

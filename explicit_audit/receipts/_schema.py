@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .._core.shape import arrow_type
+from .._core.shape import arrow_struct
 from .shape import EXPOSED_FIELDS, PRESENTATION_SHAPES, RECEIPT_KEYS, WRAPPER_KEYS
 
 __all__ = [
@@ -37,7 +37,7 @@ CATEGORIES = {
 STRINGS = pa.list_(pa.string())
 # Exposed results keep the producer's field names inside Arrow (no copy to
 # rename them); the ``exposed`` DataFrame gets snake_case names.
-EXPOSED_STRUCT = pa.struct([(field.name, arrow_type(field)) for field in EXPOSED_FIELDS])
+EXPOSED_STRUCT = arrow_struct(EXPOSED_FIELDS)
 NORMAL_SCHEMA = pa.schema(
     [
         ("source_file", pa.string()),
