@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import beside
-from .._core.shape import arrow_struct
+from .._core.shape import arrow_struct, arrow_type
 from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
@@ -34,14 +34,14 @@ from ..reading.columnar import (
     string_series,
 )
 from ._schema import CATEGORIES as _CATEGORIES
-from ._schema import EXPOSED_STRUCT as _EXPOSED
 from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
 from ._schema import STRINGS as _STRINGS
 from ._values import is_presentation
-from .shape import RECEIPT_FIELDS
+from .shape import RECEIPT_FIELDS, SHAPES
 
 __all__ = ["NORMAL_SCHEMA", "columnar", "frames_from_parts", "layout"]
 
+_BARE, _CLI, _OUTCOME = SHAPES
 _IN_RECEIPT = list(arrow_struct(RECEIPT_FIELDS))
 #: What the fast path expects of a bare receipt line, and of a CLI/outcome line.
 #: A value of another type makes pyarrow fail, and the file is read value by value.
@@ -95,16 +95,34 @@ def _within(array: pa.Array, allowed: Sequence) -> None:
         raise NotClean
 
 
+def _read(struct: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
+    """The field at ``path`` of a receipt, checked as its shape declares it (:mod:`.shape`).
+
+    Of its type, null only where it is nullable, one of its values where it
+    declares them, and a list of strings without a null; otherwise
+    :class:`NotClean`.
+    """
+    field = _BARE.field(path)
+    array = _as(_field(struct, field.name), arrow_type(field), field.nullable)
+    if field.values:
+        _within(array, field.values)
+    if field.type == "strings" and pc.list_flatten(array).null_count:
+        raise NotClean
+    return array
+
+
 def _exposed(exposed: pa.ChunkedArray) -> pa.ChunkedArray:
-    exposed = _as(exposed, pa.list_(_EXPOSED), False)
+    declared = _BARE.field("exposedResults")
+    exposed = _as(exposed, arrow_type(declared), declared.nullable)
     flat = pc.list_flatten(exposed)
     if flat.null_count:
         raise NotClean
-    for name in ("recordId", "sourceUri", "relativePath", "sourceClasses"):
-        if pc.struct_field(flat, name).null_count:
+    for field in declared.items.fields:
+        values = pc.struct_field(flat, field.name)
+        if not field.nullable and values.null_count:
             raise NotClean
-    if pc.list_flatten(pc.struct_field(flat, "sourceClasses")).null_count:
-        raise NotClean
+        if field.type == "strings" and pc.list_flatten(values).null_count:
+            raise NotClean
     return exposed
 
 
@@ -112,38 +130,25 @@ def _receipt_columns(receipt: pa.ChunkedArray) -> dict[str, pa.ChunkedArray]:
     withheld = _field(receipt, "withheld")
     if not pa.types.is_struct(withheld.type) or withheld.null_count:
         raise NotClean
-    version = _as(_field(receipt, "schemaVersion"), pa.int64(), False)
-    _within(version, [0])
-    columns = {
-        "schema_version": version,
-        "scope": _as(_field(receipt, "scope"), pa.string(), False),
-        "query": _as(_field(receipt, "query"), pa.string(), True),
-        "active_space": _as(_field(receipt, "activeSpace"), pa.string(), True),
-        "collection": _as(_field(receipt, "collection"), pa.string(), False),
-        "kind": _as(_field(receipt, "kind"), pa.string(), False),
-        "requested_source_classes": _as(_field(receipt, "requestedSourceClasses"), _STRINGS, False),
-        "allowed_source_classes": _as(_field(receipt, "allowedSourceClasses"), _STRINGS, False),
-        "locator_uris": _as(_field(receipt, "locatorUris"), _STRINGS, False),
-        "record_ids": _as(_field(receipt, "recordIds"), _STRINGS, False),
-        "relevance_threshold": _as(_field(receipt, "relevanceThreshold"), pa.float64(), True),
-        "withheld_audience": _as(_field(withheld, "audienceId"), pa.string(), True),
-        "withheld_count": _as(_field(withheld, "count"), pa.int64(), False),
+    declared = {field.name for field in _BARE.field("withheld").fields}
+    if not {withheld.type.field(i).name for i in range(withheld.type.num_fields)} <= declared:
+        raise NotClean
+    return {
+        "schema_version": _read(receipt, "schemaVersion"),
+        "scope": _read(receipt, "scope"),
+        "query": _read(receipt, "query"),
+        "active_space": _read(receipt, "activeSpace"),
+        "collection": _read(receipt, "collection"),
+        "kind": _read(receipt, "kind"),
+        "requested_source_classes": _read(receipt, "requestedSourceClasses"),
+        "allowed_source_classes": _read(receipt, "allowedSourceClasses"),
+        "locator_uris": _read(receipt, "locatorUris"),
+        "record_ids": _read(receipt, "recordIds"),
+        "relevance_threshold": _read(receipt, "relevanceThreshold"),
+        "withheld_audience": _read(withheld, "withheld.audienceId"),
+        "withheld_count": _read(withheld, "withheld.count"),
         "exposed": _exposed(_field(receipt, "exposedResults")),
     }
-    _within(columns["scope"], ["search", "space"])
-    _within(columns["kind"], ["hit", "miss"])
-    for name in (
-        "requested_source_classes",
-        "allowed_source_classes",
-        "locator_uris",
-        "record_ids",
-    ):
-        if pc.list_flatten(columns[name]).null_count:
-            raise NotClean
-    withheld_keys = {withheld.type.field(i).name for i in range(withheld.type.num_fields)}
-    if not withheld_keys <= {"audienceId", "count"}:
-        raise NotClean
-    return columns
 
 
 def _codes(errors: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -169,10 +174,10 @@ def _wrapper_columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
         raise NotClean
     if not pc.all(pc.or_(is_cli, pc.is_valid(kind)), min_count=0).as_py():
         raise NotClean
-    _within(version.drop_null(), [0])
-    _within(status.drop_null(), ["hit", "miss", "failed"])
+    _within(version.drop_null(), _CLI.field("schema_version").values)
+    _within(status.drop_null(), _CLI.field("status").values)
     outcome_kind = pc.if_else(is_cli, pa.scalar(None, pa.string()), kind)
-    _within(outcome_kind.drop_null(), ["hit", "miss", "failure"])
+    _within(outcome_kind.drop_null(), _OUTCOME.field("kind").values)
     outcome = pc.coalesce(status, pc.replace_substring(outcome_kind, "failure", "failed"))
     if "records" in table.column_names:
         records = table.column("records")
