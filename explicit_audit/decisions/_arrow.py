@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import extra_columns
+from .._core.shape import arrow_struct
 from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
@@ -31,7 +32,7 @@ from ..reading.columnar import (
     scalar_lists,
 )
 from .routing import INPUT_COLUMNS, REPLAY_COLUMNS
-from .shape import FIELD_TYPES
+from .shape import FIELD_TYPES, SHAPES
 
 __all__ = [
     "FIELD_TYPES",
@@ -43,7 +44,12 @@ __all__ = [
 
 _INPUT_FIELDS = [(name, FIELD_TYPES[name]) for name in INPUT_COLUMNS]
 _OUTPUT_FIELDS = [(name, FIELD_TYPES[name]) for name in REPLAY_COLUMNS]
-_IDS = [("decision_id", pa.string()), ("policy_id", pa.string())]
+_NESTED, _FLAT = SHAPES
+#: What the fast path expects of a nested and of a flat decision line: their shapes.
+NESTED_LINE = pa.schema(list(arrow_struct(_NESTED.fields)))
+FLAT_LINE = pa.schema(list(arrow_struct(_FLAT.fields)))
+#: The fields of a line that are neither an input nor an output: its ids.
+_IDS = [field for field in FLAT_LINE if field.name not in FIELD_TYPES]
 NORMAL_SCHEMA = pa.schema(
     [
         ("source_file", pa.string()),
@@ -54,11 +60,6 @@ NORMAL_SCHEMA = pa.schema(
         *((f"recorded_{name}", type_) for name, type_ in _OUTPUT_FIELDS),
     ]
 )
-#: What the fast path expects of a nested and of a flat decision line.
-NESTED_LINE = pa.schema(
-    [*_IDS, ("inputs", pa.struct(_INPUT_FIELDS)), ("decision", pa.struct(_OUTPUT_FIELDS))]
-)
-FLAT_LINE = pa.schema([*_IDS, *_INPUT_FIELDS, *_OUTPUT_FIELDS])
 
 
 def part_from_rows(rows: Sequence[dict], where: Sequence[tuple[str, int]], extras: Sequence[dict]):
@@ -108,7 +109,7 @@ def _piece(piece: JsonlPiece, nested: bool, first_keys: dict):
                 first_keys.get(section, {}),
             )
         }
-        known = {"inputs", "decision", *(name for name, _ in _IDS)}
+        known = {f.name for f in NESTED_LINE}
     else:
 
         def field(section: str, name: str) -> pa.ChunkedArray:
