@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import beside
-from .._core.shape import arrow_struct, arrow_type
+from .._core.shape import Field, arrow_struct, arrow_type
 from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
@@ -34,14 +34,14 @@ from ..reading.columnar import (
     string_series,
 )
 from ._schema import CATEGORIES as _CATEGORIES
-from ._schema import NORMAL_SCHEMA, RECEIPT_KEYS, WRAPPER_KEYS
+from ._schema import NORMAL_SCHEMA, RECEIPT_COLUMNS, RECEIPT_KEYS, RECEIPT_SHAPE, WRAPPER_KEYS
 from ._schema import STRINGS as _STRINGS
 from ._values import is_presentation
 from .shape import RECEIPT_FIELDS, SHAPES
 
 __all__ = ["NORMAL_SCHEMA", "columnar", "frames_from_parts", "layout"]
 
-_BARE, _CLI, _OUTCOME = SHAPES
+_CLI, _OUTCOME = SHAPES[1:]
 _IN_RECEIPT = list(arrow_struct(RECEIPT_FIELDS))
 #: What the fast path expects of a bare receipt line, and of a CLI/outcome line.
 #: A value of another type makes pyarrow fail, and the file is read value by value.
@@ -95,60 +95,47 @@ def _within(array: pa.Array, allowed: Sequence) -> None:
         raise NotClean
 
 
-def _read(struct: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
+def _read(receipt: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
     """The field at ``path`` of a receipt, checked as its shape declares it (:mod:`.shape`).
 
     Of its type, null only where it is nullable, one of its values where it
-    declares them, and a list of strings without a null; otherwise
-    :class:`NotClean`.
+    declares them, and no null inside a list where the field does not allow
+    one (:func:`_no_null_inside`); otherwise :class:`NotClean`.
     """
-    field = _BARE.field(path)
-    array = _as(_field(struct, field.name), arrow_type(field), field.nullable)
+    field = RECEIPT_SHAPE.field(path)
+    array = receipt
+    for name in path.split("."):
+        array = _field(array, name)
+    array = _as(array, arrow_type(field), field.nullable)
     if field.values:
         _within(array, field.values)
-    if field.type == "strings" and pc.list_flatten(array).null_count:
-        raise NotClean
+    _no_null_inside(array, field)
     return array
 
 
-def _exposed(exposed: pa.ChunkedArray) -> pa.ChunkedArray:
-    declared = _BARE.field("exposedResults")
-    exposed = _as(exposed, arrow_type(declared), declared.nullable)
-    flat = pc.list_flatten(exposed)
+def _no_null_inside(array: pa.ChunkedArray, field: Field) -> None:
+    """:class:`NotClean` where a list holds a null: a string of a list of strings, an
+    object of an array, or a field an object of the array declares not nullable."""
+    if field.type != "strings" and field.items is None:
+        return
+    flat = pc.list_flatten(array)
     if flat.null_count:
         raise NotClean
-    for field in declared.items.fields:
-        values = pc.struct_field(flat, field.name)
-        if not field.nullable and values.null_count:
+    for item in field.items.fields if field.items is not None else ():
+        values = pc.struct_field(flat, item.name)
+        if not item.nullable and values.null_count:
             raise NotClean
-        if field.type == "strings" and pc.list_flatten(values).null_count:
-            raise NotClean
-    return exposed
+        _no_null_inside(values, item)
 
 
 def _receipt_columns(receipt: pa.ChunkedArray) -> dict[str, pa.ChunkedArray]:
     withheld = _field(receipt, "withheld")
     if not pa.types.is_struct(withheld.type) or withheld.null_count:
         raise NotClean
-    declared = {field.name for field in _BARE.field("withheld").fields}
+    declared = {field.name for field in RECEIPT_SHAPE.field("withheld").fields}
     if not {withheld.type.field(i).name for i in range(withheld.type.num_fields)} <= declared:
         raise NotClean
-    return {
-        "schema_version": _read(receipt, "schemaVersion"),
-        "scope": _read(receipt, "scope"),
-        "query": _read(receipt, "query"),
-        "active_space": _read(receipt, "activeSpace"),
-        "collection": _read(receipt, "collection"),
-        "kind": _read(receipt, "kind"),
-        "requested_source_classes": _read(receipt, "requestedSourceClasses"),
-        "allowed_source_classes": _read(receipt, "allowedSourceClasses"),
-        "locator_uris": _read(receipt, "locatorUris"),
-        "record_ids": _read(receipt, "recordIds"),
-        "relevance_threshold": _read(receipt, "relevanceThreshold"),
-        "withheld_audience": _read(withheld, "withheld.audienceId"),
-        "withheld_count": _read(withheld, "withheld.count"),
-        "exposed": _exposed(_field(receipt, "exposedResults")),
-    }
+    return {column: _read(receipt, path) for path, column in RECEIPT_COLUMNS.items()}
 
 
 def _codes(errors: pa.ChunkedArray) -> pa.ChunkedArray:

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .._core.shape import arrow_struct
-from .shape import EXPOSED_FIELDS, PRESENTATION_SHAPES, RECEIPT_KEYS, WRAPPER_KEYS
+from .._core.shape import arrow_struct, arrow_type
+from .shape import EXPOSED_FIELDS, PRESENTATION_SHAPES, RECEIPT_KEYS, SHAPES, WRAPPER_KEYS
 
 __all__ = [
     "CATEGORIES",
     "EXPOSED_STRUCT",
     "NORMAL_SCHEMA",
     "PRESENTATION_STATUSES",
+    "RECEIPT_COLUMNS",
     "RECEIPT_KEYS",
+    "RECEIPT_SHAPE",
     "STRINGS",
     "WRAPPER_KEYS",
 ]
@@ -38,6 +40,26 @@ STRINGS = pa.list_(pa.string())
 # Exposed results keep the producer's field names inside Arrow (no copy to
 # rename them); the ``exposed`` DataFrame gets snake_case names.
 EXPOSED_STRUCT = arrow_struct(EXPOSED_FIELDS)
+#: The receipt's fields the ``receipts`` table holds, each by its dotted path in
+#: the receipt, and the column it fills, in the table's order.
+RECEIPT_COLUMNS = {
+    "schemaVersion": "schema_version",
+    "scope": "scope",
+    "query": "query",
+    "activeSpace": "active_space",
+    "collection": "collection",
+    "kind": "kind",
+    "requestedSourceClasses": "requested_source_classes",
+    "allowedSourceClasses": "allowed_source_classes",
+    "locatorUris": "locator_uris",
+    "recordIds": "record_ids",
+    "relevanceThreshold": "relevance_threshold",
+    "withheld.audienceId": "withheld_audience",
+    "withheld.count": "withheld_count",
+    "exposedResults": "exposed",
+}
+#: A bare receipt's shape, whose fields :data:`RECEIPT_COLUMNS` names.
+RECEIPT_SHAPE = SHAPES[0]
 NORMAL_SCHEMA = pa.schema(
     [
         ("source_file", pa.string()),
@@ -46,19 +68,9 @@ NORMAL_SCHEMA = pa.schema(
         ("outcome", pa.string()),
         ("error_codes", STRINGS),
         ("n_records", pa.int64()),
-        ("schema_version", pa.int64()),
-        ("scope", pa.string()),
-        ("query", pa.string()),
-        ("active_space", pa.string()),
-        ("collection", pa.string()),
-        ("kind", pa.string()),
-        ("requested_source_classes", STRINGS),
-        ("allowed_source_classes", STRINGS),
-        ("locator_uris", STRINGS),
-        ("record_ids", STRINGS),
-        ("relevance_threshold", pa.float64()),
-        ("withheld_audience", pa.string()),
-        ("withheld_count", pa.int64()),
-        ("exposed", pa.list_(EXPOSED_STRUCT)),
+        *(
+            (column, arrow_type(RECEIPT_SHAPE.field(path)))
+            for path, column in RECEIPT_COLUMNS.items()
+        ),
     ]
 )
