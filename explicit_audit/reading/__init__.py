@@ -31,6 +31,7 @@ A byte's path, stage by stage, each stage a module:
 
 :mod:`.limits` bounds every stage (a hostile file is a rejection, never a
 crash); :mod:`.options` holds a load's options as one typed object;
-:mod:`.reader` reads a single file (exactly, or as a load reads it);
-:mod:`.memory` and :mod:`.gc_pause` keep a load's memory and pauses small.
+:mod:`.reader` reads one file, its bytes or a range of its lines as a load
+reads them (a Dask partition is read so); :mod:`.memory` and
+:mod:`.gc_pause` keep a load's memory and pauses small.
 """
