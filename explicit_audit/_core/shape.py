@@ -9,8 +9,11 @@ tree of :class:`Field`. From that one declaration the kit derives:
 - the field tables of ``docs/formats.md``
   (:func:`~explicit_audit._core.shape_table.markdown_table`), which a
   test regenerates and compares, so that the document cannot drift;
-- the Arrow type of a field (:func:`arrow_type`), for the columnar reading
-  path, and the defaults the value-by-value path fills in (:func:`defaults`).
+- the Arrow type of a field, nested objects and arrays included
+  (:func:`arrow_type`), and of several shapes' fields read as one
+  (:func:`arrow_struct`): what the columnar reading paths expect of a line
+  and the columns it fills; and the defaults the value-by-value path fills
+  in (:func:`defaults`).
 
 Field types are few, and named for what they hold:
 
