@@ -289,3 +289,36 @@ def test_nan_in_a_line_is_refused_by_both_paths(tmp_path):
     path.write_text(text + "\n")
     audit = _load(path)
     assert len(audit.receipts) == 1 and audit.rejected["source_line"].tolist() == [2]
+
+
+@pytest.mark.parametrize(
+    ("changed", "reason"),
+    [
+        ({"recordId": None}, "exposedResults[0].recordId"),
+        ({"sourceClasses": ["status", None]}, "exposedResults[0].sourceClasses[1]"),
+        ({"score": None}, None),  # declared nullable: loads
+    ],
+)
+def test_a_null_inside_an_exposed_result_is_judged_as_its_shape_declares(tmp_path, changed, reason):
+    """Among 1,000 clean receipts read in bulk, one exposed result with a null field is
+    rejected where the shape does not allow the null, and loaded where it does: the
+    columnar path checks each field of the exposed results by its declaration, and
+    gives what the value-by-value path gives."""
+    good = make_receipt()
+    bad = make_receipt(exposedResults=[{**good["exposedResults"][0], **changed}])
+    path = _write_lines(tmp_path / "receipts.jsonl", [good] * 500 + [bad] + [good] * 499)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        bulk = ea.load(path, progress=False)
+        with registry.replaced([without_columnar(receipts_module.KIND)]):
+            exact = ea.load(path, progress=False)
+    if reason is None:
+        assert bulk.rejected.empty
+        assert len(bulk.receipts) == 1_000
+        assert bulk.exposed["score"].isna().sum() == 1
+    else:
+        assert bulk.rejected["source_line"].tolist() == [501]
+        assert reason in bulk.rejected["reason"].iloc[0]
+        assert len(bulk.receipts) == 999
+    pd.testing.assert_frame_equal(bulk.rejected, exact.rejected)
+    pd.testing.assert_frame_equal(bulk.receipts, exact.receipts)

@@ -23,6 +23,8 @@ from explicit_audit._core import registry
 from explicit_audit._core.shape import (
     Field,
     Shape,
+    arrow_struct,
+    arrow_type,
     json_schema,
     published,
     shape_problems,
@@ -198,3 +200,26 @@ def test_a_shapes_problems_with_keys_are_its_json_schemas():
         assert validator.is_valid(value) == (not problems or "n" in value)
     assert "accepted, noted: string" in markdown_table(shape)
     assert "| `tags` | object of probability by name |" in markdown_table(shape)
+
+
+def test_the_arrow_type_of_objects_arrays_and_two_shapes_read_as_one():
+    """An object of declared fields is a struct of theirs, an array of declared items a list of
+    them; a map or an array of any values has no Arrow type; two shapes' fields make one
+    struct, a name declared twice at its first place."""
+    item = Field("item", "object", "an item", fields=(Field("id", "string", "its id"),))
+    listed = Field("items", "array", "items", items=item)
+    assert arrow_type(listed) == pa.list_(pa.struct([("id", pa.string())]))
+    assert arrow_type(Field("outer", "object", "o", fields=(listed,))) == pa.struct(
+        [("items", pa.list_(pa.struct([("id", pa.string())])))]
+    )
+    for untyped in (
+        Field("anything", "array", "any values", items=Field("any", "any")),
+        Field("by_name", "object", "a map", items=Field("count", "count", "a count")),
+    ):
+        with pytest.raises(ValueError, match=untyped.name):
+            arrow_type(untyped)
+    one = (Field("a", "string", "a"), Field("b", "integer", "b"))
+    other = (Field("a", "string", "a again"), Field("c", "boolean", "c"))
+    assert arrow_struct((*one, *other)) == pa.struct(
+        [("a", pa.string()), ("b", pa.int64()), ("c", pa.bool_())]
+    )

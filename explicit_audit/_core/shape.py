@@ -256,10 +256,13 @@ def arrow_type(field: Field) -> pa.DataType:
     ValueError
         Naming the field, when it has no Arrow type.
     """
-    if field.type == "object" and field.fields and not is_map(field):
-        return arrow_struct(field.fields)
-    if field.type == "array" and field.items is not None:
-        return pa.list_(arrow_type(field.items))
+    try:
+        if field.type == "object" and field.fields and not is_map(field):
+            return arrow_struct(field.fields)
+        if field.type == "array" and field.items is not None:
+            return pa.list_(arrow_type(field.items))
+    except ValueError as exc:  # named from the outside in: "field 'a': field 'b' of ..."
+        raise ValueError(f"field {field.name!r}: {exc}") from None
     if field.type not in _ARROW:
         raise ValueError(f"field {field.name!r} of type {field.type!r} has no Arrow type")
     return _ARROW[field.type]
