@@ -45,6 +45,8 @@ from ..reading.member_text import member_texts
 from .shape import FLAT_MT_FIELDS, MT_FIELDS, SHAPES
 
 __all__ = [
+    "COLUMNS",
+    "DTYPES",
     "LINE",
     "NORMAL_SCHEMA",
     "columnar",
@@ -67,28 +69,29 @@ LINE = pa.schema(
     (field.name, PLAN_TYPE if field.name == "retrieval_plan" else arrow_type(field))
     for field in SHAPES[0].fields
 )
-#: The rows of both paths, before they become the ``plans`` DataFrame.
-NORMAL_SCHEMA = pa.schema(
-    [
-        ("source_file", _STRING),
-        ("source_line", pa.int64()),
-        ("run_id", _STRING),
-        ("retrieval_plan_hash", _STRING),
-        ("plan_shape", _STRING),
-        ("retrieval_keywords", _STRING),
-        ("keywords_non_ascii", pa.bool_()),
-        ("top_k", pa.int64()),
-        ("over_fetch", pa.int64()),
-        ("max_context_chars", pa.int64()),
-        ("shard_ids", _SHARDS),
-        ("has_mt", pa.bool_()),
-        ("mt_engine", _STRING),
-        ("mt_manifest_hash", _STRING),
-        ("source_lang", _STRING),
-        ("seed_coercions", _STRING),
-        ("plan", _STRING),
-    ]
-)
+#: The ``plans`` table's columns, in order: each one's Arrow type in the parts both
+#: paths make (:data:`NORMAL_SCHEMA`), and its dtype in the DataFrame (:data:`DTYPES`).
+COLUMNS = {
+    "source_file": (_STRING, "str"),
+    "source_line": (pa.int64(), "int64"),
+    "run_id": (_STRING, "str"),
+    "retrieval_plan_hash": (_STRING, "str"),
+    "plan_shape": (_STRING, pd.CategoricalDtype([shape.name for shape in SHAPES])),
+    "retrieval_keywords": (_STRING, "str"),
+    "keywords_non_ascii": (pa.bool_(), "boolean"),
+    "top_k": (pa.int64(), "Int64"),
+    "over_fetch": (pa.int64(), "Int64"),
+    "max_context_chars": (pa.int64(), "Int64"),
+    "shard_ids": (_SHARDS, pd.ArrowDtype(_SHARDS)),
+    "has_mt": (pa.bool_(), "boolean"),
+    "mt_engine": (_STRING, "category"),
+    "mt_manifest_hash": (_STRING, "str"),
+    "source_lang": (_STRING, "category"),
+    "seed_coercions": (_STRING, "str"),
+    "plan": (_STRING, "str"),
+}
+NORMAL_SCHEMA = pa.schema([(name, arrow) for name, (arrow, _) in COLUMNS.items()])
+DTYPES = {name: dtype for name, (_, dtype) in COLUMNS.items()}
 _NULL = re.compile(rb"null")
 
 

@@ -67,7 +67,7 @@ from ..reading.collect import Source
 from ..reading.columnar import ColumnarPart, frame_from_parts
 from ..reading.member_text import member_texts
 from ..reading.options import LoadOptions
-from ._arrow import part_from_rows
+from ._arrow import DTYPES, part_from_rows
 from ._canonical import (
     PlanError,
     dataclass_fields,
@@ -84,26 +84,6 @@ NAME = "plans"
 
 _RECORD_KEYS = RECORD_KEYS
 _RECORD_KEY_SET = frozenset(_RECORD_KEYS)
-_LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
-_COLUMN_DTYPES = {
-    "source_file": "str",
-    "source_line": "int64",
-    "run_id": "str",
-    "retrieval_plan_hash": "str",
-    "plan_shape": pd.CategoricalDtype(["canonical", "flat"]),
-    "retrieval_keywords": "str",
-    "keywords_non_ascii": "boolean",
-    "top_k": "Int64",
-    "over_fetch": "Int64",
-    "max_context_chars": "Int64",
-    "shard_ids": _LIST_OF_STRINGS,
-    "has_mt": "boolean",
-    "mt_engine": "category",
-    "mt_manifest_hash": "str",
-    "source_lang": "category",
-    "seed_coercions": "str",
-    "plan": "str",
-}
 
 
 def matches(value: dict) -> bool:
@@ -258,7 +238,7 @@ def _part(kept: list) -> ColumnarPart:
 def build_tables(segments: Sequence[tuple]) -> KindTables:
     """The ``plans`` table from values read one by one and from columnar parts, in file order."""
     parts, rejected = parts_and_rejections(segments, NAME, _row, _part)
-    return KindTables({"plans": frame_from_parts(parts, _COLUMN_DTYPES, taken="record.")}, rejected)
+    return KindTables({"plans": frame_from_parts(parts, DTYPES, taken="record.")}, rejected)
 
 
 def _extra_keys(value: dict) -> dict:
