@@ -86,27 +86,25 @@ _COUNTS = {name for name, type_ in _TYPES.items() if type_ == "count"}
 _PROBABILITIES = {name for name, type_ in _TYPES.items() if type_ == "probability"}
 _IDS = ("decision_id", "policy_id")
 
-#: Column name -> dtype of the ``decisions`` table (extra columns follow these).
+#: The dtype of the ``decisions`` table's column of each field type (a string names
+#: one of few values: a domain, a policy).
+_DTYPE_OF = {
+    "string": "category",
+    "count": "int64",
+    "probability": "float64",
+    "boolean": "bool",
+    "strings": LIST_OF_STRINGS,
+}
+#: Column name -> dtype of the ``decisions`` table (extra columns follow these): the
+#: inputs' own, then the recorded outputs', read off the declared fields.
 COLUMN_DTYPES: dict[str, Any] = {
     "source_file": "str",
     "source_line": "int64",
     "decision_id": "str",
     "policy_id": "category",
     "shape": "category",
-    "subject_domain": "category",
-    "content_chars": "int64",
-    "deterministic_keyword_hits": LIST_OF_STRINGS,
-    "self_declared_high_impact": "bool",
-    "self_declared_risk_flags": LIST_OF_STRINGS,
-    "confidence": "float64",
-    "evidence_doc_count": "int64",
-    "recorded_escalate_to_26b": "bool",
-    "recorded_escalation_reasons": LIST_OF_STRINGS,
-    "recorded_risk_flags": LIST_OF_STRINGS,
-    "recorded_high_impact_task": "bool",
-    "recorded_synthesis_directives": LIST_OF_STRINGS,
-    "recorded_subject_domain_used": "category",
-    "recorded_used_fallback": "bool",
+    **{field.name: _DTYPE_OF[field.type] for field in INPUT_FIELDS},
+    **{f"recorded_{field.name}": _DTYPE_OF[field.type] for field in OUTPUT_FIELDS},
 }
 
 
