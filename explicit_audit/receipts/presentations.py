@@ -75,6 +75,7 @@ from .._core.columns import beside, extra_columns, text_safe_series
 from .._core.records import RawValue, Rejection, sort_out
 from .._core.shape import arrow_type
 from ..errors import RecordError
+from ._schema import PRESENTATION_STATUSES
 from ._values import (
     PRESENTATION_KEYS,
     _integer,
@@ -90,12 +91,7 @@ from .shape import PRESENTATION_SHAPES
 
 __all__ = ["PRESENTATION_COLUMNS", "presentations_table", "screen_presentations"]
 
-_REFERENCE = pa.struct(
-    [
-        (field.name, arrow_type(field))
-        for field in PRESENTATION_SHAPES[0].field("receipt.sourceReferences").items.fields
-    ]
-)
+_REFERENCE = arrow_type(PRESENTATION_SHAPES[0].field("receipt.sourceReferences").items)
 _REFERENCE_KEYS = tuple(_REFERENCE.names)
 _LIST_OF_STRINGS = pd.ArrowDtype(pa.list_(pa.string()))
 #: Columns of ``presentations`` and their dtypes (meanings in the module docstring).
@@ -103,7 +99,7 @@ PRESENTATION_COLUMNS = {
     "source_file": "str",
     "source_line": "int64",
     "receipt_row": "Int64",
-    "status": pd.CategoricalDtype(["presented", "failed"]),
+    "status": pd.CategoricalDtype(PRESENTATION_STATUSES),
     "presentation_id": "str",
     "active_space": "str",
     "view_id": "str",
