@@ -23,12 +23,11 @@ from explicit_audit._core import registry
 from explicit_audit._core.shape import (
     Field,
     Shape,
-    arrow_struct,
-    arrow_type,
     json_schema,
     published,
     shape_problems,
 )
+from explicit_audit._core.shape_arrow import arrow_struct, arrow_type
 from explicit_audit._core.shape_table import markdown_table
 from explicit_audit.decisions import shape as decision_shape
 from explicit_audit.decisions.routing import INPUT_COLUMNS, REPLAY_COLUMNS

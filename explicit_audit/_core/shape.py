@@ -9,11 +9,10 @@ tree of :class:`Field`. From that one declaration the kit derives:
 - the field tables of ``docs/formats.md``
   (:func:`~explicit_audit._core.shape_table.markdown_table`), which a
   test regenerates and compares, so that the document cannot drift;
-- the Arrow type of a field, nested objects and arrays included
-  (:func:`arrow_type`), and of several shapes' fields read as one
-  (:func:`arrow_struct`): what the columnar reading paths expect of a line
-  and the columns it fills; and the defaults the value-by-value path fills
-  in (:func:`defaults`).
+- the Arrow type of a field, nested objects and arrays included, and of
+  several shapes' fields read as one (:mod:`explicit_audit._core.shape_arrow`):
+  what the columnar reading paths expect of a line and the columns it
+  fills; and the defaults the value-by-value path fills in (:func:`defaults`).
 
 Field types are few, and named for what they hold:
 
@@ -55,7 +54,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import pyarrow as pa
 
 __all__ = [
     "NO_DEFAULT",
@@ -63,8 +61,6 @@ __all__ = [
     "UNDECLARED",
     "Field",
     "Shape",
-    "arrow_struct",
-    "arrow_type",
     "defaults",
     "is_map",
     "json_schema",
@@ -94,17 +90,6 @@ UNDECLARED = (
     "not of the type the producer declares: the kit reads it as the producer's own code "
     "does, and notes it (record_keys: undeclared_value)"
 )
-
-_ARROW = {
-    "string": pa.string(),
-    "name": pa.string(),
-    "integer": pa.int64(),
-    "count": pa.int64(),
-    "number": pa.float64(),
-    "probability": pa.float64(),
-    "boolean": pa.bool_(),
-    "strings": pa.list_(pa.string()),
-}
 
 
 class _NoDefault:
@@ -242,41 +227,6 @@ def walk(fields: Iterable[Field], prefix: str = "") -> Iterator[tuple[str, Field
 def defaults(fields: Iterable[Field]) -> dict[str, Any]:
     """``{name: the producer's default}`` for the fields that have one."""
     return {field.name: field.default for field in fields if field.has_default}
-
-
-def arrow_type(field: Field) -> pa.DataType:
-    """The Arrow type a field's values are read into.
-
-    A scalar or strings type has its own; an object of declared fields is a
-    struct of them (:func:`arrow_struct`), an array of declared items a list
-    of their type. Any other field (a map, an array of any values) has none.
-
-    Raises
-    ------
-    ValueError
-        Naming the field, when it has no Arrow type.
-    """
-    try:
-        if field.type == "object" and field.fields and not is_map(field):
-            return arrow_struct(field.fields)
-        if field.type == "array" and field.items is not None:
-            return pa.list_(arrow_type(field.items))
-    except ValueError as exc:  # named from the outside in: "field 'a': field 'b' of ..."
-        raise ValueError(f"field {field.name!r}: {exc}") from None
-    if field.type not in _ARROW:
-        raise ValueError(f"field {field.name!r} of type {field.type!r} has no Arrow type")
-    return _ARROW[field.type]
-
-
-def arrow_struct(fields: Iterable[Field]) -> pa.StructType:
-    """A struct of ``fields`` in their order, a name given twice kept at its first place.
-
-    Two shapes' fields together give one struct that reads either shape.
-    """
-    first: dict[str, Field] = {}
-    for field in fields:
-        first.setdefault(field.name, field)
-    return pa.struct([(name, arrow_type(field)) for name, field in first.items()])
 
 
 def is_map(field: Field) -> bool:

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import extra_columns
-from .._core.shape import arrow_struct
+from .._core.shape_arrow import arrow_struct
 from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,

@@ -14,7 +14,8 @@ Schema of ``explicit-audit schema policies`` and its table in the document.
 
 from __future__ import annotations
 
-from .._core.shape import Field, Shape, arrow_type, defaults
+from .._core.shape import Field, Shape, defaults
+from .._core.shape_arrow import arrow_type
 
 __all__ = [
     "FIELD_TYPES",

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import displayable
-from .._core.shape import arrow_struct, arrow_type
+from .._core.shape_arrow import arrow_struct, arrow_type
 from ..reading.columnar import (
     ColumnarPart,
     ColumnarReader,

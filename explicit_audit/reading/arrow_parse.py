@@ -109,7 +109,7 @@ def _many_fields(
     (:mod:`explicit_audit.reading.wide_keys`), or the values read one by one.
     The windows of JSON Lines (``multiline`` false: one object per line) are
     parsed in one call (:func:`_windows_parsed`, passed as ``parsed`` where
-    the caller has them, as :func:`parse_spans` does: the same call gives the
+    the caller has them, as :func:`parse_piece` does: the same call gives the
     sample :func:`_declared` declares fields from), others one call each.
     """
     if len(data) <= _WINDOW_BYTES:

@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core.columns import beside
-from .._core.shape import Field, arrow_struct, arrow_type
+from .._core.shape import Field
+from .._core.shape_arrow import arrow_struct, arrow_type
 from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
@@ -99,8 +100,8 @@ def _read(receipt: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
     """The field at ``path`` of a receipt, checked as its shape declares it (:mod:`.shape`).
 
     Of its type, null only where it is nullable, one of its values where it
-    declares them, and no null inside a list where the field does not allow
-    one (:func:`_no_null_inside`); otherwise :class:`NotClean`.
+    declares them, and inside a list only what the field allows
+    (:func:`_no_null_inside`); otherwise :class:`NotClean`.
     """
     field = RECEIPT_SHAPE.field(path)
     array = receipt
@@ -114,8 +115,12 @@ def _read(receipt: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
 
 
 def _no_null_inside(array: pa.ChunkedArray, field: Field) -> None:
-    """:class:`NotClean` where a list holds a null: a string of a list of strings, an
-    object of an array, or a field an object of the array declares not nullable."""
+    """:class:`NotClean` where a list holds what its declaration does not allow.
+
+    A null string of a list of strings, a null object of an array, or in an
+    object of the array, a null where its field is not nullable or a value
+    its field does not declare.
+    """
     if field.type != "strings" and field.items is None:
         return
     flat = pc.list_flatten(array)
@@ -125,6 +130,8 @@ def _no_null_inside(array: pa.ChunkedArray, field: Field) -> None:
         values = pc.struct_field(flat, item.name)
         if not item.nullable and values.null_count:
             raise NotClean
+        if item.values:
+            _within(values.drop_null(), item.values)
         _no_null_inside(values, item)
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .._core.shape import arrow_struct, arrow_type
-from .shape import EXPOSED_FIELDS, PRESENTATION_SHAPES, RECEIPT_KEYS, SHAPES, WRAPPER_KEYS
+from .._core.shape_arrow import arrow_type
+from .shape import PRESENTATION_SHAPES, RECEIPT_KEYS, SHAPES, WRAPPER_KEYS
 
 __all__ = [
     "CATEGORIES",
-    "EXPOSED_STRUCT",
     "NORMAL_SCHEMA",
     "PRESENTATION_STATUSES",
     "RECEIPT_COLUMNS",
@@ -37,9 +36,6 @@ CATEGORIES = {
 }
 
 STRINGS = pa.list_(pa.string())
-# Exposed results keep the producer's field names inside Arrow (no copy to
-# rename them); the ``exposed`` DataFrame gets snake_case names.
-EXPOSED_STRUCT = arrow_struct(EXPOSED_FIELDS)
 #: The receipt's fields the ``receipts`` table holds, each by its dotted path in
 #: the receipt, and the column it fills, in the table's order.
 RECEIPT_COLUMNS = {
@@ -56,6 +52,8 @@ RECEIPT_COLUMNS = {
     "relevanceThreshold": "relevance_threshold",
     "withheld.audienceId": "withheld_audience",
     "withheld.count": "withheld_count",
+    # The exposed results keep the producer's field names inside Arrow (no copy
+    # to rename them); the ``exposed`` DataFrame gets snake_case names.
     "exposedResults": "exposed",
 }
 #: A bare receipt's shape, whose fields :data:`RECEIPT_COLUMNS` names.

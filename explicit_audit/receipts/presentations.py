@@ -73,7 +73,7 @@ import pyarrow as pa
 
 from .._core.columns import beside, extra_columns, text_safe_series
 from .._core.records import RawValue, Rejection, sort_out
-from .._core.shape import arrow_type
+from .._core.shape_arrow import arrow_type
 from ..errors import RecordError
 from ._schema import PRESENTATION_STATUSES
 from ._values import (
