@@ -124,7 +124,7 @@ def _digested_runs(chunks: list[pa.Array], runs: list[_Run], threads: int):
 
     step = max(threads, 1)
     refused_in_a_row = 0
-    for start in range(0, len(runs), step):
+    for number, start in enumerate(range(0, len(runs), step)):
         batch = runs[start : start + step]
         if refused_in_a_row >= 2:
             results = [None] * len(batch)
@@ -134,7 +134,7 @@ def _digested_runs(chunks: list[pa.Array], runs: list[_Run], threads: int):
         # grew the peak of 200k plans by a fifth; handed back after each batch, the
         # next runs faulted it in again, 8% slower (peak 3.0-3.4 times the file, against
         # 3.3-3.5 so, and 4.2 kept).
-        if (start // step) % _HAND_BACK_EVERY == _HAND_BACK_EVERY - 1:
+        if number % _HAND_BACK_EVERY == _HAND_BACK_EVERY - 1:
             hand_back_pooled()
         for run, result in zip(batch, results, strict=True):
             refused_in_a_row = refused_in_a_row + 1 if result is None else 0

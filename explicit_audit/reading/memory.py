@@ -82,11 +82,10 @@ def use_system_pool() -> None:
     vary from 0.2 s to 0.8 s at random, and beside the buffers the kit already
     takes from the system allocator, two allocators each kept memory unused.
     With the system allocator alone, the kit's benchmarks ran as fast or
-    faster, and 200,000 plans loaded and verified peaked at 215 to 226 MB
-    above the start, against 240 to 243 MB (``benchmarks/bench_plans.py``;
-    docs/reading.md gives the rest). Every buffer is freed by the pool that made it,
-    so buffers made before the kit was imported are unaffected. A pool set
-    in code before the import is replaced: set another after it.
+    faster, with lower peaks (``docs/reading.md`` gives the figures). Every
+    buffer is freed by the pool that made it, so buffers made before the kit
+    was imported are unaffected. A pool set in code before the import is
+    replaced: set another after it.
     """
     if not os.environ.get(POOL_ENV):
         pa.set_memory_pool(pa.system_memory_pool())

@@ -43,6 +43,11 @@ from .shape import RECEIPT_FIELDS, SHAPES
 __all__ = ["NORMAL_SCHEMA", "columnar", "frames_from_parts", "layout"]
 
 _CLI, _OUTCOME = SHAPES[1:]
+#: Each receipt field the table holds, by its path: its declaration and its Arrow
+#: type, looked up once (a field is found by walking its shape).
+_DECLARED = {path: RECEIPT_SHAPE.field(path) for path in RECEIPT_COLUMNS}
+_TYPES = {path: arrow_type(field) for path, field in _DECLARED.items()}
+_WITHHELD = frozenset(field.name for field in RECEIPT_SHAPE.field("withheld").fields)
 _IN_RECEIPT = list(arrow_struct(RECEIPT_FIELDS))
 #: What the fast path expects of a bare receipt line, and of a CLI/outcome line.
 #: A value of another type makes pyarrow fail, and the file is read value by value.
@@ -103,11 +108,11 @@ def _read(receipt: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
     declares them, and inside a list only what the field allows
     (:func:`_no_null_inside`); otherwise :class:`NotClean`.
     """
-    field = RECEIPT_SHAPE.field(path)
+    field = _DECLARED[path]
     array = receipt
     for name in path.split("."):
         array = _field(array, name)
-    array = _as(array, arrow_type(field), field.nullable)
+    array = _as(array, _TYPES[path], field.nullable)
     if field.values:
         _within(array, field.values)
     _no_null_inside(array, field)
@@ -139,8 +144,7 @@ def _receipt_columns(receipt: pa.ChunkedArray) -> dict[str, pa.ChunkedArray]:
     withheld = _field(receipt, "withheld")
     if not pa.types.is_struct(withheld.type) or withheld.null_count:
         raise NotClean
-    declared = {field.name for field in RECEIPT_SHAPE.field("withheld").fields}
-    if not {withheld.type.field(i).name for i in range(withheld.type.num_fields)} <= declared:
+    if not {withheld.type.field(i).name for i in range(withheld.type.num_fields)} <= _WITHHELD:
         raise NotClean
     return {column: _read(receipt, path) for path, column in RECEIPT_COLUMNS.items()}
 

@@ -1,8 +1,8 @@
 """The files of a source compared with what an audit state says was audited before.
 
-:func:`compare` hashes again the bytes each file held when it was audited
-(:func:`begin` starts the hashing in threads, so that the caller may read
-the state's entries meanwhile) and decides, per file, how this run reads it
+:func:`begin` hashes again, in threads, the bytes each file held when it
+was audited (so that the caller may read the state's entries meanwhile), and
+:func:`finish` decides, per file, how this run reads it
 (:class:`Plan`): from where the audit ended (the bytes before it unchanged,
 the file grown or not), or whole (a file not audited before, an edited one,
 any file that is not JSON Lines; a gzip one read on from its next member,
@@ -33,7 +33,6 @@ __all__ = [
     "Origin",
     "Plan",
     "begin",
-    "compare",
     "continues_gzip",
     "finish",
     "hashing_pool",
@@ -243,7 +242,23 @@ def begin(
     """Stat each of ``paths`` and begin hashing, in ``pool``, the bytes audited of each file
     still under its name (hashlib lets go of the interpreter's lock over large buffers).
 
-    The arguments are :func:`compare`'s: ``pool`` runs the hashing meanwhile.
+    Parameters
+    ----------
+    kept : dict
+        The files the state audited, by name (empty: nothing to hash).
+    paths : list of Path
+        The files of the source now, in order.
+    origins : mapping, optional
+        ``{name: Origin}`` of files that are copies (a report's): each is
+        known to the state by the file it was copied from (its device, inode,
+        modification time and real path), its bytes are the copy's.
+    pool : ThreadPoolExecutor
+        Runs the hashing meanwhile (:func:`hashing_pool`).
+
+    Returns
+    -------
+    Begun
+        For :func:`finish`.
     """
     plans = []
     for path in paths:
@@ -266,21 +281,14 @@ def begin(
     return Begun(kept, plans, hashes)
 
 
-def compare(
-    kept: dict[str, Kept], paths: list[Path], origins: Mapping[str, Origin] | None = None
-) -> tuple[list[Plan], list[Edit]]:
-    """How each file of ``paths`` is read, and every edit of the bytes audited before.
+def hashing_pool() -> ThreadPoolExecutor:
+    """The threads that hash files again (:func:`begin`): one per core, at most four."""
+    return ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
 
-    Parameters
-    ----------
-    kept : dict
-        The files the state audited, by name.
-    paths : list of Path
-        The files of the source now, in order.
-    origins : mapping, optional
-        ``{name: Origin}`` of files that are copies (a report's): each is
-        known to the state by the file it was copied from (its device, inode,
-        modification time and real path), its bytes are the copy's.
+
+def finish(begun: Begun) -> tuple[list[Plan], list[Edit]]:
+    """How each file is read, and every edit of the bytes audited before: the comparison
+    ``begun``, once its hashes are found.
 
     Returns
     -------
@@ -289,18 +297,6 @@ def compare(
     edits : list of Edit
         In the order of the files audited before.
     """
-    with hashing_pool() as pool:
-        return finish(begin(kept, paths, origins, pool))
-
-
-def hashing_pool() -> ThreadPoolExecutor:
-    """The threads that hash files again (:func:`begin`): one per core, at most four."""
-    return ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
-
-
-def finish(begun: Begun) -> tuple[list[Plan], list[Edit]]:
-    """:func:`compare`'s plans and edits of the comparison ``begun``, once its hashes are
-    found."""
     kept, plans = begun.kept, begun.plans
     by_name = {plan.name: plan for plan in plans}
     tentative: dict[str, Edit] = {}

@@ -40,7 +40,6 @@ from .compare import (
     Begun,
     Plan,
     begin,
-    compare,
     continues_gzip,
     finish,
     hashing_pool,
@@ -101,9 +100,8 @@ def compared(source, settings: Options) -> tuple:
         state = read_state(settings.state, asked, on_files)
         if state is None:  # none, or one dropped: the hashing begun is cancelled where not started
             pool.shutdown(wait=False, cancel_futures=True)
-            plans, edits = compare({}, paths, settings.origins)
-        else:
-            plans, edits = finish(begun[0])
+            begun.append(begin({}, paths, settings.origins, pool))  # nothing audited: no hashing
+        plans, edits = finish(begun[-1])
     return asked, state, listing, plans, edits
 
 

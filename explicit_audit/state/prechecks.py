@@ -118,12 +118,13 @@ def row_findings(
     """
     found = {}
     fresh_rows: dict[str, pd.DataFrame] = {}  # each table's rows read this run, taken once
-    kept_found = None  # the findings of the rows kept, taken once
+    whole = joined is None or not kept  # no rows kept: every row is checked
+    kept_found = None if whole else _kept_findings(kept, ranges, names)  # once, for all
     for checker in row_checkers():
         given = {name: documents[name] for name in checker.documents if name in documents}
         if len(given) < len(checker.documents):
             continue  # a document not loaded: verify_all reads it off the audit
-        if joined is None or not kept:
+        if whole:
             frames = [tables[name] for name in checker.reads]
             found[checker_key(checker)] = checker.run(*frames, **given)
             continue
@@ -132,7 +133,5 @@ def row_findings(
                 fresh_rows[name] = rows_of(tables[name], joined.fresh[name])
         fresh = [fresh_rows[name] for name in checker.reads]
         new = checker.run(*fresh, **given)
-        if kept_found is None:
-            kept_found = _kept_findings(kept, ranges, names)
         found[checker_key(checker)] = joined_findings([_kept(checker, kept_found, joined), new])
     return found

@@ -237,9 +237,9 @@ def lines_frame(lines: dict[str, tuple[LineIndex, int]]) -> pd.DataFrame:
         ends.append(index.ends)
         hashes.append(index.hashes)
     # A file's name once, not once per line: the table is read back at every run.
-    counts = [len(index) for index, _ in lines.values()]
     files = pd.Categorical.from_codes(
-        np.repeat(np.arange(len(lines)), counts), pd.Index(list(lines), dtype="str")
+        np.repeat(np.arange(len(lines)), [len(n) for n in numbers]),
+        pd.Index(list(lines), dtype="str"),
     )
     empty = [np.zeros(0, np.int64)]
     return pd.DataFrame(
