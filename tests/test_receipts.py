@@ -15,6 +15,7 @@ from conftest import make_receipt, rows_by_path, without_columnar
 import explicit_audit as ea
 from explicit_audit import receipts as receipts_module
 from explicit_audit._core import registry
+from explicit_audit.reading.groups import SMALLEST_HALF
 
 FIXTURES = Path(__file__).parent / "data" / "engram"
 
@@ -203,12 +204,28 @@ def test_fast_path_equals_exact_path_on_gzip_bare_receipts_with_blank_lines(tmp_
     assert fast[0]["source_line"].iloc[:3].tolist() == [1, 3, 4]
 
 
-def test_a_misfit_line_alone_goes_to_the_exact_path(tmp_path):
-    values = [make_receipt() for _ in range(5)]
-    values[3] = make_receipt(withheld={"audienceId": "peer", "count": "many"})
-    path = _write_lines(tmp_path / "log.jsonl", values)
-    assert rows_by_path(path) == {"columnar": 4, "exact": 1}
-    audit = _load(path)
+def test_a_misfit_line_takes_few_neighbours_to_the_exact_path(tmp_path):
+    """A refused group is halved while its halves are worth a bulk parse: a misfit
+    among 1,000 receipts takes fewer than ``2 * SMALLEST_HALF`` of them to the exact
+    path; in a file of 5, all 5 go there at once."""
+    misfit = make_receipt(withheld={"audienceId": "peer", "count": "many"})
+    values = [make_receipt(query=f"q{i}") for i in range(1000)]
+    values[600] = misfit
+    many = _write_lines(tmp_path / "many.jsonl", values)
+    rows = rows_by_path(many)
+    assert 1 <= rows["exact"] < 2 * SMALLEST_HALF and rows["columnar"] + rows["exact"] == 1000
+    audit = _load(many)
+    assert audit.rejected.source_line.tolist() == [601]
+    assert audit.receipts["query"].tolist() == [f"q{i}" for i in range(1000) if i != 600]
+    with registry.replaced([without_columnar(receipts_module.KIND)]):
+        exact = _load(many)
+    for name, table in exact.tables.items():
+        pd.testing.assert_frame_equal(audit.tables[name], table, obj=name)
+    pd.testing.assert_frame_equal(audit.rejected, exact.rejected)
+
+    few = _write_lines(tmp_path / "few.jsonl", [*values[:3], misfit, values[4]])
+    assert rows_by_path(few) == {"columnar": 0, "exact": 5}
+    audit = _load(few)
     assert audit.rejected.source_line.tolist() == [4]
     assert len(audit.receipts) == 4
 

@@ -5,7 +5,8 @@ faster than parsing value by value. :func:`parse_piece` takes the spans the
 splitter (:mod:`explicit_audit.reading.spans`) found clean, with their lines,
 and gives back their rows, one per span, or refuses them
 (:class:`~explicit_audit.reading.columnar.Refused`): the caller then splits
-the spans and tries again, down to single spans, which go to the exact path.
+the spans and tries again, down to groups too small to be worth a bulk
+parse, which go to the exact path.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ kind and layout of its first span (:class:`~explicit_audit.reading.parts.PartMak
 A group refused is read record by record in bulk where its kind can, and
 what is left is parsed span by span, sorted into kinds and layouts, and each
 such group parsed in bulk again, halving a refused group until the spans it
-refuses are found. Those go to the exact path
-(:mod:`explicit_audit.reading.fallback`).
+refuses are found, or its halves would be too few to be worth a bulk parse.
+Those go to the exact path (:mod:`explicit_audit.reading.fallback`).
 """
 
 from __future__ import annotations
@@ -26,12 +26,18 @@ from .grouping import by_first_key, container_key, grouped, short_unclaimed
 from .parts import Made, PartMaker
 from .spans import Spans
 
-__all__ = ["GroupReader"]
+__all__ = ["SMALLEST_HALF", "GroupReader"]
 
 #: How many rows the columnar path may parse, as a multiple of a piece's clean
 #: spans, while it halves refused groups; past it, a refused group is read
 #: value by value at once (every row refused costs as much either way).
 _BISECT_BUDGET = 4
+
+#: The fewest spans a half of a refused group may hold. A bulk parse costs some
+#: 3 ms whatever its size (a sample of the bytes parsed, the parse, the kind's
+#: conversion), as much as some 50 receipts read value by value: a refused group
+#: too small to halve into two such halves is read value by value at once.
+SMALLEST_HALF = 64
 
 
 @dataclass
@@ -215,7 +221,7 @@ class GroupReader:
         if not isinstance(part, Refused):
             piece.made.append(part)
             return []
-        if part is Refused.TOO_MANY_FIELDS or len(members) == 1:
+        if part is Refused.TOO_MANY_FIELDS or len(members) < 2 * SMALLEST_HALF:
             return list(members)
         middle = len(members) // 2
         halves = (members[:middle], members[middle:])

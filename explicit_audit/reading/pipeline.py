@@ -6,7 +6,9 @@ path in bulk (:mod:`explicit_audit.reading.groups`): grouped by their first
 key (:mod:`explicit_audit.reading.grouping`), each group made one part as the
 kind and layout of its first span (:mod:`explicit_audit.reading.parts`), a
 refused group regrouped exactly and halved until the spans it refuses are
-found. Those, and the spans that are not clean, are read by the exact path
+found, or too few are left to be worth a bulk parse
+(:data:`~explicit_audit.reading.groups.SMALLEST_HALF`). Those, and the spans
+that are not clean, are read by the exact path
 (:mod:`explicit_audit.reading.fallback`), which names what is wrong where. No
 file ever falls back to a slower path as a whole, and the rows of every path
 are sorted back into file order by the kinds' builders.
