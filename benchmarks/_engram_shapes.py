@@ -15,7 +15,11 @@ Shapes written from the same outcomes (deterministic for a seed):
   records|errors, receipt}``, bare receipts and presentations, interleaved;
 - ``recall.json``: the guarded shape pretty-printed (2-space indent) and
   appended one after another, as ``engram recall >> log`` leaves it;
-- ``damaged.jsonl``: ``outcomes.jsonl`` with one line cut in half.
+- ``damaged.jsonl``: ``outcomes.jsonl`` with one line cut in half;
+- ``misfits.jsonl``: ``outcomes.jsonl`` with one receipt in every 10,000 whose
+  withheld count is written as text (``"count": "0"``), as a tampered log
+  holds it: valid JSON of another type, which the bulk parse refuses and the
+  exact path rejects.
 """
 
 from __future__ import annotations
@@ -159,4 +163,12 @@ def write_engram_shapes(folder: Path, n: int, seed: int = 7) -> dict[str, Path]:
     lines[n // 2] = lines[n // 2][: len(lines[n // 2]) // 2]  # one line cut in half
     paths["damaged.jsonl"] = folder / "damaged.jsonl"
     paths["damaged.jsonl"].write_bytes(b"\n".join(lines))
+    lines = paths["outcomes.jsonl"].read_bytes().split(b"\n")
+    for index in range(5_000, n, 10_000):
+        outcome = json.loads(lines[index])
+        withheld = outcome["receipt"]["withheld"]
+        withheld["count"] = str(withheld["count"])  # a count written as text
+        lines[index] = json.dumps(outcome, ensure_ascii=False, separators=(",", ":")).encode()
+    paths["misfits.jsonl"] = folder / "misfits.jsonl"
+    paths["misfits.jsonl"].write_bytes(b"\n".join(lines))
     return paths

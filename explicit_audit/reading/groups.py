@@ -101,17 +101,19 @@ class GroupReader:
             if key in self._mixed_keys:
                 leftovers += self._by_container_key(piece, members, key)
                 continue
-            if key not in self._bulk_keys and self._whole(piece, members):
+            whole = False if key in self._bulk_keys else self._whole(piece, members)
+            if whole is True:
                 continue
             # Refused whole: a kind that also reads record by record in bulk takes
             # what it can, and only what it refuses is parsed span by span.
             refused = self.parts.bulk(data, spans, members, piece.made)
             if refused is None:
-                refused = members
+                refused, why = members, whole if isinstance(whole, Refused) else None
             else:
                 self._bulk_keys.add(key)
+                why = None
             if len(refused):
-                leftovers += self._classified(piece, refused, key)
+                leftovers += self._classified(piece, refused, key, why)
         return piece.made, leftovers, piece.unclaimed
 
     def _by_container_key(self, piece: _Piece, members: np.ndarray, key: bytes) -> list[tuple]:
@@ -129,13 +131,14 @@ class GroupReader:
         groups = grouped(members, [container_key(piece.data, start) for start in starts])
         if len(groups) == 1:
             return self._classified(piece, members, key)
-        refused = [group for group in groups if not self._whole(piece, group)]
+        refused = [group for group in groups if self._whole(piece, group) is not True]
         if not refused:
             return []
         return self._classified(piece, np.sort(np.concatenate(refused)), key)
 
-    def _whole(self, piece: _Piece, members: np.ndarray) -> bool:
-        """Whether the columnar path took all ``members`` as the kind of the first."""
+    def _whole(self, piece: _Piece, members: np.ndarray) -> bool | Refused:
+        """Whether the columnar path took all ``members`` as the kind and layout of the
+        first: True, or its refusal, or False when the first has no columnar reader."""
         data, spans = piece.data, piece.spans
         first = parse_span(data, spans, int(members[0]))
         kind = self.claims.columnar_kind(first)
@@ -147,14 +150,19 @@ class GroupReader:
             return False
         part = self.parts.columnar(kind, reader, data, spans, members, piece.one_line)
         if isinstance(part, Refused):
-            return False
+            return part
         piece.made.append(part)
         return True
 
-    def _classified(self, piece: _Piece, members: np.ndarray, key: bytes) -> list[tuple]:
+    def _classified(
+        self, piece: _Piece, members: np.ndarray, key: bytes, why: Refused | None = None
+    ) -> list[tuple]:
         """Spans parsed one by one, grouped by kind and layout, each group in bulk.
 
         ``key`` is their first key, remembered when they hold several groups.
+        ``why``: the refusal of all ``members`` parsed in bulk as the kind and
+        layout of the first (:meth:`_whole`); when they are one group, that
+        parse, which would be refused alike, is not made again.
         A span parsed but claimed by no kind is added to ``unclaimed`` under
         its text, not returned: a million copies of one junk line are one
         entry and a list of span indices.
@@ -208,16 +216,24 @@ class GroupReader:
                 refused = self.parts.bulk(data, spans, np.asarray(group), piece.made)
                 refused = group if refused is None else refused
             else:
-                refused = self._bisect(piece, kind, reader, np.asarray(group), budget)
+                done = why if len(group) == len(members) else None  # the spans _whole parsed
+                refused = self._bisect(piece, kind, reader, np.asarray(group), budget, done)
             leftovers.extend((int(index), values[int(index)], kind) for index in refused)
         return leftovers
 
-    def _bisect(self, piece: _Piece, kind, reader, members: np.ndarray, budget: list) -> list:
-        """Parse a group in bulk, halving it where refused; return the refused spans."""
+    def _bisect(
+        self, piece: _Piece, kind, reader, members: np.ndarray, budget: list, part=None
+    ) -> list:
+        """Parse a group in bulk, halving it where refused; return the refused spans.
+
+        ``part``: the group's refusal, where it was parsed so already."""
         if budget[0] <= 0:
             return list(members)
         budget[0] -= len(members)
-        part = self.parts.columnar(kind, reader, piece.data, piece.spans, members, piece.one_line)
+        if part is None:
+            part = self.parts.columnar(
+                kind, reader, piece.data, piece.spans, members, piece.one_line
+            )
         if not isinstance(part, Refused):
             piece.made.append(part)
             return []
