@@ -108,7 +108,7 @@ class GroupReader:
             # what it can, and only what it refuses is parsed span by span.
             refused = self.parts.bulk(data, spans, members, piece.made)
             if refused is None:
-                refused, why = members, whole if isinstance(whole, Refused) else None
+                refused, why = members, (whole if isinstance(whole, Refused) else None)
             else:
                 self._bulk_keys.add(key)
                 why = None
@@ -222,7 +222,13 @@ class GroupReader:
         return leftovers
 
     def _bisect(
-        self, piece: _Piece, kind, reader, members: np.ndarray, budget: list, part=None
+        self,
+        piece: _Piece,
+        kind,
+        reader,
+        members: np.ndarray,
+        budget: list,
+        part: Refused | None = None,
     ) -> list:
         """Parse a group in bulk, halving it where refused; return the refused spans.
 
