@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from .._core.columns import beside
 from .._core.shape import Field
-from .._core.shape_arrow import arrow_struct, arrow_type
+from .._core.shape_arrow import arrow_struct
 from ..reading.columnar import (
     ColumnarPart,
     JsonlPiece,
@@ -43,10 +43,10 @@ from .shape import RECEIPT_FIELDS, SHAPES
 __all__ = ["NORMAL_SCHEMA", "columnar", "frames_from_parts", "layout"]
 
 _CLI, _OUTCOME = SHAPES[1:]
-#: Each receipt field the table holds, by its path: its declaration and its Arrow
-#: type, looked up once (a field is found by walking its shape).
+#: Each receipt field the table holds, by its path: its declaration and its column's
+#: Arrow type in the table, looked up once (a field is found by walking its shape).
 _DECLARED = {path: RECEIPT_SHAPE.field(path) for path in RECEIPT_COLUMNS}
-_TYPES = {path: arrow_type(field) for path, field in _DECLARED.items()}
+_TYPES = {path: NORMAL_SCHEMA.field(column).type for path, column in RECEIPT_COLUMNS.items()}
 _WITHHELD = frozenset(field.name for field in RECEIPT_SHAPE.field("withheld").fields)
 _IN_RECEIPT = list(arrow_struct(RECEIPT_FIELDS))
 #: What the fast path expects of a bare receipt line, and of a CLI/outcome line.
