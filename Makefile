@@ -12,6 +12,15 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: report test docs verify sample-data bench lint browser clean
 
+# The environment of every run: VIRTUAL_ENV names this project's environment,
+# whatever the calling shell had activated (IPython reads it for widgets and
+# kernels); compiled modules are written (into __pycache__, which git ignores)
+# even where the calling shell says not to (PYTHONDONTWRITEBYTECODE): a report
+# starts a kernel per notebook and the tests some hundreds of Python processes
+# (command lines, kernels, workers), each of which would compile the kit's
+# modules again.
+RUN := PYTHONDONTWRITEBYTECODE= VIRTUAL_ENV=$(abspath $(VENV))
+
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -22,7 +31,7 @@ $(STAMP): pyproject.toml constraints.txt
 # something: --exit-zero renders the pages and exits 0 all the same (a failed
 # notebook is still an error). Without it, report exits as verify does.
 report: $(STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/explicit-audit report data --out reports --exit-zero
+	$(RUN) $(BIN)/explicit-audit report data --out reports --exit-zero
 
 verify: $(STAMP)
 	$(BIN)/explicit-audit verify data
@@ -33,16 +42,15 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "chromium could not be installed: the browser test will fail"; }
 
-# VIRTUAL_ENV names this project's environment, whatever the calling shell had
-# activated: IPython (widgets, kernels) reads it. The tests run in 3 processes
-# (pytest-xdist), a file's tests in one of them: a notebook's cells run in order
-# in one kernel, and a module's fixtures (a LocalCluster, a JupyterLab) start once.
+# The tests run in 3 processes (pytest-xdist), a file's tests in one of them: a
+# notebook's cells run in order in one kernel, and a module's fixtures (a
+# LocalCluster, a JupyterLab) start once.
 # Three, on two cores: the browser, kernel and server tests wait more than they
 # compute, and the longest modules start first (conftest.py, LONG_MODULES).
 TEST_PROCESSES ?= 3
 test: $(STAMP) browser docs
 	$(BIN)/python -m ruff check explicit_audit tests benchmarks scripts docs/_sphinx
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
+	$(RUN) $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # The documentation site, from docs/*.md and the docstrings, into build/docs/html.
 # Every warning is an error (-W), every cross-reference is checked (-n), every page
