@@ -30,8 +30,9 @@ write one when the input could not be read too.
 
 The command is cut along its seams: the command line (``_parser``), the
 reading of DATA (``_input``), ``verify`` and ``summary`` (``_verify``),
-``report`` and ``notebooks`` (``_report``), and how a command ends when it
-cannot finish (``_exit``).
+``report`` and ``notebooks`` (``_report``), how a command ends when it
+cannot finish (``_exit``), and its standard streams, every write taken whole
+(``_streams``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from ._logging import logging_to_stderr, verbosity
 from ._parameters import papermill_pairs
 from ._parser import UsageError, parser
 from ._report import notebooks, report
+from ._streams import whole_writes
 from ._verify import summary, verify
 
 __all__ = ["main"]
@@ -96,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     1
     """
     argv = sys.argv[1:] if argv is None else list(argv)
+    with whole_writes():  # unbuffered, a signal could cut a document short (``_streams``)
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     try:
         args = parser().parse_args(papermill_pairs(argv))
     except SystemExit as exc:  # argparse: --help or --version
