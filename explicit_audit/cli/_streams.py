@@ -1,20 +1,30 @@
 """The command's standard output and error, every write taken whole.
 
-Unbuffered (``python -u``, or ``PYTHONUNBUFFERED`` set, as many CI images and
-containers set it), Python's ``sys.stdout`` and ``sys.stderr`` hand each text
-to the file descriptor in one ``write(2)``. A write to a pipe that a signal
-interrupts once part of it has gone (the process stopped and continued:
-Ctrl-Z then ``fg``, a debugger or a profiler attaching) returns what it wrote,
-and the text layer drops the rest in silence: ``verify --json`` would end
-mid-document with its exit status unchanged. Here each such stream is written
-through a raw stream that writes again until every byte is out, and still
-hands each write on at once, as unbuffered streams do.
+A write to a pipe can take only part of what it is given, and Python's
+standard streams do not always write the rest:
+
+- unbuffered (``python -u``, or ``PYTHONUNBUFFERED`` set, as many CI images
+  and containers set it), ``sys.stdout`` hands each text to the file in one
+  ``write(2)``. One that a signal interrupts once part of it has gone (the
+  process stopped and continued: Ctrl-Z then ``fg``, a debugger or a
+  profiler attaching) returns what it wrote, and the rest was dropped in
+  silence: ``verify --json`` ended mid-document, its exit status unchanged;
+- a pipe that another process sharing it has made non-blocking refuses a
+  write while it is full; a buffered stream then raised ``BlockingIOError``
+  half-way through the document.
+
+While a command runs, each standard stream that writes to a file is written
+through :class:`WholeWrites`, which writes again until every byte is out,
+waiting while a non-blocking file is full; a stream keeps its buffering (an
+unbuffered one still hands each write on at once).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
+import select
 import sys
 from collections.abc import Iterator
 
@@ -22,15 +32,16 @@ __all__ = ["WholeWrites", "whole_writes"]
 
 
 class WholeWrites(io.RawIOBase):
-    """A raw stream over another whose every write is written whole.
+    """A raw stream over a file whose every write is written whole.
 
     Parameters
     ----------
-    raw : io.RawIOBase
-        The stream written to (standard output's file, as Python opened it).
+    raw : io.FileIO
+        The file written to (a standard stream's, as Python opened it); it is
+        never closed here.
     """
 
-    def __init__(self, raw: io.RawIOBase) -> None:
+    def __init__(self, raw: io.FileIO) -> None:
         super().__init__()
         self._raw = raw
 
@@ -44,48 +55,64 @@ class WholeWrites(io.RawIOBase):
         return self._raw.isatty()
 
     def write(self, data) -> int:
-        """Write all of ``data``, as many times as the stream takes part of it.
+        """Write all of ``data``, as many times as the file takes part of it.
 
-        Raises
-        ------
-        BlockingIOError
-            When the file is non-blocking and full (nothing was written).
+        A non-blocking file that is full is waited on until it takes more, as
+        a blocking file would be.
         """
         view = memoryview(data).cast("B")
         done = 0
         while done < len(view):
             written = self._raw.write(view[done:])
-            if written is None:  # a non-blocking file that is full: said, not dropped
-                raise BlockingIOError(0, "the output cannot take more now", done)
+            if written is None:  # non-blocking and full: wait until the reader takes some
+                select.select([], [self._raw], [])
+                continue
             done += written
         return done
 
-    def close(self) -> None:
-        """Close this stream only: the file it writes to stays open (it is Python's)."""
-        super().close()
-
 
 def _whole(stream):
-    """``stream`` written whole: a new text stream when it writes raw, else ``stream``."""
-    raw = getattr(stream, "buffer", None)
-    if not isinstance(stream, io.TextIOWrapper) or not isinstance(raw, io.RawIOBase):
-        return stream  # buffered (its buffer writes whole already), or not a file at all
+    """``stream`` written through :class:`WholeWrites`, or ``stream`` when it writes no file
+    (a test's capture, None)."""
+    if not isinstance(stream, io.TextIOWrapper):
+        return stream
+    buffer = stream.buffer
+    if isinstance(buffer, io.BufferedWriter) and isinstance(buffer.raw, io.FileIO):
+        target = io.BufferedWriter(WholeWrites(buffer.raw))
+    elif isinstance(buffer, io.FileIO):  # unbuffered
+        target = WholeWrites(buffer)
+    else:
+        return stream
     stream.flush()
     return io.TextIOWrapper(
-        WholeWrites(raw),
+        target,
         encoding=stream.encoding,
         errors=stream.errors,
         line_buffering=stream.line_buffering,
-        write_through=True,
+        write_through=stream.write_through,
     )
+
+
+def _let_go(stream: io.TextIOWrapper) -> None:
+    """Flush ``stream`` and let go of it: its file stays open, as Python opened it.
+
+    What a reader that has gone (a broken pipe) did not take goes nowhere.
+    """
+    try:
+        buffer = stream.detach()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        buffer = stream.detach()
+    if isinstance(buffer, io.BufferedWriter):
+        buffer.detach()
 
 
 @contextlib.contextmanager
 def whole_writes() -> Iterator[None]:
     """While the command runs: ``sys.stdout`` and ``sys.stderr`` write each text whole.
 
-    A stream that is buffered (its buffer writes whole already) or is not a
-    file (a test's capture) is left as it is; the streams are put back after.
+    A stream that writes no file (a test's capture) is left as it is; the
+    streams are flushed and put back after.
     """
     before = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _whole(sys.stdout), _whole(sys.stderr)
@@ -94,7 +121,5 @@ def whole_writes() -> Iterator[None]:
     finally:
         for stream, original in zip((sys.stdout, sys.stderr), before, strict=True):
             if stream is not original:
-                with contextlib.suppress(BrokenPipeError):  # the reader has gone: nothing to say
-                    stream.flush()
-                stream.detach()  # the file stays open, as Python opened it
+                _let_go(stream)
         sys.stdout, sys.stderr = before
