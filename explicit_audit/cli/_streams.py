@@ -101,7 +101,9 @@ def _let_go(stream: io.TextIOWrapper) -> None:
     try:
         buffer = stream.detach()
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
         buffer = stream.detach()
     if isinstance(buffer, io.BufferedWriter):
         buffer.detach()
@@ -115,11 +117,11 @@ def whole_writes() -> Iterator[None]:
     streams are flushed and put back after.
     """
     before = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _whole(sys.stdout), _whole(sys.stderr)
+    sys.stdout, sys.stderr = wrapped = _whole(sys.stdout), _whole(sys.stderr)
     try:
         yield
     finally:
-        for stream, original in zip((sys.stdout, sys.stderr), before, strict=True):
+        for stream, original in zip(wrapped, before, strict=True):
             if stream is not original:
                 _let_go(stream)
         sys.stdout, sys.stderr = before
