@@ -93,20 +93,19 @@ def _whole(stream):
     )
 
 
-def _let_go(stream: io.TextIOWrapper) -> None:
-    """Flush ``stream`` and let go of it: its file stays open, as Python opened it.
+def _flush(stream: io.TextIOWrapper) -> None:
+    """Flush ``stream``; what a reader that has gone (a broken pipe) did not take goes nowhere.
 
-    What a reader that has gone (a broken pipe) did not take goes nowhere.
+    The stream stays open, and so does its file: whatever took it while the command
+    ran (a library's log handler) may still write through it, whole.
     """
     try:
-        buffer = stream.detach()
+        stream.flush()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
         os.close(devnull)
-        buffer = stream.detach()
-    if isinstance(buffer, io.BufferedWriter):
-        buffer.detach()
+        stream.flush()
 
 
 @contextlib.contextmanager
@@ -114,7 +113,8 @@ def whole_writes() -> Iterator[None]:
     """While the command runs: ``sys.stdout`` and ``sys.stderr`` write each text whole.
 
     A stream that writes no file (a test's capture) is left as it is; the
-    streams are flushed and put back after.
+    streams are flushed and put back after (closing the one made here closes
+    no file).
     """
     before = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = wrapped = _whole(sys.stdout), _whole(sys.stderr)
@@ -123,5 +123,5 @@ def whole_writes() -> Iterator[None]:
     finally:
         for stream, original in zip(wrapped, before, strict=True):
             if stream is not original:
-                _let_go(stream)
+                _flush(stream)
         sys.stdout, sys.stderr = before
