@@ -10,8 +10,9 @@ standard streams do not always write the rest:
   profiler attaching) returns what it wrote, and the rest was dropped in
   silence: ``verify --json`` ended mid-document, its exit status unchanged;
 - a pipe that another process sharing it has made non-blocking refuses a
-  write while it is full; a buffered stream then raised ``BlockingIOError``
-  half-way through the document.
+  write while it is full: unbuffered, the rest was dropped in silence too;
+  buffered, the stream raised ``BlockingIOError`` half-way through the
+  document.
 
 While a command runs, each standard stream that writes to a file is written
 through :class:`WholeWrites`, which writes again until every byte is out,
