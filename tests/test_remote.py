@@ -3,13 +3,17 @@ system, file://), open binary file objects and standard input."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gzip
 import hashlib
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -194,6 +198,32 @@ def test_standard_input_in_python():
     )
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.decode().split() == [str(len(_load(PLANS).plans)), "<stdin>"]
+
+
+def test_standard_input_that_another_process_made_non_blocking_is_read_to_its_end():
+    """A pipe is made non-blocking by whichever process sharing it asks: read while the
+    writer is slower than the reader, it has nothing now and then. The command waits for
+    more, as on a blocking pipe; it used to end in a traceback with exit status 1 (the
+    status of findings), the input cut short."""
+    data = PLANS.read_bytes()
+    read_end, write_end = os.pipe()
+    flags = fcntl.fcntl(read_end, fcntl.F_GETFL)
+    fcntl.fcntl(read_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    command = [sys.executable, "-m", "explicit_audit.cli", "verify", "-", "--json"]
+    process = subprocess.Popen(
+        command, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT
+    )
+    os.close(read_end)
+    with os.fdopen(write_end, "wb", buffering=0) as writer, contextlib.suppress(BrokenPipeError):
+        for start in range(0, len(data), 4096):  # slower than the reader: the pipe runs dry
+            writer.write(data[start : start + 4096])
+            time.sleep(0.05)
+    stdout, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stderr.decode()) == (1, "")  # tampered plans, on purpose
+    verdict = json.loads(stdout)
+    (read,) = verdict["provenance"]["files"]
+    assert (read["source_file"], read["bytes"], read["sha256"]) == ("<stdin>", *_digest(PLANS))
+    assert verdict == json.loads(_cli("verify", "-", "--json", stdin=data).stdout)
 
 
 def test_a_file_url_in_the_command_line():

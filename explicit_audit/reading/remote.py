@@ -34,7 +34,9 @@ import io
 import itertools
 import os
 import re
+import select
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -160,11 +162,32 @@ class RemoteFile:
         """
         if self.handle is None:
             return open_url(self.url, limits, self.options)
-        stream = BoundedStream(self.handle.read, lambda: None, limits, timed=False)
+        stream = BoundedStream(_waiting(self.handle), lambda: None, limits, timed=False)
         # A file's size when opened bounds the read, as for a path (a log still written).
         if hasattr(self.handle, "fileno"):
             stream.fileno = self.handle.fileno
         return stream
+
+
+def _waiting(handle) -> Callable[[int], bytes]:
+    """``handle.read``, waiting while a non-blocking file has nothing yet, as a blocking one does.
+
+    A pipe is made non-blocking by any process sharing it; read faster than it is
+    written, it then has nothing now and then (None, or BlockingIOError), which is
+    not its end.
+    """
+
+    def read(size: int) -> bytes:
+        while True:
+            try:
+                data = handle.read(size)
+            except BlockingIOError:
+                data = None
+            if data is not None:
+                return data
+            select.select([handle], [], [])
+
+    return read
 
 
 def _require(url: str) -> None:
