@@ -159,11 +159,12 @@ def write_engram_shapes(folder: Path, n: int, seed: int = 7) -> dict[str, Path]:
             else:
                 shaped = rng.choice(presentations)
             mixed.write(dumps(shaped, ensure_ascii=False, separators=(",", ":")) + "\n")
-    lines = paths["outcomes.jsonl"].read_bytes().split(b"\n")
+    clean = paths["outcomes.jsonl"].read_bytes().split(b"\n")
+    lines = list(clean)
     lines[n // 2] = lines[n // 2][: len(lines[n // 2]) // 2]  # one line cut in half
     paths["damaged.jsonl"] = folder / "damaged.jsonl"
     paths["damaged.jsonl"].write_bytes(b"\n".join(lines))
-    lines = paths["outcomes.jsonl"].read_bytes().split(b"\n")
+    lines = list(clean)
     for index in range(5_000, n, 10_000):
         outcome = json.loads(lines[index])
         withheld = outcome["receipt"]["withheld"]

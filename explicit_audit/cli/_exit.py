@@ -8,7 +8,6 @@ that has a document for it (JSON, JUnit, SARIF) writes that document too.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import threading
@@ -19,8 +18,9 @@ from ..verdicts import ExitStatus, Failure, output_formats
 from ..verdicts.outputs import error_output
 from ..verdicts.text import visible
 from ._input import shown
+from ._streams import quiet
 
-__all__ = ["asked_format", "fail", "failed", "interrupted", "quiet_stdout", "signals"]
+__all__ = ["asked_format", "fail", "failed", "interrupted", "signals"]
 
 
 def interrupted(command: str, signum: int) -> int:
@@ -37,7 +37,7 @@ def failed(command: str, data: str | None, exc: BaseException, output: str) -> i
     if isinstance(exc, AuditError):
         return fail(command, data, exc, type(exc).__name__, output=output)
     if isinstance(exc, BrokenPipeError):  # the reader (``| head``) stopped: not an error of ours
-        quiet_stdout()
+        quiet(sys.stdout)
         return ExitStatus.CLEAN
     if isinstance(exc, OSError):  # e.g. --out names a file, or a folder that cannot be written
         return fail(command, data, exc, "OSError", output=output)
@@ -74,11 +74,6 @@ def signals(command: str, signalled: list[int]):
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-
-
-def quiet_stdout() -> None:
-    """After a broken pipe: what is left to flush goes nowhere, not to a traceback at exit."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def asked_format(argv: Sequence[str]) -> str:

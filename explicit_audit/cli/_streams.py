@@ -29,7 +29,7 @@ import select
 import sys
 from collections.abc import Iterator
 
-__all__ = ["WholeWrites", "whole_writes"]
+__all__ = ["WholeWrites", "quiet", "whole_writes"]
 
 
 class WholeWrites(io.RawIOBase):
@@ -94,6 +94,13 @@ def _whole(stream):
     )
 
 
+def quiet(stream) -> None:
+    """After a broken pipe: what is left of ``stream`` goes nowhere, not to a traceback at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
 def _flush(stream: io.TextIOWrapper) -> None:
     """Flush ``stream``; what a reader that has gone (a broken pipe) did not take goes nowhere.
 
@@ -103,9 +110,7 @@ def _flush(stream: io.TextIOWrapper) -> None:
     try:
         stream.flush()
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
+        quiet(stream)
         stream.flush()
 
 

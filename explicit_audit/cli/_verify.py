@@ -14,8 +14,8 @@ from ..verdicts.audit_runs import last_audit, record_audit
 from ..verdicts.baseline import read_baseline
 from ..verdicts.outputs import json_text, write_verdict
 from ..verify import verify_all
-from ._exit import quiet_stdout
 from ._input import load_data, refuse_unreadable, shown, skipped_note
+from ._streams import quiet
 
 __all__ = ["summary", "verify"]
 
@@ -99,7 +99,7 @@ def verify(args: argparse.Namespace) -> int:
         )
     except BrokenPipeError:
         # The reader (``| head -1``) stopped reading: the verdict stands all the same.
-        quiet_stdout()
+        quiet(sys.stdout)
     if args.state:
         record_audit(args.state, verdict)
     return verdict.status
@@ -127,7 +127,7 @@ def summary(args: argparse.Namespace) -> int:
         else:
             _summary_text(args, audit, sources)
     except BrokenPipeError:
-        quiet_stdout()
+        quiet(sys.stdout)
     if status == ExitStatus.FOUND:
         print(
             f"explicit-audit summary: exit 1: {refused_keys} record(s) rejected for a key their "

@@ -104,11 +104,12 @@ class GroupReader:
             whole = False if key in self._bulk_keys else self._whole(piece, members)
             if whole is True:
                 continue
+            why = whole if isinstance(whole, Refused) else None  # of all the members
             # Refused whole: a kind that also reads record by record in bulk takes
             # what it can, and only what it refuses is parsed span by span.
             refused = self.parts.bulk(data, spans, members, piece.made)
             if refused is None:
-                refused, why = members, (whole if isinstance(whole, Refused) else None)
+                refused = members
             else:
                 self._bulk_keys.add(key)
                 why = None
