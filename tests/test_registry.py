@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
@@ -269,6 +270,45 @@ def test_a_plugin_that_cannot_be_imported_is_named(badges, tmp_path):
     assert finished.returncode == 2
     assert "no_such_badges_module" in finished.stderr
     assert "EXPLICIT_AUDIT_KINDS" in finished.stderr
+
+
+#: A plug-in with a bug: its check divides by zero.
+BROKEN_PLUGIN = """import dataclasses
+from test_registry import KIND
+from explicit_audit.plugins import register
+
+def broken(badges):
+    return 1 / 0
+
+register(dataclasses.replace(KIND, checks=(dataclasses.replace(KIND.checks[0], run=broken),)))
+"""
+
+
+def test_a_bug_in_a_plugin_exits_70_with_its_traceback_never_1(badges, tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "broken_badges.py").write_text(BROKEN_PLUGIN)
+    env = _environment(plugins, EXPLICIT_AUDIT_KINDS="broken_badges")
+    said = "explicit-audit verify: stopped by an unexpected ZeroDivisionError: division by zero"
+    documents = {}
+    for output in ("text", "json", "junit", "sarif"):
+        finished = _command("verify", str(badges), "--format", output, env=env)
+        # Exit 1 would say "something was found": a verdict that was never reached.
+        assert finished.returncode == 70, (output, finished.returncode, finished.stderr)
+        lines = finished.stderr.strip().splitlines()
+        assert lines[0] == "Traceback (most recent call last):" and "1 / 0" in finished.stderr
+        assert lines[-1] == f"{said}; nothing was decided", lines[-1]
+        documents[output] = finished.stdout
+    assert documents["text"] == ""
+    document = json.loads(documents["json"])
+    assert (document["exit_status"], document["clean"]) == (70, None)
+    assert document["error"]["type"] == "ZeroDivisionError"
+    assert document["error"]["message"].startswith("stopped by an unexpected ZeroDivisionError")
+    (run,) = json.loads(documents["sarif"])["runs"]
+    (invocation,) = run["invocations"]
+    assert (invocation["exitCode"], invocation["executionSuccessful"]) == (70, False)
+    errors = ET.fromstring(documents["junit"]).findall(".//error")
+    assert [error.get("type") for error in errors] == ["ZeroDivisionError"]
 
 
 def test_a_kind_cannot_take_another_kinds_table(registered):

@@ -1,16 +1,19 @@
-"""How a command ends when it cannot finish: a usage error, unreadable input, a signal.
+"""How a command ends when it cannot finish: a usage error, unreadable input, a signal, a bug.
 
-Each says why on stderr, in one line and without a traceback, and exits with
-its :class:`~explicit_audit.verdicts.ExitStatus`; ``verify`` in a format
+Each says why on stderr, in one line and without a traceback (an unexpected
+error, a bug, prints its traceback before that line), and exits with its
+:class:`~explicit_audit.verdicts.ExitStatus`; ``verify`` in a format
 that has a document for it (JSON, JUnit, SARIF) writes that document too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Sequence
 
 from ..errors import AuditError
@@ -41,7 +44,12 @@ def failed(command: str, data: str | None, exc: BaseException, output: str) -> i
         return ExitStatus.CLEAN
     if isinstance(exc, OSError):  # e.g. --out names a file, or a folder that cannot be written
         return fail(command, data, exc, "OSError", output=output)
-    raise exc
+    if not isinstance(exc, Exception):  # SystemExit and the like: not an error to map
+        raise exc
+    # A bug (the kit's or a plug-in's) or a failure under the kit: never "something was
+    # found" (exit 1), which is a verdict. Its traceback is what a report of it needs.
+    traceback.print_exception(exc, file=sys.stderr)
+    return fail(command, data, exc, type(exc).__name__, output=output, status=ExitStatus.UNEXPECTED)
 
 
 class _Terminated(BaseException):
@@ -89,16 +97,33 @@ def asked_format(argv: Sequence[str]) -> str:
     return "text"
 
 
-def fail(command: str, data: str | None, exc: Exception, kind: str, *, output: str) -> int:
-    """Say why nothing could be checked, on stderr (and as the document asked for); exit 2."""
+def fail(
+    command: str,
+    data: str | None,
+    exc: Exception,
+    kind: str,
+    *,
+    output: str,
+    status: ExitStatus = ExitStatus.UNREADABLE,
+) -> int:
+    """Say why nothing could be checked, on stderr (and as the document asked for); exit
+    ``status`` (2 unless told)."""
+    failure = dataclasses.replace(
+        Failure.of(exc, kind, None if data is None else shown(data)), status=int(status)
+    )
+    if status == ExitStatus.UNEXPECTED:
+        what = f"{kind}: {exc}" if str(exc) else kind
+        failure = dataclasses.replace(
+            failure, message=f"stopped by an unexpected {what}; nothing was decided"
+        )
     if kind == "UsageError":  # argparse's usage lines, then its error: each line shown as such
-        message = "\n".join(visible(line) for line in str(exc).splitlines())
+        message = "\n".join(visible(line) for line in failure.message.splitlines())
     else:
-        message = visible(str(exc))
+        message = visible(failure.message)
     prefix = f"explicit-audit {command}: " if command else ""
     print(f"{prefix}{message}", file=sys.stderr)
-    document = error_output(output, Failure.of(exc, kind, None if data is None else shown(data)))
+    document = error_output(output, failure)
     if document is not None:
         sys.stdout.write(document)
         sys.stdout.flush()
-    return ExitStatus.UNREADABLE
+    return status

@@ -27,6 +27,8 @@ class ExitStatus(IntEnum):
     FOUND = 1
     UNREADABLE = 2
     NOTHING_TO_CHECK = 3
+    #: As ``sysexits.h`` names an internal software error (``EX_SOFTWARE``).
+    UNEXPECTED = 70
     #: As a shell reports a signal: 128 + its number.
     INTERRUPTED = 128 + signal.SIGINT
     TERMINATED = 128 + signal.SIGTERM
@@ -49,6 +51,10 @@ _MEANINGS = {
     "used wrongly: nothing was checked",
     ExitStatus.NOTHING_TO_CHECK: "read, but nothing to check: no check looked at a record (files "
     "with no value in them), or a kind named by `verify --expect` is absent or empty",
+    ExitStatus.UNEXPECTED: "stopped by an error the kit did not expect (a bug in it or in a "
+    "plug-in, or the machine failing under it, such as a Dask worker lost): its traceback on "
+    "stderr, then one line naming it, and `verify`'s document says so in the format asked for; "
+    "nothing was decided, neither clean nor found",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C, SIGINT): one line on stderr, no traceback; "
     "`report` removes its copy of the data and the pages it had begun, leaving the previous run's",
     ExitStatus.TERMINATED: "terminated (SIGTERM): as when interrupted",

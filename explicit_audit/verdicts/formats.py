@@ -73,7 +73,7 @@ class Rendering:
 
 @dataclass(frozen=True)
 class Failure:
-    """A run that could not check anything (exit 2), as its document names it.
+    """A run that could not check anything (exit 2, or 70), as its document names it.
 
     Attributes
     ----------
@@ -86,7 +86,7 @@ class Failure:
     file, line, field :
         Where, when known.
     status : int
-        The exit status (2).
+        The exit status: 2, or 70 for an unexpected error (a bug).
     version : str
         The kit's version.
     """
