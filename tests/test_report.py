@@ -6,6 +6,7 @@ import base64
 import contextlib
 import hashlib
 import html.parser
+import itertools
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 import explicit_audit as ea
+from explicit_audit.cli import main
 from explicit_audit.report._header import TOC_PLACEHOLDER, header_html, insert_contents
 from explicit_audit.report._html import clean_html, provenance_html
 from explicit_audit.report.provenance import LIBRARIES, file_sha256, hash_dialects, provenance
@@ -424,6 +426,53 @@ def _counting_notebook() -> nbformat.NotebookNode:
     )
 
 
+def _timed_notebook(times: Path, mark: str) -> nbformat.NotebookNode:
+    """A notebook whose one cell records in ``times`` when its kernel ran it, for a second."""
+    cell = (
+        "import pathlib, time\n"
+        "begun = time.monotonic()\n"
+        "time.sleep(1.5)\n"
+        f"pathlib.Path({str(times / mark)!r}).write_text(f'{{begun}} {{time.monotonic()}}')\n"
+        "print('counted', len(ea.load(DATA, progress=False).receipts))"
+    )
+    return _notebook(
+        'DATA = "nowhere"', new_code_cell("import explicit_audit as ea"), new_code_cell(cell)
+    )
+
+
+def test_notebooks_run_side_by_side_and_write_the_same_pages(tmp_path):
+    data = _data(tmp_path)
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    times = tmp_path / "times"
+    times.mkdir()
+    for mark in ("a", "b", "c"):
+        nbformat.write(_timed_notebook(times, mark), notebooks / f"{mark}.ipynb")
+
+    def spans(jobs: int) -> tuple[list[tuple[float, float]], list[bytes]]:
+        written = write_reports(data, tmp_path / f"out{jobs}", notebooks, jobs=jobs)
+        ran = [tuple(map(float, (times / m).read_text().split())) for m in ("a", "b", "c")]
+        return sorted(ran), [path.read_bytes() for path in written]
+
+    alone, alone_pages = spans(1)
+    assert all(end <= begun for (_, end), (begun, _) in itertools.pairwise(alone)), alone
+    side_by_side, pages = spans(2)
+    # Two kernels at once: the second notebook begins before the first ends; the third
+    # waits for one of them.
+    assert side_by_side[1][0] < side_by_side[0][1], side_by_side
+    assert side_by_side[2][0] >= min(end for _, end in side_by_side[:2]), side_by_side
+    assert pages == alone_pages and b"counted 2" in pages[0]
+
+
+def test_report_jobs_is_a_whole_number_from_1(tmp_path, capsys):
+    out = str(tmp_path / "out")
+    for given in ("0", "two"):
+        assert main(["report", "data", "--out", out, "--jobs", given]) == 2
+        said = capsys.readouterr().err
+        assert "--jobs" in said and ("give at least 1" in said or "not a whole number" in said)
+    assert not os.path.exists(out)
+
+
 def test_a_log_growing_during_a_run_changes_no_page(tmp_path, monkeypatch):
     import explicit_audit.report.writer as writer_module
 
@@ -434,17 +483,18 @@ def test_a_log_growing_during_a_run_changes_no_page(tmp_path, monkeypatch):
     notebooks.mkdir()
     for name in ("a_first", "b_second"):
         nbformat.write(_counting_notebook(), notebooks / f"{name}.ipynb")
-    real_execute = writer_module.execute_notebook
+    real_execute = writer_module.execute_notebooks
     appended = []
 
-    def execute_while_the_log_grows(*args, **kwargs):
-        # A producer appends one more valid receipt before each notebook runs.
-        with log.open("a", encoding="utf-8") as stream:
-            stream.write(json.dumps(make_receipt(query=f"late {len(appended)}")) + "\n")
-        appended.append(1)
-        return real_execute(*args, **kwargs)
+    def execute_while_the_log_grows(runs, **kwargs):
+        # A producer appends one more valid receipt for each notebook, before they run.
+        for _ in runs:
+            with log.open("a", encoding="utf-8") as stream:
+                stream.write(json.dumps(make_receipt(query=f"late {len(appended)}")) + "\n")
+            appended.append(1)
+        return real_execute(runs, **kwargs)
 
-    monkeypatch.setattr(writer_module, "execute_notebook", execute_while_the_log_grows)
+    monkeypatch.setattr(writer_module, "execute_notebooks", execute_while_the_log_grows)
     pages = [
         p.read_text(encoding="utf-8") for p in write_reports(data, tmp_path / "out", notebooks)
     ]

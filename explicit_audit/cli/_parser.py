@@ -86,6 +86,13 @@ def parser() -> argparse.ArgumentParser:
         help="time a cell may run (default %(default)s)",
     )
     report.add_argument(
+        "--jobs",
+        type=_at_least_one("notebooks"),
+        metavar="N",
+        help="notebooks run at once, each in a kernel of its own (default: one per CPU this "
+        "process may use); the pages are the same whatever N is",
+    )
+    report.add_argument(
         "--exit-zero",
         action="store_true",
         help="exit 0, not 1, when the pages are written and the checks found something (every "
@@ -300,20 +307,25 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive_bytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} bytes: give at least 1")
-    return value
+def _at_least_one(unit: str):
+    """An option's type: a whole number of ``unit``, 1 or more."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {unit}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{value} {unit}: give at least 1")
+        return value
+
+    return parse
 
 
 def _sample_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--sample-bytes",
-        type=_positive_bytes,
+        type=_at_least_one("bytes"),
         default=None,
         metavar="N",
         help="with --engine dask: the bytes of each file's head read to learn the tables' "

@@ -62,6 +62,7 @@ def _write_report(args: argparse.Namespace) -> int:
             args.out,
             notebooks,
             timeout=args.timeout,
+            jobs=args.jobs,
             # -q: the pages' names are not printed as they are written.
             progress=None
             if getattr(args, "quiet", False)

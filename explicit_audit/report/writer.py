@@ -10,7 +10,8 @@ that grows during the run changes no page. Then, for every notebook:
    ``injected-parameters``, right after the cell tagged ``parameters``, sets
    the notebook's data-path variable to the path given;
 2. the notebook is executed with :mod:`nbclient` in a kernel of the running
-   Python environment, in the copy's working folder, so paths in the output
+   Python environment (as many kernels at once as the process has CPUs,
+   ``jobs``), in the copy's working folder, so paths in the output
    read as the user gave them; a notebook whose metadata names the tables it
    reads (``metadata.explicit_audit.tables``) and finds all of them empty is
    not run: its page says there are no records of its kind in the data;
@@ -58,7 +59,7 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import nbformat
@@ -70,7 +71,6 @@ from ..loading import ENGINES, load_settled
 from ..partitioned.scheduler import use_scheduler
 from ..reading.options import resolved
 from ..reading.sources import display_name
-from ..small_files import NOTEBOOK_BOUNDS, read_small_bytes, read_small_text
 from ..verdicts.audit_runs import last_audit, record_audit, since_text
 from ..verdicts.verdict import Verdict
 from ..verify import verify_all
@@ -82,11 +82,15 @@ from ._html import REJECTED_SHOWN
 from ._notebook_run import (
     DATA_PARAMETER_NAMES,
     NotebookError,
+    NotebookRun,
     ReportError,
     data_parameter,
     execute_notebook,
+    execute_notebooks,
     inject_parameters,
-    parameter_names,
+    listed_notebooks,
+    read_notebook,
+    require_engine_parameter,
 )
 from ._time_range import TimeRange, table_times, time_range
 from .downloads import download_files, download_tables
@@ -142,37 +146,6 @@ def default_title(data: str, period: TimeRange) -> str:
     return f"Audit of {data}, {days}" if days else f"Audit of {data} (no timestamps)"
 
 
-def _require_engine_parameter(notebook: nbformat.NotebookNode, name: str) -> None:
-    """A notebook run for the Dask engine must read ``ENGINE``, or it would load in memory."""
-    if "ENGINE" not in parameter_names(notebook):
-        raise ReportError(
-            f"{name}: its parameters cell sets no ENGINE, so it would load the data in memory; "
-            'add ENGINE = "pandas" (and SCHEDULER = None, PERSIST = False) to the cell and pass '
-            "engine=ENGINE to ea.load, or report with the pandas engine"
-        )
-
-
-def _read_notebook(path: Path) -> nbformat.NotebookNode:
-    """A notebook file, or a ReportError naming it when it is not one (not JSON, unreadable)."""
-    try:
-        return nbformat.reads(read_small_text(path, **NOTEBOOK_BOUNDS), as_version=4)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise ReportError(f"{display_name(path)}: cannot read the notebook ({reason})") from None
-    except (ValueError, nbformat.ValidationError) as exc:  # NotJSONError is a ValueError
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ReportError(f"{display_name(path)}: not a notebook ({reason[:200]})") from None
-
-
-def _notebooks(source: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        if path.is_dir():
-            return sorted(p for p in path.glob("*.ipynb") if not p.name.startswith("."))
-        return [path]
-    return [Path(p) for p in source]
-
-
 def write_reports(
     data: str | os.PathLike,
     out: str | os.PathLike,
@@ -188,6 +161,7 @@ def write_reports(
     title: str | None = None,
     command: str | None = None,
     state: str | os.PathLike | None = None,
+    jobs: int | None = None,
 ) -> list[Path]:
     """Execute every notebook on ``data`` and write one HTML report each into ``out``.
 
@@ -238,6 +212,10 @@ def write_reports(
         since the last audit recorded in it, and this run is recorded in it
         once the pages are in place. ``data`` is named as ``verify --state``
         was given it: relative to the current folder.
+    jobs : int, optional
+        How many notebooks run at once, each in a kernel of its own; by
+        default as many as the CPUs this process may use. The pages are the
+        same whatever it is.
 
     Returns
     -------
@@ -263,23 +241,24 @@ def write_reports(
     """
     if state is not None:
         _require_same_names(data)
-    paths = _notebooks(notebooks)
+    paths = listed_notebooks(notebooks)
     if not paths:
         raise ReportError(f"{notebooks}: no notebook (*.ipynb) to report on")
     if engine not in ENGINES:
         raise ReportError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     lazy = reads_lazily(engine)
-    read = {path.name: _read_notebook(path) for path in paths}
+    files = {path: read_notebook(path) for path in paths}  # each read once, for the run too
+    read = {path.name: notebook for path, (_, notebook) in files.items()}
     if lazy:  # before any work: a notebook that would load in memory is refused
         for path in paths:
-            _require_engine_parameter(read[path.name], path.name)
+            require_engine_parameter(read[path.name], path.name)
     chosen = chosen_parameters(read, parameters or {})
     engine_values = {"ENGINE": engine, "SCHEDULER": scheduler, "PERSIST": persist} if lazy else {}
     with use_scheduler(scheduler) if lazy else contextlib.nullcontext():
         return _write_reports(
             data,
             Path(out),
-            paths,
+            files,
             timeout=timeout,
             progress=progress,
             engine=engine,
@@ -289,13 +268,14 @@ def write_reports(
             title=title,
             command=command,
             state=state,
+            jobs=jobs,
         )
 
 
 def _write_reports(
     data: str | os.PathLike,
     out_dir: Path,
-    paths: list[Path],
+    files: dict[Path, tuple[bytes, nbformat.NotebookNode]],
     *,
     timeout: int,
     progress,
@@ -306,6 +286,7 @@ def _write_reports(
     title: str | None = None,
     command: str | None = None,
     state: str | os.PathLike | None = None,
+    jobs: int | None = None,
 ) -> list[Path]:
     written: list[Path] = []
     listed: list[Page] = []
@@ -313,6 +294,7 @@ def _write_reports(
     with (
         tempfile.TemporaryDirectory(prefix="explicit-audit-report-") as folder,
         staged_reports(out_dir) as staging,
+        contextlib.ExitStack() as stack,  # the notebooks still running, stopped first
     ):
         snapshot = take_snapshot(data, folder)
         # The state's path as given, read from inside the copy: made absolute first.
@@ -353,25 +335,24 @@ def _write_reports(
             report=title,
             since=None if verdict is None else since_text(verdict, state),
         )
-        for path in paths:
+        # A notebook whose tables are all empty is not run: its page says so.
+        to_run = [
+            path for path, (_, nb) in files.items() if has_records(audit, notebook_tables(nb))
+        ]
+        runs = [NotebookRun(files[p][1], snapshot.data, p.name, parameters[p.name]) for p in to_run]
+        ran = stack.enter_context(
+            contextlib.closing(
+                execute_notebooks(runs, cwd=snapshot.cwd, timeout=timeout, jobs=jobs)
+            )
+        )
+        for path, (source, notebook) in files.items():
+            # As soon as its notebook, and those before it, are done; the others run meanwhile.
+            executed, seconds = next(ran) if path in to_run else (None, 0.0)
             start = time.perf_counter()
-            source = read_small_bytes(path, max_bytes=NOTEBOOK_BOUNDS["max_bytes"])
-            notebook = nbformat.reads(source.decode("utf-8"), as_version=4)
-            ran = has_records(audit, notebook_tables(notebook))
-            if ran:
-                try:
-                    executed = execute_notebook(
-                        notebook,
-                        snapshot.data,
-                        cwd=snapshot.cwd,
-                        timeout=timeout,
-                        name=path.name,
-                        parameters=parameters[path.name],
-                    )
-                except NotebookError as exc:
-                    failures.append(str(exc))
-                    continue
-            else:
+            if isinstance(executed, NotebookError):
+                failures.append(str(executed))
+                continue
+            if executed is None:
                 executed = no_records_notebook(notebook, data, audit)
             tables = tuple(t for group in notebook_tables(notebook) for t in group)
             kinds = sorted(page_kinds(tables)) if tables else None
@@ -392,21 +373,22 @@ def _write_reports(
                     scope=None if kinds is None else tuple(kinds),
                     index=INDEX_NAME,
                 ),
-                ran=ran,
+                ran=path in to_run,
             )
             listed.append(
                 Page(
                     file=f"{path.stem}.html",
                     title=notebook_title(notebook, path.stem),
                     tables=tables,
-                    ran=ran,
+                    ran=path in to_run,
                     checks=anchored_checks(page),
                 )
             )
             write_atomically(staging.folder / f"{path.stem}.html", page)
             written.append(out_dir / f"{path.stem}.html")
             if progress is not None:
-                progress(f"wrote {written[-1]} ({time.perf_counter() - start:.1f} s)")
+                took = seconds + time.perf_counter() - start  # its notebook's run, then its page
+                progress(f"wrote {written[-1]} ({took:.1f} s)")
         for name, content in downloads.items():
             write_atomically(staging.folder / name, content)
         index_page = index_html(verification, listed, display_name(data), title=title, about=cited)
