@@ -6,7 +6,6 @@ import base64
 import contextlib
 import hashlib
 import html.parser
-import itertools
 import json
 import os
 import re
@@ -426,41 +425,54 @@ def _counting_notebook() -> nbformat.NotebookNode:
     )
 
 
-def _timed_notebook(times: Path, mark: str) -> nbformat.NotebookNode:
-    """A notebook whose one cell records in ``times`` when its kernel ran it, for a second."""
+def _meeting_notebook(folder: Path, mark: str) -> nbformat.NotebookNode:
+    """A notebook that says it is here, waits (as long as ``folder/patience`` says) for
+    another notebook to be, and records when it ran and whom it met."""
     cell = (
         "import pathlib, time\n"
+        f"folder, mark = pathlib.Path({str(folder)!r}), {mark!r}\n"
         "begun = time.monotonic()\n"
-        "time.sleep(1.5)\n"
-        f"pathlib.Path({str(times / mark)!r}).write_text(f'{{begun}} {{time.monotonic()}}')\n"
+        "(folder / f'{mark}.here').touch()\n"
+        "patience = float((folder / 'patience').read_text())\n"
+        "def others():\n"
+        "    return sorted(p.stem for p in folder.glob('*.here') if p.stem != mark)\n"
+        "while not others() and time.monotonic() < begun + patience:\n"
+        "    time.sleep(0.05)\n"
+        "(folder / mark).write_text(f'{begun} {time.monotonic()} {\",\".join(others())}')\n"
         "print('counted', len(ea.load(DATA, progress=False).receipts))"
     )
-    return _notebook(
-        'DATA = "nowhere"', new_code_cell("import explicit_audit as ea"), new_code_cell(cell)
-    )
+    first = new_code_cell("import explicit_audit as ea")
+    return _notebook('DATA = "nowhere"', first, new_code_cell(cell))
 
 
 def test_notebooks_run_side_by_side_and_write_the_same_pages(tmp_path):
     data = _data(tmp_path)
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
-    times = tmp_path / "times"
-    times.mkdir()
+    folder = tmp_path / "meeting"
+    folder.mkdir()
     for mark in ("a", "b", "c"):
-        nbformat.write(_timed_notebook(times, mark), notebooks / f"{mark}.ipynb")
+        nbformat.write(_meeting_notebook(folder, mark), notebooks / f"{mark}.ipynb")
 
-    def spans(jobs: int) -> tuple[list[tuple[float, float]], list[bytes]]:
+    def run(jobs: int, patience: float) -> tuple[dict, list[bytes]]:
+        for here in folder.glob("*.here"):
+            here.unlink()
+        (folder / "patience").write_text(str(patience))
         written = write_reports(data, tmp_path / f"out{jobs}", notebooks, jobs=jobs)
-        ran = [tuple(map(float, (times / m).read_text().split())) for m in ("a", "b", "c")]
-        return sorted(ran), [path.read_bytes() for path in written]
+        ran = {}
+        for mark in ("a", "b", "c"):
+            begun, ended, met = (folder / mark).read_text().split(" ")
+            ran[mark] = (float(begun), float(ended), met)
+        return ran, [path.read_bytes() for path in written]
 
-    alone, alone_pages = spans(1)
-    assert all(end <= begun for (_, end), (begun, _) in itertools.pairwise(alone)), alone
-    side_by_side, pages = spans(2)
-    # Two kernels at once: the second notebook begins before the first ends; the third
-    # waits for one of them.
-    assert side_by_side[1][0] < side_by_side[0][1], side_by_side
-    assert side_by_side[2][0] >= min(end for _, end in side_by_side[:2]), side_by_side
+    # One at a time: the first waits a second for company and meets nobody.
+    alone, alone_pages = run(1, 1.0)
+    assert alone["a"][2] == "" and alone["a"][1] <= alone["b"][0] <= alone["b"][1] <= alone["c"][0]
+    # Two at a time: the first two meet, however slowly their kernels start; the third
+    # waits for one of them to end.
+    side_by_side, pages = run(2, 120.0)
+    assert side_by_side["a"][2] == "b" and side_by_side["b"][2] == "a", side_by_side
+    assert side_by_side["c"][0] >= min(side_by_side["a"][1], side_by_side["b"][1])
     assert pages == alone_pages and b"counted 2" in pages[0]
 
 
