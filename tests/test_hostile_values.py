@@ -350,3 +350,30 @@ def test_a_lone_surrogate_in_a_value_is_rejected_naming_its_field_and_line(tmp_p
     assert audit.receipts.source_line.tolist() == [1, 5]
     assert audit.receipts["query"].tolist() == ["ok \U0001f600 caf\u00e9"] * 2
     _accounted(audit)
+
+
+def test_a_lone_surrogate_where_a_plan_takes_an_undeclared_value_is_noted_or_rejected(tmp_path):
+    import dask
+
+    lines = (DATA / "plans" / "arborist_runs_flat.jsonl").read_text(encoding="utf-8").splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    first["retrieval_plan"]["top_k"] = "\ud800"
+    second["retrieval_plan"]["retrieval_keywords"] = {"\ud800": 1}
+    path = tmp_path / "plans.jsonl"
+    # json.dumps writes each lone surrogate as its escape, as a producer might.
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
+    assert path.read_bytes().count(b'\\ud800"') == 2
+    # Writing the note's value once raised TypeError (orjson refuses a lone surrogate).
+    audit = _load(path)
+    _accounted(audit)
+    (reason,) = audit.rejected["reason"]
+    assert reason.startswith("retrieval_plan.top_k: '\\ud800' is not accepted by int()")
+    (note,) = audit.keys.itertuples()
+    assert (note.source_line, note.note) == (2, "undeclared_value")
+    assert '`retrieval_plan.retrieval_keywords` is {"\\ud800":1}, not a string' in note.detail
+    with dask.config.set(scheduler="synchronous"):
+        lazy = _load(path, engine="dask").compute()
+    assert lazy.keys.equals(audit.keys) and lazy.rejected.equals(audit.rejected)
+    finished = _cli("verify", str(path), "--json")
+    assert finished.returncode == 1, finished.stderr
+    assert json.loads(finished.stdout)["summary"]

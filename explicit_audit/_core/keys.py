@@ -40,7 +40,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from .shape import Field, Shape, type_fits
+from .shape import Field, Shape, quoted, type_fits
 
 __all__ = [
     "DEFAULTED_FIELD",
@@ -352,9 +352,7 @@ def _undeclared(field: Field, item: Any) -> str | None:
             return None
     if not any(type_fits(type_, item) for type_ in field.accepts):
         return None
-    text = orjson.dumps(item, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=repr).decode()
-    text = text if len(text) <= 40 else text[:39] + "…"
-    return f"{text}, not {'a' if field.type != 'integer' else 'an'} {field.type}"
+    return f"{quoted(item)}, not {'a' if field.type != 'integer' else 'an'} {field.type}"
 
 
 def _unknown_count(level: _Level, value: dict, top: bool) -> int:

@@ -49,6 +49,7 @@ presentations) and of the documents it reads (routing policies).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +66,7 @@ __all__ = [
     "is_map",
     "json_schema",
     "published",
+    "quoted",
     "shape_problems",
     "type_fits",
     "walk",
@@ -326,11 +328,25 @@ def type_fits(type_: str, value: Any) -> bool:
     return value is not None and _type_problem(type_, value) is None
 
 
-def _quoted(value: Any) -> str:
+def quoted(value: Any) -> str:
+    """``value`` as JSON text for a message, cut at 40 characters.
+
+    Where orjson cannot write it (an integer beyond 64 bits, a lone surrogate
+    parsed from a ``\\udXXX`` escape), the standard library writes it, the
+    surrogate as that escape.
+
+    Examples
+    --------
+    >>> quoted({"k": 2**70}), quoted(chr(0xD800))
+    ('{"k":1180591620717411303424}', '"\\\\ud800"')
+    """
     try:
         text = orjson.dumps(value).decode()
     except TypeError:
-        text = repr(value)
+        try:
+            text = json.dumps(value, separators=(",", ":"))
+        except (TypeError, ValueError):  # not a JSON value at all
+            text = repr(value)
     return text if len(text) <= 40 else text[:39] + "…"
 
 
@@ -364,9 +380,9 @@ def _problems(
             continue
         problem = _type_problem(field.type, item)
         if problem is None and field.values and item not in field.values:
-            problem = "must be " + " or ".join(_quoted(v) for v in field.values)
+            problem = "must be " + " or ".join(quoted(v) for v in field.values)
         if problem is not None:
-            out.append(f"{path}: {problem}, got {_quoted(item)}")
+            out.append(f"{path}: {problem}, got {quoted(item)}")
             continue
         if is_map(field):
             for key in item:
@@ -377,7 +393,7 @@ def _problems(
         elif field.type == "array" and field.items is not None and _closed_object(field.items):
             for index, element in enumerate(item):
                 if not isinstance(element, dict):
-                    out.append(f"{path}[{index}]: must be an object, got {_quoted(element)}")
+                    out.append(f"{path}[{index}]: must be an object, got {quoted(element)}")
                 else:
                     at = f"{path}[{index}]."
                     _problems(field.items.fields, element, at, out, keys, keys)

@@ -266,7 +266,7 @@ class _Running:
     Run in the main thread, nbclient takes SIGINT and SIGTERM over for as
     long as a notebook runs: it kills the kernel and carries on, so that the
     program sees a dead kernel, not the signal, and its handlers are gone
-    afterwards. Here the main thread waits (:func:`_run_all`), and a signal
+    afterwards. Here the main thread waits (:func:`_in_order`), and a signal
     raises in it as anywhere else; the kernels are then stopped
     (:meth:`stop`), and the snapshot and any partial page are removed as the
     program unwinds.
