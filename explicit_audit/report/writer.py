@@ -260,6 +260,7 @@ def write_reports(
             Path(out),
             files,
             timeout=timeout,
+            jobs=jobs,
             progress=progress,
             engine=engine,
             persist=persist,
@@ -268,7 +269,6 @@ def write_reports(
             title=title,
             command=command,
             state=state,
-            jobs=jobs,
         )
 
 
@@ -278,6 +278,7 @@ def _write_reports(
     files: dict[Path, tuple[bytes, nbformat.NotebookNode]],
     *,
     timeout: int,
+    jobs: int | None,
     progress,
     engine: str,
     persist: bool,
@@ -286,7 +287,6 @@ def _write_reports(
     title: str | None = None,
     command: str | None = None,
     state: str | os.PathLike | None = None,
-    jobs: int | None = None,
 ) -> list[Path]:
     written: list[Path] = []
     listed: list[Page] = []
