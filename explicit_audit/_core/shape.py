@@ -343,10 +343,7 @@ def quoted(value: Any) -> str:
     try:
         text = orjson.dumps(value).decode()
     except TypeError:
-        try:
-            text = json.dumps(value, separators=(",", ":"))
-        except (TypeError, ValueError):  # not a JSON value at all
-            text = repr(value)
+        text = json.dumps(value, separators=(",", ":"), default=repr)
     return text if len(text) <= 40 else text[:39] + "…"
 
 

@@ -9,7 +9,6 @@ that has a document for it (JSON, JUnit, SARIF) writes that document too.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import signal
 import sys
 import threading
@@ -49,7 +48,11 @@ def failed(command: str, data: str | None, exc: BaseException, output: str) -> i
     # A bug (the kit's or a plug-in's) or a failure under the kit: never "something was
     # found" (exit 1), which is a verdict. Its traceback is what a report of it needs.
     traceback.print_exception(exc, file=sys.stderr)
-    return fail(command, data, exc, type(exc).__name__, output=output, status=ExitStatus.UNEXPECTED)
+    kind = type(exc).__name__
+    said = RuntimeError(
+        f"stopped by an unexpected {kind}{f': {exc}' if str(exc) else ''}; nothing was decided"
+    )
+    return fail(command, data, said, kind, output=output, status=ExitStatus.UNEXPECTED)
 
 
 class _Terminated(BaseException):
@@ -108,14 +111,7 @@ def fail(
 ) -> int:
     """Say why nothing could be checked, on stderr (and as the document asked for); exit
     ``status`` (2 unless told)."""
-    failure = dataclasses.replace(
-        Failure.of(exc, kind, None if data is None else shown(data)), status=int(status)
-    )
-    if status == ExitStatus.UNEXPECTED:
-        what = f"{kind}: {exc}" if str(exc) else kind
-        failure = dataclasses.replace(
-            failure, message=f"stopped by an unexpected {what}; nothing was decided"
-        )
+    failure = Failure.of(exc, kind, None if data is None else shown(data), int(status))
     if kind == "UsageError":  # argparse's usage lines, then its error: each line shown as such
         message = "\n".join(visible(line) for line in failure.message.splitlines())
     else:

@@ -402,5 +402,4 @@ def _kill_kernel(client: NotebookClient) -> None:
 def _read(notebook) -> tuple[str, nbformat.NotebookNode]:
     if isinstance(notebook, nbformat.NotebookNode):
         return notebook.metadata.get("title", "notebook"), copy.deepcopy(notebook)
-    path = Path(notebook)
-    return path.name, nbformat.reads(read_small_text(path, **NOTEBOOK_BOUNDS), as_version=4)
+    return Path(notebook).name, read_notebook(Path(notebook))[1]

@@ -101,7 +101,13 @@ class Failure:
     version: str = __version__
 
     @classmethod
-    def of(cls, exc: BaseException, type_name: str, data: str | None) -> Failure:
+    def of(
+        cls,
+        exc: BaseException,
+        type_name: str,
+        data: str | None,
+        status: int = ExitStatus.UNREADABLE,
+    ) -> Failure:
         """The failure ``exc`` stands for; its file, line and field where it names them."""
         return cls(
             data,
@@ -110,6 +116,7 @@ class Failure:
             file=getattr(exc, "source_file", None),
             line=getattr(exc, "source_line", None),
             field=getattr(exc, "field", None),
+            status=status,
         )
 
 
