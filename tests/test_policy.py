@@ -338,3 +338,57 @@ def test_strict_load_raises_an_input_error_for_a_bad_policy(tmp_path):
     # ea.load_policy still names the policy error itself
     with pytest.raises(ea.PolicyError):
         ea.load_policy(bad)
+
+
+# Lines as an editor counts them ---------------------------------------------------------
+
+#: What YAML 1.1 (PyYAML and libyaml) ends a line at and YAML 1.2, editors and ``grep -n``
+#: do not: NEL, the line separator and the paragraph separator, here inside a quoted value.
+UNUSUAL = ["\x85", "\u2028", "\u2029"]
+
+#: A fault put on one line of the example policy: (what replaces the line, what is refused).
+FAULTS = {
+    "value": ("  context_char_cap_4b: lots", "expected a whole number"),
+    "tag": ("  context_char_cap_4b: !!python/object/apply:os.system ['true']", "Python tag"),
+    "repeated key": ("  confidence_threshold: 0.5", "confidence_threshold"),
+}
+
+
+def _editor_line(text: str, needle: str) -> int:
+    """The line ``grep -n`` prints for the first line holding ``needle``."""
+    return text[: text.index(needle)].count("\n") + 1
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+@pytest.mark.parametrize("unusual", UNUSUAL)
+@pytest.mark.parametrize(("newline", "bom"), [("\n", ""), ("\r\n", "\ufeff")])
+def test_a_policy_fault_is_named_where_an_editor_shows_it(tmp_path, fault, unusual, newline, bom):
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    named = next(i for i, line in enumerate(lines) if line.startswith("policy_id:"))
+    lines.insert(named + 1, f'description: "In force{unusual}from 2026-01-01{unusual}."')
+    at = next(i for i, line in enumerate(lines) if "context_char_cap_4b" in line)
+    replacement, reason = FAULTS[fault]
+    if fault == "repeated key":  # the section names confidence_threshold twice
+        lines.insert(at + 3, replacement)
+    else:
+        lines[at] = replacement
+    text = bom + newline.join(lines) + newline
+    path = tmp_path / "p.yaml"
+    path.write_bytes(text.encode("utf-8"))
+    line = _editor_line(text, replacement)
+    assert line > named + 2  # past the unusual characters
+    with pytest.raises(ea.PolicyError, match=reason) as caught:
+        ea.load_policy(path)
+    assert caught.value.source_line == line, str(caught.value)
+    _, (rejected,) = load_policy_files([path], strict=False)
+    assert rejected.source_line == line
+    assert rejected.raw == replacement.strip()
+
+
+def test_a_parameters_file_names_the_line_an_editor_shows(tmp_path, capsys):
+    from explicit_audit.cli import main
+
+    values = tmp_path / "params.yaml"
+    values.write_text('LABEL: "a\u2028b\u2029c"\nTOP_N: 3: 4\n', encoding="utf-8")
+    assert main(["report", str(DATA), "--out", str(tmp_path / "out"), "-f", str(values)]) == 2
+    assert f"{values}, line 2: not valid YAML" in capsys.readouterr().err

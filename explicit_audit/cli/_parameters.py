@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import yaml
 
+from .._core.yaml_lines import mark_line
 from ..errors import AuditError
 from ..report.parameters import parse_value
 from ..small_files import MAX_SMALL_FILE_BYTES, read_small_text
@@ -168,8 +169,8 @@ def _read_file(path: str) -> dict[str, object]:
             )
         found = yaml.load(text, Loader=_NoDates)  # a safe loader: never a Python object
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}, line {mark.line + 1}" if mark is not None else path
+        line = mark_line(text, getattr(exc, "problem_mark", None))
+        where = path if line is None else f"{path}, line {line}"
         problem = str(getattr(exc, "problem", "") or exc).strip()
         raise AuditError(f"{where}: not valid YAML ({problem})") from None
     except RecursionError:

@@ -21,6 +21,7 @@ import yaml
 from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
 from .._core.surrogates import lone_surrogate
+from .._core.yaml_lines import mark_line
 from ..errors import PolicyError
 from ..reading.sources import display_name
 from ..small_files import MAX_SMALL_FILE_BYTES, read_small_text
@@ -204,8 +205,9 @@ def check_policy(data: Any, where: str) -> dict[str, Any]:
     return out
 
 
-def _key_line(node: yaml.Node | None, key: str | None) -> int | None:
-    """The 1-based line of a dotted key in a composed YAML tree (its closest known parent)."""
+def _key_line(text: str, node: yaml.Node | None, key: str | None) -> int | None:
+    """The 1-based line of a dotted key in the YAML tree composed from ``text`` (its closest
+    known parent)."""
     if node is None or not key:
         return None
     line = None
@@ -215,14 +217,14 @@ def _key_line(node: yaml.Node | None, key: str | None) -> int | None:
             if index >= len(node.value):
                 break
             node = node.value[index]
-            line = node.start_mark.line + 1
+            line = mark_line(text, node.start_mark)
             continue
         if not isinstance(node, yaml.MappingNode):
             break
         match = next((pair for pair in node.value if pair[0].value == part), None)
         if match is None:
             break
-        line = match[0].start_mark.line + 1
+        line = mark_line(text, match[0].start_mark)
         node = match[1]
     return line
 
@@ -398,8 +400,7 @@ def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyErr
     except RecursionError:
         raise PolicyError.at(where, None, "is nested too deeply to be a policy") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        line = mark_line(text, getattr(exc, "problem_mark", None))
         problem = str(getattr(exc, "problem", "") or exc)
         if "python/" in problem:
             tag = problem.split("tag", 1)[-1].strip(" '").replace("tag:yaml.org,2002:", "!!")
@@ -419,7 +420,7 @@ def read_policy_yaml(path: Path) -> tuple[Any, Callable[[PolicyError], PolicyErr
             tree = yaml.compose(text, Loader=yaml.SafeLoader)
         except (yaml.YAMLError, RecursionError):
             return error
-        line = _key_line(tree, key)
+        line = _key_line(text, tree, key)
         return PolicyError.at(where, key, error.reason, line) if line else error
 
     return data, locate

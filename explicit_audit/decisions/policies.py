@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from .._core.records import Rejection, excerpt
+from .._core.yaml_lines import text_line
 from ..errors import AuditError, PolicyError
 from ..reading.digests import HeldFile
 from ..reading.sources import POLICY_SUFFIXES, display_name, scan_sources
@@ -208,10 +209,8 @@ def _excerpt_line(path: str | os.PathLike, line: int) -> str:
         text = held.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-    lines = text.splitlines()
-    if 1 <= line <= len(lines):
-        return excerpt(lines[line - 1])
-    return excerpt(text)
+    found = text_line(text, line)
+    return excerpt(text if found is None else found)
 
 
 def load_policies(source: str | os.PathLike | Iterable[str | os.PathLike]) -> PolicySet:
