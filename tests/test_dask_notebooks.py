@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import ran_between, tasks_run
 
 from explicit_audit.cli import main
 from explicit_audit.report.writer import ReportError, execute_notebook, write_reports
@@ -85,9 +86,7 @@ def reports(tmp_path_factory, cluster):
         shutil.copy(NOTEBOOKS / name, notebooks / name)
     pandas_pages = write_reports(root / "data", root / "pandas", notebooks)
     address = cluster.scheduler.address
-    before = set(
-        cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
-    )
+    before = tasks_run(cluster)
     status = main(
         [
             "report", str(root / "data"), "--out", str(root / "dask"),
@@ -95,8 +94,7 @@ def reports(tmp_path_factory, cluster):
             "--scheduler", address, "--persist",
         ]
     )  # fmt: skip
-    after = set(cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
-    return pandas_pages, root / "dask", status, after - before
+    return pandas_pages, root / "dask", status, ran_between(before, tasks_run(cluster))
 
 
 def _written_by(line: str) -> bool:
