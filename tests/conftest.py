@@ -18,14 +18,14 @@ import pytest
 matplotlib.use("Agg")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster():
     """A real distributed cluster: a LocalCluster of 2 worker processes, 1 thread each.
 
-    One per test process, started when a test first asks for it and shared by
-    every module that process runs: idle workers hold memory, not CPU, and each
-    start costs their imports again. So a test that looks at what the cluster
-    ran compares it with what it had run before, never with nothing.
+    Per module, so that its workers are gone while the other modules run: an
+    idle worker still ticks (heartbeats, its memory monitor), and one cluster
+    per test process, shared by its modules, took more CPU over the suite
+    than the starts it saved.
     """
     from distributed import Client, LocalCluster
 
@@ -40,25 +40,6 @@ def cluster():
         warnings.simplefilter("ignore")
         client.close()
         local.close()
-
-
-def tasks_run(client) -> dict[str, int]:
-    """How many tasks of each prefix the cluster behind ``client`` has run so far.
-
-    The scheduler's counts only grow, so what ran between two calls is their
-    difference, on a cluster other modules used before.
-    """
-
-    def counted(dask_scheduler):
-        found = dask_scheduler.task_prefixes.items()
-        return {name: prefix.state_counts["memory"] for name, prefix in found}
-
-    return client.run_on_scheduler(counted)
-
-
-def ran_between(before: dict[str, int], after: dict[str, int]) -> set[str]:
-    """The prefixes of which ``after`` counts more tasks run than ``before``."""
-    return {name for name, count in after.items() if count > before.get(name, 0)}
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ran_between, tasks_run
 
 from explicit_audit.cli import main
 from explicit_audit.report.writer import ReportError, execute_notebook, write_reports
@@ -86,7 +85,9 @@ def reports(tmp_path_factory, cluster):
         shutil.copy(NOTEBOOKS / name, notebooks / name)
     pandas_pages = write_reports(root / "data", root / "pandas", notebooks)
     address = cluster.scheduler.address
-    before = tasks_run(cluster)
+    before = set(
+        cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    )
     status = main(
         [
             "report", str(root / "data"), "--out", str(root / "dask"),
@@ -94,7 +95,8 @@ def reports(tmp_path_factory, cluster):
             "--scheduler", address, "--persist",
         ]
     )  # fmt: skip
-    return pandas_pages, root / "dask", status, ran_between(before, tasks_run(cluster))
+    after = set(cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
+    return pandas_pages, root / "dask", status, after - before
 
 
 def _written_by(line: str) -> bool:
