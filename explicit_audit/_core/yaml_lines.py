@@ -64,8 +64,10 @@ def text_line(text: str, line: int) -> str | None:
     --------
     >>> text_line("a\\u2028b\\r\\nc", 2)
     'c'
-    >>> text_line("a", 2) is None
+    >>> text_line("a\\n", 2) is None  # a last break ends a line, it starts none
     True
     """
     lines = _BREAK.split(text)
+    if lines[-1] == "":
+        lines.pop()
     return lines[line - 1] if 1 <= line <= len(lines) else None
