@@ -392,3 +392,65 @@ def test_a_parameters_file_names_the_line_an_editor_shows(tmp_path, capsys):
     values.write_text('LABEL: "a\u2028b\u2029c"\nTOP_N: 3: 4\n', encoding="utf-8")
     assert main(["report", str(DATA), "--out", str(tmp_path / "out"), "-f", str(values)]) == 2
     assert f"{values}, line 2: not valid YAML" in capsys.readouterr().err
+
+
+# What YAML 1.1 and YAML 1.2 read alike --------------------------------------------------
+
+#: (the example's line it replaces, the line, its value, what YAML 1.1 and YAML 1.2 read)
+TWO_READINGS = [
+    ("context_char_cap_4b:", "  context_char_cap_4b: 06000", "06000", "3072", "6000"),  # octal
+    ("escalate_on_multi_doc", "  escalate_on_multi_doc_count: 1:30", "1:30", "90", "'1:30'"),
+    ("context_char_cap_4b:", "  context_char_cap_4b: 6_000", "6_000", "6000", "'6_000'"),
+    ("legal:", "  legal: {high_impact: yes, default_risk_flags: []}", "yes", "True", "'yes'"),
+    ("legal:", "  no: {high_impact: true, default_risk_flags: []}", "no", "False", "'no'"),
+    ("confidence_threshold:", "  confidence_threshold: 6e-1", "6e-1", "'6e-1'", "0.6"),
+]
+#: A line libyaml refuses and PyYAML's own parser reads: the file is then read by the latter.
+LIBYAML_REFUSES = 'description: "x\\ud800"'
+
+
+@pytest.mark.parametrize(("replaced", "line", "value", "old", "new"), TWO_READINGS)
+@pytest.mark.parametrize("refused_by_libyaml", [False, True])
+def test_a_plain_value_two_yaml_versions_read_apart_is_refused_where_it_is(
+    tmp_path, replaced, line, value, old, new, refused_by_libyaml
+):
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, text in enumerate(lines) if text.strip().startswith(replaced))
+    lines[at] = line
+    if refused_by_libyaml:  # a top-level key, before the rest
+        lines.insert(1, LIBYAML_REFUSES)
+        at += 1
+    path = _write_text(tmp_path / "p.yaml", "\n".join(lines) + "\n")
+    _, (rejected,) = load_policy_files([path], strict=False)
+    says = f"{value} is {old} to a YAML 1.1 reader (PyYAML) and {new} to a YAML 1.2 reader"
+    assert says in rejected.reason, rejected.reason
+    assert rejected.source_line == at + 1
+    assert rejected.raw == line.strip()
+
+
+def _write_text(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  context_char_cap_4b: 0x1770",  # hexadecimal to both
+        "  context_char_cap_4b: !!int 6000",  # tagged
+        "  confidence_threshold: 6.0e-1",  # a float to both
+        'description: "yes"',  # quoted: text to both
+        "description: on time",  # more than one word: text to both
+    ],
+)
+def test_a_value_both_yaml_versions_read_alike_loads(tmp_path, line):
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    key = line.strip().split(":", 1)[0]
+    at = next((i for i, text in enumerate(lines) if text.strip().startswith(f"{key}:")), None)
+    if at is None:
+        lines.insert(2, line)
+    else:
+        lines[at] = line
+    path = _write_text(tmp_path / "p.yaml", "\n".join(lines) + "\n")
+    policy = ea.load_policy(path)
+    assert policy.escalation == ea.Escalation(6000, 3, 0.6)

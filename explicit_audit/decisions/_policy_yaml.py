@@ -22,6 +22,7 @@ from .._core.columns import INT64_MAX
 from .._core.describe import yaml_type
 from .._core.surrogates import lone_surrogate
 from .._core.yaml_lines import mark_line
+from .._core.yaml_scalars import two_readings
 from ..errors import PolicyError
 from ..reading.sources import display_name
 from ..small_files import MAX_SMALL_FILE_BYTES, read_small_text
@@ -318,6 +319,11 @@ def _parse(text: str, where: str, loader_class: type) -> Any:
             return None
         if "*" in text:  # no alias without a "*"
             _bound_aliases(node, where)
+        found = two_readings(loader, node)
+        if found is not None:
+            scalar, key, says = found
+            reason = f"{says}: quote it if it is text, or write it as both read it"
+            raise PolicyError.at(where, key, reason, mark_line(text, scalar.start_mark))
         return loader.construct_document(node)
     finally:
         loader.dispose()
