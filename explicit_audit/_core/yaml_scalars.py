@@ -22,20 +22,24 @@ import yaml
 
 __all__ = ["read_by_yaml_1_2", "two_readings"]
 
-_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
-
-#: The YAML 1.2 core schema's plain scalars (its section 10.3.2), in its order.
-_CORE: tuple[tuple[re.Pattern, Callable[[str], Any]], ...] = (
-    (re.compile(r"~|null|Null|NULL|"), lambda text: None),
-    (re.compile(r"true|True|TRUE"), lambda text: True),
-    (re.compile(r"false|False|FALSE"), lambda text: False),
-    (re.compile(r"[-+]?[0-9]+"), lambda text: int(text, 10)),
-    (re.compile(r"0o[0-7]+"), lambda text: int(text[2:], 8)),
-    (re.compile(r"0x[0-9a-fA-F]+"), lambda text: int(text[2:], 16)),
-    (re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"), float),
-    (_INF, lambda text: -math.inf if text.startswith("-") else math.inf),
-    (re.compile(r"\.(?:nan|NaN|NAN)"), lambda text: math.nan),
+#: The YAML 1.2 core schema's plain scalars (its section 10.3.2), in its order: a
+#: pattern and how it reads, one alternation matched once.
+_CORE: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "null": (r"~|null|Null|NULL|", lambda text: None),
+    "true": (r"true|True|TRUE", lambda text: True),
+    "false": (r"false|False|FALSE", lambda text: False),
+    "decimal": (r"[-+]?[0-9]+", lambda text: int(text, 10)),
+    "octal": (r"0o[0-7]+", lambda text: int(text[2:], 8)),
+    "hexadecimal": (r"0x[0-9a-fA-F]+", lambda text: int(text[2:], 16)),
+    "number": (r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?", float),
+    "infinity": (r"[-+]?\.(?:inf|Inf|INF)", lambda text: float(text.replace(".", ""))),
+    "nan": (r"\.(?:nan|NaN|NAN)", lambda text: math.nan),
+}
+_CORE_PATTERN = re.compile(
+    "|".join(f"(?P<{name}>{pattern})" for name, (pattern, _) in _CORE.items())
 )
+
+_STR = "tag:yaml.org,2002:str"
 
 #: Tags YAML 1.1 gives keys, not values; every reader that merges keys reads ``<<`` alike.
 _KEY_TAGS = {"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"}
@@ -49,10 +53,8 @@ def read_by_yaml_1_2(text: str) -> Any:
     >>> read_by_yaml_1_2("06000"), read_by_yaml_1_2("yes"), read_by_yaml_1_2("1e3")
     (6000, 'yes', 1000.0)
     """
-    for pattern, value in _CORE:
-        if pattern.fullmatch(text):
-            return value(text)
-    return text
+    found = _CORE_PATTERN.fullmatch(text)
+    return text if found is None else _CORE[found.lastgroup][1](text)
 
 
 def _same(one: Any, other: Any) -> bool:
@@ -113,13 +115,15 @@ def two_readings(loader: yaml.BaseLoader, root: yaml.Node) -> tuple[yaml.Node, s
     for node, path in _scalars(root, ""):
         if node.style not in (None, "") or node.tag in _KEY_TAGS:  # libyaml: "" for plain
             continue  # quoted or a block scalar: text to both
-        if loader.resolve(yaml.ScalarNode, node.value, (True, False)) != node.tag:
-            continue  # explicitly tagged: one value to both
         try:
-            old = loader.yaml_constructors[node.tag](loader, node)
             new = read_by_yaml_1_2(node.value)
+            if node.tag == _STR and type(new) is str:
+                continue  # text to both: most scalars, a key or a name
+            if loader.resolve(yaml.ScalarNode, node.value, (True, False)) != node.tag:
+                continue  # explicitly tagged: one value to both
+            old = loader.yaml_constructors[node.tag](loader, node)
         except (yaml.YAMLError, ValueError, OverflowError):
-            continue  # not a value to either: the reading says so
+            continue  # not a value to one of them: the reading says so
         if not _same(old, new):
             says = (
                 f"{node.value} is {old!r} to a YAML 1.1 reader (PyYAML) and {new!r} to a "
