@@ -65,21 +65,21 @@ def _same(one: Any, other: Any) -> bool:
     return one == other
 
 
-def _scalars(node: yaml.Node, path: str) -> Iterator[tuple[yaml.ScalarNode, str]]:
-    """Every scalar node below ``node`` with the dotted path it stands at (keys at their own)."""
-    stack = [(node, path)]
+def _scalars(root: yaml.Node) -> Iterator[tuple[yaml.Node, str]]:
+    """Every scalar node below ``root``, in document order, with the dotted path it stands at
+    (a key at its own); an alias's node where it stands first."""
+    stack = [(root, "")]
     seen: set[int] = set()
     while stack:
         node, path = stack.pop()
-        if id(node) in seen:  # an alias: its node is checked where it stands first
+        if id(node) in seen:
             continue
         seen.add(id(node))
         if isinstance(node, yaml.ScalarNode):
             yield node, path
         elif isinstance(node, yaml.SequenceNode):
-            stack.extend(
-                (item, f"{path}[{i}]") for i, item in reversed(list(enumerate(node.value)))
-            )
+            items = reversed(list(enumerate(node.value)))
+            stack.extend((item, f"{path}[{i}]") for i, item in items)
         elif isinstance(node, yaml.MappingNode):
             for key, value in reversed(node.value):
                 name = key.value if isinstance(key, yaml.ScalarNode) else "?"
@@ -112,7 +112,7 @@ def two_readings(loader: yaml.BaseLoader, root: yaml.Node) -> tuple[yaml.Node, s
     >>> path, says
     ('cap', '06000 is 3072 to a YAML 1.1 reader (PyYAML) and 6000 to a YAML 1.2 reader')
     """
-    for node, path in _scalars(root, ""):
+    for node, path in _scalars(root):
         if node.style not in (None, "") or node.tag in _KEY_TAGS:  # libyaml: "" for plain
             continue  # quoted or a block scalar: text to both
         try:
