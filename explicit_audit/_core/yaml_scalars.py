@@ -3,8 +3,8 @@
 PyYAML reads YAML 1.1: ``yes``, ``on`` and ``off`` are booleans, ``06000``
 is 3072 (octal), ``1:30`` is 90 (base 60), ``6_000`` is 6000 and
 ``2026-01-01`` is a date. A YAML 1.2 reader (its core schema: ruamel.yaml,
-Go's yaml.v3, JavaScript's yaml) reads the first three and the last two as
-text and ``06000`` as 6000; ``1e3``, text to PyYAML, is 1000.0 to it. Such a
+Go's yaml.v3, JavaScript's yaml) reads ``06000`` as 6000 and the others as
+text; ``1e3``, text to PyYAML, is 1000.0 to it. Such a
 file holds two documents, one per reader, as a JSON object that names a key
 twice does: the kit reads neither, and says where and what each reader reads.
 Quoted and explicitly tagged scalars read alike; so do the numbers and
