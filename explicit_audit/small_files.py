@@ -41,6 +41,7 @@ __all__ = [
     "read_small_bytes",
     "read_small_json",
     "read_small_text",
+    "small_text",
 ]
 
 #: The size past which a file read whole is refused, by what it is read as.
@@ -180,7 +181,12 @@ def read_small_text(
         Also when the bytes are not UTF-8 (naming the offset of the first
         that is not), or the text nests deeper than ``max_depth``.
     """
-    data = read_small_bytes(path, max_bytes=max_bytes)
+    return small_text(path, read_small_bytes(path, max_bytes=max_bytes), max_depth=max_depth)
+
+
+def small_text(path: str | os.PathLike, data: bytes, *, max_depth: int | None = None) -> str:
+    """The UTF-8 text of ``data``, the bytes of the file ``path``, as :func:`read_small_text`
+    checks it (for a caller that keeps the bytes too)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

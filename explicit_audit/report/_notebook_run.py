@@ -33,7 +33,7 @@ from traitlets import default
 
 from ..errors import NotebookError, ReportError
 from ..reading.sources import display_name
-from ..small_files import NOTEBOOK_BOUNDS, read_small_text
+from ..small_files import NOTEBOOK_BOUNDS, read_small_bytes, small_text
 from .parameters import DATA_PARAMETER_NAMES, data_parameter, parameter_names, parameters_cell
 
 __all__ = [
@@ -127,8 +127,9 @@ def read_notebook(path: Path) -> tuple[bytes, nbformat.NotebookNode]:
     """A notebook file's bytes (its page cites their SHA-256) and the notebook they hold, or a
     ReportError naming the file when it is not one (not JSON, unreadable)."""
     try:
-        text = read_small_text(path, **NOTEBOOK_BOUNDS)  # UTF-8, and not nested too deep
-        return text.encode("utf-8"), nbformat.reads(text, as_version=4)  # the bytes, again
+        data = read_small_bytes(path, max_bytes=NOTEBOOK_BOUNDS["max_bytes"])
+        text = small_text(path, data, max_depth=NOTEBOOK_BOUNDS["max_depth"])  # UTF-8, not deep
+        return data, nbformat.reads(text, as_version=4)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ReportError(f"{display_name(path)}: cannot read the notebook ({reason})") from None
@@ -276,7 +277,8 @@ class _Running:
         self.node, self.name, self.data, self.client = node, name, data, client
         self.env, self.kernel_log = env, kernel_log
         self.failed: list[BaseException] = []
-        self.running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = []
+        # The thread's loop and task, once it runs: what stop() cancels.
+        self.task: tuple[asyncio.AbstractEventLoop, asyncio.Task] | None = None
         self.thread = threading.Thread(
             target=self._run, name="explicit-audit-notebook", daemon=True
         )
@@ -306,7 +308,7 @@ class _Running:
 
     def _run(self) -> None:
         async def execute() -> None:
-            self.running.append((asyncio.get_running_loop(), asyncio.current_task()))
+            self.task = (asyncio.get_running_loop(), asyncio.current_task())
             await self.client.async_execute(env=self.env, stderr=self.kernel_log)
 
         start = time.perf_counter()
@@ -318,7 +320,25 @@ class _Running:
         self.seconds = time.perf_counter() - start
 
     def stop(self) -> None:
-        _stop(self.client, self.thread, self.running)
+        """Stop an interrupted notebook: kill its kernel, end its thread, leave nothing at exit.
+
+        The kernel is killed first, so that nbclient's own clean-up finds it
+        dead and does not wait out a shutdown request. The thread's task is
+        then cancelled and the thread given :data:`STOP_WAIT_SECONDS` to close
+        the kernel's channels. nbclient registers an exit handler of its own
+        for as long as a kernel is set up; run at exit in the main thread, on
+        a loop that is not the one the kernel's sockets belong to, it can wait
+        for ever, so it is unregistered here whatever state the thread was
+        left in.
+        """
+        _kill_kernel(self.client)
+        if self.task is not None:
+            loop, task = self.task
+            with contextlib.suppress(RuntimeError):  # the loop has already closed
+                loop.call_soon_threadsafe(task.cancel)
+        self.thread.join(STOP_WAIT_SECONDS)
+        _kill_kernel(self.client)  # a kernel that was still starting when the signal came
+        atexit.unregister(self.client._cleanup_kernel)
 
     def outcome(self) -> nbformat.NotebookNode | NotebookError:
         """The executed notebook, or the error of a notebook that failed on its own."""
@@ -369,26 +389,6 @@ def _in_order(started: list[_Running], jobs: int) -> Iterator[_Running]:
 #: How long an interrupted run waits for the notebook's thread to close its
 #: kernel's channels before the program goes on unwinding.
 STOP_WAIT_SECONDS = 10.0
-
-
-def _stop(client: NotebookClient, worker: threading.Thread, running: list) -> None:
-    """Stop an interrupted notebook: kill its kernel, end its thread, leave nothing at exit.
-
-    The kernel is killed first, so that nbclient's own clean-up finds it dead
-    and does not wait out a shutdown request. The thread's task is then
-    cancelled and the thread given :data:`STOP_WAIT_SECONDS` to close the
-    kernel's channels. nbclient registers an exit handler of its own for as
-    long as a kernel is set up; run at exit in the main thread, on a loop that
-    is not the one the kernel's sockets belong to, it can wait for ever, so it
-    is unregistered here whatever state the thread was left in.
-    """
-    _kill_kernel(client)
-    for loop, task in running:
-        with contextlib.suppress(RuntimeError):  # the loop has already closed
-            loop.call_soon_threadsafe(task.cancel)
-    worker.join(STOP_WAIT_SECONDS)
-    _kill_kernel(client)  # a kernel that was still starting when the signal came
-    atexit.unregister(client._cleanup_kernel)
 
 
 def _kill_kernel(client: NotebookClient) -> None:

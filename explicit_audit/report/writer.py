@@ -347,7 +347,8 @@ def _write_reports(
         )
         for path, (source, notebook) in files.items():
             # As soon as its notebook, and those before it, are done; the others run meanwhile.
-            executed, seconds = next(ran) if path in to_run else (None, 0.0)
+            was_run = path in to_run
+            executed, seconds = next(ran) if was_run else (None, 0.0)
             start = time.perf_counter()
             if isinstance(executed, NotebookError):
                 failures.append(str(executed))
@@ -373,14 +374,14 @@ def _write_reports(
                     scope=None if kinds is None else tuple(kinds),
                     index=INDEX_NAME,
                 ),
-                ran=path in to_run,
+                ran=was_run,
             )
             listed.append(
                 Page(
                     file=f"{path.stem}.html",
                     title=notebook_title(notebook, path.stem),
                     tables=tables,
-                    ran=path in to_run,
+                    ran=was_run,
                     checks=anchored_checks(page),
                 )
             )
