@@ -114,8 +114,14 @@ def withheld_summary(
     return _summary_of(parts, keys, overall)
 
 
-#: The sums a withheld summary is made of, per group.
-_SUMS = ("receipts", "receipts_withheld", "records_withheld", "records_returned", "invalid_counts")
+#: The sums a withheld summary is made of, per group, and their dtypes.
+_SUMS = {
+    "receipts": "int64",
+    "receipts_withheld": "int64",
+    "records_withheld": "Int64",
+    "records_returned": "int64",
+    "invalid_counts": "int64",
+}
 
 
 def _summary_part(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -182,15 +188,7 @@ def _summary_of(parts: list[pd.DataFrame], keys: list[str], overall: bool) -> pd
         table = _overall_row(totals, [])
     if overall and keys:
         table = pd.concat([_relabel(table, keys), _overall_row(totals, keys)])
-    table = table.astype(
-        {
-            "receipts": "int64",
-            "receipts_withheld": "int64",
-            "records_withheld": "Int64",
-            "records_returned": "int64",
-            "invalid_counts": "int64",
-        }
-    )
+    table = table.astype(_SUMS)
     table["withheld_rate"] = _ratio(table["receipts_withheld"], table["receipts"])
     table["withheld_share"] = _ratio(
         table["records_withheld"], table["records_withheld"] + table["records_returned"]
@@ -209,13 +207,7 @@ def _summary_of(parts: list[pd.DataFrame], keys: list[str], overall: bool) -> pd
 
 
 def _overall_row(totals: dict, keys: list[str]) -> pd.DataFrame:
-    row = {
-        "receipts": [int(totals["receipts"])],
-        "receipts_withheld": [int(totals["receipts_withheld"])],
-        "records_withheld": [totals["records_withheld"]],
-        "records_returned": [int(totals["records_returned"])],
-        "invalid_counts": [int(totals["invalid_counts"])],
-    }
+    row = {name: [totals[name]] for name in _SUMS}
     if len(keys) > 1:
         index = pd.MultiIndex.from_tuples([(ALL_LABEL,) * len(keys)], names=keys)
     else:
@@ -277,20 +269,28 @@ def withheld_queries(
     return _queries_of(parts, keys)
 
 
+#: Each column of :func:`withheld_queries`: the column of :func:`_counts` it is made
+#: of (None: the receipts themselves), how a group's values, and then the
+#: partitions' values, are combined, and its dtype. The counts as loaded give the
+#: minimum and maximum, so that an invalid count stays visible there.
+_QUERY_COLUMNS = {
+    "receipts": (None, "sum", "int64"),
+    "receipts_withheld": ("withheld", "sum", "int64"),
+    "min_count": ("as_loaded", "min", "Int64"),
+    "max_count": ("as_loaded", "max", "Int64"),
+    "records_withheld": ("count", "sum", "Int64"),
+}
+
+
 def _queries_part(receipts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Per group of ``keys``: receipts, withheld, min, max and sum of counts; keys as columns."""
-    counts = _counts(receipts)
-    grouped = counts.groupby(
+    """Per group of ``keys``: the columns of :data:`_QUERY_COLUMNS`; keys as the index."""
+    grouped = _counts(receipts).groupby(
         [receipts[key] for key in keys], observed=True, dropna=False, sort=True
     )
     return pd.DataFrame(
         {
-            "receipts": grouped.size().astype("int64"),
-            "receipts_withheld": grouped["withheld"].sum().astype("int64"),
-            # As loaded, so that an invalid count stays visible here.
-            "min_count": grouped["as_loaded"].min().astype("Int64"),
-            "max_count": grouped["as_loaded"].max().astype("Int64"),
-            "records_withheld": grouped["count"].sum().astype("Int64"),
+            name: (grouped.size() if made_of is None else grouped[made_of].agg(how)).astype(dtype)
+            for name, (made_of, how, dtype) in _QUERY_COLUMNS.items()
         }
     )
 
@@ -299,11 +299,8 @@ def _queries_of(parts: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
     grouped = _regrouped(parts, keys)
     return pd.DataFrame(
         {
-            "receipts": grouped["receipts"].sum().astype("int64"),
-            "receipts_withheld": grouped["receipts_withheld"].sum().astype("int64"),
-            "min_count": grouped["min_count"].min().astype("Int64"),
-            "max_count": grouped["max_count"].max().astype("Int64"),
-            "records_withheld": grouped["records_withheld"].sum().astype("Int64"),
+            name: grouped[name].agg(how).astype(dtype)
+            for name, (_, how, dtype) in _QUERY_COLUMNS.items()
         }
     )
 

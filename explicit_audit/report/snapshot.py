@@ -56,10 +56,6 @@ class Snapshot:
     digests: dict[str, FileDigest]
     origins: dict[str, Origin] = field(default_factory=dict)
 
-    def digest_of(self, source_file: str) -> FileDigest | None:
-        """The digest of one copied file, by the name the loader gave it."""
-        return self.digests.get(os.path.normpath(source_file))
-
     def path_of(self, source_file: str) -> Path | None:
         """Where the copy of one file is, by the name the loader gave it (None: not copied)."""
         name = os.path.normpath(source_file)

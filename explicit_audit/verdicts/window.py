@@ -94,11 +94,6 @@ class Window:
                 f"--until {_iso(self.until)}"
             )
 
-    @property
-    def bounded(self) -> bool:
-        """Whether the window has a bound at all."""
-        return self.since is not None or self.until is not None
-
     def column(self, table: str, columns) -> str | None:
         """The column holding ``table``'s time, among its ``columns``; None when it has none."""
         if table in self.time_keys:
