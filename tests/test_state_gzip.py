@@ -20,6 +20,8 @@ import pytest
 
 import explicit_audit as ea
 from explicit_audit._cache_seal import SECRET_ENV
+from explicit_audit.reading.digests import READ_BYTES
+from explicit_audit.reading.streams import _GZIP_INPUT as GZIP_INPUT
 
 ROOT = Path(__file__).resolve().parents[1]
 LINES = (ROOT / "data/decisions/2026-01_baseline.jsonl").read_bytes().splitlines(True)
@@ -94,6 +96,25 @@ def test_members_appended_are_read_alone_and_numbered_on(logs, tmp_path, split):
     # The rows of the first run stay in its entry: a piece of lines 1 to split.
     pieces, rows = _pieces(state, "d.jsonl.gz")
     assert rows and pieces[0] == (1, split) and pieces[-1][1] == 52
+
+
+def test_a_member_larger_than_a_read_is_followed_once_by_the_next(logs, tmp_path):
+    # The file is one read of compressed bytes; its first member inflates to more than one
+    # read's output, so it ends inside a later call. CPython left the bytes after it (the
+    # next member) in unconsumed_tail and in unused_data both: read twice, 2,406 rows of
+    # 2,403 lines.
+    log, state = logs / "d.jsonl.gz", tmp_path / "state"
+    first = b"".join(LINES) * 2
+    log.write_bytes(gzip.compress(first) + gzip.compress(b"".join(LINES[:3])))
+    assert len(first) > READ_BYTES and log.stat().st_size < GZIP_INPUT
+    for audit in (_load(logs), _load(logs, state)):  # without a state, and its first run
+        read = audit.sources.set_index("source_file")["values_read"]
+        assert read[str(log)] == len(audit.decisions) == 2403
+        assert audit.decisions["source_line"].tolist() == list(range(1, 2404))
+    _append(log, gzip.compress(b"".join(LINES[3:6])))  # counted on from the audited members
+    audit = _load(logs, state)
+    _assert_whole(audit, logs)
+    assert audit.decisions["source_line"].tolist()[-3:] == [2404, 2405, 2406]
 
 
 def test_a_member_that_ends_inside_a_line_is_read_whole_next_time(logs, tmp_path):

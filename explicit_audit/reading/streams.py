@@ -151,10 +151,13 @@ def gunzip(source, ratio: int, on_bytes: Callable[[int], None]) -> Chunks:
                     f"the gzip stream expands {total // compressed} times (to {total} bytes "
                     f"from {compressed}), more than max_gzip_ratio ({ratio}): the rest is not read"
                 )
-        pending = decompressor.unconsumed_tail
         if decompressor.eof:
-            pending = decompressor.unused_data + pending
+            # What follows the member is its unused data. Where an output bound held back
+            # input, CPython leaves those bytes in unconsumed_tail as well: taken once.
+            pending = decompressor.unused_data
             decompressor = None
+        else:
+            pending = decompressor.unconsumed_tail
     if decompressor is None:
         return None
     try:
