@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._core import registry
+from ._core.i_json import loads_alike
 from ._parquet_checks import check_bounds, check_dtypes, checked_manifest, opened
 from ._version import __version__
 from .errors import AuditError
@@ -213,19 +214,32 @@ def _arrow_dtype(arrow_type: pa.DataType) -> Any:
     return None
 
 
-def _decoded(value: Any) -> Any:
-    return None if value is None else json.loads(value)
+def _decoded(values: list, column: str, loads: Callable[[str], Any]) -> list:
+    """A column's JSON texts read by ``loads``; an error names the column and the row."""
+    out = []
+    for row, value in enumerate(values):
+        try:
+            out.append(None if value is None else loads(value))
+        except json.JSONDecodeError as exc:
+            where = f"column {column!r}, row {row}: {exc.msg}"
+            raise json.JSONDecodeError(where, exc.doc, exc.pos) from None
+    return out
 
 
-def _frame(table: pa.Table) -> pd.DataFrame:
-    """A table as written: object columns decoded from their text, dtypes as they were."""
-    mine = json.loads((table.schema.metadata or {}).get(_METADATA_KEY, b"{}"))
+def _frame(table: pa.Table, loads: Callable[[str], Any] = json.loads) -> pd.DataFrame:
+    """A table as written: object columns decoded from their text, dtypes as they were.
+
+    ``loads`` reads its JSON: :func:`~explicit_audit._core.i_json.loads_alike`
+    for a table of a folder, which may have been written by another hand; the
+    tables of a cache entry were checked against their seal.
+    """
+    mine = loads((table.schema.metadata or {}).get(_METADATA_KEY, b"{}").decode("utf-8"))
     frame = table.to_pandas(types_mapper=_arrow_dtype)
     dtypes = mine.get("dtypes", {})
     for name, how in mine.get("encoded", {}).items():
         values = frame[name].tolist()
         if how == "json":
-            values = [_decoded(v) for v in values]
+            values = _decoded(values, name, loads)
         else:
             values = [None if _missing(v) else v for v in values]
         frame[name] = pd.Series(values, index=frame.index, dtype=object)
@@ -251,7 +265,7 @@ def _untrusted_table(folder: Path, name: str, limits: Limits) -> pd.DataFrame:
             raise AuditError(f"{path}: not a Parquet file this kit reads ({exc})") from None
         check_bounds(path, parquet, found.st_size, limits)
         try:
-            frame = _frame(parquet.read())
+            frame = _frame(parquet.read(), loads_alike)
         except (OSError, json.JSONDecodeError, *_UNFIT) as exc:
             raise AuditError(
                 f"{path}: cannot read this table ({type(exc).__name__}: {exc})"

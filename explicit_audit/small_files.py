@@ -16,6 +16,11 @@ can neither hang nor exhaust the process:
   bytes before a parser sees them, where Python's parser would raise
   ``RecursionError``.
 
+A JSON file (:func:`read_small_json`) is read as every JSON reader reads it,
+as the logs are (:mod:`explicit_audit._core.i_json`): an object that names a
+key twice (which value it holds is each reader's guess), and ``NaN`` or
+``Infinity`` (Python's tokens, not JSON), are refused naming the line and the key.
+
 Each refusal is an :class:`UnfitFileError`: an :class:`~explicit_audit.AuditError`
 (the command line exits 2 with one line) and an :class:`OSError`, so that a
 caller that already says "cannot read the file" for an OSError says so for
@@ -24,11 +29,11 @@ these too.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from typing import Any
 
+from ._core.i_json import loads_alike
 from .errors import AuditError
 from .reading.digests import HeldFile
 from .reading.exact import nesting_depth
@@ -213,7 +218,9 @@ def read_small_json(
         When :func:`read_small_text` refuses the file, or it nests deeper than
         ``max_depth``.
     json.JSONDecodeError
-        When it is not JSON (the error gives the line and column).
+        When it is not JSON, or not JSON that every reader reads alike (I-JSON,
+        RFC 7493): an object that repeats a key, ``NaN`` or ``Infinity``. The
+        error gives the line and column.
 
     Examples
     --------
@@ -224,6 +231,11 @@ def read_small_json(
     Traceback (most recent call last):
     ...
     explicit_audit.small_files.UnfitFileError: ...: nested 600 levels deep, ...
+    >>> with open(out.name, "w") as again:
+    ...     _ = again.write('{"findings": [], "findings": [{"check": "plan_hashes"}]}')
+    >>> read_small_json(out.name, max_bytes=4096)
+    Traceback (most recent call last):
+    ...
+    json.decoder.JSONDecodeError: the key `findings` is repeated ...: line 1 column 18 (char 17)
     """
-    text = read_small_text(path, max_bytes=max_bytes, max_depth=max_depth)
-    return json.loads(text)
+    return loads_alike(read_small_text(path, max_bytes=max_bytes, max_depth=max_depth))

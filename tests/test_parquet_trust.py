@@ -137,6 +137,46 @@ def test_a_json_value_nested_past_the_parser_is_an_audit_error(folder):
     _refused(folder, folder / "requests.parquet", "RecursionError")
 
 
+@pytest.mark.parametrize(
+    ("cell", "says"),
+    [
+        # Python's json keeps the last value, another reader the first: refused, as in a log.
+        ('{"question": "EVIL", "question": "Is x true?"}', "the key `question` is repeated"),
+        ('{"question": "Is x true?", "top_k": NaN}', "`top_k` is NaN, which is not JSON"),
+    ],
+)
+def test_a_json_cell_that_readers_read_apart_is_refused_naming_column_and_row(folder, cell, says):
+    table = pq.read_table(folder / "requests.parquet")
+    payloads = table.column("payload").to_pylist()
+    payloads[1] = cell
+    payload = pa.array(payloads, type=table.schema.field("payload").type)
+    table = table.set_column(table.schema.get_field_index("payload"), "payload", payload)
+    pq.write_table(table, folder / "requests.parquet")
+    _refused(folder, folder / "requests.parquet", "column 'payload', row 1", says, "I-JSON")
+
+
+def test_a_payload_holding_a_lone_surrogate_reads_back_as_the_log_loads_it(tmp_path):
+    # Not I-JSON, but a C2 request is hashed as its producer wrote it: loaded, and read back.
+    lines = (DATA / "requests" / "compile_requests.jsonl").read_text(encoding="utf-8")
+    request = json.loads(lines.splitlines()[0])
+    request["payload"]["question"] += "\udc80"
+    source = tmp_path / "requests.jsonl"
+    source.write_text(json.dumps(request) + "\n", encoding="utf-8")
+    audit = ea.load(source, progress=False)
+    assert len(audit.requests) == 1 and audit.rejected.empty
+    back = ea.read_parquet(audit.to_parquet(tmp_path / "audit"))
+    assert back.requests["payload"].tolist() == audit.requests["payload"].tolist()
+
+
+def test_metadata_that_repeats_a_key_is_refused(folder):
+    table = pq.read_table(folder / "plans.parquet")
+    mine = table.schema.metadata[b"explicit_audit"].decode()
+    twice = mine[:-1] + ', "encoded": {}}'  # the last "encoded" would hide the first
+    metadata = {**table.schema.metadata, b"explicit_audit": twice.encode()}
+    pq.write_table(table.replace_schema_metadata(metadata), folder / "plans.parquet")
+    _refused(folder, folder / "plans.parquet", "the key `encoded` is repeated")
+
+
 def test_a_file_that_is_not_parquet_or_not_regular_is_refused(folder):
     (folder / "plans.parquet").write_bytes(b"PAR1 but nothing more")
     _refused(folder, folder / "plans.parquet", "not a Parquet file")

@@ -198,3 +198,53 @@ def test_json_nesting_is_checked_before_parsing(tmp_path):
     path.write_text("{not json", encoding="utf-8")
     with pytest.raises(json.JSONDecodeError):
         read_small_json(path, max_bytes=100)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "says"),
+    [
+        ('{"findings": [],\n "findings": [{"check": "c"}]}', 2, "the key `findings` is repeated"),
+        ('{"findings": [{"check": "c",\n  "check": "d"}]}', 2, "`findings[0].check` is repeated"),
+        ('{"findings": [], "a": 1,\n "\\u0061": 2}', 2, "the key `a` is repeated"),  # one name
+        ('{"findings": [],\n "data": NaN}', 2, "`data` is NaN, which is not JSON"),
+        ('{"findings": [\n-Infinity]}', 2, "`findings[0]` is -Infinity, which is not JSON"),
+    ],
+)
+def test_json_that_readers_read_apart_is_refused_naming_its_line_and_key(
+    tmp_path, text, line, says
+):
+    # Python's json reads each of these (the last repeated value, NaN); another reader keeps
+    # the first value, or refuses the text.
+    path = tmp_path / "previous.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(json.JSONDecodeError) as raised:
+        read_small_json(path, max_bytes=4096)
+    assert raised.value.lineno == line and says in raised.value.msg, raised.value
+    assert "I-JSON, RFC 7493" in raised.value.msg
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('{"a": "\\ud83d\\ude00"}', {"a": "\U0001f600"}),  # a pair of surrogates: one character
+        ('{"a": "\\\\ud800"}', {"a": "\\ud800"}),  # an escaped backslash, then text
+        ('{"a": "x\\udc00"}', {"a": "x\udc00"}),  # a lone surrogate: the logs keep it too
+        ('{"NaN": "Infinity", "b": [{}, [], {"a": 1}], "a": {"a": 2}}',
+         {"NaN": "Infinity", "b": [{}, [], {"a": 1}], "a": {"a": 2}}),  # one key per object
+        ("[1e400, -0, 12345678901234567890123]", [float("inf"), 0, 12345678901234567890123]),
+    ],
+)  # fmt: skip
+def test_json_every_reader_reads_alike_loads(tmp_path, text, value):
+    path = tmp_path / "value.json"
+    path.write_text(text, encoding="utf-8")
+    assert read_small_json(path, max_bytes=4096) == value
+
+
+def test_a_baseline_that_repeats_a_key_is_exit_2_naming_its_line(logs, tmp_path):
+    baseline = tmp_path / "previous.json"
+    baseline.write_text('{"findings": [],\n "findings": [{"check": "c"}]}', encoding="utf-8")
+    done = _run("verify", str(logs), "--baseline", str(baseline))
+    assert done.returncode == 2
+    said = _one_line(done.stderr)
+    assert str(baseline) in said and "the key `findings` is repeated" in said, said
+    assert "line 2" in said or f"{baseline}:2" in said, said

@@ -41,6 +41,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ..small_files import MAX_SMALL_FILE_BYTES, read_small_json
 from .downloads import DOWNLOADS
 from .downloads import written_by_the_kit as downloaded_by_the_kit
 
@@ -116,8 +117,9 @@ def _written_by_the_kit(path: Path) -> bool:
 def _listed(folder: Path) -> list[Path]:
     """The pages the manifest names: plain ``.html`` names in ``folder`` and the tables
     beside them (:data:`~explicit_audit.report.downloads.DOWNLOADS`), nothing else."""
-    try:
-        names = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("pages", [])
+    try:  # bounded: a FIFO or a device in its place is refused, never read
+        found = read_small_json(folder / MANIFEST, max_bytes=MAX_SMALL_FILE_BYTES["manifest"])
+        names = found.get("pages", [])
     except (OSError, ValueError, AttributeError):
         return []
     return [

@@ -333,6 +333,12 @@ class Baseline:
     window: dict | None = None
 
 
+def _unfit(name: str, reason: str, line: int | None = None, field: str | None = None):
+    """The error for a baseline that is not what ``verify --json`` writes."""
+    advice = "Pass a file that `explicit-audit verify DATA --json` wrote."
+    return InputError(name, line, reason, field, advice=advice)
+
+
 def read_baseline(path: str | os.PathLike) -> Baseline:
     """A previous ``verify --json`` run: its findings, data, checks and window.
 
@@ -356,40 +362,29 @@ def read_baseline(path: str | os.PathLike) -> Baseline:
         # Bounded: a FIFO, a device, an oversized or too deeply nested file is refused.
         document = read_small_json(path, max_bytes=MAX_SMALL_FILE_BYTES["baseline"])
     except FileNotFoundError:
-        raise InputError(name, None, "no such baseline file") from None
+        raise _unfit(name, "no such baseline file") from None
     except OSError as error:
         reason = error.strerror or str(error)
-        raise InputError(name, None, f"the baseline cannot be read ({reason})") from None
+        raise _unfit(name, f"the baseline cannot be read ({reason})") from None
     except json.JSONDecodeError as error:
-        raise InputError(
-            name,
-            error.lineno,
-            f"the baseline is not JSON ({error.msg}); pass a file that "
-            "`explicit-audit verify DATA --json` wrote",
-        ) from None
+        raise _unfit(name, f"the baseline is not JSON ({error.msg})", error.lineno) from None
     if not isinstance(document, dict) or not isinstance(document.get("findings"), list):
         if isinstance(document, dict) and document.get("error") is not None:
             raise InputError(
                 name,
                 None,
                 "the baseline records a run that could not check anything "
-                f"({document['error'].get('message')}); pass the last run that did",
+                f"({document['error'].get('message')})",
+                advice="Pass the last run that did.",
             )
-        raise InputError(
-            name,
-            None,
-            "the baseline has no list of findings; pass a file that "
-            "`explicit-audit verify DATA --json` wrote",
-        )
+        raise _unfit(name, "the baseline has no list of findings")
     findings = document["findings"]
     for position, finding in enumerate(findings):
         missing = [key for key in _NEEDED if not isinstance(finding, dict) or key not in finding]
         if missing:
-            raise InputError(
+            raise _unfit(
                 name,
-                None,
-                f"finding {position} lacks {', '.join(missing)}; pass a file that "
-                "`explicit-audit verify DATA --json` wrote",
+                f"finding {position} lacks {', '.join(missing)}",
                 field=f"findings[{position}]",
             )
     data = document.get("data")
