@@ -248,3 +248,22 @@ def test_a_baseline_that_repeats_a_key_is_exit_2_naming_its_line(logs, tmp_path)
     said = _one_line(done.stderr)
     assert str(baseline) in said and "the key `findings` is repeated" in said, said
     assert "line 2" in said or f"{baseline}:2" in said, said
+
+
+def test_a_fifo_in_place_of_a_report_folders_manifest_is_not_read(tmp_path):
+    from explicit_audit.report._files import MANIFEST
+
+    out = tmp_path / "reports"
+    out.mkdir()
+    os.mkfifo(out / MANIFEST)
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from explicit_audit.report._files import remove_stale_reports\n"
+        "print(remove_stale_reports(Path(sys.argv[1]), []))"
+    )
+    # In a process of its own: opening the FIFO to read it would wait for a writer forever.
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+    assert (out / MANIFEST).is_file()  # the run's manifest is written in its place
