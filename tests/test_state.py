@@ -329,6 +329,22 @@ def test_the_command_line_reports_an_edit_in_json_and_sarif(audited):
     assert "audited_bytes_changed" in rules
 
 
+@pytest.mark.parametrize("undated", ["skip", "check"])
+def test_a_window_keeps_an_edit_it_would_lose(audited, capsys, undated):
+    # The edit is about a file, not a record: "--undated skip" left it out, and the run
+    # still counted it reported, so that no later run said it either.
+    from explicit_audit.cli import main
+
+    logs, state = audited
+    path = logs / "operator.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"{", b"{ ", 1))
+    window = ["--since", "2000-01-01", "--undated", undated]
+    assert main(["verify", str(logs), "--state", str(state), "--json", *window]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    edits = [(f["rule"], f["source_line"]) for f in found if f["check"] == "audited_bytes"]
+    assert edits == [("audited_bytes_changed", 1)]
+
+
 def test_junit_skips_the_state_check_of_a_first_run_saying_why(tmp_path, full_lines):
     logs, state = tmp_path / "logs", tmp_path / "state"
     _write(logs, full_lines, {name: 5 for name in full_lines})

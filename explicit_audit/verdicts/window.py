@@ -26,6 +26,12 @@ Records without a time
     Either way they are counted and the output says how many: nothing is
     dropped in silence. A rejected input has no time (it could not be
     read), so it is one of them.
+
+Edits of audited bytes
+    A finding of ``audited_bytes`` (bytes an audit state audited before were
+    changed) is about a file, not a record: every window keeps it. Left out,
+    it would be lost, since the run that finds an edit is the one that
+    reports it.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .._core import engine, registry
+from .._core.edit_findings import STATE_CHECK
 from .._core.times import TIME_KEYS, UNPARSED_SUFFIX, parse_time
 from ..audit import Audit
 from ..errors import AuditError
@@ -233,8 +240,11 @@ def apply_window(verification: Verification, audit: Audit, window: Window) -> Wi
         reports.append(TableWindow(table, column, **counts))
         if len(labels):
             places[of_table] = placed.reindex(labels).fillna(_UNDATED).to_numpy(dtype=np.int8)
-    undated = (places == _UNDATED) | (places == _UNREADABLE)
-    keep = (places == _INSIDE) | (undated & (window.undated == "check"))
+    # An edit of bytes audited before is about a file, not a record: no window leaves it
+    # out (left out, it would be lost: the run that finds an edit reports it, once).
+    about_files = (findings["check"] == STATE_CHECK).to_numpy()
+    undated = ((places == _UNDATED) | (places == _UNREADABLE)) & ~about_files
+    keep = (places == _INSIDE) | (undated & (window.undated == "check")) | about_files
     kept = findings[keep].reset_index(drop=True)
     return WindowResult(
         verification=dataclasses.replace(verification, findings=kept),
