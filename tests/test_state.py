@@ -256,6 +256,23 @@ def test_a_rotated_log_is_recognised_by_its_content(audited, full_lines):
     assert _changes(_load(logs, state)) == []  # and the next run starts from there
 
 
+@pytest.mark.parametrize("first", [b"", b'{"decision_id": "no line end yet"'])
+def test_a_file_with_no_byte_audited_is_no_edit_when_rotated_or_gone(tmp_path, full_lines, first):
+    # Nothing of it was audited (empty, or its one line not ended): nothing can have changed.
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    _write(logs, full_lines, {name: 3 for name in full_lines})
+    (logs / "app.jsonl").write_bytes(first)
+    _load(logs, state)
+    os.rename(logs / "app.jsonl", logs / "app.jsonl.1")  # rotated: a new file under the name
+    (logs / "app.jsonl").write_bytes(b"")
+    audit = _load(logs, state)
+    assert _changes(audit) == []
+    _assert_same(audit, _load(logs))
+    (logs / "app.jsonl.1").unlink()
+    (logs / "app.jsonl").unlink()
+    assert _changes(_load(logs, state)) == []
+
+
 def test_the_dask_engine_finds_the_same_edits_at_the_client(audited):
     logs, state = audited
     path = logs / "decisions.jsonl"

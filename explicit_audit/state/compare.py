@@ -316,10 +316,10 @@ def finish(begun: Begun) -> tuple[list[Plan], list[Edit]]:
             )
     edits: list[Edit] = []
     for name, record in kept.items():
-        if name in found:
-            continue
+        if name in found or not record.audited:
+            continue  # no byte audited (an empty file): none can have changed, or moved
         home = by_name.get(name)
-        moved = _moved(record, plans, home) if record.audited else None
+        moved = _moved(record, plans, home)
         if moved is not None:
             if moved.name == name:
                 edits.append(
