@@ -69,10 +69,12 @@ def _write(
             out.write(wanted[len(have) :])
 
 
-def _load(folder: Path, state: Path | None = None) -> ea.Audit:
+def _load(folder: Path, state: Path | None = None, **options) -> ea.Audit:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-        return ea.load(folder, progress=False, **({} if state is None else {"state": state}))
+        return ea.load(
+            folder, progress=False, **options, **({} if state is None else {"state": state})
+        )
 
 
 def _findings(audit: ea.Audit) -> pd.DataFrame:
@@ -187,6 +189,25 @@ def test_each_run_writes_the_rows_it_read_and_a_long_chain_is_compacted(
     assert counts == [1, 2, 3, 1, 2]
     assert _changes(audit) == []
     _assert_same(audit, _load(logs))
+
+
+def test_a_file_past_max_file_bytes_is_bounded_at_every_run(tmp_path, full_lines):
+    # The bound's rejection (a row of line 0) was left out of the rows kept for the next
+    # run, and lines appended were read on past the bound.
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    counts = {name: 3 for name in full_lines}
+    _write(logs, full_lines, counts)
+    path = logs / "decisions.jsonl"
+    bound = {"limits": {"max_file_bytes": path.stat().st_size + 100}}
+    _load(logs, state, **bound)  # under the bound
+    for lines in (4, 5):  # past it
+        _write(logs, full_lines, {**counts, "decisions.jsonl": lines})
+        for _ in range(2):  # appended, then unchanged
+            audit = _load(logs, state, **bound)
+            _assert_same(audit, _load(logs, **bound))
+            at_file = audit.rejected[audit.rejected["source_file"] == str(path)]
+            assert 0 in at_file["source_line"].tolist()
+            assert len(audit.decisions) == 3
 
 
 @pytest.fixture

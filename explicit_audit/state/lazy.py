@@ -40,7 +40,7 @@ def with_state(source, settings, lazy_audit) -> Audit:
         plan.kept = None  # every file is read whole by the engine
     audit = lazy_audit()
     no_sources = pd.DataFrame({"source_file": pd.Series([], dtype="str")})
-    audited = _audited(plans, no_sources, settings.limits)
+    audited = _audited(plans, no_sources, rejected_frame([]), settings.limits)
     unreported = compared_with(audit, edits, state, settings)
     key = new_entry_key()
     kept = []

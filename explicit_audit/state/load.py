@@ -121,6 +121,8 @@ def load_with_state(source, settings: Options) -> Audit:
             plan.incremental and is_gzip_jsonl_name(plan.path) and not continues_gzip(plan)
         ):
             plan.kept = None  # no rows to continue: read whole
+        elif plan.incremental and plan.stat.st_size > settings.limits.max_file_bytes:
+            plan.kept = None  # grown past max_file_bytes: read whole, where the bound holds
     audit = joined = kept_rows = None
     with cyclic_gc_paused():
         if entries:
@@ -131,7 +133,7 @@ def load_with_state(source, settings: Options) -> Audit:
             for plan in plans:
                 plan.kept = None
             audit = _read(listing, plans, settings)
-    audited = _audited([*plans, *policy_plans], audit.sources, settings.limits)
+    audited = _audited([*plans, *policy_plans], audit.sources, audit.rejected, settings.limits)
     _finish(audit, settings.strict, settings.limits)
     unreported = compared_with(audit, edits, state, settings)
     documents = _documents_digest(audit, listing.policy_files)
@@ -325,14 +327,21 @@ def _finish(audit: Audit, strict: bool, limits) -> None:
     warn_extra_json(audit.tables, limits)
 
 
-def _audited(plans: list[Plan], sources: pd.DataFrame, limits: Limits) -> list[tuple[Plan, Kept]]:
+def _audited(
+    plans: list[Plan], sources: pd.DataFrame, rejected: pd.DataFrame, limits: Limits
+) -> list[tuple[Plan, Kept]]:
     """What this run audited of each file: its identity, bytes, lines and their SHA-256.
 
     The size and SHA-256 of each file read on from where its audit ended are set
     in ``sources`` (the reading took none: it did not read the file whole).
+    A file's rows are kept for the next run only where they are those of its
+    lines audited: not when the reading met a problem with the file as a whole
+    (a row of line 0, such as ``max_file_bytes``), nor when it read other bytes
+    than those audited (the file was appended to while it was read).
     """
     found = []
     counts = sources.set_index(sources["source_file"].astype("str"))
+    whole_file = set(rejected.loc[rejected["source_line"] == 0, "source_file"].astype("str"))
     for plan in plans:
         if plan.stat is None:
             continue
@@ -381,8 +390,15 @@ def _audited(plans: list[Plan], sources: pd.DataFrame, limits: Limits) -> list[t
             rows=rows,
             index=lines,
         )
-        if rows and plan.name in counts.index:
-            row = counts.loc[plan.name]
+        row = counts.loc[plan.name] if plan.name in counts.index else None
+        # A file read on was read up to its listed size, as scanned; one read whole, up to
+        # its size when it was opened, which may be later.
+        if row is not None and not incremental:
+            read_other = pd.isna(row["bytes"]) or int(row["bytes"]) != read.read
+            record.rows = record.rows and not read_other and plan.name not in whole_file
+        elif row is not None:
+            record.rows = record.rows and plan.name not in whole_file
+        if record.rows and row is not None:
             record.counts = [int(row["values_read"]), int(row["loaded"]), int(row["rejected"])]
         found.append((plan, record))
     return found
