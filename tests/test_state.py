@@ -344,6 +344,19 @@ def test_a_tampered_state_is_dropped_with_a_warning_and_never_used(audited):
     _assert_same(audit, _load(logs))
 
 
+def test_a_state_file_removed_is_said_not_taken_for_a_first_run(audited):
+    # Removing state.json was the quiet way to hide an edit: read as a first run, unsaid.
+    logs, state = audited
+    path = logs / "operator.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"{", b"{ ", 1))
+    (state / "state.json").unlink()
+    with pytest.warns(
+        TamperedCacheWarning, match=r"state.json is missing, though the folder holds"
+    ):
+        audit = _load(logs, state)
+    _assert_same(audit, _load(logs))
+
+
 def test_the_command_line_reports_an_edit_in_json_and_sarif(audited):
     logs, state = audited
     path = logs / "operator.jsonl"

@@ -40,6 +40,7 @@ from .lines import LineIndex
 
 __all__ = [
     "MAX_ENTRIES",
+    "RUNS_FILE",
     "STATE_FILE",
     "Kept",
     "State",
@@ -52,6 +53,9 @@ __all__ = [
 
 #: The signed list of the files a state audited.
 STATE_FILE = "state.json"
+#: The file of a state folder in which ``verify --state`` records its runs
+#: (:mod:`~explicit_audit.verdicts.audit_runs`).
+RUNS_FILE = "runs.json"
 _FORMAT = "explicit_audit.audit-state/1"
 _LINES = "_lines"
 _FINDINGS = "_findings"
@@ -153,6 +157,13 @@ def read_state(
     folder = Path(directory)
     path = folder / STATE_FILE
     if not os.path.lexists(path):
+        earlier = _earlier_runs(folder)
+        if earlier:
+            warn(
+                f"{path} is missing, though {earlier}: every file is read as at a first run "
+                "(an edit of the bytes audited before cannot be told this time)",
+                TamperedCacheWarning,
+            )
         return None
     value, problem = unsigned(folder, path, "state")
     if problem is None and not (isinstance(value, dict) and value.get("format") == _FORMAT):
@@ -188,6 +199,17 @@ def read_state(
         _drop(folder, f"{path}: its unreported edits are not a list of changes")
         return None
     return State(kept, entries if same else None, value.get("documents"), unreported)
+
+
+def _earlier_runs(folder: Path) -> str | None:
+    """What in a state folder without ``state.json`` shows that runs were audited into it."""
+    if (folder / RUNS_FILE).is_file():
+        return f"{RUNS_FILE} records earlier runs"
+    try:
+        entries = [p for p in folder.iterdir() if _ENTRY_NAME.fullmatch(p.name) and p.is_dir()]
+    except OSError:
+        return None
+    return f"the folder holds {len(entries)} entry(ies) of earlier runs" if entries else None
 
 
 #: The keys of an unreported edit kept in ``state.json``, and their types.

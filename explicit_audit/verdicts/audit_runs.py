@@ -33,7 +33,7 @@ import pandas as pd
 from .._cache_seal import TamperedCacheWarning, signed, unsigned
 from .._core.findings import ERROR
 from ..small_files import MAX_SMALL_FILE_BYTES
-from ..state.store import mark_reported
+from ..state.store import RUNS_FILE, mark_reported
 from .baseline import _NEEDED, Baseline, _bounds
 from .verdict import Verdict
 
@@ -48,8 +48,6 @@ __all__ = [
     "since_text",
 ]
 
-#: The file of a state folder that keeps its runs.
-RUNS_FILE = "runs.json"
 #: Runs kept, the latest: an older one is dropped when a new one is recorded.
 MAX_RUNS = 1000
 #: The bound of ``runs.json``, as the state's own files are bounded when read.
