@@ -248,7 +248,13 @@ def _frame(table: pa.Table, loads: Callable[[str], Any] = json.loads) -> pd.Data
         if wanted is not None and str(frame[name].dtype) != wanted and wanted != "object":
             # Arrow gives back e.g. large strings where the table had "str": the written dtype.
             frame[name] = frame[name].astype(wanted)
+        elif wanted == "category" and not len(frame[name].cat.categories):
+            # An empty dictionary comes back with object categories; a load's are text.
+            frame[name] = frame[name].astype(_NO_CATEGORIES)
     return frame
+
+
+_NO_CATEGORIES = pd.CategoricalDtype(pd.Index([], dtype="str"))
 
 
 # What a table written by another hand can raise once read: named with the file.

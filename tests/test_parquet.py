@@ -20,10 +20,10 @@ from explicit_audit.parquet import MANIFEST
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-def _load(source) -> ea.Audit:
+def _load(source, **options) -> ea.Audit:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-        return ea.load(source, progress=False)
+        return ea.load(source, progress=False, **options)
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,30 @@ def test_every_table_round_trips_exactly(bundled, tmp_path):
     assert [p.source_file for p in back.policies.values()] == [
         p.source_file for p in bundled.policies.values()
     ]
+
+
+def test_a_category_column_without_a_value_round_trips_exactly(tmp_path, monkeypatch):
+    # Arrow gives an empty dictionary back with object categories; a load's are text. The
+    # three ways back: a Parquet folder, the load cache, an audit state's rows kept.
+    monkeypatch.setenv("EXPLICIT_AUDIT_CACHE_SECRET", str(tmp_path / "secret"))
+    lines = (DATA / "plans" / "arborist_runs.jsonl").read_bytes().splitlines(keepends=True)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "plans.jsonl").write_bytes(b"".join(lines[:3]))
+    state = tmp_path / "state"
+    _load(logs, state=state)
+    with open(logs / "plans.jsonl", "ab") as out:
+        out.write(b"".join(lines[3:5]))
+    whole = _load(logs)
+    assert not len(whole.plans["mt_engine"].cat.categories)  # no plan names an engine
+    back = [
+        ea.read_parquet(whole.to_parquet(tmp_path / "audit")),
+        _load(logs, cache=tmp_path / "cache"),
+        _load(logs, cache=tmp_path / "cache"),  # from the cache
+        _load(logs, state=state),  # the rows of lines 1 to 3 from the state
+    ]
+    for audit in back:
+        pd.testing.assert_frame_equal(audit.plans, whole.plans, check_exact=True)
 
 
 def test_a_read_back_audit_verifies_with_the_same_findings(bundled, tmp_path):
