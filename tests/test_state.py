@@ -123,6 +123,19 @@ def test_a_run_from_a_state_reads_the_appended_bytes_and_equals_a_whole_load(tmp
     assert summary.loc["audited_bytes", ["checked", "status"]].tolist() == [audited_lines, "clean"]
 
 
+def test_a_run_says_what_it_read_on_and_what_it_read_whole(tmp_path, full_lines, caplog):
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    _write(logs, full_lines, {name: 3 for name in full_lines})
+    caplog.set_level("INFO", logger="explicit_audit.state")
+    _load(logs, state)
+    assert "no rows to read on from: every file read whole" in caplog.text
+    _write(logs, full_lines, {name: 4 for name in full_lines})
+    caplog.clear()
+    _load(logs, state)
+    on = f"{len(full_lines)} file(s) read on from where their audit ended"
+    assert on in caplog.text and f"the rows of {3 * len(full_lines)} line(s) kept" in caplog.text
+
+
 def test_times_are_judged_as_of_the_verification_not_of_an_earlier_run(tmp_path, full_lines):
     logs, state = tmp_path / "logs", tmp_path / "state"
     _write(logs, full_lines, {name: len(lines) // 2 for name, lines in full_lines.items()})

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import warnings
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ from .store import (
 )
 
 __all__ = ["compared", "load_with_state"]
+
+_log = logging.getLogger(__name__)
 
 
 def _asked(settings: Options) -> dict[str, Any]:
@@ -129,6 +132,15 @@ def load_with_state(source, settings: Options) -> Audit:
             found = _incremental(listing, plans, entries, settings)
             if found is not None:
                 audit, joined, kept_rows = found
+                _said_kept(settings.state, plans)
+            else:
+                _log.info(
+                    "state %s: the rows kept and the rows read do not fit one load's tables "
+                    "(a key or a type seen on one side only): every file read whole",
+                    settings.state,
+                )
+        else:
+            _log.info("state %s: no rows to read on from: every file read whole", settings.state)
         if audit is None:
             for plan in plans:
                 plan.kept = None
@@ -152,6 +164,20 @@ def load_with_state(source, settings: Options) -> Audit:
     kept, parts = _new_entry(audit, audited, key, compact)
     write_state(settings.state, asked, kept, key, parts, documents=documents, unreported=unreported)
     return audit
+
+
+def _said_kept(state, plans: list[Plan]) -> None:
+    """Log what a run from a state paid for: the files read on, and read whole."""
+    on = [plan for plan in plans if plan.incremental]
+    _log.info(
+        "state %s: %d file(s) read on from where their audit ended (%d new bytes, the rows of "
+        "%d line(s) kept), %d read whole",
+        state,
+        len(on),
+        sum(plan.stat.st_size - plan.start for plan in on),
+        sum(plan.kept.lines for plan in on),
+        len(plans) - len(on),
+    )
 
 
 def compared_with(audit: Audit, edits: list, state: State | None, settings: Options) -> list:
