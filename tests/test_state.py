@@ -307,6 +307,16 @@ def test_a_file_with_no_byte_audited_is_no_edit_when_rotated_or_gone(tmp_path, f
     assert _changes(_load(logs, state)) == []
 
 
+def test_the_same_files_named_otherwise_are_no_rotation(audited, tmp_path):
+    # DATA given another way (a link, an absolute path): the very files, not rotated ones.
+    logs, state = audited
+    other = tmp_path / "same-logs"
+    other.symlink_to(logs)
+    audit = _load(other, state)
+    assert _changes(audit) == []
+    _assert_same(audit, _load(other))
+
+
 def test_the_dask_engine_finds_the_same_edits_at_the_client(audited):
     logs, state = audited
     path = logs / "decisions.jsonl"

@@ -332,7 +332,7 @@ def finish(begun: Begun) -> tuple[list[Plan], list[Edit]]:
                         "unchanged",
                     )
                 )
-            else:
+            elif not _renamed_only(moved, record):
                 edits.append(
                     Edit(
                         "log_rotated",
@@ -366,6 +366,13 @@ def finish(begun: Begun) -> tuple[list[Plan], list[Edit]]:
                 )
             )
     return plans, edits
+
+
+def _renamed_only(plan: Plan, record: Kept) -> bool:
+    """Whether ``plan`` is the very file audited, named otherwise only by the source given
+    (``logs`` and then ``/home/me/logs``): the same inode at the same real path."""
+    real = plan.real or str(Path(plan.path).resolve())
+    return _same(plan.stat, record) and real == record.real
 
 
 def _moved(record: Kept, plans: list[Plan], home: Plan | None) -> Plan | None:
