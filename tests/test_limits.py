@@ -431,6 +431,27 @@ def test_an_array_larger_than_max_value_bytes_loads_element_by_element(tmp_path,
     _accounted(limited)
 
 
+def test_an_array_pretty_printed_with_no_indent_is_one_value_past_max_value_bytes(tmp_path):
+    # json.dumps(indent=0): the objects nested in an element start lines at column 0 too, so
+    # the lines do not tell where an element ends. The array was cut inside its elements:
+    # nested objects read as values of their own, the rest one value too large (10 rows
+    # for 3 receipts).
+    data = ROOT / "data" / "receipts" / "operator_receipts.jsonl"
+    receipt = json.loads(data.read_text(encoding="utf-8").splitlines()[0])
+    assert any(
+        isinstance(value, list) and value and isinstance(value[0], dict)
+        for value in receipt.values()
+    )  # objects nested in a list: lines of their own
+    path = tmp_path / "receipts.json"
+    path.write_text(json.dumps([receipt] * 3, indent=0) + "\n", encoding="utf-8")
+    limited = _load(path, limits={"max_value_bytes": path.stat().st_size // 2})
+    assert limited.rejected["source_line"].tolist() == [1]
+    assert "larger than max_value_bytes" in limited.rejected["reason"].iloc[0]
+    assert limited.receipts.empty
+    _accounted(limited)
+    assert len(_load(path).receipts) == 3  # within the bound, read as ever
+
+
 def test_an_element_larger_than_max_value_bytes_is_rejected_alone(tmp_path):
     lines = _decisions(2_000)
     big = json.loads(lines[1_000])

@@ -276,6 +276,32 @@ def test_a_broken_element_does_not_take_the_rest_of_an_array(tmp_path):
     assert "expected ','" in audit.rejected["reason"].iloc[0]
 
 
+@pytest.mark.parametrize(
+    ("opening", "between", "closing", "first"),
+    [
+        ("[", ",\n", "]\n", 1),  # the first element on the "[" line, the others at column 0
+        ("[", "\n,", "\n]\n", 1),  # comma first
+        ("[\n  ", ",\n  ", "\n]\n", 2),  # pretty
+    ],
+)
+@pytest.mark.parametrize("bad_at", [0, 2, 4])
+def test_a_broken_element_of_any_multi_line_array_is_rejected_alone(
+    tmp_path, opening, between, closing, first, bad_at
+):
+    # The first element sharing the "[" line set the column the others were looked for
+    # at: every element after a broken one went into its rejected row.
+    elements = [json.dumps(make_receipt(query=f"q{i}")) for i in range(5)]
+    elements[bad_at] = '{"bad":}'
+    path = tmp_path / "array.json"
+    path.write_text(opening + between.join(elements) + closing, encoding="utf-8")
+    audit = _load(path)
+    assert audit.receipts["query"].tolist() == [f"q{i}" for i in range(5) if i != bad_at]
+    lines = [first + i for i in range(5) if i != bad_at]
+    assert audit.receipts["source_line"].tolist() == lines
+    assert audit.rejected["source_line"].tolist() == [first + bad_at]
+    _accounted(audit)
+
+
 @pytest.mark.parametrize("values", [1500, 22000])
 def test_a_file_of_interleaved_shapes_loads_as_value_by_value(tmp_path, values):
     """Every engram shape interleaved in one file (in one piece, and in several: a first

@@ -103,7 +103,10 @@ def first_cut(data: bytes, jsonl: bool) -> int | None:
 def array_head(data: bytes) -> int | None:
     """The indent of an array's elements when ``data`` opens one with ``[`` alone on its line.
 
-    None unless the first element starts the next line with ``{``.
+    None unless the first element starts the next line with ``{``, after an
+    indent or whole on its line: written pretty with no indent
+    (``json.dumps(indent=0)``), the values nested in an element start lines
+    at column 0 too, and where one element ends cannot be told from the lines.
     """
     head = len(data) - len(data.lstrip(WHITESPACE))
     if data[head : head + 1] != b"[":
@@ -112,9 +115,15 @@ def array_head(data: bytes) -> int | None:
     if newline == -1 or data[head + 1 : newline].strip(WHITESPACE):
         return None
     first = data.find(b"{", newline)
-    if first == -1 or data[newline + 1 : first].strip(b" ") or first - newline - 1 > 64:
+    indent = first - newline - 1
+    if first == -1 or data[newline + 1 : first].strip(b" ") or indent > 64:
         return None
-    return first - newline - 1
+    if not indent:  # one element a line, or pretty with no indent: its line ends it
+        end = data.find(b"\n", first)
+        line = data[first:end].rstrip(WHITESPACE).rstrip(b",") if end != -1 else b""
+        if len(line) < 2 or line[-1:] != b"}":
+            return None
+    return indent
 
 
 def unarray(data: bytes, indent: int, opening: bool = False) -> tuple[bytes, bool]:

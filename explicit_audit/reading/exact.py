@@ -254,19 +254,22 @@ def _cut_then_pretty(text: str, position: int, end: int) -> int:
     return end
 
 
-def _element_resync(indent: int):
+def _element_resync(indent: int, *, up_to: bool = False):
     """Where to resume inside an array whose elements start at column ``indent``.
 
-    The next line that starts an object or array at that column: the next
-    element of a pretty-printed array. Without one (a single-line array), the
-    rest of the text is one rejected value.
+    The next line that starts an object or array at that column, after white
+    space or a leading comma (``,{`` in an array written comma first): the
+    next element of a pretty-printed array. With ``up_to``, at that column or
+    before it (the elements after one that shares the ``[``'s line). Without
+    one (a single-line array), the rest of the text is one rejected value.
     """
-    start = re.compile(rf"^[ \t]{{{indent}}}[\[{{]", re.MULTILINE)
+    before = rf"[ \t,]{{0,{indent}}}" if up_to else rf"[ \t,]{{{indent}}}"
+    start = re.compile(rf"^{before}[\[{{]", re.MULTILINE)
 
     def resync(text: str, position: int) -> int:
         newline = text.find("\n", position)
         match = start.search(text, newline + 1) if newline != -1 else None
-        return match.start() + indent if match else len(text)
+        return match.end() - 1 if match else len(text)
 
     return resync
 
@@ -342,8 +345,11 @@ def _iter_array(path: str, text: str, position: int, line: int, base: int, limit
     next element of a pretty-printed array (see :func:`_element_resync`).
     """
     start_line = line
+    opened_line_start = text.rfind("\n", 0, position) + 1
     position += 1
-    resync = None
+    # The column of the first element on a line after the "[" is the others' column; an
+    # element on the "[" line (a compact array) says only that they start no later.
+    resync, settled = None, False
     while True:
         position, line = _skip_whitespace(text, position, line)
         if position < len(text) and text[position] == "," and resync is not None:
@@ -356,8 +362,12 @@ def _iter_array(path: str, text: str, position: int, line: int, base: int, limit
             return position, line
         if text[position] == "]":
             return position + 1, line
-        if resync is None:
-            resync = _element_resync(position - (text.rfind("\n", 0, position) + 1))
+        if not settled:
+            settled = line > start_line
+            if settled:
+                resync = _element_resync(position - (text.rfind("\n", 0, position) + 1))
+            elif resync is None:
+                resync = _element_resync(position - opened_line_start, up_to=True)
         end, item = _decode_one(path, text, position, line, base, limits, resync)
         yield item
         line += text.count("\n", position, end)
