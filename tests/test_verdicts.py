@@ -273,6 +273,28 @@ def test_a_bad_window_exits_2(dated, capsys, argv, says):
     assert says in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("since", "kept"), [("2026-02-01", 1), ("2026-03-01", 0)])
+def test_a_finding_of_a_check_over_every_kind_is_placed_by_its_record(
+    tmp_path, capsys, since, kept
+):
+    # record_duplicates examines no one table: its findings were "undated" whatever their
+    # record's time, left out of the window that holds it (exit 0) and kept in one after it.
+    folder = tmp_path / "w"
+    (folder / "policies").mkdir(parents=True)
+    (folder / "policies" / "strict.yaml").write_bytes(
+        (ROOT / "data" / "policies" / "strict.yaml").read_bytes()
+    )
+    line = (ROOT / "data" / "decisions" / "2026-02_strict.jsonl").read_text().splitlines()[0]
+    other = line.replace('"confidence":0.948', '"confidence":0.949')
+    assert other != line
+    (folder / "a.jsonl").write_text(line + "\n" + other + "\n", encoding="utf-8")
+    window = ["--since", since, "--until", "2026-04-01", "--undated", "skip"]
+    status, document = _verify_json(capsys, folder, *window)
+    found = [f["rule"] for f in document["findings"] if f["check"] == "record_duplicates"]
+    assert found == ["conflicting_record"] * kept and status == kept
+    assert document["window"]["findings_undated"] == 0
+
+
 def test_window_on_the_dask_engine_gives_the_same_findings(dated, capsys):
     window = ["--since", "2025-03-04", "--until", "2025-03-05"]
     _, in_memory = _verify_json(capsys, dated, *window)

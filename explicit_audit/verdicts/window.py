@@ -16,7 +16,10 @@ Which time a record has
     ``logged_at``), or the column ``--time-key`` names (for every table, or
     ``TABLE=COLUMN`` for one). Values are ISO 8601 strings or datetimes; a
     time without a zone is read as UTC. ``since`` is inside the window,
-    ``until`` is not, so consecutive windows tile a day without overlap.
+    ``until`` is not, so consecutive windows tile a day without overlap. A
+    finding is placed by the time of the record it is about, in the table
+    its check examines or, for a check over every kind (``record_keys``,
+    ``record_duplicates``, ``record_times``), the table its ``kind`` names.
 
 Records without a time
     A record whose table has no time column, whose time is missing, or whose
@@ -217,10 +220,14 @@ def apply_window(verification: Verification, audit: Audit, window: Window) -> Wi
     """
     findings = verification.findings
     examined = {name: check.examines for name, check in registry.checks().items()}
-    table_of = findings["check"].astype("object").map(examined)
+    # A check over every kind (record_duplicates, record_times, record_keys) examines no one
+    # table: a finding's kind names the table of the record it is about, as for trends.
+    by_check = findings["check"].astype("object").map(examined)
+    table_of = by_check.where(by_check.notna(), findings["kind"].astype("object"))
     places = np.full(len(findings), _UNDATED, dtype=np.int8)
     reports = []
-    for table in dict.fromkeys(t for t in examined.values() if t is not None):
+    every = [*(t for t in examined.values() if t is not None), *table_of.dropna()]
+    for table in dict.fromkeys(every):
         frame = audit.tables.get(table)
         if frame is None:
             continue
