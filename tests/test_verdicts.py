@@ -157,6 +157,30 @@ def test_new_only_fails_for_new_errors_alone(logs, baseline, capsys):
     assert document["baseline"]["new"] == 1 and document["baseline"]["new_only"] is True
 
 
+def test_new_only_still_says_an_expected_kind_is_missing(logs, baseline, capsys):
+    # The old errors persisting, none new: the run passed (0) with no plans at all.
+    argv = ["--baseline", baseline, "--new-only", "--expect", "plans"]
+    status, document = _verify_json(capsys, logs, *argv)
+    assert document["missing"] == ["plans"] and document["baseline"]["new"] == 0
+    assert status == document["exit_status"] == 3
+
+
+def test_a_check_that_looked_at_no_record_resolves_none_of_its_findings(baseline, tmp_path, capsys):
+    # Its findings were counted resolved when the records it reads were not there at all.
+    then = json.loads(baseline.read_text(encoding="utf-8"))["findings"]
+    plans = tmp_path / "plans-only"
+    plans.mkdir()
+    line = (ROOT / "data" / "plans" / "arborist_runs.jsonl").read_text().splitlines()[0]
+    (plans / "p.jsonl").write_text(line + "\n", encoding="utf-8")
+    _, document = _verify_json(capsys, plans, "--baseline", baseline)
+    compared = document["baseline"]
+    looked_again = [f for f in then if f["check"] == "rejected_rows"]  # values read: yes
+    assert 0 < len(looked_again) < len(then)
+    assert compared["resolved"] == len(looked_again)
+    assert compared["not_checked"] == len(then) - len(looked_again)
+    assert {f["check"] for f in compared["not_checked_findings"]} == {"receipt_rules"}
+
+
 def test_new_only_needs_a_baseline(logs, capsys):
     assert main(["verify", str(logs), "--new-only"]) == 2
     assert "--new-only needs --baseline" in capsys.readouterr().err

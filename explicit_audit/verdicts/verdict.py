@@ -97,7 +97,8 @@ class Verdict:
                 json_rows(verification.findings),
                 baseline=previous.file,
                 baseline_data=previous.data,
-                checks_now=list(verification.checked),
+                # A check that looked at no record (not run) resolved none of its findings.
+                checks_now=[check for check, count in verification.checked.items() if count],
                 window_then=previous.window,
                 window_now=None if window is None else window.to_dict(),
             )
@@ -159,7 +160,9 @@ class Verdict:
         if any(self.fails(position) for position in range(len(self.findings))):
             return int(ExitStatus.FOUND)
         if self.state == "findings":  # --new-only: errors found, none of them new
-            return int(ExitStatus.CLEAN)
+            # ... as if they were not: an expected kind absent still says so (3).
+            missing = self.verification.missing
+            return int(STATES["missing"][0] if missing else ExitStatus.CLEAN)
         return int(STATES[self.state][0])
 
     @property
