@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import html.parser
+import io
 import json
 import os
 import re
@@ -25,6 +26,7 @@ from conftest import make_receipt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 import explicit_audit as ea
+from explicit_audit.report.downloads import FORMULA_START, download_files
 from explicit_audit.report.writer import write_reports
 
 ROOT = Path(__file__).parent.parent
@@ -184,8 +186,30 @@ def test_every_tile_links_into_its_checks_own_section(kit_report):
 
 
 def _csv_text(value) -> str:
-    """A JSON value as the CSV file writes it: a missing value as an empty field."""
-    return "" if value is None else str(value)
+    """A JSON value as the CSV file writes it: a missing value as an empty field, a text a
+    spreadsheet would run as a formula after an apostrophe."""
+    if value is None:
+        return ""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_START) else str(value)
+
+
+def test_a_cell_a_spreadsheet_would_run_is_written_as_text_in_the_csv_alone():
+    # A logged value may be a formula: opened in a spreadsheet, findings.csv ran it.
+    findings = pd.DataFrame(
+        {
+            "record": pd.Categorical(['=HYPERLINK("http://example.invalid","x")', "007"]),
+            "detail": ["-2+3", "@SUM(A1)"],
+            "source_line": pd.array([1, -2], dtype="Int64"),
+        }
+    )
+    files = download_files({"findings": findings})
+    rows = list(csv.reader(io.StringIO(files["findings.csv"].decode("utf-8"))))
+    assert rows[1:] == [
+        ['\'=HYPERLINK("http://example.invalid","x")', "'-2+3", "1"],
+        ["007", "'@SUM(A1)", "-2"],
+    ]
+    back = pq.read_table(io.BytesIO(files["findings.parquet"])).to_pydict()
+    assert back["record"][0].startswith("=HYPERLINK") and back["detail"] == ["-2+3", "@SUM(A1)"]
 
 
 def test_the_findings_beside_the_pages_are_verify_jsons_row_by_row(kit_report):

@@ -11,9 +11,12 @@ and moved into place with them: a run that is stopped leaves the previous
 run's files, never a mix.
 
 CSV: UTF-8, a header line, a missing value as an empty field, fields quoted
-where they hold a comma, a quote or a line break. Parquet: the columns'
-types kept (categories as dictionaries, nullable integers), read as they
-are by pandas, polars and DuckDB.
+where they hold a comma, a quote or a line break. A text that a spreadsheet
+would run as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or
+a carriage return: a logged query may hold ``=HYPERLINK(...)``) is written
+after an apostrophe, which a spreadsheet shows as text and hides. Parquet:
+every value as it is, the columns' types kept (categories as dictionaries,
+nullable integers), read as they are by pandas, polars and DuckDB.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..verify import Verification
 
 __all__ = [
     "DOWNLOADS",
+    "FORMULA_START",
     "csv_text",
     "download_files",
     "download_tables",
@@ -73,9 +77,33 @@ def download_tables(verification: Verification, audit: Audit) -> dict[str, pd.Da
     }
 
 
+#: How a cell a spreadsheet runs as a formula starts (OWASP, "CSV injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def csv_text(frame: pd.DataFrame) -> str:
-    """``frame`` as CSV text: a header line, a missing value as an empty field."""
-    return frame.to_csv(index=False, lineterminator="\n")
+    """``frame`` as CSV text: a header line, a missing value as an empty field, and a text
+    that starts as a formula does (:data:`FORMULA_START`) after an apostrophe.
+
+    Examples
+    --------
+    >>> print(csv_text(pd.DataFrame({"record": ["=1+1", "-2", "q7"], "line": [1, -2, 3]})))
+    record,line
+    '=1+1,1
+    '-2,-2
+    q7,3
+    <BLANKLINE>
+    """
+    guarded = {}
+    for name in frame.columns:
+        column = frame[name]
+        if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+            continue
+        text = column.astype("string")
+        formula = text.str.startswith(FORMULA_START).fillna(False).to_numpy(dtype=bool)
+        if formula.any():
+            guarded[name] = column.astype(object).where(~formula, "'" + text.astype(object))
+    return frame.assign(**guarded).to_csv(index=False, lineterminator="\n")
 
 
 def parquet_bytes(frame: pd.DataFrame) -> bytes:
