@@ -290,6 +290,9 @@ def test_time_key_names_the_column(tmp_path, capsys):
         (["--since", "last tuesday"], "is not a time"),
         (["--since", "2025-03-05", "--until", "2025-03-04"], "the window is empty"),
         (["--time-key", "=x"], "--time-key"),
+        # A time key no table holds left every record undated: with --undated skip, exit 0.
+        (["--since", "2025-03-04", "--time-key", "receipts=logd"], "has no such column"),
+        (["--since", "2025-03-04", "--time-key", "logd"], "no table with records has such"),
     ],
 )
 def test_a_bad_window_exits_2(dated, capsys, argv, says):

@@ -245,11 +245,19 @@ def apply_window(verification: Verification, audit: Audit, window: Window) -> Wi
             labels=labels,
         )
         reports.append(TableWindow(table, column, **counts))
+        if column is None and counts["rows"] and table in window.time_keys:
+            raise AuditError(
+                f"--time-key {table}={window.time_keys[table]}: the {table} table has no such "
+                f"column (its columns: {', '.join(map(str, frame.columns))})"
+            )
         if len(labels):
             places[of_table] = placed.reindex(labels).fillna(_UNDATED).to_numpy(dtype=np.int8)
     # An edit of bytes audited before is about a file, not a record: no window leaves it
     # out (left out, it would be lost: the run that finds an edit reports it, once).
     about_files = (findings["check"] == STATE_CHECK).to_numpy()
+    named = window.time_key
+    if named is not None and not any(r.column == named for r in reports if r.rows):
+        raise AuditError(f"--time-key {named}: no table with records has such a column")
     undated = ((places == _UNDATED) | (places == _UNREADABLE)) & ~about_files
     keep = (places == _INSIDE) | (undated & (window.undated == "check")) | about_files
     kept = findings[keep].reset_index(drop=True)
