@@ -416,15 +416,15 @@ def _audited(
             rows=rows,
             index=lines,
         )
-        row = counts.loc[plan.name] if plan.name in counts.index else None
-        # A file read on was read up to its listed size, as scanned; one read whole, up to
-        # its size when it was opened, which may be later.
-        if row is not None and not incremental:
-            read_other = pd.isna(row["bytes"]) or int(row["bytes"]) != read.read
+        if plan.name in counts.index:
+            row = counts.loc[plan.name]
+            # A file read on was read up to its listed size, as scanned; one read whole, up
+            # to its size when it was opened, which may be later.
+            read_other = not incremental and (
+                pd.isna(row["bytes"]) or int(row["bytes"]) != read.read
+            )
             record.rows = record.rows and not read_other and plan.name not in whole_file
-        elif row is not None:
-            record.rows = record.rows and plan.name not in whole_file
-        if record.rows and row is not None:
-            record.counts = [int(row["values_read"]), int(row["loaded"]), int(row["rejected"])]
+            if record.rows:
+                record.counts = [int(row[name]) for name in ("values_read", "loaded", "rejected")]
         found.append((plan, record))
     return found
