@@ -126,6 +126,48 @@ def test_a_file_url_is_the_local_path():
     assert len(audit.plans) == len(_load(PLANS).plans)
 
 
+def test_a_url_given_twice_or_with_a_query_is_read_as_its_file(http_data):
+    # Twice: read twice, each source row claiming both reads. A query: the name's suffix
+    # was lost, a presigned .json read as JSON Lines and a policy read as data.
+    url = f"{http_data}/plans/replay_log.json"
+    local = _load(PLANS_JSON)
+    for got in (_load([url, url]), _load(f"{url}?X-Amz-Signature=abc&v=1.jsonl")):
+        assert len(got.files) == 1 and len(got.sources) == 1
+        _assert_same_audit(got, local, {got.files[0]: local.files[0]})
+    row = _load(f"{http_data}/policies/baseline.yaml?v=2").rejected.iloc[0]
+    assert row["source_line"] == 0 and "local file only" in row["reason"]
+
+
+def test_a_file_url_names_the_file_its_escapes_name(tmp_path):
+    # "%20" was undone twice: "day%202.jsonl" read as "day 2.jsonl", another file.
+    (tmp_path / "day%202.jsonl").write_bytes(PLANS.read_bytes())
+    (tmp_path / "day 2.jsonl").write_bytes(b"")
+    audit = _load((tmp_path / "day%202.jsonl").as_uri())
+    assert audit.files == [str(tmp_path / "day%202.jsonl")]
+    assert len(audit.plans) == len(_load(PLANS).plans)
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "lzma"])
+def test_a_decompressing_file_object_is_read_to_its_end(tmp_path, compress):
+    # Its bytes were bounded by the compressed file's size: the values after it unread,
+    # unsaid, one cut line rejected.
+    module = __import__(compress)
+    path = tmp_path / "plans.jsonl.packed"
+    path.write_bytes(module.compress(PLANS.read_bytes()))
+    with module.open(path, "rb") as handle:
+        got = _load(handle)
+    local = _load(PLANS)
+    assert got.sources["bytes"].tolist() == [PLANS.stat().st_size]
+    _assert_same_audit(got, local, {got.files[0]: local.files[0]})
+
+
+def test_a_file_object_named_as_a_file_read_is_read_once():
+    with open(PLANS, "rb") as handle:
+        got = _load([PLANS, handle])
+    local = _load(PLANS)
+    assert got.sources[["values_read", "loaded"]].values.tolist() == [[len(local.plans)] * 2]
+
+
 @pytest.mark.parametrize("path", [PLANS, PLANS_JSON, RECEIPTS_GZ], ids=lambda p: p.name)
 def test_an_open_binary_file_loads_as_its_path_does(path):
     with open(path, "rb") as handle:

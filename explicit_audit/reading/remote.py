@@ -39,7 +39,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 from .._core.extras import require
@@ -104,7 +104,7 @@ def _file_path(url: str) -> str:
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
         raise AuditError(f"{url}: a file:// URL names a file on this machine; drop the host")
-    return url2pathname(unquote(parts.path))
+    return url2pathname(parts.path)  # which undoes the URL's %-escapes, once
 
 
 def local_source(source: Any) -> Any:
@@ -147,7 +147,7 @@ class RemoteFile:
     @property
     def is_policy(self) -> bool:
         """Whether the file is a YAML policy, by its name."""
-        return self.name.lower().endswith(POLICY_SUFFIXES)
+        return suffix_of(self.name) in POLICY_SUFFIXES
 
     def open(self, limits: Limits = DEFAULT_LIMITS) -> BoundedStream:
         """A binary stream of at most ``max_file_bytes`` bytes of the file.
@@ -163,8 +163,10 @@ class RemoteFile:
         if self.handle is None:
             return open_url(self.url, limits, self.options)
         stream = BoundedStream(_waiting(self.handle), lambda: None, limits, timed=False)
-        # A file's size when opened bounds the read, as for a path (a log still written).
-        if hasattr(self.handle, "fileno"):
+        # A file's size when opened bounds the read, as for a path (a log still written):
+        # a file's own bytes only, not those a decompressing object (gzip.open, bz2.open,
+        # lzma.open) makes of the file it reads, which are more.
+        if isinstance(getattr(self.handle, "raw", self.handle), io.FileIO):
             stream.fileno = self.handle.fileno
         return stream
 
@@ -371,9 +373,13 @@ def list_remote(
     skipped: list = []
     # Every file in the order given, as tables name them; then what could not be listed.
     names: list[str] = []
+    seen: set[str] = set()  # the names listed: a name given twice is read once
     unlisted: list = []
     for item in expand_remote(source_items(source), storage_options, limits):
         if isinstance(item, RemoteFile):
+            if item.name in seen:
+                continue  # a URL given twice, or a file object named as a file read
+            seen.add(item.name)
             if item.url is None and not streams:
                 raise AuditError(
                     f"{item.name}: engine='dask' reads its partitions by path or URL, and a "
@@ -390,6 +396,9 @@ def list_remote(
         unlisted.extend(scan.problems)
         skipped.extend((display_name(path), why) for path, why in scan.skipped)
         for path in scan.files:
+            if display_name(path) in seen:
+                continue
+            seen.add(display_name(path))
             names.append(display_name(path))
             (policies if path.name.lower().endswith(POLICY_SUFFIXES) else data).append(path)
     problems.extend(unlisted)

@@ -30,6 +30,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from urllib.parse import urlsplit
 
 from .._core.records import Rejection
 from ..errors import AuditError
@@ -69,12 +70,16 @@ def suffix_of(path: Path | str) -> str:
     --------
     >>> suffix_of("logs/dec.jsonl.2.gz"), suffix_of("dec.json.1"), suffix_of("notes.txt.1")
     ('.jsonl.gz', '.json', '')
+    >>> suffix_of("https://host/x.json?X-Amz-Signature=1"), suffix_of("https://h/p.yaml#v")
+    ('.json', '.yaml')
     """
     # A Path's name is at hand, as is a plain name's; any other path is made a Path.
     if isinstance(path, PurePath):
         name = path.name.lower()
     else:
         text = os.fsdecode(path)
+        if "://" in text:  # a URL: its path names the file, not its query or fragment
+            text = urlsplit(text).path
         name = (text if "/" not in text else Path(text).name).lower()
     found = next((suffix for suffix in _ALL_SUFFIXES if name.endswith(suffix)), "")
     if found:
