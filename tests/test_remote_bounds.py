@@ -5,6 +5,7 @@ folder's listing), and each cut off or refused with a reason that names it."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import http.server
@@ -351,3 +352,28 @@ def test_the_dask_engine_reads_a_url_under_the_same_bounds(hostile):
     assert any("more than max_file_bytes" in reason for reason in _file_reasons(lazy.compute()))
     stalled = _load(f"{base}/stall.jsonl", engine="dask", limits={"idle_timeout": 1}).compute()
     assert any("idle_timeout (1 s)" in reason for reason in _file_reasons(stalled))
+
+
+def test_a_server_that_sends_more_than_it_says_is_named_in_a_few_words():
+    # Every request answered with the log and more bytes than its Content-Length (a HEAD
+    # too): the client's error quoted those bytes, and the message held the log itself.
+    data = b"".join(PLANS.read_bytes().splitlines(keepends=True)[:20])  # one packet's worth
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(data)
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = listener.accept()
+                with connection:
+                    connection.recv(65536)
+                    connection.sendall(answer + data + b"junk past Content-Length\n" * 10)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        with pytest.raises(ea.AuditError) as raised:
+            _load(f"http://127.0.0.1:{listener.getsockname()[1]}/plans.jsonl")
+    finally:
+        listener.close()
+    said = str(raised.value)
+    assert "plans.jsonl" in said and len(said) < 1000, said[:2000]

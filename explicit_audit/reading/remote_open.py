@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from .._core.records import Rejection
+from .._core.records import Rejection, excerpt
 from .content import FileReader
 from .digests import READ_BYTES, _Tap
 from .limits import Limits
@@ -246,7 +246,10 @@ async def _named(awaitable, limits: Limits):
     except aiohttp.ClientPayloadError as exc:
         raise RemoteError(f"the transfer broke off ({exc})") from None
     except aiohttp.ClientError as exc:
-        raise RemoteError(f"{type(exc).__name__}: {exc}") from None
+        # Its text may quote what the server sent (a body after its headers): an excerpt.
+        raise RemoteError(
+            f"{type(exc).__name__}: {excerpt(str(exc), limits.excerpt_chars)}"
+        ) from None
 
 
 def _timed_out(which: str, seconds: int) -> str:
