@@ -338,6 +338,22 @@ def test_the_dask_engine_reads_each_partition_by_its_url(http_data, cluster):
     assert _renamed(findings, names)["source_line"].tolist() == expected["source_line"].tolist()
 
 
+def test_a_key_past_the_heads_of_a_url_gets_the_pandas_verdict_on_dask(tmp_path):
+    # A logger's key first seen past the sampled head: planned again for a local file, but
+    # a URL's size was not known, and verify exited 2 where the pandas engine gave its verdict.
+    dask = pytest.importorskip("dask")
+    lines = (DATA / "decisions" / "2026-01_baseline.jsonl").read_text().splitlines()[:60]
+    later = [json.dumps({**json.loads(line), "host": "h1"}) for line in lines[40:]]
+    (tmp_path / "late.jsonl").write_text("\n".join(lines[:40] + later) + "\n", encoding="utf-8")
+    with serve_folder(tmp_path) as base:
+        url = f"{base}/late.jsonl"
+        expected = ea.verify_all(_load(url)).findings
+        with dask.config.set(scheduler="synchronous"):
+            lazy = _load(url, engine="dask", sample_bytes=4096)
+            got = ea.verify_all(lazy).findings
+    pd.testing.assert_frame_equal(got, expected)
+
+
 def test_policies_among_urls_are_listed_in_order_and_hashed_alike_on_both_engines(http_data):
     """A policy by URL is a rejection in its place; a local policy beside URLs is hashed."""
     dask = pytest.importorskip("dask")

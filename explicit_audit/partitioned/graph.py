@@ -160,16 +160,22 @@ def _fitted(
             for name, meta in metas.items()
         }
     except SampleError as error:
-        error.needed = _sample_taking_in(part)
+        error.needed = _sample_taking_in(part, built.reading.digests)
         raise
 
 
-def _sample_taking_in(part: Part) -> int | None:
-    """The ``sample_bytes`` whose heads take in every byte of ``part``; None for a URL's."""
+def _sample_taking_in(part: Part, digests: dict) -> int | None:
+    """The ``sample_bytes`` whose heads take in every byte of ``part``: a URL's bytes are
+    those the partition read (``digests``); None where they are not known."""
     if not part.whole:
         return part.stop
-    sizes = [member.stamp.size for member in part.files if member.stamp is not None]
-    return max(sizes) if sizes and part.url is None else None
+    sizes = []
+    for member in part.files:
+        digest = digests.get(member.name) if member.stamp is None else None
+        if member.stamp is None and digest is None:
+            return None
+        sizes.append(member.stamp.size if member.stamp is not None else digest.bytes)
+    return max(sizes) if sizes else None
 
 
 def _accounting(built: _Built) -> _Built:
