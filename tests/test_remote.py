@@ -268,6 +268,27 @@ def test_standard_input_that_another_process_made_non_blocking_is_read_to_its_en
     assert verdict == json.loads(_cli("verify", "-", "--json", stdin=data).stdout)
 
 
+def test_a_stream_judged_by_its_head_waits_for_its_first_line_whole():
+    # A writer's first write shorter than its first line: the head read then, not a whole
+    # object, had the stream read as .json, its junk lines rejected otherwise than in a file.
+    lines = PLANS.read_bytes().splitlines(keepends=True)[:30]
+    data = b"".join([*lines[:10], b"garbage{\n", b"1\n", *lines[10:]])
+    read_end, write_end = os.pipe()
+    flags = fcntl.fcntl(read_end, fcntl.F_GETFL)
+    fcntl.fcntl(read_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    command = [sys.executable, "-m", "explicit_audit.cli", "verify", "-", "--json"]
+    process = subprocess.Popen(
+        command, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT
+    )
+    os.close(read_end)
+    with os.fdopen(write_end, "wb", buffering=0) as writer:
+        writer.write(data[:100])
+        time.sleep(1.5)  # the reader has the 100 bytes, and waits
+        writer.write(data[100:])
+    stdout, _ = process.communicate(timeout=300)
+    assert json.loads(stdout) == json.loads(_cli("verify", "-", "--json", stdin=data).stdout)
+
+
 def test_a_file_url_in_the_command_line():
     finished = _cli("summary", PLANS.as_uri(), stdin=b"")
     assert finished.returncode == 0, finished.stderr

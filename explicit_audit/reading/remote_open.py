@@ -281,6 +281,12 @@ def _looks_like_lines(head: bytes) -> bool:
     return first.startswith(b"{") and first.endswith(b"}")
 
 
+def _line_ended(head: bytes) -> bool:
+    """Whether the head holds its first line whole (white space first aside); a gzip head,
+    whose lines are compressed, is judged by what it holds."""
+    return head.startswith(GZIP_MAGIC) or b"\n" in head.lstrip(b"\xef\xbb\xbf \t\r\n")
+
+
 @dataclass
 class StreamReader(FileReader):
     """Reads a :class:`~explicit_audit.reading.remote.RemoteFile` as a local file is read.
@@ -305,18 +311,23 @@ class StreamReader(FileReader):
         except OSError as exc:
             self._stopped(cannot_read(exc))
             return self
+        named = bool(suffix_of(self.remote.name))
         try:
             head = tap.read(READ_BYTES)
+            # A stream judged by its head gives what it has (a pipe, its writer's first
+            # write): the head is read on until its first line is whole, or there is no more.
+            while not named and head and len(head) < READ_BYTES and not _line_ended(head):
+                more = tap.read(READ_BYTES - len(head))
+                if not more:
+                    break
+                head += more
         except OSError as exc:
             tap.handle.close()
             self._stopped(cannot_read(exc))
             return self
         tap.unread(head)
         self._tap = tap
-        if suffix_of(self.remote.name):
-            self.jsonl = is_jsonl_name(self.remote.name)
-        else:
-            self.jsonl = _looks_like_lines(head)
+        self.jsonl = is_jsonl_name(self.remote.name) if named else _looks_like_lines(head)
         return self
 
     def _raw_chunks(self) -> Iterator[bytes]:
