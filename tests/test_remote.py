@@ -242,12 +242,9 @@ def test_standard_input_in_python():
     assert finished.stdout.decode().split() == [str(len(_load(PLANS).plans)), "<stdin>"]
 
 
-def test_standard_input_that_another_process_made_non_blocking_is_read_to_its_end():
-    """A pipe is made non-blocking by whichever process sharing it asks: read while the
-    writer is slower than the reader, it has nothing now and then. The command waits for
-    more, as on a blocking pipe; it used to end in a traceback with exit status 1 (the
-    status of findings), the input cut short."""
-    data = PLANS.read_bytes()
+def _verify_a_non_blocking_pipe(write) -> tuple[int, bytes, bytes]:
+    """``verify - --json`` of a pipe another process made non-blocking, ``write(writer)``
+    feeding it: its exit status, standard output and standard error."""
     read_end, write_end = os.pipe()
     flags = fcntl.fcntl(read_end, fcntl.F_GETFL)
     fcntl.fcntl(read_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
@@ -257,11 +254,25 @@ def test_standard_input_that_another_process_made_non_blocking_is_read_to_its_en
     )
     os.close(read_end)
     with os.fdopen(write_end, "wb", buffering=0) as writer, contextlib.suppress(BrokenPipeError):
+        write(writer)
+    stdout, stderr = process.communicate(timeout=300)
+    return process.returncode, stdout, stderr
+
+
+def test_standard_input_that_another_process_made_non_blocking_is_read_to_its_end():
+    """A pipe is made non-blocking by whichever process sharing it asks: read while the
+    writer is slower than the reader, it has nothing now and then. The command waits for
+    more, as on a blocking pipe; it used to end in a traceback with exit status 1 (the
+    status of findings), the input cut short."""
+    data = PLANS.read_bytes()
+
+    def write(writer) -> None:
         for start in range(0, len(data), 4096):  # slower than the reader: the pipe runs dry
             writer.write(data[start : start + 4096])
             time.sleep(0.05)
-    stdout, stderr = process.communicate(timeout=300)
-    assert (process.returncode, stderr.decode()) == (1, "")  # tampered plans, on purpose
+
+    status, stdout, stderr = _verify_a_non_blocking_pipe(write)
+    assert (status, stderr.decode()) == (1, "")  # tampered plans, on purpose
     verdict = json.loads(stdout)
     (read,) = verdict["provenance"]["files"]
     assert (read["source_file"], read["bytes"], read["sha256"]) == ("<stdin>", *_digest(PLANS))
@@ -273,19 +284,13 @@ def test_a_stream_judged_by_its_head_waits_for_its_first_line_whole():
     # object, had the stream read as .json, its junk lines rejected otherwise than in a file.
     lines = PLANS.read_bytes().splitlines(keepends=True)[:30]
     data = b"".join([*lines[:10], b"garbage{\n", b"1\n", *lines[10:]])
-    read_end, write_end = os.pipe()
-    flags = fcntl.fcntl(read_end, fcntl.F_GETFL)
-    fcntl.fcntl(read_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-    command = [sys.executable, "-m", "explicit_audit.cli", "verify", "-", "--json"]
-    process = subprocess.Popen(
-        command, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT
-    )
-    os.close(read_end)
-    with os.fdopen(write_end, "wb", buffering=0) as writer:
+
+    def write(writer) -> None:
         writer.write(data[:100])
         time.sleep(1.5)  # the reader has the 100 bytes, and waits
         writer.write(data[100:])
-    stdout, _ = process.communicate(timeout=300)
+
+    _, stdout, _ = _verify_a_non_blocking_pipe(write)
     assert json.loads(stdout) == json.loads(_cli("verify", "-", "--json", stdin=data).stdout)
 
 
