@@ -177,6 +177,8 @@ def _cached(source: Source, settings: Options, keep: str | None, limits, parsed)
         "limits": shaping(limits),
         "strict_keys": settings.strict_keys,
         "problems": [[p.source_file, p.reason] for p in listing.problems],
+        # What the listing passed over is a row of the sources too.
+        "skipped": [[name, why] for name, why in listing.skipped],
     }
     key = cache_key(digests, asked)
     parts = lookup(settings.cache, key)
@@ -194,6 +196,12 @@ def _cached(source: Source, settings: Options, keep: str | None, limits, parsed)
         warn_extra_json(audit.tables, limits)
         return audit
     audit = parsed()
+    changed = [n for n, digest in digests.items() if tuple(audit.digests.get(n, digest)) != digest]
+    if changed:
+        # Rewritten between its hash and its reading: its rows are of other bytes than
+        # those the key names, and are not kept; the digests are those of the bytes read.
+        _log.info("cache: not kept, %s changed while it was read", ", ".join(changed))
+        return audit
     store(
         settings.cache,
         key,

@@ -112,7 +112,17 @@ def _arrow_table(frame: pd.DataFrame, encoded: dict[str, str]) -> pa.Table:
             column["pandas_type"] = "object"
     metadata[b"pandas"] = json.dumps(pandas_meta).encode()
     dtypes = {str(name): str(dtype) for name, dtype in frame.dtypes.items()}
-    metadata[_METADATA_KEY] = json.dumps({"encoded": encoded, "dtypes": dtypes}).encode()
+    # A category column's categories and their dtype, which Arrow does not keep for a table
+    # without rows (nor the dtype of none).
+    categories = {
+        str(name): [str(dtype.categories.dtype), list(dtype.categories)]
+        for name, dtype in frame.dtypes.items()
+        if isinstance(dtype, pd.CategoricalDtype)
+        and str(dtype.categories.dtype) in ("str", "object")
+        and all(isinstance(category, str) for category in dtype.categories)
+    }
+    mine = {"encoded": encoded, "dtypes": dtypes, "categories": categories}
+    metadata[_METADATA_KEY] = json.dumps(mine).encode()
     return table.replace_schema_metadata(metadata)
 
 
@@ -248,13 +258,28 @@ def _frame(table: pa.Table, loads: Callable[[str], Any] = json.loads) -> pd.Data
         if wanted is not None and str(frame[name].dtype) != wanted and wanted != "object":
             # Arrow gives back e.g. large strings where the table had "str": the written dtype.
             frame[name] = frame[name].astype(wanted)
-        elif wanted == "category" and not len(frame[name].cat.categories):
-            # An empty dictionary comes back with object categories; a load's are text.
-            frame[name] = frame[name].astype(_NO_CATEGORIES)
+        if wanted == "category":
+            frame[name] = _with_categories(frame[name], mine.get("categories", {}).get(str(name)))
     return frame
 
 
-_NO_CATEGORIES = pd.CategoricalDtype(pd.Index([], dtype="str"))
+def _with_categories(column: pd.Series, written: Any) -> pd.Series:
+    """A category column with the categories it was written with, their dtype and order
+    (Arrow gives back an empty dictionary's as objects, and none for a table without rows).
+    Only categories that take in every value read are taken: none is lost."""
+    now = column.cat.categories
+    if not (
+        isinstance(written, list)
+        and len(written) == 2
+        and written[0] in ("str", "object")
+        and isinstance(written[1], list)
+        and all(isinstance(category, str) for category in written[1])
+        and set(now) <= set(written[1])
+    ):
+        return column  # written before the kit kept them, or by another hand
+    wanted = pd.CategoricalDtype(pd.Index(written[1], dtype=written[0]))
+    same = list(now) == written[1] and str(now.dtype) == written[0]
+    return column if same else column.astype(wanted)
 
 
 # What a table written by another hand can raise once read: named with the file.

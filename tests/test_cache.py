@@ -97,6 +97,32 @@ def test_a_changed_file_is_parsed_again(logs, tmp_path):
     assert len(_entries(cache)) == 3
 
 
+def test_a_file_that_changes_while_it_is_read_is_not_kept(tmp_path):
+    # The key named the bytes hashed first, the entry held the rows of the bytes parsed after:
+    # a file rewritten between the two was served as its old rows, silently, later on.
+    # /proc/self/io changes at every read of it (it counts the bytes the process read).
+    if not Path("/proc/self/io").is_file():
+        pytest.skip("no /proc/self/io here")
+    logs, cache = tmp_path / "logs", tmp_path / "cache"
+    logs.mkdir()
+    (logs / "changing.jsonl").symlink_to("/proc/self/io")
+    audit = _quiet_load(logs, cache=cache)
+    assert not cache.exists() or not _entries(cache)
+    (read,) = audit.sources.itertuples(index=False)
+    assert tuple(audit.digests[read.source_file]) == (read.bytes, read.sha256)
+
+
+def test_a_file_passed_over_is_in_the_key(logs, tmp_path):
+    # The sources list what the listing passed over: a cached load gave the earlier list.
+    cache = tmp_path / "cache"
+    _quiet_load(logs, cache=cache)
+    (logs / "receipts" / ".scratch.jsonl").write_text("{}\n", encoding="utf-8")
+    (logs / "receipts" / "notes.txt").write_text("notes\n", encoding="utf-8")
+    cached, plain = _quiet_load(logs, cache=cache), _quiet_load(logs)
+    pd.testing.assert_frame_equal(cached.sources, plain.sources)
+    assert plain.sources["skipped"].notna().sum() == 2
+
+
 def test_other_limits_make_another_entry(logs, tmp_path):
     cache = tmp_path / "cache"
     _quiet_load(logs, cache=cache)

@@ -73,6 +73,25 @@ def test_a_category_column_without_a_value_round_trips_exactly(tmp_path, monkeyp
         pd.testing.assert_frame_equal(audit.plans, whole.plans, check_exact=True)
 
 
+def test_the_empty_tables_of_kinds_not_there_round_trip_with_their_categories(
+    tmp_path, monkeypatch
+):
+    # A table without rows came back from Arrow without its declared categories
+    # (plan_shape: canonical, flat), from a Parquet folder and the load cache alike.
+    monkeypatch.setenv("EXPLICIT_AUDIT_CACHE_SECRET", str(tmp_path / "secret"))
+    whole = _load(DATA / "decisions")
+    assert list(whole.plans["plan_shape"].cat.categories) == ["canonical", "flat"]
+    back = [
+        ea.read_parquet(whole.to_parquet(tmp_path / "audit")),
+        _load(DATA / "decisions", cache=tmp_path / "cache"),
+        _load(DATA / "decisions", cache=tmp_path / "cache"),  # from the cache
+    ]
+    for audit in back:
+        for name, table in whole.tables.items():
+            pd.testing.assert_frame_equal(audit.tables[name], table, check_exact=True, obj=name)
+        pd.testing.assert_frame_equal(audit.rejected, whole.rejected)
+
+
 def test_a_read_back_audit_verifies_with_the_same_findings(bundled, tmp_path):
     back = ea.read_parquet(bundled.to_parquet(tmp_path / "audit"))
     before, after = ea.verify_all(bundled), ea.verify_all(back)
