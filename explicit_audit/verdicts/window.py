@@ -256,7 +256,8 @@ def apply_window(verification: Verification, audit: Audit, window: Window) -> Wi
     # out (left out, it would be lost: the run that finds an edit reports it, once).
     about_files = (findings["check"] == STATE_CHECK).to_numpy()
     named = window.time_key
-    if named is not None and not any(r.column == named for r in reports if r.rows):
+    with_rows = [r for r in reports if r.rows]
+    if named is not None and with_rows and not any(r.column == named for r in with_rows):
         raise AuditError(f"--time-key {named}: no table with records has such a column")
     undated = ((places == _UNDATED) | (places == _UNREADABLE)) & ~about_files
     keep = (places == _INSIDE) | (undated & (window.undated == "check")) | about_files
