@@ -115,9 +115,9 @@ def array_head(data: bytes) -> int | None:
     if newline == -1 or data[head + 1 : newline].strip(WHITESPACE):
         return None
     first = data.find(b"{", newline)
-    indent = first - newline - 1
-    if first == -1 or data[newline + 1 : first].strip(b" ") or indent > 64:
+    if first == -1 or data[newline + 1 : first].strip(b" ") or first - newline - 1 > 64:
         return None
+    indent = first - newline - 1
     if not indent:  # one element a line, or pretty with no indent: its line ends it
         end = data.find(b"\n", first)
         line = data[first:end].rstrip(WHITESPACE).rstrip(b",") if end != -1 else b""

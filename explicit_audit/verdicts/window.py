@@ -226,7 +226,7 @@ def apply_window(verification: Verification, audit: Audit, window: Window) -> Wi
     table_of = by_check.where(by_check.notna(), findings["kind"].astype("object"))
     places = np.full(len(findings), _UNDATED, dtype=np.int8)
     reports = []
-    every = [*(t for t in examined.values() if t is not None), *table_of.dropna()]
+    every = [*(t for t in examined.values() if t is not None), *table_of.dropna().unique()]
     for table in dict.fromkeys(every):
         frame = audit.tables.get(table)
         if frame is None:
