@@ -93,12 +93,36 @@ def _needed(audit: Audit) -> dict[str, pd.DataFrame]:
     return dict(zip(names, engine.computed(*frames), strict=True))
 
 
-def _period_rows(times: pd.Series, values: pd.DataFrame, freq: str) -> pd.DataFrame:
-    """``values`` summed per period of ``times``; rows with no time summed under NaT."""
-    dated = times.notna().to_numpy()
-    by_period = values[dated].set_axis(pd.DatetimeIndex(times[dated])).resample(freq).sum()
-    untimed = values[~dated].sum().to_frame().T.set_axis(pd.DatetimeIndex([pd.NaT], tz="UTC"))
-    return pd.concat([by_period, untimed]) if (~dated).any() else by_period
+def _ns(times: pd.Series) -> np.ndarray:
+    """The times given, in UTC nanoseconds without a zone."""
+    dated = pd.DatetimeIndex(times.dropna())
+    return (dated.tz_convert(None) if dated.tz is not None else dated).as_unit("ns").to_numpy()
+
+
+class _Periods:
+    """One binning of every time a trend counts, so that each part falls on the same periods.
+
+    pandas sets a multiple frequency's bins (``"2W"``, ``"6h"``) from the first
+    time it is given: tables binned apart would each get bins of their own.
+    Here every time of every part is binned once, together.
+    """
+
+    def __init__(self, times: list[pd.Series], freq: str) -> None:
+        every = pd.DatetimeIndex(np.unique(np.concatenate([_ns(column) for column in times])))
+        every = every.tz_localize("UTC")
+        counts = pd.Series(1, index=every).resample(freq).count()
+        self._times = every
+        self._labels = counts.index.repeat(counts.to_numpy())
+        #: Every period from the first time's to the last's, empty ones included.
+        self.grid = counts.index
+
+    def rows(self, times: pd.Series, values: pd.DataFrame) -> pd.DataFrame:
+        """``values`` summed per period of ``times``; rows with no time summed under NaT."""
+        dated = times.notna().to_numpy()
+        where = self._times.get_indexer(pd.DatetimeIndex(_ns(times)).tz_localize("UTC"))
+        by_period = values[dated].groupby(self._labels[where]).sum()
+        untimed = values[~dated].sum().to_frame().T.set_axis(pd.DatetimeIndex([pd.NaT], tz="UTC"))
+        return pd.concat([by_period, untimed]) if (~dated).any() else by_period
 
 
 def _finding_times(findings: pd.DataFrame, times: dict[str, pd.Series]) -> pd.Series:
@@ -125,7 +149,12 @@ def trend(
         What :func:`~explicit_audit.load` returned (either engine).
     freq : str, default "D"
         A pandas frequency: ``"h"`` (hours), ``"D"`` (days), ``"W"`` (weeks
-        ending on Sunday), ``"MS"`` (months) ...; periods are in UTC.
+        from Monday to Sunday), ``"MS"`` or ``"ME"`` (months) ...; periods
+        are in UTC. Each period is labelled by its first instant, whatever
+        end the frequency is anchored on (``"W"``'s row for the week of
+        Monday 3 March is ``2025-03-03``), so the row labelled ``t`` counts
+        the records from ``t`` up to the next label: ``verify --since t
+        --until NEXT`` checks the same records.
     verification : Verification, optional
         The findings to place in time; by default ``verify_all(audit)``.
 
@@ -146,18 +175,19 @@ def trend(
     verification = verify_all(audit) if verification is None else verification
     tables = _needed(audit)
     times: dict[str, pd.Series] = {}
-    parts: list[pd.DataFrame] = []
     for name, table in tables.items():
         column = time_column(table)
-        dated = (
+        times[name] = (
             table[column] if column else pd.Series(pd.NaT, index=table.index, dtype="M8[ns, UTC]")
         )
-        times[name] = dated
+    periods = _Periods(list(times.values()), freq)
+    parts: list[pd.DataFrame] = []
+    for name, table in tables.items():
         values = pd.DataFrame({f"records.{name}": np.ones(len(table), "int64")}, index=table.index)
         measure = _MEASURES.get(name)
         if measure is not None and all(c in table.columns for c in measure[0]):
             values = values.join(measure[1](table))
-        parts.append(_period_rows(dated, values, freq))
+        parts.append(periods.rows(times[name], values))
     findings = verification.findings
     when = _finding_times(findings, times)
     for severity, prefix in (("error", "findings"), ("notice", "notices")):
@@ -173,22 +203,37 @@ def trend(
             },
             index=findings.index,
         ).astype("int64")
-        parts.append(_period_rows(when, counts, freq))
-    return _joined(parts, freq)
+        parts.append(periods.rows(when, counts))
+    return _joined(parts, periods.grid, freq)
 
 
-def _joined(parts: list[pd.DataFrame], freq: str) -> pd.DataFrame:
+def _joined(parts: list[pd.DataFrame], grid: pd.DatetimeIndex, freq: str) -> pd.DataFrame:
     """One table from the per-measure parts, on one grid of periods; the rate last computed."""
     table = pd.concat(parts, axis=1, sort=True)
     dated = table.index.notna()
-    periods = table.index[dated]
-    if len(periods):
-        grid = pd.date_range(periods.min(), periods.max(), freq=freq)
+    if len(grid):
         table = pd.concat([table[dated].reindex(grid), table[~dated]])
     table = table.fillna(0).astype("int64")
     if "escalation.decisions" in table.columns:
         decided = table["escalation.decisions"].where(table["escalation.decisions"] > 0)
         rate = (table["escalation.escalated"] / decided).astype("float64")
         table.insert(table.columns.get_loc("escalation.escalated") + 1, "escalation.rate", rate)
+    table.index = _starts(table.index, freq)
     table.index.name = TREND_PERIOD
     return table
+
+
+def _starts(periods: pd.DatetimeIndex, freq: str) -> pd.DatetimeIndex:
+    """Each period's first instant, where pandas labels it by its end.
+
+    pandas bins an end-anchored frequency (``"W"``, ``"ME"``, ``"QE"``, ...)
+    from the day after one anchor to the end of the next anchor's day, and
+    labels the bin by that anchor: the start is the day after the anchor
+    before.
+    """
+    if pd.Grouper(freq=freq).label != "right":
+        return periods
+    dated = periods.notna()
+    offset = pd.tseries.frequencies.to_offset(freq)
+    starts = periods[dated] - offset + pd.Timedelta(days=1)
+    return starts.append(periods[~dated])

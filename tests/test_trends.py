@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
 
@@ -117,10 +118,10 @@ def test_bundled_data_every_count_sums_to_what_it_counts(bundled):
 def test_weeks_and_months_hold_the_same_totals(bundled):
     audit, verification = bundled
     daily = ea.trend(audit, verification=verification).drop(columns="escalation.rate")
-    for freq in ("W", "MS"):
+    for freq in ("W", "MS", "ME", "2W", "6h"):
         coarse = ea.trend(audit, freq, verification=verification).drop(columns="escalation.rate")
         pd.testing.assert_series_equal(coarse.sum(), daily.sum(), check_names=False)
-        assert len(coarse) < len(daily)
+        assert len(coarse) < len(daily) or freq == "6h"
 
 
 def test_the_dask_engine_gives_the_same_trend(dated):
@@ -150,3 +151,44 @@ def test_plot_trend_draws_the_dated_periods_and_counts_the_undated_in_the_legend
             plot_trend(table, ["nope"], ax=ax)
     finally:
         plt.close(fig)
+
+
+@pytest.mark.parametrize("freq", ["D", "W", "2W", "MS", "ME", "QE"])
+def test_the_row_labelled_t_holds_what_a_window_from_t_to_the_next_label_holds(tmp_path, freq):
+    """Each period is labelled by its start, whatever end pandas anchors it on."""
+    from explicit_audit.verdicts.window import Window, apply_window
+
+    stamps = [
+        "2025-01-31T23:59:59Z",  # a month's and a quarter's last second
+        "2025-02-01T00:00:00Z",
+        "2025-03-02T23:59:59Z",  # a Sunday's last second
+        "2025-03-03T00:00:00Z",  # the Monday after
+        "2025-03-09T12:00:00Z",
+        "2025-03-31T23:59:59Z",
+        "2025-04-01T00:00:00Z",
+    ]
+    receipts = [
+        {"timestamp": stamp, **make_receipt(withheld={"audienceId": "peer", "count": day})}
+        for day, stamp in enumerate(stamps, start=1)
+    ]
+    receipts[4]["kind"] = "miss"  # a miss that exposed a record: a finding, in the week of 3 March
+    _write(tmp_path / "receipts.jsonl", receipts)
+    audit = ea.load(tmp_path, progress=False)
+    verification = ea.verify_all(audit)
+    table = ea.trend(audit, freq, verification=verification)
+    labels = table.index[table.index.notna()]
+    if freq.startswith("W") or freq == "2W":
+        assert (labels.day_of_week == 0).all(), "a week starts on Monday"
+    times = pd.to_datetime(stamps, utc=True)
+    assert times.min() >= labels[0]
+    assert table.filter(like="findings.").to_numpy().sum() > 0
+    bounds = [*labels, pd.Timestamp.max.tz_localize("UTC")]
+    for start, end in itertools.pairwise(bounds):
+        inside = ((times >= start) & (times < end)).sum()
+        assert table.loc[start, "records.receipts"] == inside, (freq, start)
+        placed = apply_window(verification, audit, Window(since=start, until=end))
+        found = placed.verification.findings
+        errors = found[found["severity"] == "error"]["check"].astype(str).value_counts()
+        for check, count in errors.items():
+            assert table.loc[start, f"findings.{check}"] == count, (freq, start, check)
+        assert table.loc[start].filter(like="findings.").sum() == errors.sum(), (freq, start)

@@ -17,7 +17,7 @@ else:
 # %% [markdown]
 # ## Per week
 #
-# Weeks end on Sunday (UTC); weeks with no record are left out of this table, not of the plots. `findings` and `notices` are the totals over every check:
+# Weeks run from Monday to Sunday (UTC), each labelled by its Monday; weeks with no record are left out of this table, not of the plots. `findings` and `notices` are the totals over every check:
 
 # %%
 weekly = ea.trend(audit, "W", verification=verification)
@@ -28,10 +28,7 @@ summary["notices"] = weekly.filter(like="notices.").sum(axis=1)
 for column in ("withheld.count", "escalation.rate"):
     if column in weekly:
         summary[column] = weekly[column]
-summary.index = [
-    "no time" if pd.isna(period) else f"{period - pd.Timedelta(days=6):%Y-%m-%d}"
-    for period in summary.index
-]
+summary.index = ["no time" if pd.isna(period) else f"{period:%Y-%m-%d}" for period in summary.index]
 summary.index.name = "week from"
 summary[records.sum(axis=1).to_numpy() > 0]
 
