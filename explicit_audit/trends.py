@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from ._core import engine
-from ._core.times import TIME_KEYS, time_column
-from .audit import Audit
+from ._core.times import TIME_KEYS, time_column, utc_times
+from .audit import Audit, with_heads_as_needed
 from .verify import Verification, verify_all
 
 __all__ = ["TREND_PERIOD", "trend"]
@@ -93,10 +93,16 @@ def _needed(audit: Audit) -> dict[str, pd.DataFrame]:
     return dict(zip(names, engine.computed(*frames), strict=True))
 
 
-def _ns(times: pd.Series) -> np.ndarray:
-    """The times given, in UTC nanoseconds without a zone."""
+def _us(times: pd.Series) -> np.ndarray:
+    """The times given, in UTC microseconds without a zone (floored: never into the next period).
+
+    Microseconds, not nanoseconds: a period's bounds reach past the times it
+    holds, and a week around a record of 2262-04-11 ends past the last
+    nanosecond time.
+    """
     dated = pd.DatetimeIndex(times.dropna())
-    return (dated.tz_convert(None) if dated.tz is not None else dated).as_unit("ns").to_numpy()
+    dated = dated.tz_convert(None) if dated.tz is not None else dated
+    return (dated.floor("us") if dated.unit == "ns" else dated).as_unit("us").to_numpy()
 
 
 class _Periods:
@@ -108,7 +114,7 @@ class _Periods:
     """
 
     def __init__(self, times: list[pd.Series], freq: str) -> None:
-        every = pd.DatetimeIndex(np.unique(np.concatenate([_ns(column) for column in times])))
+        every = pd.DatetimeIndex(np.unique(np.concatenate([_us(column) for column in times])))
         every = every.tz_localize("UTC")
         counts = pd.Series(1, index=every).resample(freq).count()
         self._times = every
@@ -119,15 +125,16 @@ class _Periods:
     def rows(self, times: pd.Series, values: pd.DataFrame) -> pd.DataFrame:
         """``values`` summed per period of ``times``; rows with no time summed under NaT."""
         dated = times.notna().to_numpy()
-        where = self._times.get_indexer(pd.DatetimeIndex(_ns(times)).tz_localize("UTC"))
+        where = self._times.get_indexer(pd.DatetimeIndex(_us(times)).tz_localize("UTC"))
         by_period = values[dated].groupby(self._labels[where]).sum()
-        untimed = values[~dated].sum().to_frame().T.set_axis(pd.DatetimeIndex([pd.NaT], tz="UTC"))
+        nowhen = pd.DatetimeIndex([pd.NaT], tz="UTC").as_unit("us")
+        untimed = values[~dated].sum().to_frame().T.set_axis(nowhen)
         return pd.concat([by_period, untimed]) if (~dated).any() else by_period
 
 
 def _finding_times(findings: pd.DataFrame, times: dict[str, pd.Series]) -> pd.Series:
     """The time of the record each finding is about (NaT where it is about none)."""
-    found = pd.Series(pd.NaT, index=findings.index, dtype=pd.DatetimeTZDtype("ns", "UTC"))
+    found = pd.Series(pd.NaT, index=findings.index, dtype=pd.DatetimeTZDtype("us", "UTC"))
     for kind, rows in findings.groupby("kind", observed=True).groups.items():
         dated = times.get(str(kind))
         if dated is None:
@@ -173,12 +180,14 @@ def trend(
     >>> ea.trend(audit, "D")[["records.receipts", "findings.receipt_rules"]]  # doctest: +SKIP
     """
     verification = verify_all(audit) if verification is None else verification
-    tables = _needed(audit)
+    tables = with_heads_as_needed(audit, _needed)  # a Dask load planned again where it must
     times: dict[str, pd.Series] = {}
     for name, table in tables.items():
         column = time_column(table)
         times[name] = (
-            table[column] if column else pd.Series(pd.NaT, index=table.index, dtype="M8[ns, UTC]")
+            utc_times(table[column])
+            if column
+            else pd.Series(pd.NaT, index=table.index, dtype="M8[us, UTC]")
         )
     periods = _Periods(list(times.values()), freq)
     parts: list[pd.DataFrame] = []

@@ -346,10 +346,11 @@ def verify_all(
     sources = accounted.sources
     values_read = int(sources["values_read"].sum()) if len(sources) else 0
     checks = [check for checker in checkers for check in checker.checks]
+    # The tables of the plan the checks ran on (a Dask load planned again shows more columns).
     checked = {
         check.name: audit.audited_before
         if checker is STATE_CHECKER
-        else _checked(checker, check, audit.tables, rows, values_read)
+        else _checked(checker, check, accounted.tables, rows, values_read)
         for checker in checkers
         for check in checker.checks
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -170,3 +171,111 @@ def test_the_dask_engine_finds_the_same_times(tmp_path):
             assert lazy.tables["receipts"].npartitions > 1
             assert _times_found(lazy, now="2026-01-01") == memory
     assert len(memory) == 120
+
+
+# -- one time per record, read alike by the window, the trend and record_times -----------------
+
+
+def _placed(audit, since=None, until=None):
+    from explicit_audit.verdicts.window import Window, apply_window, parse_time
+
+    window = Window(
+        since=parse_time(since) if since else None, until=parse_time(until) if until else None
+    )
+    placed = apply_window(ea.verify_all(audit), audit, window)
+    counts = next(t for t in placed.to_dict()["tables"] if t["table"] == "receipts")
+    return placed, (counts["inside"], counts["before"], counts["after"])
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "where"),
+    [
+        ("9999-01-01", None, (0, 1, 0)),
+        ("2300-01-01", None, (0, 1, 0)),
+        ("2000-01-01", "9999-12-31", (1, 0, 0)),
+        ("2000-01-01", "2262-04-12", (1, 0, 0)),
+        ("0001-01-02", "2025-03-01", (0, 0, 1)),
+    ],
+)
+def test_a_window_bound_past_the_nanosecond_range_places_records_on_their_side(
+    tmp_path, since, until, where
+):
+    audit = ea.load(_log(tmp_path, ["2025-03-04T10:00:00Z"]), progress=False)
+    placed, counts = _placed(audit, since, until)
+    assert counts == where
+    iso = placed.to_dict()
+    assert iso["since"] == f"{since}T00:00:00Z"
+    assert iso["until"] in (None, f"{until}T00:00:00Z")
+
+
+def test_a_window_bound_is_written_to_the_nanosecond():
+    from explicit_audit.verdicts.window import Window, parse_time
+
+    window = Window(since=parse_time("2025-03-04T00:00:00.000000001Z"))
+    assert window.describe() == "[2025-03-04T00:00:00.000000001Z, open)"
+
+
+def test_a_time_column_with_text_and_numbers_dates_its_text_for_trend_and_window(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    values = [
+        {"timestamp": "2025-03-04T12:00:00Z", **make_receipt(kind="miss")},
+        {"timestamp": 1741046400, **make_receipt(kind="miss")},
+    ]
+    path.write_text("".join(json.dumps(value) + "\n" for value in values), "utf-8")
+    audit = ea.load(path, progress=False)
+    assert audit.receipts["timestamp"].dtype == object
+    _, counts = _placed(audit, "2025-03-04", "2025-03-05")
+    table = ea.trend(audit, "D")
+    day = pd.Timestamp("2025-03-04", tz="UTC")
+    assert counts[0] == 1 == table.loc[day, "records.receipts"]
+    assert table.loc[day, "findings.receipt_rules"] == 1
+    assert table["records.receipts"].sum() == 2
+
+
+@pytest.mark.parametrize("freq", ["W", "MS", "ME", "YE", "QS"])
+def test_a_trend_holds_records_at_the_ends_of_the_nanosecond_range(tmp_path, freq):
+    stamps = ["2025-03-04T10:00:00Z", "2262-04-11T12:00:00Z", "1677-09-22T12:00:00Z"]
+    audit = ea.load(_log(tmp_path, stamps), progress=False)
+    assert audit.receipts["timestamp"].notna().all()
+    table = ea.trend(audit, freq)
+    assert table.loc[table.index.notna(), "records.receipts"].sum() == 3
+
+
+def test_a_presentations_time_places_its_findings_by_its_own_row(tmp_path):
+    receipt = {"timestamp": "2025-03-01T00:00:00Z", **make_receipt()}
+    (tmp_path / "a_receipts.jsonl").write_text(json.dumps(receipt) + "\n", "utf-8")
+    presented = json.loads(
+        (Path(__file__).parent / "data/engram/presentations.jsonl")
+        .read_text("utf-8")
+        .splitlines()[0]
+    )
+    presented["receipt"]["generatedAt"] = "2099-01-01T00:00:00Z"
+    (tmp_path / "b_presentations.jsonl").write_text(json.dumps(presented) + "\n", "utf-8")
+    audit = ea.load(tmp_path, progress=False)
+    verification = ea.verify_all(audit)
+    found = verification.findings
+    future = found[found["rule"] == "future_time"]
+    assert future["kind"].astype(str).tolist() == ["presentations"]
+    table = ea.trend(audit, "YS", verification=verification)
+    assert table.loc[pd.Timestamp("2099-01-01", tz="UTC"), "notices.record_times"] == 1
+    assert table.loc[pd.Timestamp("2025-01-01", tz="UTC"), "notices.record_times"] == 0
+    from explicit_audit.verdicts.window import Window, apply_window, parse_time
+
+    later = apply_window(verification, audit, Window(since=parse_time("2099-01-01")))
+    assert "future_time" in set(later.verification.findings["rule"].astype(str))
+
+
+def test_record_times_notes_every_time_the_loader_could_not_read(tmp_path):
+    stamps = ["2025-03-04T10:00:00Z", "2025-W10-2", "2025-03-04T10:00:00,5Z", " 2025-03-04", "x"]
+    with pytest.warns(ea.UnparsedTimeWarning):
+        audit = ea.load(_log(tmp_path, stamps), progress=False)
+    found = ea.verify_all(audit).findings
+    noted = found[found["check"] == "record_times"]
+    assert sorted(zip(noted["rule"].astype(str), noted["source_line"], strict=True)) == [
+        ("unparsed_time", line) for line in (2, 3, 5)
+    ]
+    assert audit.receipts["timestamp"].notna().tolist() == [True, False, False, True, False]
+    with pytest.warns(ea.UnparsedTimeWarning):
+        far = ea.load(_log(tmp_path, ["9999-12-31T00:00:00Z"]), progress=False)
+    rules = ea.verify_all(far).findings["rule"].astype(str).tolist()
+    assert rules == ["future_time"]

@@ -192,3 +192,23 @@ def test_the_row_labelled_t_holds_what_a_window_from_t_to_the_next_label_holds(t
         for check, count in errors.items():
             assert table.loc[start, f"findings.{check}"] == count, (freq, start, check)
         assert table.loc[start].filter(like="findings.").sum() == errors.sum(), (freq, start)
+
+
+def test_a_time_key_past_the_heads_gets_the_pandas_trend_and_window_on_dask(tmp_path):
+    """The Dask load is planned again where its heads did not show the time key, as for checks."""
+    from explicit_audit.verdicts.window import Window, apply_window, parse_time
+
+    receipts = [make_receipt() for _ in range(40)]
+    receipts += [
+        {"timestamp": f"2025-03-0{day}T10:00:00Z", **make_receipt(kind="miss")} for day in (5, 6)
+    ]
+    _write(tmp_path / "receipts.jsonl", receipts)
+    eager = ea.load(tmp_path, progress=False)
+    lazy = ea.load(tmp_path, progress=False, engine="dask", blocksize=2000, sample_bytes=2000)
+    pd.testing.assert_frame_equal(ea.trend(lazy), ea.trend(eager))
+    assert ea.verify_all(lazy).checked == ea.verify_all(eager).checked  # record_times: 42
+    window = Window(since=parse_time("2025-03-06"))
+    placed = [apply_window(ea.verify_all(a), a, window).to_dict() for a in (eager, lazy)]
+    assert placed[0] == placed[1]
+    counts = next(t for t in placed[0]["tables"] if t["table"] == "receipts")
+    assert (counts["inside"], counts["before"], counts["undated"]) == (1, 1, 40)

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from .findings import LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
-from .records import Check, Checker, RecordKind
+from .records import Check, Checker, RecordKind, Table
 from .times import TIME_KEYS, UNPARSED_SUFFIX, parse_time
 
 __all__ = ["CHECK", "CLOCK_SKEW", "EARLIEST", "TIME_RULES", "time_findings", "times_checker"]
@@ -81,13 +81,17 @@ TIME_RULES = RuleTable(
 )
 
 
-def _as_time(text: str) -> datetime | None:
-    """An ISO 8601 time a nanosecond column cannot hold (year 9999), or None."""
+def _as_time(text: str) -> pd.Timestamp | None:
+    """The time the loader's own parser reads in ``text``, or None.
+
+    Only a time a nanosecond column cannot hold (year 9999) parses here: the
+    loader typed every other time, and left as text what its parser refuses
+    (``2025-W10-2``, a decimal comma), which the window cannot place either.
+    """
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
+        return pd.to_datetime(text, utc=True, format="ISO8601")
+    except (ValueError, OverflowError):
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _record_ids(table: pd.DataFrame, fields: Sequence[str]) -> pd.Series | None:
@@ -166,18 +170,16 @@ def times_checker(kinds: Sequence[RecordKind], now: Any = None, earliest: Any = 
     """
     moment = parse_time(now if now is not None else datetime.now(UTC), what="now")
     first = EARLIEST if earliest is None else parse_time(earliest, what="earliest")
-    plan = tuple(
-        (kind.name, table.name, _identity(kind)) for kind in kinds for table in kind.tables
-    )
+    plan = tuple((*_named(kind, table), table.name) for kind in kinds for table in kind.tables)
 
     def run(*tables: pd.DataFrame) -> pd.DataFrame:
         return time_findings(
-            tables, [name for name, _, _ in plan], [ids for _, _, ids in plan], moment, first
+            tables, [name for name, _, _ in plan], [ids for _, ids, _ in plan], moment, first
         )
 
     return Checker(
         run=run,
-        reads=tuple(table for _, table, _ in plan),
+        reads=tuple(table for _, _, table in plan),
         checks=(
             Check(
                 CHECK,
@@ -188,7 +190,7 @@ def times_checker(kinds: Sequence[RecordKind], now: Any = None, earliest: Any = 
         ),
         rules=TIME_RULES,
         order=3,
-        examined=lambda frames: _timed(frames, [table for _, table, _ in plan]),
+        examined=lambda frames: _timed(frames, [table for _, _, table in plan]),
     )
 
 
@@ -201,6 +203,14 @@ def _timed(frames: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     ]
 
 
-def _identity(kind: RecordKind) -> tuple[str, ...]:
-    declared = [shape.identity for shape in kind.shapes if shape.identity]
-    return declared[0] if declared else ()
+def _named(kind: RecordKind, table: Table) -> tuple[str, tuple[str, ...]]:
+    """The kind a table's findings name, and the fields that identify its records.
+
+    As ``record_duplicates`` names them: the kind the table's shapes declare
+    (a presentation's ``presentations``, whose rows a finding's ``row``
+    labels), the record kind where the table has no shape of its own.
+    """
+    main = kind.tables[0] if kind.tables else None
+    shapes = table.shapes or (kind.shapes if table is main else ())
+    declared = [shape.identity for shape in shapes if shape.identity]
+    return (shapes[0].kind if shapes else kind.name), (declared[0] if declared else ())

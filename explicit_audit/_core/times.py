@@ -26,10 +26,12 @@ from ..errors import AuditError
 __all__ = [
     "TIME_KEYS",
     "UNPARSED_SUFFIX",
+    "iso_utc",
     "parse_time",
     "time_column",
     "typed_times",
     "unparsed_counts",
+    "utc_times",
 ]
 
 #: Column names read as a record's time, the first a table has winning.
@@ -110,15 +112,52 @@ def typed_times(frame: pd.DataFrame, only: Collection[str] | None = None) -> pd.
 
 
 def time_column(frame) -> str | None:
-    """A table's time: its first column named in :data:`TIME_KEYS` typed as a time, or None.
+    """A table's time: its first column named in :data:`TIME_KEYS`, or None.
 
-    A column of that name that did not type as a time (epoch numbers, mixed
-    values) does not date the table's rows.
+    Whatever its values: :func:`utc_times` reads them, and a value that is not
+    a time (an epoch number, ``"yesterday"``) dates no row. A trend, a report's
+    period and ``verify --since/--until`` all read a table's time this way, so
+    that they place each record alike.
     """
-    for name in TIME_KEYS:
-        if name in frame.columns and isinstance(frame[name].dtype, pd.DatetimeTZDtype):
-            return name
-    return None
+    return next((name for name in TIME_KEYS if name in frame.columns), None)
+
+
+def utc_times(values: pd.Series) -> pd.Series:
+    """A time column as UTC times: missing where the value is missing or is not a time.
+
+    Typed times are converted to UTC (a time without a zone is UTC); ISO 8601
+    text is parsed (a mixed column's text too). Numbers are not read as
+    times: which epoch and unit they count in cannot be told from the numbers.
+
+    Examples
+    --------
+    >>> mixed = pd.Series(["2025-03-04T09:00:00+09:00", 1741046400, "soon"], dtype=object)
+    >>> utc_times(mixed).tolist()
+    [Timestamp('2025-03-04 00:00:00+0000', tz='UTC'), NaT, NaT]
+    """
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        return values.dt.tz_convert("UTC")
+    if pd.api.types.is_datetime64_dtype(values.dtype):
+        return values.dt.tz_localize("UTC")
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return pd.Series(pd.NaT, index=values.index, dtype=_UTC)
+    if not pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
+        is_text = values.map(lambda value: isinstance(value, str), na_action="ignore")
+        values = values.where(is_text.fillna(False).astype(bool))
+    return pd.to_datetime(values, errors="coerce", utc=True, format="ISO8601")
+
+
+def iso_utc(stamp: pd.Timestamp) -> str:
+    """``stamp`` in ISO 8601, in UTC: ``2025-03-04T00:00:00Z``, its fraction where it has one.
+
+    Examples
+    --------
+    >>> iso_utc(pd.Timestamp("0001-01-02", tz="UTC"))
+    '0001-01-02T00:00:00Z'
+    >>> iso_utc(pd.Timestamp("2025-03-04T00:00:00.5Z"))
+    '2025-03-04T00:00:00.500000Z'
+    """
+    return stamp.tz_convert(None).isoformat() + "Z"
 
 
 def unparsed_counts(frame: pd.DataFrame) -> dict[str, int]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .._core import engine, registry
-from .._core.times import time_column
-from ..audit import Audit
+from .._core.times import iso_utc, time_column, utc_times
+from ..audit import Audit, with_heads_as_needed
 
 __all__ = ["TimeRange", "table_times", "time_range"]
 
@@ -55,7 +55,7 @@ class TimeRange:
                 return "no records, so no timestamps"
             return f"no timestamps (none of the {self.records:,} records has one)"
         return (
-            f"{_iso(self.first)} .. {_iso(self.last)} "
+            f"{iso_utc(self.first)} .. {iso_utc(self.last)} "
             f"({self.dated:,} of {self.records:,} records dated)"
         )
 
@@ -69,13 +69,8 @@ class TimeRange:
         return first if first == last else f"{first} to {last}"
 
 
-def _iso(stamp: pd.Timestamp) -> str:
-    fraction = f".{stamp.microsecond:06d}" if stamp.microsecond else ""
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
-
-
 def _part(frame: pd.DataFrame, *, column: str) -> tuple[int, int, object, object]:
-    times = frame[column].dropna()
+    times = utc_times(frame[column]).dropna()
     if not len(times):
         return len(frame), 0, None, None
     return len(frame), len(times), times.min(), times.max()
@@ -109,6 +104,10 @@ def table_times(audit: Audit) -> dict[str, TimeRange]:
     dict of str to TimeRange
         By table name, for the tables ``audit`` holds that count.
     """
+    return with_heads_as_needed(audit, _table_times)
+
+
+def _table_times(audit: Audit) -> dict[str, TimeRange]:
     main = {kind.tables[0].name for kind in registry.kinds()}
     found = {}
     for kind in registry.kinds():
