@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import jsonschema
 import pytest
@@ -427,6 +431,72 @@ def test_junit_and_sarif_hold_control_characters_and_absolute_paths(
     sarif_validator.validate(log)
     uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert uri["uri"].startswith("file:///") and "odd%20name" in uri["uri"]
+
+
+def test_junit_writes_each_finding_on_one_line_whatever_its_record_holds(
+    tmp_path, junit_schema, capsys
+):
+    import xml.etree.ElementTree as ET
+
+    values = [make_receipt(kind="miss", request_id=f"a\rb\nc{n}\ufffe") for n in range(2)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(v) + "\n" for v in values), "utf-8")
+    status, text = _output(capsys, tmp_path, "--format", "junit", "--no-progress")
+    assert status == 1
+    junit_schema.validate(text)
+    failures = [f.text for f in ET.fromstring(text).iter("failure") if f.text]
+    lines = "\n".join(failures).splitlines()
+    _, document = _output(capsys, tmp_path, "--json", "--no-progress")
+    errors = [f for f in json.loads(document)["findings"] if f["severity"] == "error"]
+    assert len(lines) == len(errors) >= 2
+    assert all(line.startswith(str(tmp_path / "r.jsonl") + ":") for line in lines)
+    assert sum("[a\\rb\\nc0\\ufffe]" in line for line in lines) >= 1
+
+
+def test_sarif_names_each_file_by_its_own_bytes(tmp_path, sarif_validator, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    names = [b"a\\b.jsonl", b"n\x1b.jsonl", b"bad\xff.jsonl", "c\u0085.jsonl".encode()]
+    folder = Path("logs")
+    folder.mkdir()
+    for name in names:
+        (folder / os.fsdecode(name)).write_bytes(b'{"x": 1}\n')
+    status, text = _output(capsys, folder, "--format", "sarif", "--no-progress")
+    assert status == 1
+    log = json.loads(text)
+    sarif_validator.validate(log)
+    uris = {
+        result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for result in log["runs"][0]["results"]
+    }
+    assert uris == {"logs/" + quote(name) for name in names}
+    command = [sys.executable, "-m", "explicit_audit", "verify", "-", "--format", "sarif"]
+    piped = subprocess.run(command, input=b'{"x": 1}\n', capture_output=True, check=False)
+    log = json.loads(piped.stdout)
+    sarif_validator.validate(log)
+    where = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert "uri" not in where["artifactLocation"] and where["region"] == {"startLine": 1}
+
+
+def test_junit_and_sarif_say_which_expected_kind_is_missing(
+    tmp_path, junit_schema, sarif_validator, capsys
+):
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", "utf-8")
+    argv = [tmp_path, "--expect", "receipts,plans", "--no-progress"]
+    status, text = _output(capsys, *argv, "--format", "junit")
+    assert status == 3
+    junit_schema.validate(text)
+    suite = next(s for s in ET.fromstring(text).iter("testsuite") if s.get("name") == "expect")
+    failed = {case.get("name"): case.find("failure") is not None for case in suite}
+    assert failed == {"receipts": False, "plans": True}
+    assert suite.get("failures") == "1"
+    status, text = _output(capsys, *argv, "--format", "sarif")
+    log = json.loads(text)
+    sarif_validator.validate(log)
+    properties = log["runs"][0]["invocations"][0]["properties"]
+    assert status == 3 == log["runs"][0]["invocations"][0]["exitCode"]
+    assert properties["missing"] == ["plans"]
+    assert properties["expected"] == {"receipts": 1, "plans": 0}
 
 
 @pytest.mark.parametrize("output", ["junit", "sarif"])

@@ -52,6 +52,7 @@ from .limits import DEFAULT_LIMITS, Limits
 from .remote_open import BoundedStream, RemoteError, StreamReader, open_url
 from .sources import (
     POLICY_SUFFIXES,
+    STDIN_NAME,
     display_name,
     scan_sources,
     suffix_of,
@@ -290,7 +291,7 @@ def expand_remote(
             )
             out.append(RemoteFile(name, handle=handle))
         elif item == STDIN:
-            out.append(RemoteFile("<stdin>", handle=sys.stdin.buffer))
+            out.append(RemoteFile(STDIN_NAME, handle=sys.stdin.buffer))
         elif is_url(item) and _scheme(item) != "file":
             found = expand_url(item, options, limits)
             out.extend(RemoteFile(url, url=url, options=options) for url in found)

@@ -12,6 +12,8 @@ to run:
 - for a check that looked at no record (not run), one ``<testcase>`` named
   after the check holding ``<skipped message="...">`` with the reason, never
   a passing one: a check that did not run passes nothing;
+- with ``--expect``, a suite ``expect``: a test case per kind named, a
+  ``<failure>`` where none of its records was found (exit 3);
 - a ``<failure>`` in a rule's test case when it has findings that fail the
   run (errors; with ``--new-only``, new errors only), its text one line per
   finding (``file:line: [record] field: detail``); the findings that do not
@@ -19,9 +21,11 @@ to run:
   in the test case's ``<system-out>``.
 
 The document validates against the JUnit schema of Jenkins' xUnit plug-in
-(``junit-10.xsd``, the one ``pytest --junitxml`` writes to). Characters that
-XML 1.0 cannot hold (control characters other than tab and newline) are
-written as ``\\xNN`` escapes.
+(``junit-10.xsd``, the one ``pytest --junitxml`` writes to). A finding's
+line escapes control characters as the text format does (``\\r``, ``\\n``,
+``\\x1b``), so that each finding stays one line and a carriage return is not
+read back as a newline; elsewhere, characters XML 1.0 cannot hold are
+written as ``\\xNN`` or ``\\uNNNN`` escapes.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import xml.etree.ElementTree as ET
 from .._core import registry
 from .._core.edit_findings import STATE_CHECK
 from .formats import Failure
+from .text import escape_char, visible
 from .verdict import Verdict
 
 __all__ = ["junit_error", "junit_xml"]
@@ -42,7 +47,7 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _xml_text(text: object) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return _NOT_XML.sub(escape_char, str(text))
 
 
 def _line(finding: dict, *, new: bool | None) -> str:
@@ -53,7 +58,7 @@ def _line(finding: dict, *, new: bool | None) -> str:
     if new is not None:
         mark = " (new)" if new else " (persisting)"
     notice = " (notice)" if finding["severity"] != "error" else ""
-    return _xml_text(f"{place}:{record}{field} {finding['detail']}{notice}{mark}")
+    return _xml_text(visible(f"{place}:{record}{field} {finding['detail']}{notice}{mark}"))
 
 
 def junit_xml(verdict: Verdict) -> str:
@@ -104,11 +109,34 @@ def junit_xml(verdict: Verdict) -> str:
         suite.set("skipped", str(skipped))
         total_tests += tests
         total_failures += failures
-    root.set("tests", str(total_tests))
-    root.set("failures", str(total_failures))
+    tests, failures = _expected_cases(root, verdict)
+    root.set("tests", str(total_tests + tests))
+    root.set("failures", str(total_failures + failures))
     root.set("errors", "0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _expected_cases(root: ET.Element, verdict: Verdict) -> tuple[int, int]:
+    """A suite ``expect``, a test case per kind ``--expect`` names: failed where it is missing.
+
+    The exit status is then 3, not 0: a dashboard that reads the cases sees why.
+    """
+    expected = verdict.verification.expected
+    if not expected:
+        return 0, 0
+    suite = ET.SubElement(root, "testsuite", name="expect")
+    for name, records in expected.items():
+        case = ET.SubElement(suite, "testcase", classname="expect", name=name)
+        if records:
+            ET.SubElement(case, "system-out").text = f"expected {name}: {records} record(s)"
+        else:
+            ET.SubElement(case, "failure", type="missing", message=f"expected {name}: none found")
+    failures = len(verdict.verification.missing)
+    for key, value in (("tests", len(expected)), ("failures", failures), ("errors", 0)):
+        suite.set(key, str(value))
+    suite.set("skipped", "0")
+    return len(expected), failures
 
 
 def _rule_cases(

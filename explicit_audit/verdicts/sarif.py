@@ -9,7 +9,8 @@ The mapping:
   properties;
 - one result per finding: the rule, the level, the detail as the message,
   the file (a relative path against the base ``CWD``, the folder ``verify``
-  ran in; an absolute path or a URL as a URI) and line, the record's id as a
+  ran in; an absolute path or a URL as a URI; the file's own bytes,
+  percent-encoded; standard input as no file) and line, the record's id as a
   logical location, and ``partialFingerprints["explicitAuditFinding/v1"]``,
   the finding's identity across runs
   (:func:`~explicit_audit.verdicts.baseline.fingerprint`: the same rule on
@@ -18,7 +19,8 @@ The mapping:
   ``unchanged``), and the resolved findings as results in state ``absent``;
 - the invocation's exit code, the verdict's state
   (:data:`~explicit_audit.verdicts.verdict.STATES`) and the checks not run
-  (no records), the window and what it left out.
+  (no records), the records of each kind ``--expect`` named and the ones
+  missing, the window and what it left out.
 
 A line 0 (a file as a whole) gives no region. The log validates against the
 SARIF 2.1.0 JSON schema.
@@ -28,12 +30,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from urllib.parse import quote
 
 from .._core import registry
 from .._core.edit_findings import STATE_CHECK
 from .._core.jsonable import json_rows
+from ..reading.sources import STDIN_NAME, name_bytes
 from .baseline import fingerprint
 from .formats import Failure
 from .verdict import Verdict
@@ -65,10 +68,16 @@ def _location(finding: dict) -> dict:
     name = str(finding.get("source_file") or "")
     if "://" in name:
         artifact = {"uri": name}
-    elif os.path.isabs(name):
-        artifact = {"uri": Path(name).as_uri()}
+    elif name == STDIN_NAME:
+        artifact = {"description": {"text": "standard input: no file"}}
     else:
-        artifact = {"uri": quote(PurePosixPath(Path(name)).as_posix()), "uriBaseId": _BASE}
+        # The file's own bytes, not the text that shows them (a backslash, a byte
+        # that is not UTF-8, a control character are escaped there).
+        path = name_bytes(name)
+        if os.path.isabs(path):
+            artifact = {"uri": "file://" + quote(path)}
+        else:
+            artifact = {"uri": quote(path), "uriBaseId": _BASE}
     physical: dict = {"artifactLocation": artifact}
     line = finding.get("source_line")
     if isinstance(line, int) and line >= 1:
@@ -127,6 +136,9 @@ def sarif_log(verdict: Verdict) -> str:
         "state": verdict.state,
         "not_run": [check for check, status in statuses.items() if status == "not run"],
     }
+    if verdict.verification.expected:
+        properties["expected"] = dict(verdict.verification.expected)
+        properties["missing"] = verdict.verification.missing
     if verdict.window is not None:
         properties["window"] = verdict.window.to_dict()
     if verdict.baseline is not None:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from .verdict import Verdict
 
-__all__ = ["state_line", "verdict_text", "visible"]
+__all__ = ["escape_char", "state_line", "verdict_text", "visible"]
 
 
 def visible(text: object) -> str:
@@ -38,14 +38,16 @@ def visible(text: object) -> str:
     text = str(text)
     if not _CONTROL.search(text):
         return text
-    return _CONTROL.sub(_escape, text)
+    return _CONTROL.sub(escape_char, text)
 
 
 _CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def _escape(match: re.Match) -> str:
+def escape_char(match: re.Match) -> str:
+    """The escape of one character (``\\n``, ``\\x1b``, ``\\ufffe``); of a byte that is not
+    UTF-8, as the system gave it in a name, ``\\xff``."""
     char = match.group()
     code = ord(char)
     if char in _NAMED:
