@@ -249,3 +249,37 @@ def test_sarif_says_the_state_and_the_checks_not_run(receipts, capsys):
 def test_an_empty_verification_is_nothing_to_check():
     empty = Verification(pd.DataFrame(columns=ea.verify.FINDING_COLUMNS), {"rejected_rows": 0})
     assert (Verdict.of("d", empty).state, Verdict.of("d", empty).status) == ("nothing to check", 3)
+
+
+@pytest.mark.parametrize("data", ["missing", "logs"])
+def test_the_last_format_given_is_the_one_written_whether_the_run_fails_or_not(
+    tmp_path, capsys, data
+):
+    folder = tmp_path / data
+    if data == "logs":
+        folder.mkdir()
+        (folder / "r.jsonl").write_text(json.dumps(make_receipt()) + "\n", "utf-8")
+    status = main(["verify", str(folder), "--format", "sarif", "--format", "junit"])
+    assert status == (2 if data == "missing" else 0)
+    assert capsys.readouterr().out.startswith("<?xml")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "missing", "--fo", "sarif"],
+        ["verify", "missing", "--form=junit"],
+        ["verify", "missing", "--js"],
+        ["summary", "missing", "--format", "sarif"],
+    ],
+)
+def test_an_abbreviated_or_foreign_option_is_a_usage_error_without_a_document(capsys, argv):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "unrecognized arguments" in captured.err
+
+
+def test_a_negative_max_findings_is_a_usage_error(capsys):
+    assert main(["verify", "missing", "--max-findings", "-1"]) == 2
+    assert "--max-findings: -1 findings: give at least 0" in capsys.readouterr().err

@@ -213,6 +213,29 @@ def test_a_baseline_that_is_not_a_verify_document_exits_2(logs, tmp_path, capsys
     assert json.loads(captured.out)["error"]["file"] == str(path)
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("source_line", True, "source_line is true, not a line number"),
+        ("source_line", -1, "source_line is -1"),
+        ("rule", 5, "rule is 5, not a rule's name"),
+        ("severity", "warning", 'severity is "warning"'),
+        ("record", ["x"], 'record is ["x"], not text or null'),
+    ],
+)
+def test_a_baseline_finding_of_another_type_exits_2_naming_it(
+    logs, baseline, tmp_path, capsys, key, value, says
+):
+    document = json.loads(baseline.read_text(encoding="utf-8"))
+    document["findings"][1][key] = value
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert main(["verify", str(logs), "--baseline", str(path), "--format", "sarif"]) == 2
+    captured = capsys.readouterr()
+    assert f"finding 1's {says}" in captured.err
+    assert json.loads(captured.out)["runs"][0]["invocations"][0]["executionSuccessful"] is False
+
+
 # --- --since / --until -----------------------------------------------------------------------
 
 

@@ -50,7 +50,7 @@ from ..errors import AuditError
 from ..reading.remote import has_remote, is_url
 from ..verdicts import ExitStatus
 from ..verdicts.outputs import json_text
-from ._exit import asked_format, fail, failed, interrupted, signals
+from ._exit import asked_format, fail, failed, interrupted, parsed_format, signals
 from ._input import engine, not_there, shown
 from ._logging import logging_to_stderr, verbosity
 from ._parameters import papermill_pairs
@@ -112,7 +112,7 @@ def _main(argv: list[str]) -> int:
     except AuditError as exc:  # a record kind plug-in that cannot be imported
         return fail("", None, exc, type(exc).__name__, output=asked_format(argv))
     args.command_line = shlex.join(["explicit-audit", *argv])  # shown on the report's pages
-    output = asked_format(argv) if args.command in ("verify", "summary") else "text"
+    output = parsed_format(args)
     data = getattr(args, "data", None)
     local = data is not None and not has_remote(data)  # not "-" (stdin) nor a URL
     checked = local and not is_url(data) and not any(ch in data for ch in "*?[")

@@ -88,16 +88,33 @@ def signals(command: str, signalled: list[int]):
 
 
 def asked_format(argv: Sequence[str]) -> str:
-    """The output ``verify`` was asked for, read from the raw arguments (for usage errors too)."""
+    """The output asked for, read from the raw arguments, where a usage error left no other.
+
+    Only ``verify`` writes documents of other formats (the last ``--format``
+    given wins, as argparse takes it), and ``verify`` and ``summary`` JSON.
+    """
+    command = next((item for item in argv if not item.startswith("-")), None)
+    if command not in ("verify", "summary"):
+        return "text"
     if "--json" in argv:
         return "json"
-    names = output_formats()
-    for position, item in enumerate(argv):
-        if item == "--format" and position + 1 < len(argv) and argv[position + 1] in names:
-            return argv[position + 1]
-        if item.startswith("--format=") and item.split("=", 1)[1] in names:
-            return item.split("=", 1)[1]
-    return "text"
+    asked = "text"
+    if command == "verify":
+        names = output_formats()
+        for position, item in enumerate(argv):
+            given = argv[position + 1] if item == "--format" and position + 1 < len(argv) else None
+            if item.startswith("--format="):
+                given = item.split("=", 1)[1]
+            if given in names:
+                asked = given
+    return asked
+
+
+def parsed_format(args) -> str:
+    """The output a parsed command line asks for: ``--json``, else ``--format``, else text."""
+    if getattr(args, "json", False):
+        return "json"
+    return getattr(args, "format", None) or "text"
 
 
 def fail(

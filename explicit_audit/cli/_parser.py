@@ -31,6 +31,14 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse's parser, without abbreviations: ``--fo sarif`` is refused, not read as
+    ``--format sarif``, so that an output asked for is found in the raw arguments too,
+    where a usage error leaves nothing else to read it from."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):
         raise UsageError(f"{self.format_usage()}{self.prog}: error: {message}")
 
@@ -266,7 +274,7 @@ def _output_options(verify: argparse.ArgumentParser) -> None:
     )
     verify.add_argument(
         "--max-findings",
-        type=int,
+        type=_at_least_one("findings", least=0),
         default=20,
         metavar="N",
         help="findings listed per check in the text output (default 20; --json lists all)",
@@ -307,16 +315,16 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _at_least_one(unit: str):
-    """An option's type: a whole number of ``unit``, 1 or more."""
+def _at_least_one(unit: str, least: int = 1):
+    """An option's type: a whole number of ``unit``, ``least`` or more."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {unit}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{value} {unit}: give at least 1")
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} {unit}: give at least {least}")
         return value
 
     return parse

@@ -42,6 +42,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .._core.findings import SEVERITIES
 from ..errors import InputError
 from ..small_files import MAX_SMALL_FILE_BYTES, read_small_json
 
@@ -62,6 +63,31 @@ IDENTITY_FIELDS = ("check", "kind", "rule", "field")
 
 #: Keys every finding of a ``verify --json`` document has (those a baseline needs).
 _NEEDED = (*IDENTITY_FIELDS, "record", "detail", "source_file", "source_line", "severity")
+
+
+def _text_or_none(value) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _line_or_none(value) -> bool:
+    return value is None or (type(value) is int and value >= 0)
+
+
+#: What each key of a finding holds, as ``verify --json`` writes it: a baseline
+#: whose values are of other types (a line ``true``, a rule ``5``) is refused,
+#: not written on into a SARIF log or a comparison.
+_FIELD_TYPES = (
+    ("check", lambda value: isinstance(value, str), "a check's name"),
+    ("rule", lambda value: isinstance(value, str), "a rule's name"),
+    ("severity", lambda value: value in SEVERITIES, " or ".join(map(repr, SEVERITIES))),
+    ("kind", _text_or_none, "text or null"),
+    ("field", _text_or_none, "text or null"),
+    ("record", _text_or_none, "text or null"),
+    ("detail", _text_or_none, "text or null"),
+    ("source_file", _text_or_none, "text or null"),
+    ("source_line", _line_or_none, "a line number (0 or more) or null"),
+    ("row", lambda value: value is None or type(value) is int, "a row label or null"),
+)
 
 
 def finding_identity(finding: Mapping) -> tuple:
@@ -387,6 +413,13 @@ def read_baseline(path: str | os.PathLike) -> Baseline:
                 f"finding {position} lacks {', '.join(missing)}",
                 field=f"findings[{position}]",
             )
+        for key, fits, wanted in _FIELD_TYPES:
+            if key in finding and not fits(finding[key]):
+                raise _unfit(
+                    name,
+                    f"finding {position}'s {key} is {json.dumps(finding[key])[:80]}, not {wanted}",
+                    field=f"findings[{position}].{key}",
+                )
     data = document.get("data")
     summary = document.get("summary")
     checks = None

@@ -68,8 +68,8 @@ def _location(finding: dict) -> dict:
     name = str(finding.get("source_file") or "")
     if "://" in name:
         artifact = {"uri": name}
-    elif name == STDIN_NAME:
-        artifact = {"description": {"text": "standard input: no file"}}
+    elif name in (STDIN_NAME, ""):
+        artifact = {"description": {"text": "standard input" if name else "no file"}}
     else:
         # The file's own bytes, not the text that shows them (a backslash, a byte
         # that is not UTF-8, a control character are escaped there).
@@ -80,7 +80,7 @@ def _location(finding: dict) -> dict:
             artifact = {"uri": quote(path), "uriBaseId": _BASE}
     physical: dict = {"artifactLocation": artifact}
     line = finding.get("source_line")
-    if isinstance(line, int) and line >= 1:
+    if type(line) is int and line >= 1:
         physical["region"] = {"startLine": line}
     location: dict = {"physicalLocation": physical}
     if finding.get("record") is not None:
