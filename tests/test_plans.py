@@ -208,7 +208,7 @@ def test_lone_surrogates_load_and_hash_as_the_seed_hashes_them(tmp_path):
     plans = ea.load_plans(path, progress=False)
     assert json.loads(plans["plan"].iloc[0])["retrieval_keywords"] == "x\ud800y"
     assert "\\ud800" in plans["plan"].iloc[0]  # the escape, as written
-    assert plans["retrieval_keywords"].iloc[0] == "x\ufffdy"  # shown; the plan column is exact
+    assert plans["retrieval_keywords"].iloc[0] == "x\\ud800y"  # shown; the plan column is exact
     assert ea.plan_verdicts(plans)["match"].all()
 
 
@@ -698,3 +698,17 @@ def test_the_plans_shape_for_keys_is_the_general_rules(record):
     assert plan_shape_of(record) is general_shape_of(SHAPES, record)
     record["retrieval_plan"] = dict(record["retrieval_plan"], mt_engine="x", mt={"engine": "x"})
     assert plan_shape_of(record) is general_shape_of(SHAPES, record)
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_run_ids_that_differ_in_a_lone_surrogate_stay_two_records(tmp_path, engine):
+    """As U+FFFD, both ids read ``r\ufffd``: two records read as one written twice."""
+    written = json.loads(Path("data/plans/arborist_runs.jsonl").read_text("utf-8").splitlines()[0])
+    lines = [json.dumps({**written, "run_id": "r" + chr(0xD800 + n)}) for n in range(2)]
+    (tmp_path / "plans.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    audit = ea.load(tmp_path, progress=False, engine=engine)
+    verification = ea.verify_all(audit)
+    assert verification.findings.empty and verification.checked["record_duplicates"] == 2
+    plans = audit.plans.compute() if engine == "dask" else audit.plans
+    assert plans["run_id"].tolist() == ["r\\ud800", "r\\ud801"]
+    assert ea.plan_verdicts(plans)["match"].all()

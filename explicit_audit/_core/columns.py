@@ -2,9 +2,12 @@
 
 Arrow-backed string columns hold UTF-8 only, and a JSON string may carry a
 lone surrogate (``"\\ud800"``, which the standard library's parser accepts).
-Such a value is shown with U+FFFD in a flattened column; the record's own
-object column (``plan``, ``payload``) keeps it exactly as written, and hashes
-are rebuilt from that.
+Such a value is shown in a flattened column with each lone surrogate as its
+JSON escape, as written (``x\\ud800y``): two values that differ there stay
+two (as U+FFFD, two run ids would read as one record written twice). Only a
+value that holds that escape's very text (a backslash, then ``ud800``) reads
+alike. The record's own object column (``plan``, ``payload``) keeps the value
+exactly as parsed, and hashes are rebuilt from that.
 
 Extra (logger) keys become one column each, up to ``max_extra_columns``
 (:mod:`explicit_audit.reading.limits`) per table: past it, the keys that come
@@ -107,16 +110,22 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def displayable(value: Any) -> Any:
-    """A value as an Arrow string column can hold it: each lone surrogate as U+FFFD."""
+    """A value as an Arrow string column can hold it: each lone surrogate as its escape.
+
+    Examples
+    --------
+    >>> displayable(["x" + chr(0xD800) + "y", chr(0xDC01)])
+    ['x\\\\ud800y', '\\\\udc01']
+    """
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", value)
     if isinstance(value, list):
         return [displayable(item) for item in value]
     return value
 
 
 def text_safe_series(values: Sequence[Any], dtype: Any, index: pd.Index | None = None) -> pd.Series:
-    """``pd.Series(values, dtype=dtype)``, lone surrogates shown as U+FFFD if Arrow refuses them."""
+    """``pd.Series(values, dtype=dtype)``, lone surrogates shown escaped if Arrow refuses them."""
     try:
         return pd.Series(values, dtype=dtype, index=index)
     except UnicodeEncodeError:
@@ -160,8 +169,8 @@ def extra_columns(
     every column holds the values as read (``object``), for a part whose
     columns are typed once joined with the others
     (:func:`~explicit_audit.reading.columnar.in_file_order`): a column typed
-    part by part may differ (text with a lone surrogate is shown as U+FFFD
-    in a ``str`` column, and kept as read in a column of mixed types).
+    part by part may differ (text with a lone surrogate is shown escaped in
+    a ``str`` column, and kept as read in a column of mixed types).
     """
     build = typed_columns if typed else _object_columns
     limit = max_extra_columns()

@@ -281,7 +281,7 @@ def part_from_columns(columns: dict[str, list], extras: pd.DataFrame) -> Columna
 
 
 def _arrow_column(values: list, type_: pa.DataType) -> pa.Array:
-    """Values as an Arrow column; a lone surrogate, which Arrow cannot store, as U+FFFD."""
+    """Values as an Arrow column; a lone surrogate, which Arrow cannot store, as its escape."""
     try:
         return pa.array(values, type=type_, from_pandas=True)
     except UnicodeEncodeError:
