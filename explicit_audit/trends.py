@@ -93,16 +93,19 @@ def _needed(audit: Audit) -> dict[str, pd.DataFrame]:
     return dict(zip(names, engine.computed(*frames), strict=True))
 
 
-def _us(times: pd.Series) -> np.ndarray:
-    """The times given, in UTC microseconds without a zone (floored: never into the next period).
+def _in_us(times: pd.Series) -> pd.Series:
+    """UTC times in microseconds, floored (never into the next period).
 
     Microseconds, not nanoseconds: a period's bounds reach past the times it
     holds, and a week around a record of 2262-04-11 ends past the last
     nanosecond time.
     """
-    dated = pd.DatetimeIndex(times.dropna())
-    dated = dated.tz_convert(None) if dated.tz is not None else dated
-    return (dated.floor("us") if dated.unit == "ns" else dated).as_unit("us").to_numpy()
+    return (times.dt.floor("us") if times.dt.unit == "ns" else times).dt.as_unit("us")
+
+
+def _us(times: pd.Series) -> np.ndarray:
+    """The dated times of a column :func:`_in_us` gave, without a zone."""
+    return pd.DatetimeIndex(times.dropna()).tz_convert(None).to_numpy()
 
 
 class _Periods:
@@ -185,7 +188,7 @@ def trend(
     for name, table in tables.items():
         column = time_column(table)
         times[name] = (
-            utc_times(table[column])
+            _in_us(utc_times(table[column]))
             if column
             else pd.Series(pd.NaT, index=table.index, dtype="M8[us, UTC]")
         )

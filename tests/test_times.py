@@ -279,3 +279,28 @@ def test_record_times_notes_every_time_the_loader_could_not_read(tmp_path):
         far = ea.load(_log(tmp_path, ["9999-12-31T00:00:00Z"]), progress=False)
     rules = ea.verify_all(far).findings["rule"].astype(str).tolist()
     assert rules == ["future_time"]
+
+
+def test_nanosecond_times_with_findings_and_a_far_time_are_read_alike_by_every_path(tmp_path):
+    """A 9-digit fraction with a finding about it; a year-9999 time beside it in a mixed column."""
+    from explicit_audit.verdicts.window import Window, apply_window, parse_time
+
+    def write(name, stamps):
+        values = [{"timestamp": stamp, **make_receipt(kind="miss")} for stamp in stamps]
+        (tmp_path / name).write_text("".join(json.dumps(v) + "\n" for v in values), "utf-8")
+        return tmp_path / name
+
+    typed = ea.load(write("typed.jsonl", ["2025-03-04T10:00:00.123456789Z"]), progress=False)
+    assert typed.receipts["timestamp"].dt.unit == "ns"
+    table = ea.trend(typed)
+    assert table[["records.receipts", "findings.receipt_rules"]].sum().tolist() == [1, 1]
+    stamps = ["9999-12-31T00:00:00Z", 5, *["2025-03-04T10:00:00Z"] * 30]
+    mixed = write("mixed.jsonl", [*stamps, "2025-03-04T00:00:00.123456789Z"])
+    window = Window(since=parse_time("9999-01-01"))
+    placed = []
+    for engine, options in (("pandas", {}), ("dask", {"blocksize": 2000})):
+        audit = ea.load(mixed, progress=False, engine=engine, **options)
+        counts = apply_window(ea.verify_all(audit), audit, window).to_dict()["tables"]
+        receipts = next(t for t in counts if t["table"] == "receipts")
+        placed.append((receipts["inside"], receipts["before"], receipts["unreadable"]))
+    assert placed == [(1, 31, 1)] * 2

@@ -31,7 +31,7 @@ import pandas as pd
 
 from .findings import LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind, Table
-from .times import TIME_KEYS, UNPARSED_SUFFIX, parse_time
+from .times import TIME_KEYS, UNPARSED_SUFFIX, iso_times, parse_time
 
 __all__ = ["CHECK", "CLOCK_SKEW", "EARLIEST", "TIME_RULES", "time_findings", "times_checker"]
 
@@ -82,16 +82,14 @@ TIME_RULES = RuleTable(
 
 
 def _as_time(text: str) -> pd.Timestamp | None:
-    """The time the loader's own parser reads in ``text``, or None.
+    """The time the kit's parser of record times reads in ``text``, or None.
 
     Only a time a nanosecond column cannot hold (year 9999) parses here: the
-    loader typed every other time, and left as text what its parser refuses
+    loader typed every other time, and left as text what the parser refuses
     (``2025-W10-2``, a decimal comma), which the window cannot place either.
     """
-    try:
-        return pd.to_datetime(text, utc=True, format="ISO8601")
-    except (ValueError, OverflowError):
-        return None
+    moment = iso_times(pd.Series([text], dtype=object)).iloc[0]
+    return None if pd.isna(moment) else moment
 
 
 def _record_ids(table: pd.DataFrame, fields: Sequence[str]) -> pd.Series | None:

@@ -26,6 +26,7 @@ from ..errors import AuditError
 __all__ = [
     "TIME_KEYS",
     "UNPARSED_SUFFIX",
+    "iso_times",
     "iso_utc",
     "parse_time",
     "time_column",
@@ -144,7 +145,32 @@ def utc_times(values: pd.Series) -> pd.Series:
     if not pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
         is_text = values.map(lambda value: isinstance(value, str), na_action="ignore")
         values = values.where(is_text.fillna(False).astype(bool))
-    return pd.to_datetime(values, errors="coerce", utc=True, format="ISO8601")
+    return iso_times(values)
+
+
+#: A fraction of a second past its sixth digit.
+_PAST_MICROSECONDS = r"(\.\d{6})\d+"
+
+
+def iso_times(text: pd.Series) -> pd.Series:
+    """ISO 8601 text as UTC times to the microsecond; missing where it is not a time.
+
+    pandas parses a column in one unit, the finest its values need: one value
+    with nine digits of fraction would make the column nanoseconds, and a
+    time past 2262 that shares it missing, which alone (or in another Dask
+    partition) parses. Cut to microseconds, every value parses alike wherever
+    it is (year 1 to 9999).
+
+    Examples
+    --------
+    >>> far, fine = iso_times(pd.Series(["9999-12-31T00:00:00Z", "2025-03-04T00:00:00.123456789Z"]))
+    >>> far
+    Timestamp('9999-12-31 00:00:00+0000', tz='UTC')
+    >>> fine
+    Timestamp('2025-03-04 00:00:00.123456+0000', tz='UTC')
+    """
+    cut = text.str.replace(_PAST_MICROSECONDS, r"\1", regex=True)
+    return pd.to_datetime(cut, errors="coerce", utc=True, format="ISO8601").dt.as_unit("us")
 
 
 def iso_utc(stamp: pd.Timestamp) -> str:

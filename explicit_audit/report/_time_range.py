@@ -4,8 +4,10 @@ A reviewer citing a report needs to say which period it covers. The
 producers' records carry no time of their own, except engram's presentations
 (``generatedAt``); a logger that wraps a record adds one (``timestamp``,
 ``ts``, ...). A table's time is its first column named in
-:data:`~explicit_audit._core.times.TIME_KEYS` that the loader typed as a
-time, as ``verify --since`` reads it. The range is taken over the records
+:data:`~explicit_audit._core.times.TIME_KEYS`, its values read as
+``verify --since`` and a trend read them
+(:func:`~explicit_audit._core.times.utc_times`: ISO 8601 text is a time, an
+epoch number is not). The range is taken over the records
 that have a time; how many do, of how many, is said beside it, and a page
 whose records carry none says so rather than show an empty range.
 """
@@ -65,7 +67,7 @@ class TimeRange:
         same), or None when no record has a time."""
         if self.first is None or self.last is None:
             return None
-        first, last = self.first.strftime("%Y-%m-%d"), self.last.strftime("%Y-%m-%d")
+        first, last = self.first.date().isoformat(), self.last.date().isoformat()
         return first if first == last else f"{first} to {last}"
 
 
