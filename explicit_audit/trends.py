@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ._core import engine
-from ._core.times import TIME_KEYS, time_column, utc_times
+from ._core.times import TIME_KEYS, UNPARSED_SUFFIX, far_times, time_column, utc_times
 from .audit import Audit, with_heads_as_needed
 from .verify import Verification, verify_all
 
@@ -85,6 +85,8 @@ def _needed(audit: Audit) -> dict[str, pd.DataFrame]:
     names, frames = [], []
     for name, table in audit.tables.items():
         columns = [column for column in TIME_KEYS if column in table.columns][:1]
+        kept = [column + UNPARSED_SUFFIX for column in columns]  # a far time is kept as text
+        columns += [column for column in kept if column in table.columns]
         measure = _MEASURES.get(name)
         if measure is not None and all(column in table.columns for column in measure[0]):
             columns += list(measure[0])
@@ -192,6 +194,9 @@ def trend(
             if column
             else pd.Series(pd.NaT, index=table.index, dtype="M8[us, UTC]")
         )
+        far = far_times(table, column) if column else None  # 9999-12-31, kept as text
+        if far is not None:
+            times[name] = times[name].where(times[name].notna(), far)
     periods = _Periods(list(times.values()), freq)
     parts: list[pd.DataFrame] = []
     for name, table in tables.items():

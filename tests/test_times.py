@@ -304,3 +304,32 @@ def test_nanosecond_times_with_findings_and_a_far_time_are_read_alike_by_every_p
         receipts = next(t for t in counts if t["table"] == "receipts")
         placed.append((receipts["inside"], receipts["before"], receipts["unreadable"]))
     assert placed == [(1, 31, 1)] * 2
+
+
+def test_a_time_past_2262_kept_as_text_is_placed_as_record_times_reads_it(tmp_path):
+    from explicit_audit._core.times import iso_utc
+    from explicit_audit.report._time_range import table_times
+    from explicit_audit.verdicts.window import Window, apply_window, parse_time
+
+    values = [
+        {"timestamp": stamp, **make_receipt(kind="miss")}
+        for stamp in ("9999-12-31T00:00:00Z", "2025-03-04T10:00:00Z")
+    ]
+    path = tmp_path / "far.jsonl"
+    path.write_text("".join(json.dumps(value) + "\n" for value in values), "utf-8")
+    for engine in ("pandas", "dask"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
+            audit = ea.load(path, progress=False, engine=engine)
+        verification = ea.verify_all(audit)
+        assert "future_time" in set(verification.findings["rule"].astype(str))
+        window = Window(since=parse_time("9999-01-01"), undated="skip")
+        placed = apply_window(verification, audit, window)
+        counts = next(t for t in placed.to_dict()["tables"] if t["table"] == "receipts")
+        assert (counts["inside"], counts["before"], counts["unreadable"]) == (1, 1, 0)
+        kept = placed.verification.findings
+        assert sorted(set(kept["source_line"])) == [1], engine
+        table = ea.trend(audit, "YS", verification=verification)
+        assert table.loc[pd.Timestamp("9999-01-01", tz="UTC"), "records.receipts"] == 1
+        period = table_times(audit)["receipts"]
+        assert (period.dated, iso_utc(period.last)) == (2, "9999-12-31T00:00:00Z")

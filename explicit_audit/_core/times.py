@@ -26,6 +26,7 @@ from ..errors import AuditError
 __all__ = [
     "TIME_KEYS",
     "UNPARSED_SUFFIX",
+    "far_times",
     "iso_times",
     "iso_utc",
     "parse_time",
@@ -146,6 +147,20 @@ def utc_times(values: pd.Series) -> pd.Series:
         is_text = values.map(lambda value: isinstance(value, str), na_action="ignore")
         values = values.where(is_text.fillna(False).astype(bool))
     return iso_times(values)
+
+
+def far_times(frame: pd.DataFrame, column: str) -> pd.Series | None:
+    """The times kept as text beside ``column`` because no nanosecond column holds them.
+
+    A time before 1677 or after 2262 (a receipt dated 9999-12-31) is typed
+    missing, its text kept in ``<column>_unparsed``; read with
+    :func:`iso_times`, it is still a time, and ``record_times`` judges it as
+    one. Missing where the text is not a time; None when there is no text.
+    """
+    unparsed = frame.get(column + UNPARSED_SUFFIX)
+    if unparsed is None or not unparsed.notna().any():
+        return None
+    return iso_times(unparsed)
 
 
 #: A fraction of a second past its sixth digit.

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .._core import engine, registry
-from .._core.times import iso_utc, time_column, utc_times
+from .._core.times import far_times, iso_utc, time_column, utc_times
 from ..audit import Audit, with_heads_as_needed
 
 __all__ = ["TimeRange", "table_times", "time_range"]
@@ -72,10 +72,18 @@ class TimeRange:
 
 
 def _part(frame: pd.DataFrame, *, column: str) -> tuple[int, int, object, object]:
-    times = utc_times(frame[column]).dropna()
-    if not len(times):
+    # A time no nanosecond column holds (9999-12-31) is kept as text beside: a time still.
+    every = [t for t in (utc_times(frame[column]), far_times(frame, column)) if t is not None]
+    dated = [times.dropna() for times in every]
+    count = len(dated[0]) + (len(dated[1]) if len(dated) > 1 else 0)
+    if not count:
         return len(frame), 0, None, None
-    return len(frame), len(times), times.min(), times.max()
+    return (
+        len(frame),
+        count,
+        min(times.min() for times in dated if len(times)),
+        max(times.max() for times in dated if len(times)),
+    )
 
 
 def _combined(parts: list) -> tuple[int, int, object, object]:

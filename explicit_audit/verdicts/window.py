@@ -23,7 +23,9 @@ Which time a record has
 
 Records without a time
     A record whose table has no time column, whose time is missing, or whose
-    time is not a time (``"yesterday"``, an epoch number) cannot be placed.
+    time is not a time (``"yesterday"``, an epoch number) cannot be placed. A
+    time past 2262 (``9999-12-31``), which no nanosecond column holds and the
+    loader keeps as text, is placed by that text, as ``record_times`` reads it.
     By default its findings are kept, since an audit must not skip what it
     cannot place (``undated="check"``); ``undated="skip"`` leaves them out.
     Either way they are counted and the output says how many: nothing is
@@ -48,7 +50,14 @@ import pandas as pd
 
 from .._core import engine, registry
 from .._core.edit_findings import STATE_CHECK
-from .._core.times import TIME_KEYS, UNPARSED_SUFFIX, iso_utc, parse_time, utc_times
+from .._core.times import (
+    TIME_KEYS,
+    UNPARSED_SUFFIX,
+    far_times,
+    iso_utc,
+    parse_time,
+    utc_times,
+)
 from ..audit import Audit, with_heads_as_needed
 from ..errors import AuditError
 from ..verify import Verification
@@ -303,18 +312,19 @@ def _places(frame: pd.DataFrame, column: str | None, since, until) -> np.ndarray
     if column + UNPARSED_SUFFIX in frame.columns:
         # A time the loader could not read is missing in the typed column: its text says so.
         present = present | frame[column + UNPARSED_SUFFIX].notna().to_numpy()
-    times = utc_times(values)
-    readable = times.notna().to_numpy()
+    # A time no nanosecond column holds (9999-12-31) is kept as text beside: a time still.
+    every = [times for times in (utc_times(values), far_times(frame, column)) if times is not None]
+    readable = np.logical_or.reduce([times.notna().to_numpy() for times in every])
     places[present & ~readable] = _UNREADABLE
     # pandas compares times of any unit exactly; numpy would bring a bound past 2262
     # (kept in seconds) to nanoseconds, and overflow.
     inside = readable.copy()
     if since is not None:
-        before = readable & (times < since).to_numpy()
+        before = np.logical_or.reduce([(times < since).to_numpy() for times in every])
         places[before] = _BEFORE
         inside &= ~before
     if until is not None:
-        after = readable & (times >= until).to_numpy()
+        after = np.logical_or.reduce([(times >= until).to_numpy() for times in every])
         places[after] = _AFTER
         inside &= ~after
     places[inside] = _INSIDE
