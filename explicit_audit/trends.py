@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ._core import engine
-from ._core.times import TIME_KEYS, UNPARSED_SUFFIX, far_times, time_column, utc_times
+from ._core.times import TIME_KEYS, UNPARSED_SUFFIX, time_column, time_parts
 from .audit import Audit, with_heads_as_needed
 from .verify import Verification, verify_all
 
@@ -105,11 +105,6 @@ def _in_us(times: pd.Series) -> pd.Series:
     return (times.dt.floor("us") if times.dt.unit == "ns" else times).dt.as_unit("us")
 
 
-def _us(times: pd.Series) -> np.ndarray:
-    """The dated times of a column :func:`_in_us` gave, without a zone."""
-    return pd.DatetimeIndex(times.dropna()).tz_convert(None).to_numpy()
-
-
 class _Periods:
     """One binning of every time a trend counts, so that each part falls on the same periods.
 
@@ -119,8 +114,8 @@ class _Periods:
     """
 
     def __init__(self, times: list[pd.Series], freq: str) -> None:
-        every = pd.DatetimeIndex(np.unique(np.concatenate([_us(column) for column in times])))
-        every = every.tz_localize("UTC")
+        every = pd.DatetimeIndex(pd.concat([column.dropna() for column in times])).unique()
+        every = every.sort_values()
         counts = pd.Series(1, index=every).resample(freq).count()
         self._times = every
         self._labels = counts.index.repeat(counts.to_numpy())
@@ -130,7 +125,7 @@ class _Periods:
     def rows(self, times: pd.Series, values: pd.DataFrame) -> pd.DataFrame:
         """``values`` summed per period of ``times``; rows with no time summed under NaT."""
         dated = times.notna().to_numpy()
-        where = self._times.get_indexer(pd.DatetimeIndex(_us(times)).tz_localize("UTC"))
+        where = self._times.get_indexer(pd.DatetimeIndex(times[dated]))
         by_period = values[dated].groupby(self._labels[where]).sum()
         nowhen = pd.DatetimeIndex([pd.NaT], tz="UTC").as_unit("us")
         untimed = values[~dated].sum().to_frame().T.set_axis(nowhen)
@@ -189,14 +184,10 @@ def trend(
     times: dict[str, pd.Series] = {}
     for name, table in tables.items():
         column = time_column(table)
-        times[name] = (
-            _in_us(utc_times(table[column]))
-            if column
-            else pd.Series(pd.NaT, index=table.index, dtype="M8[us, UTC]")
-        )
-        far = far_times(table, column) if column else None  # 9999-12-31, kept as text
-        if far is not None:
-            times[name] = times[name].where(times[name].notna(), far)
+        dated = pd.Series(pd.NaT, index=table.index, dtype="M8[us, UTC]")
+        for part in time_parts(table, column) if column else []:
+            dated = dated.where(dated.notna(), _in_us(part))
+        times[name] = dated
     periods = _Periods(list(times.values()), freq)
     parts: list[pd.DataFrame] = []
     for name, table in tables.items():

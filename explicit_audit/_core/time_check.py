@@ -31,7 +31,7 @@ import pandas as pd
 
 from .findings import LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind, Table
-from .times import TIME_KEYS, UNPARSED_SUFFIX, iso_times, parse_time
+from .times import TIME_KEYS, UNPARSED_SUFFIX, far_times, parse_time
 
 __all__ = ["CHECK", "CLOCK_SKEW", "EARLIEST", "TIME_RULES", "time_findings", "times_checker"]
 
@@ -81,17 +81,6 @@ TIME_RULES = RuleTable(
 )
 
 
-def _as_time(text: str) -> pd.Timestamp | None:
-    """The time the kit's parser of record times reads in ``text``, or None.
-
-    Only a time a nanosecond column cannot hold (year 9999) parses here: the
-    loader typed every other time, and left as text what the parser refuses
-    (``2025-W10-2``, a decimal comma), which the window cannot place either.
-    """
-    moment = iso_times(pd.Series([text], dtype=object)).iloc[0]
-    return None if pd.isna(moment) else moment
-
-
 def _record_ids(table: pd.DataFrame, fields: Sequence[str]) -> pd.Series | None:
     for name in (*fields, "request_id"):
         if name in table.columns:
@@ -118,17 +107,28 @@ def time_findings(
         if not names or not len(table) or "source_file" not in table.columns:
             continue
         records = _record_ids(table, fields)
+        # Per row, plain values: the loop below runs once per time to judge.
+        ids = records.to_numpy(dtype=object) if records is not None else None
+        files = table["source_file"].to_numpy(dtype=object)
+        lines = table["source_line"].to_numpy()
         for name in names:
             times = table[name]
             typed = ((times > latest) | (times < earliest)).fillna(False).to_numpy()
             unparsed = table.get(name + UNPARSED_SUFFIX)
             text = unparsed.notna().to_numpy() if unparsed is not None else ~typed & typed
+            written_at = unparsed.to_numpy(dtype=object) if unparsed is not None else None
+            # The text kept where no nanosecond column holds the time (year 9999), read
+            # once per column by the parser every reader of record times shares.
+            far = far_times(table, name)
+            far_at = far.to_numpy(dtype=object) if far is not None else None
+            typed_at = times.to_numpy(dtype=object)
             for position in (typed | text).nonzero()[0].tolist():
                 if typed[position]:
-                    moment, written = times.iloc[position], None
+                    moment, written = typed_at[position], None
                 else:
-                    written = str(unparsed.iloc[position])
-                    moment = _as_time(written)
+                    written = str(written_at[position])
+                    moment = far_at[position] if far_at is not None else None
+                    moment = None if pd.isna(moment) else moment
                 if moment is not None and moment > latest:
                     rule = "future_time"
                     detail = (
@@ -148,10 +148,10 @@ def time_findings(
                     )
                 else:
                     continue
-                record = records.iloc[position] if records is not None else None
+                record = ids[position] if ids is not None else None
                 found["kind"].append(kind)
-                found["source_file"].append(table["source_file"].iloc[position])
-                found["source_line"].append(int(table["source_line"].iloc[position]))
+                found["source_file"].append(files[position])
+                found["source_line"].append(int(lines[position]))
                 found["row"].append(table.index[position])
                 found["record"].append(None if pd.isna(record) else str(record))
                 found["rule"].append(rule)

@@ -31,6 +31,7 @@ __all__ = [
     "iso_utc",
     "parse_time",
     "time_column",
+    "time_parts",
     "typed_times",
     "unparsed_counts",
     "utc_times",
@@ -161,6 +162,15 @@ def far_times(frame: pd.DataFrame, column: str) -> pd.Series | None:
     if unparsed is None or not unparsed.notna().any():
         return None
     return iso_times(unparsed)
+
+
+def time_parts(frame: pd.DataFrame, column: str) -> list[pd.Series]:
+    """The times of ``frame``'s records by ``column``: the column's own (:func:`utc_times`),
+    then, where there are any, those kept as text past 2262 (:func:`far_times`). A row is
+    dated by one of them at most; the units are each one's own, so that a window compares
+    each exactly."""
+    far = far_times(frame, column)
+    return [utc_times(frame[column])] + ([far] if far is not None else [])
 
 
 #: A fraction of a second past its sixth digit.

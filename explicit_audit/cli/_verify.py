@@ -14,6 +14,7 @@ from ..verdicts.audit_runs import last_audit, record_audit
 from ..verdicts.baseline import read_baseline
 from ..verdicts.outputs import json_text, write_verdict
 from ..verify import verify_all
+from ._exit import parsed_format
 from ._input import load_data, refuse_unreadable, shown, skipped_note
 from ._streams import quiet
 
@@ -21,11 +22,9 @@ __all__ = ["summary", "verify"]
 
 
 def _output_format(args: argparse.Namespace) -> str:
-    if getattr(args, "json", False):
-        if args.format not in (None, "json"):
-            raise AuditError(f"--json and --format {args.format} ask for two outputs; give one")
-        return "json"
-    return getattr(args, "format", None) or "text"
+    if getattr(args, "json", False) and args.format not in (None, "json"):
+        raise AuditError(f"--json and --format {args.format} ask for two outputs; give one")
+    return parsed_format(args)
 
 
 def _window(args: argparse.Namespace) -> Window | None:

@@ -397,10 +397,11 @@ def list_remote(
         unlisted.extend(scan.problems)
         skipped.extend((display_name(path), why) for path, why in scan.skipped)
         for path in scan.files:
-            if display_name(path) in seen:
+            name = display_name(path)
+            if name in seen:
                 continue
-            seen.add(display_name(path))
-            names.append(display_name(path))
+            seen.add(name)
+            names.append(name)
             (policies if path.name.lower().endswith(POLICY_SUFFIXES) else data).append(path)
     problems.extend(unlisted)
     return Listing(policies, data, problems, names + [p.source_file for p in unlisted], skipped)

@@ -6,7 +6,7 @@ producers' records carry no time of their own, except engram's presentations
 ``ts``, ...). A table's time is its first column named in
 :data:`~explicit_audit._core.times.TIME_KEYS`, its values read as
 ``verify --since`` and a trend read them
-(:func:`~explicit_audit._core.times.utc_times`: ISO 8601 text is a time, an
+(:func:`~explicit_audit._core.times.time_parts`: ISO 8601 text is a time, an
 epoch number is not). The range is taken over the records
 that have a time; how many do, of how many, is said beside it, and a page
 whose records carry none says so rather than show an empty range.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .._core import engine, registry
-from .._core.times import far_times, iso_utc, time_column, utc_times
+from .._core.times import iso_utc, time_column, time_parts
 from ..audit import Audit, with_heads_as_needed
 
 __all__ = ["TimeRange", "table_times", "time_range"]
@@ -73,9 +73,8 @@ class TimeRange:
 
 def _part(frame: pd.DataFrame, *, column: str) -> tuple[int, int, object, object]:
     # A time no nanosecond column holds (9999-12-31) is kept as text beside: a time still.
-    every = [t for t in (utc_times(frame[column]), far_times(frame, column)) if t is not None]
-    dated = [times.dropna() for times in every]
-    count = len(dated[0]) + (len(dated[1]) if len(dated) > 1 else 0)
+    dated = [times.dropna() for times in time_parts(frame, column)]
+    count = sum(len(times) for times in dated)
     if not count:
         return len(frame), 0, None, None
     return (

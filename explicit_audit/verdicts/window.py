@@ -53,10 +53,9 @@ from .._core.edit_findings import STATE_CHECK
 from .._core.times import (
     TIME_KEYS,
     UNPARSED_SUFFIX,
-    far_times,
     iso_utc,
     parse_time,
-    utc_times,
+    time_parts,
 )
 from ..audit import Audit, with_heads_as_needed
 from ..errors import AuditError
@@ -307,13 +306,12 @@ def _places(frame: pd.DataFrame, column: str | None, since, until) -> np.ndarray
     places = np.full(len(frame), _UNDATED, dtype=np.int8)
     if column is None or not len(frame):
         return places
-    values = frame[column]
-    present = values.notna().to_numpy()
+    present = frame[column].notna().to_numpy()
     if column + UNPARSED_SUFFIX in frame.columns:
         # A time the loader could not read is missing in the typed column: its text says so.
         present = present | frame[column + UNPARSED_SUFFIX].notna().to_numpy()
     # A time no nanosecond column holds (9999-12-31) is kept as text beside: a time still.
-    every = [times for times in (utc_times(values), far_times(frame, column)) if times is not None]
+    every = time_parts(frame, column)
     readable = np.logical_or.reduce([times.notna().to_numpy() for times in every])
     places[present & ~readable] = _UNREADABLE
     # pandas compares times of any unit exactly; numpy would bring a bound past 2262
