@@ -333,3 +333,43 @@ def test_a_time_past_2262_kept_as_text_is_placed_as_record_times_reads_it(tmp_pa
         assert table.loc[pd.Timestamp("9999-01-01", tz="UTC"), "records.receipts"] == 1
         period = table_times(audit)["receipts"]
         assert (period.dated, iso_utc(period.last)) == (2, "9999-12-31T00:00:00Z")
+
+
+def test_record_times_judges_the_text_of_a_column_that_mixes_text_and_numbers(tmp_path):
+    """The text of a mixed column is judged as a typed column's is, on both engines; numbers not."""
+    import dask
+
+    now = "2026-01-01"
+    stamps = ["yesterday", "2099-01-01T00:00:00Z", "9999-12-31T00:00:00Z", "1999-01-01T00:00:00Z"]
+    fine = ["2025-03-04T12:00:00Z"] * 20
+    (tmp_path / "typed").mkdir()
+    (tmp_path / "mixed").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.UnparsedTimeWarning)
+        typed = ea.verify_all(
+            ea.load(_log(tmp_path / "typed", [*stamps, *fine]), progress=False), now=now
+        )
+    typed = typed.findings.loc[typed.findings["check"] == "record_times"]
+    assert list(zip(typed["source_line"], typed["rule"].astype(str), strict=True)) == [
+        (1, "unparsed_time"),
+        (2, "future_time"),
+        (3, "future_time"),
+        (4, "past_time"),
+    ]
+    # Numbers beside the text, before and after it: one partition of numbers, one of text.
+    numbers = [1741046400 + n for n in range(40)]
+    mixed = _log(tmp_path / "mixed", [*numbers, *stamps, *fine, *numbers, True])
+    audit = ea.load(mixed, progress=False)
+    assert audit.receipts["timestamp"].dtype == object
+    found = ea.verify_all(audit, now=now).findings
+    found = found.loc[found["check"] == "record_times"]
+    assert found["detail"].tolist() == typed["detail"].tolist()
+    assert found["source_line"].tolist() == [41, 42, 43, 44]
+    with dask.config.set(scheduler="synchronous"):
+        lazy = ea.load(mixed, progress=False, engine="dask", blocksize=4096)
+        assert lazy.tables["receipts"].npartitions > 2
+        lazy_found = ea.verify_all(lazy, now=now).findings
+    lazy_found = lazy_found.loc[lazy_found["check"] == "record_times"]
+    pd.testing.assert_frame_equal(
+        lazy_found.reset_index(drop=True), found.reset_index(drop=True), check_dtype=False
+    )

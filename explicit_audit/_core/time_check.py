@@ -1,9 +1,11 @@
 """The check ``record_times``: a record's time that is not a time, or is still to come.
 
 A record's time columns (:data:`~explicit_audit._core.times.TIME_KEYS`, typed
-as UTC times by :func:`~explicit_audit._core.times.typed_times`) are read
-against the moment of the verification (``now``, by default when
-:func:`~explicit_audit.verify_all` starts):
+as UTC times by :func:`~explicit_audit._core.times.typed_times`; in a column
+that mixes text and numbers, its text) are read against the moment of the
+verification (``now``, by default when :func:`~explicit_audit.verify_all`
+starts). Numbers are not judged: which epoch and unit they count in cannot
+be told from them.
 
 - ``unparsed_time`` (a notice): the text is not an ISO 8601 time
   (``"yesterday"``); the row keeps it in ``<name>_unparsed``.
@@ -31,7 +33,14 @@ import pandas as pd
 
 from .findings import LISTED_COLUMNS, NOTICE, Rule, RuleTable, listed_findings
 from .records import Check, Checker, RecordKind, Table
-from .times import TIME_KEYS, UNPARSED_SUFFIX, far_times, parse_time
+from .times import (
+    TIME_KEYS,
+    UNPARSED_SUFFIX,
+    far_times,
+    held_in_nanoseconds,
+    parse_time,
+    utc_times,
+)
 
 __all__ = ["CHECK", "CLOCK_SKEW", "EARLIEST", "TIME_RULES", "time_findings", "times_checker"]
 
@@ -99,11 +108,7 @@ def time_findings(
     latest = now + CLOCK_SKEW
     found: dict[str, list] = {name: [] for name in LISTED_COLUMNS}
     for table, kind, fields in zip(tables, kinds, ids, strict=True):
-        names = [
-            name
-            for name in table.columns
-            if name in TIME_KEYS and isinstance(table[name].dtype, pd.DatetimeTZDtype)
-        ]
+        names = [name for name in table.columns if name in TIME_KEYS]
         if not names or not len(table) or "source_file" not in table.columns:
             continue
         records = _record_ids(table, fields)
@@ -112,37 +117,36 @@ def time_findings(
         files = table["source_file"].to_numpy(dtype=object)
         lines = table["source_line"].to_numpy()
         for name in names:
-            times = table[name]
+            judged = _judged(table, name)
+            if judged is None:
+                continue
+            times, written, far = judged
             typed = ((times > latest) | (times < earliest)).fillna(False).to_numpy()
-            unparsed = table.get(name + UNPARSED_SUFFIX)
-            text = unparsed.notna().to_numpy() if unparsed is not None else ~typed & typed
-            written_at = unparsed.to_numpy(dtype=object) if unparsed is not None else None
-            # The text kept where no nanosecond column holds the time (year 9999), read
-            # once per column by the parser every reader of record times shares.
-            far = far_times(table, name)
+            text = written.notna().to_numpy()
+            written_at = written.to_numpy(dtype=object)
             far_at = far.to_numpy(dtype=object) if far is not None else None
             typed_at = times.to_numpy(dtype=object)
             for position in (typed | text).nonzero()[0].tolist():
                 if typed[position]:
-                    moment, written = typed_at[position], None
+                    moment, shown = typed_at[position], None
                 else:
-                    written = str(written_at[position])
+                    shown = str(written_at[position])
                     moment = far_at[position] if far_at is not None else None
                     moment = None if pd.isna(moment) else moment
                 if moment is not None and moment > latest:
                     rule = "future_time"
                     detail = (
-                        f"{name} {written or moment.isoformat()} is later than the "
+                        f"{name} {shown or moment.isoformat()} is later than the "
                         f"verification ({now.isoformat(timespec='seconds')}) by more than "
                         f"{_SKEW_TEXT}"
                     )
                 elif moment is None:
                     rule = "unparsed_time"
-                    detail = f"{name} {written!r} is not an ISO 8601 time"
+                    detail = f"{name} {shown!r} is not an ISO 8601 time"
                 elif moment < earliest:
                     rule = "past_time"
                     detail = (
-                        f"{name} {written or moment.isoformat()} is earlier than "
+                        f"{name} {shown or moment.isoformat()} is earlier than "
                         f"{earliest.isoformat()}, the earliest time a record of these "
                         "kinds holds (earliest=, --earliest)"
                     )
@@ -158,6 +162,34 @@ def time_findings(
                 found["field"].append(name)
                 found["detail"].append(detail)
     return listed_findings(TIME_RULES, found)
+
+
+def _judged(table: pd.DataFrame, name: str) -> tuple[pd.Series, pd.Series, pd.Series | None] | None:
+    """A time column as ``record_times`` judges it, or None for a column of numbers.
+
+    Three parts per row: the time a nanosecond column holds; the text as
+    written where there is none (not a time, or one before 1677 or after 2262);
+    and that text read as a time (year 1 to 9999), or None when no row has
+    such text. A column typed by :func:`~explicit_audit._core.times.typed_times`
+    is read as it is; one of mixed JSON values (text beside numbers) has its
+    text read as the window and a trend read it (:func:`utc_times`), its
+    numbers left as a column of numbers is, so that one record is judged
+    alike whichever partition holds it.
+    """
+    values = table[name]
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        unparsed = table.get(name + UNPARSED_SUFFIX)
+        if unparsed is None:
+            unparsed = pd.Series(None, index=table.index, dtype=object)
+        return values, unparsed, far_times(table, name)
+    if values.dtype != object:
+        return None
+    parsed = utc_times(values)
+    held = held_in_nanoseconds(parsed)
+    is_text = values.map(lambda value: isinstance(value, str), na_action="ignore")
+    text = is_text.fillna(False).astype(bool) & ~held
+    far = parsed.where(text)
+    return parsed.where(held), values.where(text), far if far.notna().any() else None
 
 
 def times_checker(kinds: Sequence[RecordKind], now: Any = None, earliest: Any = None) -> Checker:

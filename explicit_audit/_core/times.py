@@ -27,6 +27,7 @@ __all__ = [
     "TIME_KEYS",
     "UNPARSED_SUFFIX",
     "far_times",
+    "held_in_nanoseconds",
     "iso_times",
     "iso_utc",
     "parse_time",
@@ -106,12 +107,17 @@ def typed_times(frame: pd.DataFrame, only: Collection[str] | None = None) -> pd.
         times = pd.to_datetime(values, errors="coerce", utc=True, format="ISO8601")
         # A time a nanosecond column cannot hold (before 1677, after 2262: a receipt
         # dated 9999-12-31) is kept as written, as text that is not a time is.
-        held = times.isna() | ((times >= _FIRST) & (times <= _LAST))
+        held = times.isna() | held_in_nanoseconds(times)
         times = times.where(held).astype(_UTC)
         unparsed = values.where(values.notna() & times.isna())
         columns[name] = times
         columns[name + UNPARSED_SUFFIX] = unparsed.astype("str")
     return pd.DataFrame(columns, index=frame.index)
+
+
+def held_in_nanoseconds(times: pd.Series) -> pd.Series:
+    """Per UTC time: whether a ``datetime64[ns, UTC]`` column holds it (1677 to 2262)."""
+    return (times >= _FIRST) & (times <= _LAST)
 
 
 def time_column(frame) -> str | None:
