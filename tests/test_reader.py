@@ -148,6 +148,26 @@ def test_byte_order_mark_and_crlf_line_ends_load(tmp_path):
     assert audit.receipts.source_line.tolist() == [1, 2, 3]
 
 
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_a_byte_order_mark_cut_across_gzip_members_is_the_same_mark(tmp_path, cut):
+    import dask
+
+    lines = "".join(_line(make_receipt(query=f"q{i}")) + "\n" for i in range(3))
+    body = b"\xef\xbb\xbf" + lines.encode()
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(body)
+    members = tmp_path / "members.jsonl.gz"
+    members.write_bytes(gzip.compress(body[:cut]) + gzip.compress(body[cut:]))
+    expected = _load(whole)
+    assert expected.rejected.empty and len(expected.receipts) == 3
+    for engine in ("pandas", "dask"):
+        with dask.config.set(scheduler="synchronous"):
+            audit = ea.load(members, progress=False, engine=engine).compute()
+        assert audit.rejected.empty, audit.rejected["reason"].tolist()
+        assert audit.receipts["query"].tolist() == ["q0", "q1", "q2"]
+        assert audit.receipts["source_line"].tolist() == [1, 2, 3]
+
+
 def test_empty_file_loads_nothing_and_is_accounted_for(tmp_path):
     (tmp_path / "empty.jsonl").write_bytes(b"")
     (tmp_path / "log.jsonl").write_text(_line(make_receipt()) + "\n")

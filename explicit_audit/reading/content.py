@@ -77,6 +77,23 @@ class Piece:
     first_line: int
 
 
+def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """``chunks`` without the UTF-8 byte order mark at their start, wherever they cut it.
+
+    A gzip file's members are decompressed one by one: a BOM may arrive over
+    two or three chunks, and is the same BOM as one that arrives whole.
+    """
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM) or not _BOM.startswith(head):
+            break
+    head = head[len(_BOM) :] if head.startswith(_BOM) else head
+    if head:
+        yield head
+    yield from chunks
+
+
 @dataclass
 class FileReader:
     """Reads one file in pieces (iterate over it), collecting file-level problems.
@@ -254,12 +271,8 @@ class FileReader:
         """
         gathered: list[bytes] = []
         size = 0
-        first = True
-        for chunk in self._chunks():
-            if first:
-                first = False
-                if self.strip_bom and chunk.startswith(_BOM):
-                    chunk = chunk[len(_BOM) :]
+        chunks = self._chunks()
+        for chunk in _without_bom(chunks) if self.strip_bom else chunks:
             gathered.append(chunk)
             size += len(chunk)
             if size + self._carried >= PIECE_BYTES and size >= self._carried:
