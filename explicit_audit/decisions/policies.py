@@ -17,7 +17,7 @@ from .._core.records import Rejection, excerpt
 from .._core.yaml_lines import text_line
 from ..errors import AuditError, PolicyError
 from ..reading.digests import HeldFile
-from ..reading.sources import POLICY_SUFFIXES, display_name, scan_sources
+from ..reading.sources import POLICY_SUFFIXES, display_name, is_policy_name, scan_sources
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy
 
@@ -155,7 +155,7 @@ def load_policy(path: str | os.PathLike) -> Policy:
 
 
 def _policy_paths(source: Any) -> list[Path]:
-    paths = [p for p in scan_sources(source).files if p.name.lower().endswith(POLICY_SUFFIXES)]
+    paths = [p for p in scan_sources(source).files if is_policy_name(p)]
     if not paths:
         raise PolicyError(f"{source}: no policy file ({', '.join(POLICY_SUFFIXES)}) found there.")
     return paths

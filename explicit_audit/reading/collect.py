@@ -27,9 +27,9 @@ from .limits import Limits
 from .pipeline import PieceReader
 from .sources import (
     CANNOT_READ,
-    POLICY_SUFFIXES,
     display_name,
     is_plain_jsonl_name,
+    is_policy_name,
     scan_sources,
 )
 
@@ -285,7 +285,7 @@ def list_sources(source: Source) -> Listing:
     """Expand ``source`` into files (:func:`scan_sources`), policies set apart."""
     scan = scan_sources(source)
     files, problems = scan.files, scan.problems
-    policy_files = [path for path in files if path.name.lower().endswith(POLICY_SUFFIXES)]
+    policy_files = [path for path in files if is_policy_name(path)]
     data_files = [path for path in files if path not in policy_files]
     names = [display_name(path) for path in files] + [p.source_file for p in problems]
     skipped = [(display_name(path), why) for path, why in scan.skipped]

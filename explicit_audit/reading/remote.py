@@ -51,9 +51,9 @@ from .digests import FileDigest, _Tap
 from .limits import DEFAULT_LIMITS, Limits
 from .remote_open import BoundedStream, RemoteError, StreamReader, open_url
 from .sources import (
-    POLICY_SUFFIXES,
     STDIN_NAME,
     display_name,
+    is_policy_name,
     scan_sources,
     suffix_of,
 )
@@ -148,7 +148,7 @@ class RemoteFile:
     @property
     def is_policy(self) -> bool:
         """Whether the file is a YAML policy, by its name."""
-        return suffix_of(self.name) in POLICY_SUFFIXES
+        return is_policy_name(self.name)
 
     def open(self, limits: Limits = DEFAULT_LIMITS) -> BoundedStream:
         """A binary stream of at most ``max_file_bytes`` bytes of the file.
@@ -402,7 +402,7 @@ def list_remote(
                 continue
             seen.add(name)
             names.append(name)
-            (policies if path.name.lower().endswith(POLICY_SUFFIXES) else data).append(path)
+            (policies if is_policy_name(path) else data).append(path)
     problems.extend(unlisted)
     return Listing(policies, data, problems, names + [p.source_file for p in unlisted], skipped)
 

@@ -46,6 +46,7 @@ __all__ = [
     "is_gzip_name",
     "is_jsonl_name",
     "is_plain_jsonl_name",
+    "is_policy_name",
     "name_bytes",
     "scan_sources",
     "suffix_of",
@@ -103,6 +104,11 @@ def is_plain_jsonl_name(path: Path | str) -> bool:
 def is_jsonl_name(path: Path | str) -> bool:
     """Whether a file is read as JSON Lines (one value per line)."""
     return suffix_of(path).startswith((".jsonl", ".ndjson"))
+
+
+def is_policy_name(path: Path | str) -> bool:
+    """Whether a file is a routing policy (YAML), by its name; a rotated one is not."""
+    return suffix_of(path) in POLICY_SUFFIXES
 
 
 def is_gzip_name(path: Path | str) -> bool:
