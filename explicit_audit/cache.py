@@ -3,12 +3,13 @@
 A load's tables are kept in ``DIR`` (as ``Audit.to_parquet`` writes them,
 :mod:`explicit_audit.parquet`, in Arrow's IPC format, its buffers
 compressed with LZ4: read back with no parsing, about 3 times smaller than
-the tables) under a key made of the kit's
-version, what was asked (the kinds kept, the limits) and every file of the
-source: its name as tables show it, its size and the SHA-256 of its bytes.
-A later load whose files hash the same reads the tables back instead of
-parsing the files; a file changed, added, removed or renamed, another
-version of the kit, or other limits make another key, and the files are
+the tables) under a key made of the code that makes them (the kit's
+modules and those of plug-in kinds, :func:`~explicit_audit._version.code_digest`),
+what was asked (the kinds kept, the limits) and every file of the source:
+its name as tables show it, its size and the SHA-256 of its bytes. A later
+load whose files hash the same reads the tables back instead of parsing the
+files; a file changed, added, removed or renamed, other code (another version
+of the kit, a plug-in kind edited), or other limits make another key, and the files are
 parsed again (the entry of the old key stays: delete the folder to empty
 the cache, at any time).
 
@@ -58,11 +59,11 @@ from ._cache_seal import (
     unsigned,
 )
 from ._core.caller import warn
-from ._version import ROWS_FORMAT, __version__
+from ._version import __version__
 from .errors import AuditError
 from .parquet import ARROW_SUFFIX, read_sealed, write_parquet
 from .reading.digests import file_digest
-from .reading.sources import display_name
+from .reading.names import display_name
 
 __all__ = [
     "SETTLE_SECONDS",
@@ -162,20 +163,19 @@ def _write_json(folder: Path, name: str, value: dict) -> None:
 
 
 def cache_key(digests: dict[str, tuple[int, str]], asked: dict[str, Any]) -> str:
-    """The entry's name: the SHA-256 of the kit's version and :data:`ROWS_FORMAT`, ``asked``
-    and every file's digest.
+    """The entry's name: the SHA-256 of the kit's version, ``asked`` and every file's digest.
 
     Parameters
     ----------
     digests : dict
         ``{name: (bytes, SHA-256)}`` of every file, in the order read.
     asked : dict
-        What else shapes the tables (kinds kept, limits, other entries found), as
-        JSON values.
+        What else shapes the tables (the code that makes them,
+        :func:`~explicit_audit._version.code_digest`; kinds kept, limits, other
+        entries found), as JSON values.
     """
     described = {
         "version": __version__,
-        "rows": ROWS_FORMAT,
         "asked": asked,
         "files": [[name, *found] for name, found in digests.items()],
     }

@@ -20,6 +20,7 @@ from ._core import registry
 from ._core.engine import reads_lazily
 from ._core.progress import step_progress
 from ._core.records import RecordKind, Rejection
+from ._version import code_digest
 from .audit import Audit, audit_of_reading
 from .cache import cache_key, file_digests, lookup, store
 from .errors import AuditError
@@ -172,6 +173,7 @@ def _cached(source: Source, settings: Options, keep: str | None, limits, parsed)
     if digests is None:
         return parsed()  # a file that cannot be read: the reading names it
     asked = {
+        "code": code_digest(registry.kinds()),
         "keep": keep,
         "kinds": [kind.name for kind in registry.kinds()],
         "limits": shaping(limits),

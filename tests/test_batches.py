@@ -20,7 +20,7 @@ import explicit_audit as ea
 from explicit_audit._core import registry
 from explicit_audit.reading import batches, collect
 from explicit_audit.reading.limits import Limits
-from explicit_audit.reading.sources import display_name
+from explicit_audit.reading.names import display_name
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

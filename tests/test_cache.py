@@ -134,15 +134,17 @@ def test_other_limits_make_another_entry(logs, tmp_path):
     assert len(_entries(cache)) == 2
 
 
-def test_rows_made_under_another_rows_format_make_another_entry(logs, tmp_path, monkeypatch):
-    from explicit_audit import cache as cache_module
+def test_rows_made_by_other_code_of_the_kit_make_another_entry(logs, tmp_path, monkeypatch):
+    from explicit_audit import _version
 
     cache = tmp_path / "cache"
-    with monkeypatch.context() as earlier:  # a kit whose rows differed for the same bytes
-        earlier.setattr(cache_module, "ROWS_FORMAT", cache_module.ROWS_FORMAT - 1)
+    with monkeypatch.context() as earlier:  # a kit whose modules differed, of the same version
+        earlier.setattr(_version, "_kit_digest", lambda: "0" * 64)
         _quiet_load(logs, cache=cache)
     assert len(_entries(cache)) == 1
     _quiet_load(logs, cache=cache)
+    assert len(_entries(cache)) == 2
+    _quiet_load(logs, cache=cache)  # the same code: the entry it made is served
     assert len(_entries(cache)) == 2
 
 

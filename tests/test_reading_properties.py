@@ -28,8 +28,9 @@ from hypothesis import strategies as st
 import explicit_audit as ea
 from explicit_audit._core import registry
 from explicit_audit.reading import collect
+from explicit_audit.reading.names import display_name
 from explicit_audit.reading.pipeline import sort_value
-from explicit_audit.reading.sources import display_name, scan_sources
+from explicit_audit.reading.sources import scan_sources
 from explicit_audit.reading.tables import build_kind
 
 SETTINGS = settings(

@@ -327,3 +327,77 @@ def test_a_rule_whose_check_the_checker_does_not_declare_is_refused():
     assert "'level_high'" in message and "'badge_level'" in message
     assert "its checks: badge_levels" in message
     assert NAME not in {found.name for found in ea.plugins.kinds()}
+
+
+#: A plug-in module, edited between loads: the holder as written or upper-cased (its
+#: rows), and the highest level it allows (the findings an audit state keeps).
+EDITED = """import dataclasses
+
+import pandas as pd
+import test_registry as toy
+
+UPPER, HIGHEST = {upper}, {highest}
+
+
+def build(segments):
+    built = toy.build(segments)
+    table = built.tables["badges"]
+    if UPPER:
+        table = table.assign(holder=table["holder"].str.upper())
+    return toy.KindTables({{"badges": table}}, built.rejected)
+
+
+def level_findings(badges):
+    found = toy.FindingsBuilder(toy.RULES, badges, record=badges["badge_id"], what="badge_levels")
+    for position, level in enumerate(badges["level"].tolist()):
+        if not 1 <= level <= HIGHEST:
+            found.add(position, "level_out_of_range", f"the level is {{level}}")
+    return found.frame()
+
+
+KIND = dataclasses.replace(
+    toy.KIND,
+    build=build,
+    checks=(dataclasses.replace(toy.KIND.checks[0], run=level_findings),),
+)
+"""
+
+
+def _registered_from(path: Path, *, upper: bool, highest: int) -> None:
+    import importlib.util
+
+    path.write_text(EDITED.format(upper=upper, highest=highest), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("edited_badges", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["edited_badges"] = module
+    spec.loader.exec_module(module)
+    register(module.KIND)
+
+
+@pytest.mark.parametrize("kept", ["cache", "state"])
+def test_a_plug_in_kind_edited_between_loads_is_never_served_its_earlier_rows(
+    badges, tmp_path, kept
+):
+    folder = tmp_path / "kept"
+    plugin = tmp_path / "plugin" / "edited_badges.py"
+    plugin.parent.mkdir()
+    seen = []
+    try:
+        # Each text a size of its own: Python reuses a module's compiled code for a file of
+        # the same size and modification time, written within the same second.
+        for upper, highest in ((False, 5), (True, 5), (True, 10), (True, 10)):
+            _registered_from(plugin, upper=upper, highest=highest)
+            audit = _load(badges, **{kept: folder})
+            found = ea.verify_all(audit).findings.query("check == 'badge_levels'")
+            seen.append((audit.badges["holder"].fillna("").tolist(), found["source_line"].tolist()))
+            unregister(NAME)
+    finally:
+        sys.modules.pop("edited_badges", None)
+        if NAME in ea.audit.TABLES:
+            unregister(NAME)
+    assert seen == [
+        (["ana", "bo", ""], [2]),
+        (["ANA", "BO", ""], [2]),
+        (["ANA", "BO", ""], []),
+        (["ANA", "BO", ""], []),
+    ]

@@ -438,22 +438,24 @@ def test_junit_skips_the_state_check_of_a_first_run_saying_why(tmp_path, full_li
     assert "<skipped" not in suite(again.stdout)
 
 
-def test_rows_made_under_another_rows_format_are_read_again_not_reused(
+def test_rows_made_by_other_code_of_the_kit_are_read_again_not_reused(
     tmp_path, full_lines, monkeypatch
 ):
+    from explicit_audit import _version
     from explicit_audit._core import registry
     from explicit_audit.reading.limits import Limits
     from explicit_audit.state import store
 
     logs, state = tmp_path / "logs", tmp_path / "state"
     _write(logs, full_lines, {name: len(lines) // 2 for name, lines in full_lines.items()})
-    asked = state_load._asked(type("Settings", (), {"limits": Limits(), "strict_keys": False})())
+    settings = type("Settings", (), {"limits": Limits(), "strict_keys": False})()
+    asked = state_load._asked(settings)
     assert asked["kinds"] == [kind.name for kind in registry.kinds()]
-    # A kit whose rows differed for the same bytes wrote this state.
+    # A kit whose modules differed, of the same version, wrote this state.
     with monkeypatch.context() as earlier:
-        earlier.setattr(store, "ROWS_FORMAT", store.ROWS_FORMAT - 1)
+        earlier.setattr(_version, "_kit_digest", lambda: "0" * 64)
         _load(logs, state)
-        assert store.read_state(state, asked).entries is not None
+        assert store.read_state(state, state_load._asked(settings)).entries is not None
     kept = store.read_state(state, asked)
     assert kept.entries is None and kept.kept  # its rows unused, its files still compared
     _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})

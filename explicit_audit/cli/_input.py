@@ -16,8 +16,9 @@ from ..audit import Audit
 from ..errors import RejectedRowsWarning, UnparsedTimeWarning, UnreadableFileError
 from ..loading import load_settled
 from ..partitioned.scheduler import use_scheduler
+from ..reading.names import display_name
 from ..reading.options import resolved
-from ..reading.sources import CANNOT_LIST, CANNOT_READ, display_name
+from ..reading.sources import CANNOT_LIST, CANNOT_READ
 from ..report.provenance import Provenance, provenance
 
 __all__ = ["engine", "load_data", "not_there", "refuse_unreadable", "shown", "skipped_note"]

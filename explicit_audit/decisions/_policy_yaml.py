@@ -24,7 +24,7 @@ from .._core.surrogates import lone_surrogate
 from .._core.yaml_lines import mark_line
 from .._core.yaml_scalars import two_readings
 from ..errors import PolicyError
-from ..reading.sources import display_name
+from ..reading.names import display_name
 from ..small_files import MAX_SMALL_FILE_BYTES, read_small_text
 from .shape import POLICY_SHAPES
 

@@ -17,7 +17,8 @@ from .._core.records import Rejection, excerpt
 from .._core.yaml_lines import text_line
 from ..errors import AuditError, PolicyError
 from ..reading.digests import HeldFile
-from ..reading.sources import POLICY_SUFFIXES, display_name, is_policy_name, scan_sources
+from ..reading.names import display_name
+from ..reading.sources import POLICY_SUFFIXES, is_policy_name, scan_sources
 from ._policy_yaml import read_policy_yaml
 from .policy import Policy
 

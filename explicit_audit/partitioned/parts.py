@@ -30,9 +30,10 @@ from ..reading.batches import SMALL_FILE_BYTES
 from ..reading.byte_ranges import nominal_ranges
 from ..reading.collect import Reading, read_files
 from ..reading.limits import Limits
+from ..reading.names import display_name
 from ..reading.reader import read_bytes, read_file, read_lines_range
 from ..reading.remote import RemoteFile, read_url
-from ..reading.sources import display_name, is_gzip_name, is_jsonl_name
+from ..reading.sources import is_gzip_name, is_jsonl_name
 
 __all__ = [
     "DEFAULT_BLOCKSIZE",

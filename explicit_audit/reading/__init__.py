@@ -4,7 +4,7 @@ A byte's path, stage by stage, each stage a module:
 
 1. **source** (:mod:`.sources`, :mod:`.remote`): paths, folders, globs, URLs,
    open files and ``-`` become the regular files to read; anything else is a
-   file-level rejection, never opened.
+   file-level rejection, never opened. Each is named as :mod:`.names` shows it.
 2. **bytes** (:mod:`.content`, :mod:`.byte_ranges`, :mod:`.ahead`): a file is
    read with ``read()`` (hashed as it is read, :mod:`.digests`; gzip
    decompressed as it streams and every stream kept within its bounds,

@@ -24,14 +24,9 @@ from .batches import BATCH_BYTES, SMALL_FILE_BYTES, SmallFile, read_batch
 from .content import FileReader
 from .digests import FileDigest, HeldFile, hold_file
 from .limits import Limits
+from .names import display_name
 from .pipeline import PieceReader
-from .sources import (
-    CANNOT_READ,
-    display_name,
-    is_plain_jsonl_name,
-    is_policy_name,
-    scan_sources,
-)
+from .sources import CANNOT_READ, is_plain_jsonl_name, is_policy_name, scan_sources
 
 __all__ = [
     "Listing",

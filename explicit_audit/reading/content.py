@@ -38,7 +38,8 @@ from .cuts import (
 from .digests import FileDigest, _Tap
 from .exact import too_large
 from .limits import Limits
-from .sources import display_name, is_gzip_name, is_jsonl_name
+from .names import display_name
+from .sources import is_gzip_name, is_jsonl_name
 from .streams import (
     GZIP_MAGIC,
     GZIP_RATIO_FLOOR,

@@ -22,7 +22,7 @@ from .._core.records import RecordKind
 from .collect import Reading, read_with
 from .content import BytesReader, FileReader, RangeReader
 from .limits import Limits
-from .sources import display_name
+from .names import display_name
 
 __all__ = ["read_bytes", "read_file", "read_lines_range"]
 

@@ -49,14 +49,9 @@ from .ahead import relayed
 from .collect import Listing, Reading, read_files, read_listed, read_with
 from .digests import FileDigest, _Tap
 from .limits import DEFAULT_LIMITS, Limits
+from .names import STDIN_NAME, display_name
 from .remote_open import BoundedStream, RemoteError, StreamReader, open_url
-from .sources import (
-    STDIN_NAME,
-    display_name,
-    is_policy_name,
-    scan_sources,
-    suffix_of,
-)
+from .sources import is_policy_name, scan_sources, suffix_of
 
 __all__ = [
     "STDIN",

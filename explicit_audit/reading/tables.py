@@ -22,7 +22,7 @@ from .._core.times import typed_times, unparsed_counts
 from ..errors import ExtraColumnsWarning, InputError, RejectedRowsWarning, UnparsedTimeWarning
 from .collect import Reading, values_rejected
 from .limits import DEFAULT_LIMITS, Limits
-from .sources import display_name
+from .names import display_name
 
 __all__ = [
     "REJECTED_COLUMNS",

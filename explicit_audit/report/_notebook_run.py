@@ -32,7 +32,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from traitlets import default
 
 from ..errors import NotebookError, ReportError
-from ..reading.sources import display_name
+from ..reading.names import display_name
 from ..small_files import NOTEBOOK_BOUNDS, read_small_bytes, small_text
 from .parameters import DATA_PARAMETER_NAMES, data_parameter, parameter_names, parameters_cell
 

@@ -37,8 +37,8 @@ from ..canonical import DIALECTS, PLAN_HASH_DIALECT, REQUEST_HASH_DIALECT
 from ..errors import UnreadableFileError
 from ..reading.digests import FileDigest
 from ..reading.digests import file_digest as _digest_of
+from ..reading.names import display_name
 from ..reading.remote import is_url, url_digest
-from ..reading.sources import display_name
 from .whole_text import WholeText
 
 __all__ = [

@@ -69,8 +69,8 @@ from .._version import __version__
 from ..errors import RejectedRowsWarning
 from ..loading import ENGINES, load_settled
 from ..partitioned.scheduler import use_scheduler
+from ..reading.names import display_name
 from ..reading.options import resolved
-from ..reading.sources import display_name
 from ..verdicts.audit_runs import last_audit, record_audit, since_text
 from ..verdicts.verdict import Verdict
 from ..verify import verify_all

@@ -22,7 +22,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..reading.sources import display_name, is_gzip_name, is_jsonl_name, is_plain_jsonl_name
+from ..reading.names import display_name
+from ..reading.sources import is_gzip_name, is_jsonl_name, is_plain_jsonl_name
 from ..reading.streams import gzip_at
 from .lines import first_changed_line, scan
 from .store import Kept

@@ -26,15 +26,17 @@ import pandas as pd
 from .._core import registry
 from .._core.findings import REJECTED_RULES
 from .._core.records import Rejection
+from .._version import code_digest
 from ..audit import Audit, audit_of_reading
 from ..errors import AuditError
 from ..reading.collect import Reading, list_sources, read_files, read_with
 from ..reading.content import GzipTailReader, RangeReader
 from ..reading.gc_pause import cyclic_gc_paused
 from ..reading.limits import Limits, shaping
+from ..reading.names import display_name
 from ..reading.options import Options
 from ..reading.remote import has_remote, local_source
-from ..reading.sources import display_name, is_gzip_name, is_plain_jsonl_name
+from ..reading.sources import is_gzip_name, is_plain_jsonl_name
 from ..reading.tables import warn_extra_json, warn_or_raise, warn_unparsed_times
 from .changes import changes_frame, describe_line, with_unreported
 from .compare import (
@@ -66,6 +68,7 @@ _log = logging.getLogger(__name__)
 
 def _asked(settings: Options) -> dict[str, Any]:
     return {
+        "code": code_digest(registry.kinds()),
         "kinds": [kind.name for kind in registry.kinds()],
         "limits": shaping(settings.limits),
         "strict_keys": settings.strict_keys,

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .._cache_seal import TamperedCacheWarning, signed, unsigned
 from .._core.caller import warn
-from .._version import ROWS_FORMAT, __version__
+from .._version import __version__
 from ..cache import lookup, store
 from .lines import LineIndex
 
@@ -111,8 +111,8 @@ class State:
     """A state folder as read: the files it audited, and the entries that hold their rows.
 
     ``entries`` is None when the rows cannot be used (written by another
-    version of the kit or :data:`~explicit_audit._version.ROWS_FORMAT`, or
-    for a load with other options): the files are
+    version of the kit, by other code, :func:`~explicit_audit._version.code_digest`,
+    or for a load with other options): the files are
     then still compared with what was audited, and read whole. Each entry's
     parts are an audit's (``tables``, ``rejected``, ``keys``, ...), with
     ``findings``, the findings of the row checks of its rows.
@@ -189,10 +189,8 @@ def read_state(
         entries[key] = parts
     for record in kept.values():
         record.index = _index(record, entries)
-    same = (
-        value.get("version") == __version__
-        and value.get("rows") == ROWS_FORMAT
-        and value.get("asked") == json.loads(json.dumps(asked, default=str))
+    same = value.get("version") == __version__ and value.get("asked") == json.loads(
+        json.dumps(asked, default=str)
     )
     unreported = value.get("unreported", [])
     if not (isinstance(unreported, list) and all(map(_is_change, unreported))):
@@ -330,7 +328,6 @@ def write_state(
     document = {
         "format": _FORMAT,
         "version": __version__,
-        "rows": ROWS_FORMAT,
         "asked": asked,
         "entries": referred,
         "files": records,

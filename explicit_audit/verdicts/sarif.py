@@ -36,7 +36,7 @@ from urllib.parse import quote
 from .._core import registry
 from .._core.edit_findings import STATE_CHECK
 from .._core.jsonable import json_rows
-from ..reading.sources import STDIN_NAME, name_bytes
+from ..reading.names import STDIN_NAME, name_bytes
 from .baseline import fingerprint
 from .formats import Failure
 from .verdict import Verdict
