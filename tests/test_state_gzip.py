@@ -43,10 +43,11 @@ def logs(tmp_path) -> Path:
     return folder
 
 
-def _load(folder: Path, state: Path | None = None) -> ea.Audit:
+def _load(folder: Path, state: Path | None = None, **options) -> ea.Audit:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ea.RejectedRowsWarning)
-        return ea.load(folder, progress=False, **({} if state is None else {"state": state}))
+        kept = {} if state is None else {"state": state}
+        return ea.load(folder, progress=False, **kept, **options)
 
 
 def _findings(audit: ea.Audit) -> pd.DataFrame:
@@ -55,9 +56,9 @@ def _findings(audit: ea.Audit) -> pd.DataFrame:
     return found.astype({"check": "str", "rule": "str", "kind": "str"})
 
 
-def _assert_whole(audit: ea.Audit, folder: Path) -> None:
+def _assert_whole(audit: ea.Audit, folder: Path, **options) -> None:
     """``audit`` is what a load of ``folder`` without a state gives."""
-    whole = _load(folder)
+    whole = _load(folder, **options)
     assert list(audit.tables) == list(whole.tables)
     for name, table in whole.tables.items():
         pd.testing.assert_frame_equal(audit.tables[name], table, obj=name)
@@ -139,6 +140,43 @@ def test_bytes_after_the_members_that_are_not_gzip_are_read_as_a_whole_read_read
     _assert_whole(audit, logs)
     reasons = audit.rejected["reason"].astype("str").tolist()
     assert any("not gzip" in reason for reason in reasons), reasons
+
+
+@pytest.mark.parametrize("limit", ["max_file_bytes", "max_gzip_ratio"])
+def test_members_appended_are_held_to_the_limits_with_those_audited(
+    logs, tmp_path, monkeypatch, limit
+):
+    from explicit_audit.reading import streams
+
+    log, state = logs / "d.jsonl.gz", tmp_path / "state"
+    first, later = b"".join(LINES[:600]), b"".join(LINES[600:900])
+    if limit == "max_file_bytes":  # the file fits at first; with its appended member, not
+        limits = {"max_file_bytes": len(first) + len(later) // 2}
+    else:  # blank lines that take the whole file past the ratio, then records
+        monkeypatch.setattr(streams, "GZIP_RATIO_FLOOR", 1 << 20)
+        first, later = first + b"\n" * (2 << 20), b"\n" * (8 << 20) + later
+        before = len(first) / len(gzip.compress(first))
+        after = (len(first) + len(later)) / len(gzip.compress(first) + gzip.compress(later))
+        assert after > 2 * before
+        limits = {"max_gzip_ratio": int(1.5 * before)}
+    log.write_bytes(gzip.compress(first))
+    assert _load(logs, state, limits=limits).rejected.empty
+    _append(log, gzip.compress(later))
+    audit = _load(logs, state, limits=limits)
+    _assert_whole(audit, logs, limits=limits)
+    reasons = audit.rejected.loc[audit.rejected["source_line"] == 0, "reason"].astype("str")
+    assert reasons.str.contains(limit).tolist() == [True]
+
+
+def test_a_gzip_header_appended_without_a_member_is_named_as_a_whole_read_names_it(logs, tmp_path):
+    log, state = logs / "d.jsonl.gz", tmp_path / "state"
+    log.write_bytes(gzip.compress(b"".join(LINES[:10])))
+    _load(logs, state)
+    _append(log, gzip.compress(b"x")[:10] + b"\xff" * 20)  # a header, then no deflate data
+    audit = _load(logs, state)
+    _assert_whole(audit, logs)
+    (reason,) = audit.rejected["reason"].astype("str")
+    assert reason.startswith("the bytes after the last gzip member are not gzip"), reason
 
 
 def test_a_gzip_log_compressed_again_is_an_edit(logs, tmp_path):

@@ -282,13 +282,18 @@ class FileReader:
         if gathered:
             yield gathered
 
+    def _expanded_before(self) -> int:
+        """The file's decompressed bytes before those read: none, where a file is read whole."""
+        return 0
+
     def _oversized(self, line: int, data: bytes) -> None:
         self.oversized += 1
         self.problems.append(too_large(self.name, line, data, self.limits))
 
     def _chunks(self) -> Iterator[bytes]:
         """The file's decompressed bytes, chunk by chunk, up to ``max_file_bytes``."""
-        stop = yield from within(self._raw_chunks(), self.limits.max_file_bytes)
+        limit = self.limits.max_file_bytes
+        stop = yield from within(self._raw_chunks(), limit, self._expanded_before())
         if stop is not None:
             self._stopped(stop)
 
@@ -316,9 +321,9 @@ class FileReader:
         if failure is not None:
             self._stopped(cannot_read(failure))
 
-    def _gunzip(self, source) -> Iterator[bytes]:
+    def _gunzip(self, source, before: tuple[int, int] = (0, 0)) -> Iterator[bytes]:
         """Every gzip member of ``source``, decompressed as read (:func:`.streams.gunzip`)."""
-        stop = yield from gunzip(source, self.limits.max_gzip_ratio, self._advance)
+        stop = yield from gunzip(source, self.limits.max_gzip_ratio, self._advance, before)
         if stop is not None:
             self._stopped(stop)
 
@@ -391,8 +396,15 @@ class GzipTailReader(RangeReader):
     The members appended to a gzip log after the ones audited before
     (``gzip -c >> x.jsonl.gz``): their bytes, from the first of them to
     ``stop``, decompressed as a whole read decompresses them, their lines
-    numbered on from ``first_line``. No digest is taken: a range is not the file.
+    numbered on from ``first_line``, within the limits of the whole file: the
+    members before ``start`` decompress to ``expanded`` bytes. No digest is
+    taken: a range is not the file.
     """
+
+    expanded: int = 0
+
+    def _expanded_before(self) -> int:
+        return self.expanded
 
     def _raw_chunks(self) -> Iterator[bytes]:
         try:
@@ -402,4 +414,5 @@ class GzipTailReader(RangeReader):
             return
         with handle:
             handle.seek(self.start)
-            yield from self._gunzip(Bounded(handle, self.stop - self.start))
+            tail = Bounded(handle, self.stop - self.start)
+            yield from self._gunzip(tail, (self.start, self.expanded))

@@ -79,9 +79,13 @@ def read_chunks(source, on_bytes: Callable[[int], None]) -> Generator[bytes, Non
         yield chunk
 
 
-def within(chunks: Iterable[bytes], limit: int) -> Chunks:
-    """The first ``limit`` bytes of ``chunks``; past them, a stop naming ``max_file_bytes``."""
-    budget = limit
+def within(chunks: Iterable[bytes], limit: int, used: int = 0) -> Chunks:
+    """The first ``limit`` bytes of ``chunks``; past them, a stop naming ``max_file_bytes``.
+
+    ``used``: the file's bytes before ``chunks`` (the gzip members audited
+    before those appended), which count towards ``limit`` as a whole read counts them.
+    """
+    budget = max(limit - used, 0)
     for chunk in chunks:
         if len(chunk) > budget:
             yield chunk[:budget]
@@ -94,7 +98,9 @@ def within(chunks: Iterable[bytes], limit: int) -> Chunks:
     return None
 
 
-def gunzip(source, ratio: int, on_bytes: Callable[[int], None]) -> Chunks:
+def gunzip(
+    source, ratio: int, on_bytes: Callable[[int], None], before: tuple[int, int] = (0, 0)
+) -> Chunks:
     """Every gzip member of ``source``, decompressed as read; damage keeps all output before it.
 
     Parameters
@@ -106,15 +112,23 @@ def gunzip(source, ratio: int, on_bytes: Callable[[int], None]) -> Chunks:
         a stream that has expanded more than this is read no further.
     on_bytes : callable
         Given each compressed read's size (the progress bar).
+    before : (int, int)
+        The compressed and decompressed bytes of the members before ``source``
+        in its file (those audited before the ones appended): the ratio and the
+        words of a stop are those of a read of the whole file.
     """
     decompressor = None
-    members = 0
-    total = member_output = compressed = 0
+    compressed, total = before
+    members = 1 if compressed else 0
+    member_output = 0
+    # Reads on the grid of a whole read (from the file's start), so that the members
+    # after ``before`` are fed, and stopped, as a whole read feeds and stops them.
+    size = _GZIP_INPUT - compressed % _GZIP_INPUT
     pending = b""
     while True:
         if not pending:
             try:
-                pending = source.read(_GZIP_INPUT)
+                pending, size = source.read(size), _GZIP_INPUT
             except OSError as exc:
                 return cannot_read(exc)
             if not pending:

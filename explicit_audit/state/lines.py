@@ -200,31 +200,39 @@ class GzipLines:
         Whether they decompress cleanly to ``stop`` (no damage, no bytes that are not
         gzip, within the limits) and end at the end of a line: where the members
         appended later start a line of their own.
+    expanded : int
+        The file's decompressed bytes up to ``stop``.
     """
 
     lines: int
     whole: bool
+    expanded: int
 
 
-def gzip_lines(path: Path, start: int, stop: int, limits: Limits) -> GzipLines:
+def gzip_lines(path: Path, start: int, stop: int, limits: Limits, expanded: int = 0) -> GzipLines:
     """Decompress the gzip members in ``[start, stop)`` of ``path``; count their lines.
+
+    ``expanded``: what the members before ``start`` decompress to; with them, the
+    file is held to its limits as a whole read holds it. :attr:`GzipLines.expanded`
+    is the file's decompressed bytes up to ``stop``.
 
     Raises
     ------
     OSError
         When the file cannot be read.
     """
-    lines, last, total = 0, b"\n", 0
+    lines, last, total = 0, b"\n", expanded
     with open(path, "rb") as handle:
         handle.seek(start)
-        chunks = gunzip(Bounded(handle, stop - start), limits.max_gzip_ratio, lambda _: None)
+        tail = Bounded(handle, stop - start)
+        chunks = gunzip(tail, limits.max_gzip_ratio, lambda _: None, (start, expanded))
         while True:
             try:
                 chunk = next(chunks)
             except StopIteration as done:  # its value: why the stream stopped early, or None
-                return GzipLines(lines, done.value is None and last == b"\n")
+                return GzipLines(lines, done.value is None and last == b"\n", total)
             total += len(chunk)
             if total > limits.max_file_bytes:
-                return GzipLines(lines, False)  # the reading stops there too: not whole
+                return GzipLines(lines, False, total)  # the reading stops there too: not whole
             lines += chunk.count(b"\n")
             last = chunk[-1:] or last

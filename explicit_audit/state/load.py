@@ -274,14 +274,16 @@ def _read(listing, plans: list[Plan], settings: Options) -> Audit:
     read_files(reading, [plan.path for plan in plans if not plan.incremental], kinds, None)
     for plan in plans:
         if plan.incremental and plan.stat.st_size > plan.start:
-            tail = GzipTailReader if is_gzip_jsonl_name(plan.path) else RangeReader
-            reader = tail(
+            # A gzip file's appended members are held to its limits with those audited.
+            gzip = is_gzip_jsonl_name(plan.path)
+            reader = (GzipTailReader if gzip else RangeReader)(
                 plan.path,
                 reading.limits,
                 name=plan.name,
                 first_line=plan.kept.lines + 1,
                 start=plan.start,
                 stop=plan.stat.st_size,
+                **({"expanded": plan.kept.expanded} if gzip else {}),
             )
             read_with(reading, reader, kinds, None)
         elif plan.incremental:
@@ -396,16 +398,18 @@ def _audited(
         # on from its last line was plain where it starts: those bytes are unchanged.)
         plain = is_plain_jsonl_name(plan.path) and not read.gzip
         rows = plain and (read.line_end or start) == read.read
-        count = len(lines)
+        count, expanded = len(lines), 0
         if is_gzip_jsonl_name(plan.path):
             # Its members decompressed again to count their lines (no line index: a change
             # in compressed bytes names no line); kept when they end at a line's end.
+            before = plan.kept.expanded if incremental else 0
             try:
-                members = gzip_lines(plan.path, start, read.read, limits)
+                members = gzip_lines(plan.path, start, read.read, limits, before)
             except OSError:
                 continue
             rows = members.whole
             count = (plan.kept.lines if incremental else 0) + members.lines
+            expanded = members.expanded
         record = Kept(
             name=plan.name,
             real=plan.real or str(Path(plan.path).resolve()),
@@ -417,6 +421,7 @@ def _audited(
             lines=count,
             sha256=(read.at_line if plain else read.hasher).hexdigest(),
             rows=rows,
+            expanded=expanded,
             index=lines,
         )
         if plan.name in counts.index:

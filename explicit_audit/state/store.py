@@ -89,6 +89,10 @@ class Kept:
         order, covering lines 1 to ``lines`` (the rows too, with ``rows``).
     counts : list
         ``[values_read, loaded, rejected]`` of its audited lines (``Audit.sources``).
+    expanded : int
+        A gzip file's audited bytes decompressed: the members appended later are
+        held to ``max_file_bytes`` and ``max_gzip_ratio`` with them, as a whole
+        read holds the file.
     """
 
     name: str
@@ -103,6 +107,7 @@ class Kept:
     rows: bool
     pieces: list = field(default_factory=list)
     counts: list = field(default_factory=lambda: [0, 0, 0])
+    expanded: int = 0
     index: LineIndex = field(default_factory=LineIndex, repr=False, compare=False)
 
 
