@@ -229,7 +229,8 @@ def _decoded(values: list, column: str, loads: Callable[[str], Any]) -> list:
     out = []
     for row, value in enumerate(values):
         try:
-            out.append(None if value is None else loads(value))
+            # A missing cell: Arrow's null, which pandas' text columns give back as NaN.
+            out.append(None if _missing(value) else loads(value))
         except json.JSONDecodeError as exc:
             where = f"column {column!r}, row {row}: {exc.msg}"
             raise json.JSONDecodeError(where, exc.doc, exc.pos) from None

@@ -73,6 +73,31 @@ def test_a_category_column_without_a_value_round_trips_exactly(tmp_path, monkeyp
         pd.testing.assert_frame_equal(audit.plans, whole.plans, check_exact=True)
 
 
+def test_a_json_column_with_a_missing_cell_round_trips_exactly(tmp_path, monkeypatch):
+    # A key beside the records in some of them only (and a plan without sources_summary):
+    # Arrow's null came back as NaN, which the folder refused and the cache called tampered.
+    monkeypatch.setenv("EXPLICIT_AUDIT_CACHE_SECRET", str(tmp_path / "secret"))
+    lines = (DATA / "plans" / "arborist_runs.jsonl").read_text("utf-8").splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    second.pop("sources_summary", None)
+    records = [first, {**second, "note": {"ticket": 7}}, {**first, "run_id": "r-again"}]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "plans.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    whole = _load(logs)
+    assert whole.plans["note"].isna().tolist() == [True, False, True]
+    back = [
+        ea.read_parquet(whole.to_parquet(tmp_path / "audit")),
+        _load(logs, cache=tmp_path / "cache"),
+        _load(logs, cache=tmp_path / "cache"),  # from the cache, with no warning
+        _load(logs, state=tmp_path / "state"),
+        _load(logs, state=tmp_path / "state"),  # the rows kept in the state
+    ]
+    for audit in back:
+        pd.testing.assert_frame_equal(audit.plans, whole.plans, check_exact=True)
+        assert audit.plans["note"].tolist()[1] == {"ticket": 7}
+
+
 def test_the_empty_tables_of_kinds_not_there_round_trip_with_their_categories(
     tmp_path, monkeypatch
 ):
