@@ -126,6 +126,13 @@ def checked_manifest(path: Path, manifest: Any, formats: tuple[str, str]) -> dic
     for name, found in digests.items():
         if not (isinstance(found, list) and len(found) == 2 and isinstance(found[0], int)):
             raise AuditError(f"{path}: digests[{name!r}] must be [bytes, SHA-256]")
+    missing = [name for name in known if name not in tables]
+    if missing:
+        raise AuditError(
+            f"{path}: 'tables' leaves out {', '.join(map(repr, missing))} (of registered "
+            "record kinds): a folder holds every table, empty ones too; write it with "
+            "audit.to_parquet(DIR)"
+        )
     return manifest
 
 

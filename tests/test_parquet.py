@@ -198,3 +198,15 @@ def test_a_missing_table_file_is_named(bundled, tmp_path):
     (folder / "plans.parquet").unlink()
     with pytest.raises(ea.AuditError, match=r"plans\.parquet"):
         ea.read_parquet(folder)
+
+
+@pytest.mark.parametrize("left_out", [["plans"], ["plans", "receipts", "presentations"]])
+def test_a_manifest_that_leaves_out_a_table_is_refused_naming_it(bundled, tmp_path, left_out):
+    # Read as it was, the audit lacked the table: verify_all raised AttributeError.
+    folder = bundled.to_parquet(tmp_path / "audit")
+    manifest = json.loads((folder / MANIFEST).read_text("utf-8"))
+    manifest["tables"] = [name for name in manifest["tables"] if name not in left_out]
+    (folder / MANIFEST).write_text(json.dumps(manifest), "utf-8")
+    with pytest.raises(ea.AuditError, match=r"audit\.json: 'tables' leaves out '") as refused:
+        ea.read_parquet(folder)
+    assert all(f"'{name}'" in str(refused.value) for name in left_out)

@@ -478,3 +478,24 @@ def test_a_log_without_a_line_end_is_compared_not_skipped(tmp_path):
     path.write_text(json.dumps([*records[:2], records[1]]))
     summary = ea.verify_all(_load(logs, state)).summary().set_index("check")
     assert summary.loc["audited_bytes", "status"] == "findings"
+
+
+def test_a_state_json_that_is_a_folder_is_dropped_and_read_again(audited, full_lines):
+    logs, state = audited
+    (state / "state.json").unlink()
+    (state / "state.json").mkdir()
+    with pytest.warns(TamperedCacheWarning, match="state.json"):
+        again = _load(logs, state)
+    _assert_same(again, _load(logs))
+    assert (state / "state.json").is_file()  # written anew
+
+
+@pytest.mark.parametrize("option", ["state", "cache"])
+def test_a_state_or_cache_that_names_a_file_is_refused_naming_it(tmp_path, full_lines, option):
+    logs = tmp_path / "logs"
+    _write(logs, full_lines, {name: 3 for name in full_lines})
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a folder\n", encoding="utf-8")
+    for folder in (notes, notes / "sub"):
+        with pytest.raises(ea.AuditError, match=rf"{option}=.*notes\.txt is not a folder"):
+            ea.load(logs, progress=False, **{option: folder})

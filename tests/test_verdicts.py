@@ -201,6 +201,9 @@ def test_new_only_needs_a_baseline(logs, capsys):
             '{"exit_status": 2, "clean": null, "error": {"message": "x: no such file"}}',
             "could not check anything",
         ),
+        # An error that is not the object verify writes: no list of findings (it raised).
+        ('{"error": "disk full"}', "no list of findings"),
+        ('{"error": ["x"]}', "no list of findings"),
     ],
 )
 def test_a_baseline_that_is_not_a_verify_document_exits_2(logs, tmp_path, capsys, content, says):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, TypedDict
 
 from .._core.engine import reads_lazily
@@ -137,7 +138,8 @@ def resolved(options: dict[str, Any], what: str = "load") -> Options:
     TypeError
         For a keyword that is not a :class:`LoadOptions` key, as Python says it.
     AuditError
-        For an engine that is not one of :data:`ENGINES`.
+        For an engine that is not one of :data:`ENGINES`, or a ``cache=`` or
+        ``state=`` that names a file (or lies under one).
     """
     unknown = sorted(set(options) - set(LoadOptions.__annotations__))
     if unknown:
@@ -151,6 +153,8 @@ def resolved(options: dict[str, Any], what: str = "load") -> Options:
         raise AuditError(f"unknown engine {found.engine!r}; choose one of {', '.join(ENGINES)}")
     if found.state is not None and found.cache is not None:
         raise AuditError("give state= or cache=, not both: a state keeps the rows it audited")
+    for name in ("cache", "state"):
+        _a_folder(name, getattr(found, name))
     if reads_lazily(found.engine):
         if found.cache is not None:
             raise AuditError(
@@ -164,3 +168,18 @@ def resolved(options: dict[str, Any], what: str = "load") -> Options:
             )
         require("dask", 'engine="dask"')
     return found
+
+
+def _a_folder(option: str, value: str | os.PathLike | None) -> None:
+    """Refuse a ``cache=`` or ``state=`` that names a file, or lies under one."""
+    if value is None:
+        return
+    path = Path(value)
+    for part in (path, *path.parents):
+        if os.path.lexists(part):
+            if not part.is_dir():
+                raise AuditError(
+                    f"{option}={os.fspath(value)!r}: {part} is not a folder; name a folder "
+                    "of its own for it"
+                )
+            return

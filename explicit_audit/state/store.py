@@ -244,7 +244,10 @@ def _index(record: Kept, entries: dict[str, dict[str, Any]]) -> LineIndex:
 
 def _drop(folder: Path, problem: str | None) -> None:
     """Remove the state's files; warn when ``problem`` says why (lookup warned otherwise)."""
-    (folder / STATE_FILE).unlink(missing_ok=True)
+    path = folder / STATE_FILE
+    if path.is_dir() and not path.is_symlink():  # a folder in its place: not the kit's
+        shutil.rmtree(path, ignore_errors=True)
+    path.unlink(missing_ok=True)
     if problem is not None:
         warn(
             f"{problem}: the audit state is dropped, and every file read as at a first run "

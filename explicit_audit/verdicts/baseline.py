@@ -395,12 +395,13 @@ def read_baseline(path: str | os.PathLike) -> Baseline:
     except json.JSONDecodeError as error:
         raise _unfit(name, f"the baseline is not JSON ({error.msg})", error.lineno) from None
     if not isinstance(document, dict) or not isinstance(document.get("findings"), list):
-        if isinstance(document, dict) and document.get("error") is not None:
+        error = document.get("error") if isinstance(document, dict) else None
+        if isinstance(error, dict):  # as verify --json writes a run that checked nothing
             raise InputError(
                 name,
                 None,
                 "the baseline records a run that could not check anything "
-                f"({document['error'].get('message')})",
+                f"({error.get('message')})",
                 advice="Pass the last run that did.",
             )
         raise _unfit(name, "the baseline has no list of findings")
