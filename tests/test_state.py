@@ -499,3 +499,47 @@ def test_a_state_or_cache_that_names_a_file_is_refused_naming_it(tmp_path, full_
     for folder in (notes, notes / "sub"):
         with pytest.raises(ea.AuditError, match=rf"{option}=.*notes\.txt is not a folder"):
             ea.load(logs, progress=False, **{option: folder})
+
+
+def test_an_older_copy_of_the_state_put_back_is_told_not_trusted(tmp_path, full_lines):
+    logs, state, saved = tmp_path / "logs", tmp_path / "state", tmp_path / "saved"
+    half = {name: len(lines) // 2 for name, lines in full_lines.items()}
+    _write(logs, full_lines, half)
+    _load(logs, state)
+    shutil.copytree(state, saved)  # run 1, copied aside
+    _write(logs, full_lines, {name: len(lines) for name, lines in full_lines.items()})
+    _load(logs, state)  # run 2 audits every line
+    shutil.rmtree(state)
+    shutil.copytree(saved, state)  # run 1 put back: its signature holds
+    with pytest.warns(TamperedCacheWarning, match="run 1 .* run 2 was seen here since"):
+        again = _load(logs, state)
+    assert again.audited_before == 0  # read as a first run, and said so
+    _assert_same(again, _load(logs))
+
+
+def test_runs_written_by_another_host_are_no_older_copy(tmp_path, full_lines, monkeypatch):
+    # Two hosts share the state folder and its secret; each records the runs it sees beside
+    # its own copy of the secret. Neither takes the other's later runs for a copy put back.
+    from explicit_audit._cache_seal import secret_path
+
+    logs, state, saved = tmp_path / "logs", tmp_path / "state", tmp_path / "saved"
+    _write(logs, full_lines, {name: 5 for name in full_lines})
+    _load(logs, state)  # host A writes run 1
+    shutil.copytree(state, saved)
+    host_b = tmp_path / "host-b" / "secret"
+    host_b.parent.mkdir()
+    shutil.copy2(secret_path(), host_b)
+    host_a = os.environ[SECRET_ENV]
+    for count in (10, 15):
+        monkeypatch.setenv(SECRET_ENV, str(host_b))
+        _write(logs, full_lines, {name: count for name in full_lines})
+        _load(logs, state)  # host B writes runs 2 and 3
+    monkeypatch.setenv(SECRET_ENV, host_a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TamperedCacheWarning)
+        kept = _load(logs, state)  # host A reads run 3: no warning
+    assert kept.audited_before > 0
+    shutil.rmtree(state)
+    shutil.copytree(saved, state)  # run 1 put back: host A has seen run 4 since
+    with pytest.warns(TamperedCacheWarning, match="run 1 .* run 4 was seen here since"):
+        _load(logs, state)

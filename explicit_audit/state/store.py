@@ -36,6 +36,7 @@ from .._cache_seal import TamperedCacheWarning, signed, unsigned
 from .._core.caller import warn
 from .._version import __version__
 from ..cache import lookup, store
+from .ledger import new_lineage, older_than_recorded, record_run
 from .lines import LineIndex
 
 __all__ = [
@@ -173,6 +174,8 @@ def read_state(
     value, problem = unsigned(folder, path, "state")
     if problem is None and not (isinstance(value, dict) and value.get("format") == _FORMAT):
         problem = "not an audit state this kit wrote"
+    if problem is None:
+        problem = older_than_recorded(folder, value)
     if problem is not None:
         _drop(folder, f"{path}: {problem}")
         return None
@@ -328,13 +331,18 @@ def write_state(
     store(folder, key, {**rest, "tables": tables, "digests": {}})
     referred = list(dict.fromkeys(piece[0] for r in kept for piece in r.pieces))
     before: list[str] = []
+    lineage, run = new_lineage(), 1
     path = folder / STATE_FILE
     if os.path.lexists(path):
         value, problem = unsigned(folder, path, "state")
         if problem is None and isinstance(value, dict):
             before = list(value.get("entries", []))
+            if isinstance(value.get("lineage"), str) and isinstance(value.get("run"), int):
+                lineage, run = value["lineage"], value["run"] + 1
     document = {
         "format": _FORMAT,
+        "lineage": lineage,
+        "run": run,
         "version": __version__,
         "asked": asked,
         "entries": referred,
@@ -343,6 +351,7 @@ def write_state(
         "unreported": list(unreported),
     }
     _replace(folder, document)
+    record_run(folder, lineage, run)
     # Every entry no piece refers to: those of the state before, and any left by a state
     # dropped (entries are named by 32 hexadecimal digits).
     for old in {*before, key, *(p.name for p in folder.iterdir() if _ENTRY_NAME.fullmatch(p.name))}:
