@@ -20,7 +20,9 @@ Every refusal is an :class:`~explicit_audit.AuditError` naming the file.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -78,6 +80,9 @@ def _plain_name(name: Any) -> bool:
     )
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
 def checked_manifest(path: Path, manifest: Any, formats: tuple[str, str]) -> dict[str, Any]:
     """``manifest`` when it holds what ``write_parquet`` writes, naming ``path`` otherwise.
 
@@ -133,7 +138,55 @@ def checked_manifest(path: Path, manifest: Any, formats: tuple[str, str]) -> dic
             "record kinds): a folder holds every table, empty ones too; write it with "
             "audit.to_parquet(DIR)"
         )
+    if "written" in manifest:
+        _check_written(path, manifest, suffix)
     return manifest
+
+
+def _check_written(path: Path, manifest: dict[str, Any], suffix: str) -> None:
+    """``written`` lists each table file the manifest reads, and no other, by size and SHA-256."""
+    written = manifest["written"]
+    if not isinstance(written, dict) or not all(
+        isinstance(found, list)
+        and len(found) == 2
+        and type(found[0]) is int
+        and isinstance(found[1], str)
+        and _SHA256.fullmatch(found[1])
+        for found in written.values()
+    ):
+        raise AuditError(f"{path}: 'written' must map each table file to [bytes, SHA-256]")
+    read = [*manifest["tables"], "rejected", "sources", *(["keys"] if manifest.get("keys") else [])]
+    files = {f"{name}{suffix}" for name in read}
+    if set(written) != files:
+        odd = sorted(set(written) ^ files)
+        raise AuditError(
+            f"{path}: 'written' and the tables it reads disagree about {', '.join(odd)}; a "
+            "folder edited by hand (write it with audit.to_parquet(DIR))"
+        )
+
+
+def checked_bytes(
+    path: Path, handle: Any, size: int, written: dict[str, list], limits: Limits
+) -> bytes:
+    """The bytes of a table file, refused unless they are those ``written`` lists for it."""
+    expected_size, expected = written[path.name]
+    if size > limits.max_file_bytes:
+        raise AuditError(
+            f"{path}: {size} bytes, past max_file_bytes ({limits.max_file_bytes}); refused "
+            "before reading (raise the limit if the file is trusted)"
+        )
+    if size != expected_size:
+        raise AuditError(
+            f"{path}: {size} bytes, where audit.json lists {expected_size}; not the file "
+            "written with this audit (another export's, or edited)"
+        )
+    data = handle.read(size + 1)
+    if len(data) != expected_size or hashlib.sha256(data).hexdigest() != expected:
+        raise AuditError(
+            f"{path}: its SHA-256 is not the one audit.json lists; not the file written with "
+            "this audit (another export's, or edited)"
+        )
+    return data
 
 
 def opened(folder: Path, name: str) -> tuple[Any, os.stat_result]:

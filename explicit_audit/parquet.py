@@ -27,6 +27,7 @@ polars and DuckDB read every file as it is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -39,7 +40,7 @@ import pyarrow.parquet as pq
 
 from ._core import registry
 from ._core.i_json import loads_alike
-from ._parquet_checks import check_bounds, check_dtypes, checked_manifest, opened
+from ._parquet_checks import check_bounds, check_dtypes, checked_bytes, checked_manifest, opened
 from ._version import __version__
 from .errors import AuditError
 from .reading.limits import DEFAULT_LIMITS, Limits
@@ -194,8 +195,10 @@ def write_parquet(
     frames = {**tables, "rejected": rejected, "sources": sources}
     if keys is not None:
         frames["keys"] = keys
+    written = {}
     for name, frame in frames.items():
         _write_table(frame, folder / f"{name}{suffix}")
+        written[f"{name}{suffix}"] = _size_and_sha256(folder / f"{name}{suffix}")
     dumped = {}
     for declared in registry.documents():
         if declared.dump is not None and declared.name in documents:
@@ -209,6 +212,7 @@ def write_parquet(
         "files": list(files),
         "documents": dumped,
         "digests": {name: list(found) for name, found in (digests or {}).items()},
+        "written": written,
     }
     partial = folder / (MANIFEST + ".partial")
     partial.write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -287,10 +291,22 @@ def _with_categories(column: pd.Series, written: Any) -> pd.Series:
 _UNFIT = (ValueError, TypeError, KeyError, AttributeError, RecursionError, pa.ArrowException)
 
 
-def _untrusted_table(folder: Path, name: str, limits: Limits) -> pd.DataFrame:
+def _size_and_sha256(path: Path) -> list:
+    """``[bytes, SHA-256]`` of a file the kit just wrote."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return [size, digest.hexdigest()]
+
+
+def _untrusted_table(folder: Path, name: str, limits: Limits, written: dict | None) -> pd.DataFrame:
     path = folder / f"{name}{PARQUET_SUFFIX}"
     handle, found = opened(folder, path.name)
     with handle:
+        if written is not None:  # the bytes audit.json lists, parsed as they were hashed
+            handle = pa.BufferReader(checked_bytes(path, handle, found.st_size, written, limits))
         try:
             parquet = pq.ParquetFile(handle)
         except (OSError, pa.ArrowException) as exc:
@@ -372,7 +388,8 @@ def read_parquet(directory: str | os.PathLike, *, limits: Limits | None = None) 
             f"{exc}); write one with audit.to_parquet(DIR)"
         ) from None
     manifest = checked_manifest(path, found, (FORMAT, PARQUET_SUFFIX))
-    return _parts(manifest, path, lambda name: _untrusted_table(folder, name, limits))
+    written = manifest.get("written")  # None: written before the kit listed its files
+    return _parts(manifest, path, lambda name: _untrusted_table(folder, name, limits, written))
 
 
 def read_sealed(contents: Mapping[str, bytes], where: Path) -> dict[str, Any]:

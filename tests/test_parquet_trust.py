@@ -3,6 +3,7 @@ pandas in tmp_path, refused with an AuditError naming the file."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -42,7 +43,25 @@ def _write_manifest(folder: Path, manifest) -> None:
     (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
 
 
+def _forged(folder: Path) -> None:
+    """audit.json's ``written`` rewritten to list the files as they are now, as a forger
+    would: what the kit checks past the digests is read as it would be then."""
+    try:
+        manifest = _manifest(folder)
+    except ValueError:
+        return
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("written"), dict):
+        return
+    for name in manifest["written"]:
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            manifest["written"][name] = [len(data), hashlib.sha256(data).hexdigest()]
+    _write_manifest(folder, manifest)
+
+
 def _refused(folder: Path, file: Path, *says: str) -> str:
+    _forged(folder)
     with pytest.raises(ea.AuditError) as raised:
         ea.read_parquet(folder)
     message = str(raised.value)
@@ -214,3 +233,37 @@ def test_a_folder_written_by_the_kit_still_reads_back_whole(folder, bundled):
     back = ea.read_parquet(folder)
     for name, frame in bundled.tables.items():
         pd.testing.assert_frame_equal(back.tables[name], frame, check_exact=True)
+
+
+def test_a_table_edited_or_swapped_in_alone_is_refused_by_its_digest(folder, tmp_path):
+    # A plans table from another export: read with it, the bundled data lost 5 findings.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ea.RejectedRowsWarning)
+        other = ea.load(DATA / "plans" / "arborist_runs.jsonl", progress=False)
+    other.to_parquet(tmp_path / "other")
+    (folder / "plans.parquet").write_bytes((tmp_path / "other" / "plans.parquet").read_bytes())
+    with pytest.raises(ea.AuditError, match=r"plans\.parquet: .*audit\.json lists"):
+        read_parquet(folder)
+    # The same size, another byte: its SHA-256 tells.
+    folder = other.to_parquet(tmp_path / "again")
+    data = bytearray((folder / "rejected.parquet").read_bytes())
+    data[len(data) // 2] ^= 1
+    (folder / "rejected.parquet").write_bytes(bytes(data))
+    with pytest.raises(ea.AuditError, match=r"rejected\.parquet: its SHA-256"):
+        read_parquet(folder)
+
+
+def test_keys_said_not_written_while_written_lists_them_is_refused(folder):
+    manifest = _manifest(folder)
+    assert manifest["keys"] and "keys.parquet" in manifest["written"]
+    manifest["keys"] = False  # its notes of keys would be dropped, and their findings
+    _write_manifest(folder, manifest)
+    _refused(folder, folder / MANIFEST, "'written' and the tables it reads disagree", "keys")
+
+
+def test_a_folder_written_before_the_files_were_listed_still_reads(bundled, folder):
+    manifest = _manifest(folder)
+    del manifest["written"]
+    _write_manifest(folder, manifest)
+    back = read_parquet(folder)
+    pd.testing.assert_frame_equal(back["tables"]["plans"], bundled.plans)
