@@ -305,7 +305,8 @@ def test_time_key_names_the_column(tmp_path, capsys):
     late["timestamp"] = "2025-03-01T00:00:00Z"
     (folder / "r.jsonl").write_text(json.dumps(late) + "\n", encoding="utf-8")
     status, by_default = _verify_json(capsys, folder, "--since", "2025-03-05")
-    assert status == 0 and by_default["findings"] == []
+    # By its timestamp the record lies before the window, which holds none: nothing to check.
+    assert status == 3 and by_default["findings"] == []
     status, chosen = _verify_json(
         capsys, folder, "--since", "2025-03-05", "--time-key", "receipts=logged"
     )
@@ -348,7 +349,8 @@ def test_a_finding_of_a_check_over_every_kind_is_placed_by_its_record(
     window = ["--since", since, "--until", "2026-04-01", "--undated", "skip"]
     status, document = _verify_json(capsys, folder, *window)
     found = [f["rule"] for f in document["findings"] if f["check"] == "record_duplicates"]
-    assert found == ["conflicting_record"] * kept and status == kept
+    # A window holding no record has nothing to check (3), never clean (0).
+    assert found == ["conflicting_record"] * kept and status == (1 if kept else 3)
     assert document["window"]["findings_undated"] == 0
 
 
@@ -584,3 +586,19 @@ def test_a_baseline_of_another_window_is_said_to_be_one(dated, tmp_path, capsys)
     same.write_text(json.dumps(narrowed), encoding="utf-8")
     _, again = _verify_json(capsys, dated, *window, "--baseline", same)
     assert "window_then" not in again["baseline"] and again["baseline"]["resolved"] == 0
+
+
+def test_a_window_that_holds_no_record_has_nothing_to_check(dated, capsys):
+    # Every check ran over all of DATA: a window holding none of its records was "clean on
+    # what was checked" (exit 0), and a daily CI gate passed on a day with no record at all.
+    window = ["--since", "2040-01-01", "--until", "2040-01-02"]
+    status, document = _verify_json(capsys, dated, *window, "--undated", "skip")
+    assert status == 3 and document["state"] == "nothing to check"
+    assert all(row["status"] == "not run" for row in document["summary"])
+    assert sum(table["inside"] for table in document["window"]["tables"]) == 0
+    # Its undated records kept (the default), the window checks them: the line that is not
+    # JSON is an error there.
+    status, document = _verify_json(capsys, dated, *window)
+    assert status == 1 and document["summary"][0]["status"] == "findings"
+    _, inside = _verify_json(capsys, dated, "--since", "2025-03-04", "--until", "2025-03-05")
+    assert inside["state"] != "nothing to check"

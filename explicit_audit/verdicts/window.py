@@ -267,13 +267,41 @@ def _applied(verification: Verification, audit: Audit, window: Window) -> Window
     undated = ((places == _UNDATED) | (places == _UNREADABLE)) & ~about_files
     keep = (places == _INSIDE) | (undated & (window.undated == "check")) | about_files
     kept = findings[keep].reset_index(drop=True)
+    checked = _checked_in(verification.checked, audit.tables, reports, window)
     return WindowResult(
-        verification=dataclasses.replace(verification, findings=kept),
+        verification=dataclasses.replace(verification, findings=kept, checked=checked),
         window=window,
         tables=reports,
         outside=int(((places == _BEFORE) | (places == _AFTER)).sum()),
         undated_findings=int(undated.sum()),
     )
+
+
+def _checked_in(
+    checked: dict[str, int], tables: dict, reports: list[TableWindow], window: Window
+) -> dict[str, int]:
+    """Each check's records examined; none for a check whose tables hold no record in the window.
+
+    Every check runs over all of the data (so that the checks across records
+    are right at the window's edges), and says how many records it examined;
+    but a check none of whose records falls inside the window (nor among the
+    undated ones ``undated="check"`` keeps) looked at nothing the window
+    asks about: it is *not run*, and a window that holds no record at all is
+    *nothing to check* (exit 3), never clean on the records outside it. An
+    edit of audited bytes is about a file, which every window keeps.
+    """
+    undated = window.undated == "check"
+    held = {r.table: r.inside + ((r.undated + r.unreadable) if undated else 0) for r in reports}
+    out = dict(checked)
+    for checker in registry.checkers(state=True):
+        for check in checker.checks:
+            if check.name not in out or check.name == STATE_CHECK:
+                continue
+            names = registry.examined(checker, check, tables)
+            names = list(held) if names is None else [n for n in names if n in held]
+            if names and not any(held[name] for name in names):
+                out[check.name] = 0
+    return out
 
 
 def _placed_part(
