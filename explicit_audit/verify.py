@@ -404,7 +404,8 @@ def _expected_names(expect: Iterable[str] | str | None) -> list[str]:
     known = [kind.name for kind in registry.kinds()]
     known += [name for name in registry.tables() if name not in known]
     known += [docs.name for docs in registry.documents()]
-    unknown = [name for name in names if name not in known]
+    # An empty name (--expect "$KINDS" with the variable unset) asks for no gate: refused.
+    unknown = [name for name in names if name not in known] or ([] if names else [expect])
     if unknown:
         raise AuditError(
             f"expect: no record kind, table or document named {', '.join(map(repr, unknown))}; "

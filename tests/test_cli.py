@@ -401,6 +401,10 @@ def test_verify_expect_fails_when_an_expected_kind_is_absent(clean):
     assert _verify(str(clean), "--expect", "receipts")[0] == 0
     status, _, document = _verify(str(clean), "--expect", "reciepts", "--json")
     assert status == 2 and "reciepts" in document["error"]["message"]
+    # A list that names nothing ("$KINDS" unset) asked for no gate, and exited 0.
+    for empty in ("", ",", " , "):
+        status, _, document = _verify(str(clean), "--expect", empty, "--json")
+        assert status == 2 and "named" in document["error"]["message"], empty
 
 
 def test_verify_expect_exits_1_when_there_are_findings_too(dirty):
