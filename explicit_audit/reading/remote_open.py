@@ -181,7 +181,7 @@ def _open_http(url: str, limits: Limits, options: dict[str, Any]) -> BoundedStre
         sync(fs.loop, _closed, response)
         raise
     return BoundedStream(
-        lambda size: sync(fs.loop, _named, response.content.read(size), limits),
+        lambda size: sync(fs.loop, _named, _body(response.content, size), limits),
         lambda: sync(fs.loop, _closed, response),
         limits,
     )
@@ -216,6 +216,26 @@ def _check(response) -> None:
         raise RemoteError(
             f"the server sends Content-Encoding {coding!r}, which is not read (gzip or none)"
         )
+
+
+async def _body(content, size: int) -> bytes:
+    """Up to ``size`` bytes of a body; those that arrived before it broke off come first.
+
+    aiohttp raises a transfer's break at the next read, before the bytes it
+    had already received: read after the break, its buffer would be lost, a
+    varying share of the file by when the break came. They are taken first
+    (its ``_read_nowait``); the break is raised at the read after them.
+    """
+    import aiohttp
+
+    try:
+        return await content.read(size)
+    except aiohttp.ClientPayloadError:
+        received = getattr(content, "_read_nowait", None)
+        data = received(size) if received is not None else b""
+        if data:
+            return data
+        raise
 
 
 async def _closed(response) -> None:
