@@ -97,6 +97,10 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             self._head(length=2 * len(CUT))
             self._send(CUT)
             self.close_connection = True
+        elif path == "/plans.jsonl.gz":  # a gzip file, compressed again for the transfer
+            data = gzip.compress(gzip.compress(PLANS.read_bytes()))
+            self._head(length=len(data), Content_Encoding="gzip")
+            self._send(data)
         elif path == "/brotli.jsonl":
             self._head(length=4, Content_Encoding="br")
             self._send(b"\x0b\x02\x80\x0a")
@@ -400,3 +404,13 @@ def test_a_transfer_that_breaks_off_keeps_every_line_that_arrived(hostile, tmp_p
         assert rejected["source_line"].tolist() == [0]
         assert "the transfer broke off" in rejected["reason"].iloc[0]
         assert int(audit.sources["bytes"].iloc[0]) == len(CUT)
+
+
+def test_a_gzip_file_compressed_again_for_the_transfer_loads_as_the_file(hostile):
+    # One layer undone, the file's own gzip was split into "lines": every one rejected.
+    _, base = hostile
+    audit = ea.load(f"{base}/plans.jsonl.gz", progress=False)
+    expected = ea.load(PLANS, progress=False)
+    assert audit.rejected.empty, audit.rejected["reason"].tolist()[:2]
+    assert audit.plans["run_id"].tolist() == expected.plans["run_id"].tolist()
+    assert audit.plans["source_line"].tolist() == expected.plans["source_line"].tolist()

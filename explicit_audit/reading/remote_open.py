@@ -42,7 +42,7 @@ from .content import FileReader
 from .digests import READ_BYTES, _Tap
 from .limits import Limits
 from .sources import is_gzip_name, is_jsonl_name, suffix_of
-from .streams import GZIP_MAGIC, cannot_read, read_chunks
+from .streams import GZIP_MAGIC, cannot_read, gunzip, read_chunks
 
 __all__ = ["BoundedStream", "RemoteError", "StreamReader", "open_url"]
 
@@ -75,6 +75,8 @@ class BoundedStream:
     ----------
     cut_off : bool
         Whether the server had more than ``max_file_bytes`` bytes to send.
+    coded : bool
+        Whether the server compressed the file for the transfer (``Content-Encoding: gzip``).
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class BoundedStream:
         self.left = limits.max_file_bytes
         self.deadline = time.monotonic() + limits.total_timeout if timed else None
         self.cut_off = False
+        self.coded = False
 
     def read(self, size: int = -1) -> bytes:
         """Up to ``size`` bytes (all that is left within the bound for -1)."""
@@ -180,11 +183,14 @@ def _open_http(url: str, limits: Limits, options: dict[str, Any]) -> BoundedStre
     except RemoteError:
         sync(fs.loop, _closed, response)
         raise
-    return BoundedStream(
+    stream = BoundedStream(
         lambda size: sync(fs.loop, _named, _body(response.content, size), limits),
         lambda: sync(fs.loop, _closed, response),
         limits,
     )
+    coding = response.headers.get("Content-Encoding", "").strip().lower()
+    stream.coded = coding in ("gzip", "x-gzip")
+    return stream
 
 
 def _origin(url: str) -> tuple[str, str | None, int | None]:
@@ -356,6 +362,13 @@ class StreamReader(FileReader):
         tap = self._tap
         if tap is None:
             return
+        if getattr(tap.handle, "coded", False) and is_gzip_name(self.remote.name):
+            # A gzip file the server compressed again for the transfer: both layers undone,
+            # the file's own under the limits as a local one's is.
+            stop = yield from gunzip(_Joined(self._gunzip(tap)), self.limits.max_gzip_ratio, _none)
+            if stop is not None:
+                self._stopped(stop)
+            return
         if is_gzip_name(self.remote.name) or tap.pushed[:2] == GZIP_MAGIC:
             yield from self._gunzip(tap)
             return
@@ -381,3 +394,23 @@ class StreamReader(FileReader):
                     "",
                 )
             )
+
+
+def _none(_: int) -> None:
+    """No progress to count: the bytes were counted as they came."""
+
+
+class _Joined:
+    """``read(size)`` over chunks of bytes, as :func:`.streams.gunzip` reads a file."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks, self._left = chunks, b""
+
+    def read(self, size: int) -> bytes:
+        while len(self._left) < size:
+            more = next(self._chunks, None)
+            if more is None:
+                break
+            self._left += more
+        data, self._left = self._left[:size], self._left[size:]
+        return data
