@@ -88,14 +88,21 @@ def _outside_code(kinds: Iterable[Any]) -> set[bytes]:
 
 
 def _code_of(function: Any, module: str) -> bytes:
-    """A function's module file (its path and bytes), else its compiled code, else its name."""
+    """A function's module file (its path and bytes), else its compiled code, else its name.
+
+    A function whose code is not in its module's file (one defined in a notebook's
+    cell, whose module is the kernel's ``__main__``) is known by its code.
+    """
     path = getattr(sys.modules.get(module), "__file__", None)
-    if path:
+    code = getattr(function, "__code__", None)
+    in_file = path and (
+        code is None or os.path.realpath(code.co_filename) == os.path.realpath(path)
+    )
+    if in_file:
         try:
             return b"file:%s\0%s" % (os.fsencode(path), Path(path).read_bytes())
         except OSError:
             pass
-    code = getattr(function, "__code__", None)
     if code is not None:
         return b"code:" + marshal.dumps(code)
     return f"name:{module}.{getattr(function, '__qualname__', repr(function))}".encode()
