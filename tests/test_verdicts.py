@@ -204,6 +204,10 @@ def test_new_only_needs_a_baseline(logs, capsys):
         # An error that is not the object verify writes: no list of findings (it raised).
         ('{"error": "disk full"}', "no list of findings"),
         ('{"error": ["x"]}', "no list of findings"),
+        # A window or data of another type were taken as none (a window "2025" raised).
+        ('{"findings": [], "window": {"since": [1]}}', 'its window is {"since": [1]}'),
+        ('{"findings": [], "window": "2025"}', 'its window is "2025"'),
+        ('{"findings": [], "data": 5}', "its data is 5"),
     ],
 )
 def test_a_baseline_that_is_not_a_verify_document_exits_2(logs, tmp_path, capsys, content, says):

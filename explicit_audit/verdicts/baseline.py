@@ -421,19 +421,18 @@ def read_baseline(path: str | os.PathLike) -> Baseline:
                     f"finding {position}'s {key} is {json.dumps(finding[key])[:80]}, not {wanted}",
                     field=f"findings[{position}].{key}",
                 )
-    data = document.get("data")
-    summary = document.get("summary")
+    data, window, summary = document.get("data"), document.get("window"), document.get("summary")
+    fits = window is None or (
+        isinstance(window, dict) and all(_text_or_none(window.get(b)) for b in ("since", "until"))
+    )
+    if not _text_or_none(data) or not fits:
+        which = "data" if not _text_or_none(data) else "window"
+        value = json.dumps(document[which])[:80]
+        raise _unfit(name, f"its {which} is {value}, not as verify --json writes it", field=which)
     checks = None
     if isinstance(summary, list):
         checks = tuple(str(row.get("check")) for row in summary if isinstance(row, dict))
-    window = document.get("window")
-    return Baseline(
-        file=name,
-        findings=findings,
-        data=data if isinstance(data, str) else None,
-        checks=checks,
-        window=_bounds(window) if isinstance(window, dict) else None,
-    )
+    return Baseline(file=name, findings=findings, data=data, checks=checks, window=_bounds(window))
 
 
 def _bounds(window: Mapping | None) -> dict | None:
