@@ -604,5 +604,11 @@ def test_a_window_that_holds_no_record_has_nothing_to_check(dated, capsys):
     # JSON is an error there.
     status, document = _verify_json(capsys, dated, *window)
     assert status == 1 and document["summary"][0]["status"] == "findings"
+    # ... and every value read is checked there, as without a window (a rejected input has
+    # no time), so the checks over every value keep their count.
+    _, whole = _verify_json(capsys, dated)
+    for row, unwindowed in zip(document["summary"][:2], whole["summary"][:2], strict=True):
+        assert row["check"] in ("rejected_rows", "record_keys")
+        assert row["checked"] == unwindowed["checked"] > 0
     _, inside = _verify_json(capsys, dated, "--since", "2025-03-04", "--until", "2025-03-05")
     assert inside["state"] != "nothing to check"

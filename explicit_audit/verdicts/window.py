@@ -267,7 +267,10 @@ def _applied(verification: Verification, audit: Audit, window: Window) -> Window
     undated = ((places == _UNDATED) | (places == _UNREADABLE)) & ~about_files
     keep = (places == _INSIDE) | (undated & (window.undated == "check")) | about_files
     kept = findings[keep].reset_index(drop=True)
-    checked = _checked_in(verification.checked, audit.tables, reports, window)
+    accounted = verification.accounting if verification.accounting is not None else audit
+    checked = _checked_in(
+        verification.checked, audit.tables, len(accounted.rejected), reports, window
+    )
     return WindowResult(
         verification=dataclasses.replace(verification, findings=kept, checked=checked),
         window=window,
@@ -278,7 +281,11 @@ def _applied(verification: Verification, audit: Audit, window: Window) -> Window
 
 
 def _checked_in(
-    checked: dict[str, int], tables: dict, reports: list[TableWindow], window: Window
+    checked: dict[str, int],
+    tables: dict,
+    rejected: int,
+    reports: list[TableWindow],
+    window: Window,
 ) -> dict[str, int]:
     """Each check's records examined; none for a check whose tables hold no record in the window.
 
@@ -287,8 +294,9 @@ def _checked_in(
     but a check none of whose records falls inside the window (nor among the
     undated ones ``undated="check"`` keeps) looked at nothing the window
     asks about: it is *not run*, and a window that holds no record at all is
-    *nothing to check* (exit 3), never clean on the records outside it. An
-    edit of audited bytes is about a file, which every window keeps.
+    *nothing to check* (exit 3), never clean on the records outside it. A
+    check of every value read has the ``rejected`` inputs too (they have no
+    time). An edit of audited bytes is about a file, which every window keeps.
     """
     undated = window.undated == "check"
     held = {r.table: r.inside + ((r.undated + r.unreadable) if undated else 0) for r in reports}
@@ -298,7 +306,11 @@ def _checked_in(
             if check.name not in out or check.name == STATE_CHECK:
                 continue
             names = registry.examined(checker, check, tables)
-            names = list(held) if names is None else [n for n in names if n in held]
+            if names is None:  # every value read: a rejected input has no time
+                if not sum(held.values()) and not (undated and rejected):
+                    out[check.name] = 0
+                continue
+            names = [name for name in names if name in held]
             if names and not any(held[name] for name in names):
                 out[check.name] = 0
     return out
