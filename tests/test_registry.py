@@ -403,17 +403,22 @@ def test_a_plug_in_kind_edited_between_loads_is_never_served_its_earlier_rows(
     ]
 
 
-def test_a_kind_whose_check_is_defined_in_a_notebook_cell_is_known_by_its_code():
-    # A cell's functions belong to the kernel's __main__, whose file is not theirs: keyed by
-    # that file, an edited cell kept the digest, and the rows made before the edit.
+def test_a_kind_whose_check_is_defined_in_a_notebook_cell_is_known_by_its_code(monkeypatch):
+    # A cell's functions belong to the kernel's __main__, whose file (the kernel's launcher)
+    # is not theirs: keyed by that file, an edited cell kept the digest, and its earlier rows.
+    import types
+
     from explicit_audit._version import code_digest
 
+    kernel = types.ModuleType("kernel_main")
+    kernel.__file__ = __file__  # a module with a file of its own, as ipykernel's __main__
+    monkeypatch.setitem(sys.modules, "kernel_main", kernel)
     digests = []
     for highest in (5, 10):
         cell = f"def run(badges):\n    return toy.level_findings(badges) if {highest} else None\n"
-        namespace = {"__name__": "__main__", "toy": sys.modules[__name__]}
+        namespace = {"__name__": "kernel_main", "toy": sys.modules[__name__]}
         exec(compile(cell, "<cell>", "exec"), namespace)
+        assert namespace["run"].__module__ == "kernel_main"
         checker = dataclasses.replace(KIND.checks[0], run=namespace["run"])
         digests.append(code_digest([dataclasses.replace(KIND, checks=(checker,))]))
-    assert sys.modules["__main__"].__file__  # the runner's own: not the cell's
     assert digests[0] != digests[1]
