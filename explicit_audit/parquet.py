@@ -27,7 +27,6 @@ polars and DuckDB read every file as it is.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -43,6 +42,7 @@ from ._core.i_json import loads_alike
 from ._parquet_checks import check_bounds, check_dtypes, checked_bytes, checked_manifest, opened
 from ._version import __version__
 from .errors import AuditError
+from .reading.digests import file_digest
 from .reading.limits import DEFAULT_LIMITS, Limits
 from .small_files import MAX_SMALL_FILE_BYTES, UnfitFileError, read_small_json
 
@@ -198,7 +198,7 @@ def write_parquet(
     written = {}
     for name, frame in frames.items():
         _write_table(frame, folder / f"{name}{suffix}")
-        written[f"{name}{suffix}"] = _size_and_sha256(folder / f"{name}{suffix}")
+        written[f"{name}{suffix}"] = list(file_digest(folder / f"{name}{suffix}"))
     dumped = {}
     for declared in registry.documents():
         if declared.dump is not None and declared.name in documents:
@@ -289,16 +289,6 @@ def _with_categories(column: pd.Series, written: Any) -> pd.Series:
 
 # What a table written by another hand can raise once read: named with the file.
 _UNFIT = (ValueError, TypeError, KeyError, AttributeError, RecursionError, pa.ArrowException)
-
-
-def _size_and_sha256(path: Path) -> list:
-    """``[bytes, SHA-256]`` of a file the kit just wrote."""
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-    return [size, digest.hexdigest()]
 
 
 def _untrusted_table(folder: Path, name: str, limits: Limits, written: dict | None) -> pd.DataFrame:

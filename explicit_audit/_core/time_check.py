@@ -38,6 +38,7 @@ from .times import (
     UNPARSED_SUFFIX,
     far_times,
     held_in_nanoseconds,
+    is_text,
     parse_time,
     utc_times,
 )
@@ -186,8 +187,7 @@ def _judged(table: pd.DataFrame, name: str) -> tuple[pd.Series, pd.Series, pd.Se
         return None
     parsed = utc_times(values)
     held = held_in_nanoseconds(parsed)
-    is_text = values.map(lambda value: isinstance(value, str), na_action="ignore")
-    text = is_text.fillna(False).astype(bool) & ~held
+    text = is_text(values) & ~held
     far = parsed.where(text)
     return parsed.where(held), values.where(text), far if far.notna().any() else None
 

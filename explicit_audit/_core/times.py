@@ -28,6 +28,7 @@ __all__ = [
     "UNPARSED_SUFFIX",
     "far_times",
     "held_in_nanoseconds",
+    "is_text",
     "iso_times",
     "iso_utc",
     "parse_time",
@@ -151,9 +152,14 @@ def utc_times(values: pd.Series) -> pd.Series:
     if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
         return pd.Series(pd.NaT, index=values.index, dtype=_UTC)
     if not pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
-        is_text = values.map(lambda value: isinstance(value, str), na_action="ignore")
-        values = values.where(is_text.fillna(False).astype(bool))
+        values = values.where(is_text(values))
     return iso_times(values)
+
+
+def is_text(values: pd.Series) -> pd.Series:
+    """Per value: whether it is text (a column of mixed JSON values holds numbers too)."""
+    found = values.map(lambda value: isinstance(value, str), na_action="ignore")
+    return found.fillna(False).astype(bool)
 
 
 def far_times(frame: pd.DataFrame, column: str) -> pd.Series | None:
